@@ -1,0 +1,7 @@
+import 'reflect-metadata';
+import { DataSource } from 'typeorm';
+import { loadConfig } from './src/config/app-config';
+import { buildDataSourceOptions } from './src/database/data-source-options';
+
+/** TypeORM CLI data source: `npm run migration:run`, `migration:revert`, `migration:generate`. */
+export default new DataSource(buildDataSourceOptions(loadConfig()));

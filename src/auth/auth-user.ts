@@ -1,0 +1,8 @@
+export interface AuthUser {
+  userId: string;
+  isAdmin: boolean;
+}
+
+export interface RequestWithUser {
+  user?: AuthUser;
+}

@@ -1,0 +1,31 @@
+import { Global, Logger, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { JwtModule } from '@nestjs/jwt';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { JwtAuthGuard } from './jwt-auth.guard';
+
+@Global()
+@Module({
+  imports: [
+    JwtModule.registerAsync({
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => {
+        if (config.auth.usingDevelopmentSecret) {
+          new Logger('Auth').warn(
+            'JWT_SECRET is not set: using the fixed DEVELOPMENT secret. Anyone can mint tokens. ' +
+              'Set JWT_SECRET before exposing this service (NODE_ENV=production refuses to start without it).',
+          );
+        }
+        return {
+          secret: config.auth.jwtSecret,
+          signOptions: { algorithm: 'HS256' },
+          verifyOptions: { algorithms: ['HS256'] },
+        };
+      },
+    }),
+  ],
+  providers: [{ provide: APP_GUARD, useClass: JwtAuthGuard }],
+  exports: [JwtModule],
+})
+export class AuthModule {}

@@ -1,0 +1,156 @@
+import { CACHE_MANAGER } from '@nestjs/cache-manager';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Cache } from 'cache-manager';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+
+export class CacheTimeoutError extends Error {
+  constructor(operation: string, ms: number) {
+    super(`cache ${operation} took longer than ${ms} ms`);
+  }
+}
+
+/** After a failure the cache is skipped for this long, so an outage costs one timeout, not one per call. */
+export const CACHE_RETRY_AFTER_MS = 1000;
+
+/**
+ * The Redis cache as the rest of the service sees it: every call answers
+ * within the command timeout and never throws. A failing or stalled Redis
+ * degrades to "no cache" with a warning, and keys whose invalidation could
+ * not be written are remembered and bypassed until the delete succeeds, so a
+ * recovered Redis never serves data that changed during the outage.
+ */
+@Injectable()
+export class ResilientCache {
+  private readonly logger = new Logger(ResilientCache.name);
+  private readonly timeoutMs: number;
+  private readonly ttlMs: number;
+  private unavailableUntil = 0;
+  private degraded = false;
+  private failureCount = 0;
+  private readonly unflushedInvalidations = new Set<string>();
+  // Read tokens: a value read from the database before a key was invalidated must not be cached after it.
+  private invalidationSeq = 0;
+  private readonly lastInvalidation = new Map<string, number>();
+  private forgottenBefore = 0;
+
+  constructor(
+    @Inject(CACHE_MANAGER) private readonly cache: Cache,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.timeoutMs = config.redis.commandTimeoutMs;
+    this.ttlMs = config.redis.ttlSeconds * 1000;
+    // cache-manager swallows read errors and only reports them as events.
+    this.cache.on('get', (event: { error?: unknown }) => {
+      if (event.error) this.markFailed('get', event.error);
+    });
+  }
+
+  /** True while the last cache call failed and the retry window has not passed. */
+  get isDegraded(): boolean {
+    return this.degraded;
+  }
+
+  async get<T>(key: string): Promise<T | undefined> {
+    if (this.unflushedInvalidations.has(key)) {
+      await this.del(key);
+      if (this.unflushedInvalidations.has(key)) return undefined;
+    }
+    const value = await this.run('get', () => this.cache.get<T>(key));
+    return value ?? undefined;
+  }
+
+  async set(key: string, value: unknown, ttlMs = this.ttlMs): Promise<void> {
+    if (this.unflushedInvalidations.has(key)) return;
+    await this.run('set', () => this.cache.set(key, value, ttlMs));
+  }
+
+  /** Take before reading the source of truth; pass to setIfFresh to cache what was read. */
+  readToken(): number {
+    return this.invalidationSeq;
+  }
+
+  /** Caches a value read from the database unless one of its keys was invalidated since `token`. */
+  async setIfFresh(key: string, value: unknown, token: number): Promise<void> {
+    if (token < this.forgottenBefore || (this.lastInvalidation.get(key) ?? -1) > token) return;
+    await this.set(key, value);
+  }
+
+  /** Deletes keys; a delete that fails is retried before any later read of the key. */
+  async del(...keys: string[]): Promise<void> {
+    if (keys.length === 0) return;
+    this.invalidationSeq += 1;
+    if (this.lastInvalidation.size > 10_000) {
+      this.lastInvalidation.clear();
+      this.forgottenBefore = this.invalidationSeq;
+    }
+    for (const key of keys) this.lastInvalidation.set(key, this.invalidationSeq);
+    const ok = await this.run('del', () => this.cache.mdel(keys), false);
+    for (const key of keys) {
+      if (ok === false) this.unflushedInvalidations.add(key);
+      else this.unflushedInvalidations.delete(key);
+    }
+  }
+
+  /** Round trip to Redis for health checks; bypasses the retry window. */
+  async ping(): Promise<boolean> {
+    const key = `health:ping:${process.pid}`;
+    try {
+      await this.withTimeout('ping', async () => {
+        await this.cache.set(key, 1, 1000);
+        if ((await this.cache.get(key)) !== 1) throw new Error('ping value not read back');
+      });
+      this.markHealthy();
+      return true;
+    } catch (error) {
+      this.markFailed('ping', error);
+      return false;
+    }
+  }
+
+  private async run<T>(operation: string, fn: () => Promise<T>, fallback?: T): Promise<T | undefined> {
+    if (Date.now() < this.unavailableUntil) return fallback;
+    const failuresBefore = this.failureCount;
+    try {
+      const result = await this.withTimeout(operation, fn);
+      if (this.failureCount === failuresBefore) this.markHealthy();
+      return result;
+    } catch (error) {
+      this.markFailed(operation, error);
+      return fallback;
+    }
+  }
+
+  private withTimeout<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new CacheTimeoutError(operation, this.timeoutMs)), this.timeoutMs);
+      fn().then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    });
+  }
+
+  private markHealthy(): void {
+    if (this.degraded) {
+      this.logger.log('cache recovered: Redis answers again');
+      this.degraded = false;
+    }
+  }
+
+  private markFailed(operation: string, error: unknown): void {
+    this.failureCount += 1;
+    this.unavailableUntil = Date.now() + CACHE_RETRY_AFTER_MS;
+    if (!this.degraded) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.logger.warn(`cache unavailable (${operation}: ${reason}); serving from PostgreSQL`);
+      this.degraded = true;
+    }
+  }
+}

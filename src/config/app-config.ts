@@ -1,0 +1,142 @@
+import { plainToInstance, Transform, Type } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  validateSync,
+  ValidationError,
+} from 'class-validator';
+
+export const NODE_ENVS = ['development', 'production', 'test'] as const;
+export type NodeEnv = (typeof NODE_ENVS)[number];
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Loudly logged and refused in production; only for local development. */
+export const DEVELOPMENT_JWT_SECRET = 'dev-only-insecure-secret-change-me';
+
+const emptyToUndefined = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && value.trim() === '' ? undefined : value;
+
+/**
+ * Every setting of the service, read from environment variables once at
+ * start-up. Property names are the variable names, so a validation message
+ * names the variable to fix.
+ */
+export class EnvironmentVariables {
+  @IsOptional() @Transform(emptyToUndefined) @IsIn(NODE_ENVS)
+  NODE_ENV: NodeEnv = 'development';
+
+  @IsOptional() @Transform(emptyToUndefined) @Type(() => Number) @IsInt() @Min(0) @Max(65535)
+  PORT = 3000;
+
+  @IsOptional() @Transform(emptyToUndefined) @IsString()
+  HOST = '0.0.0.0';
+
+  @IsOptional() @Transform(emptyToUndefined) @Matches(/^postgres(ql)?:\/\/.+/, {
+    message: 'DATABASE_URL must be a postgres:// connection URL',
+  })
+  DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/rag_chat';
+
+  @IsOptional() @Transform(emptyToUndefined) @Type(() => Number) @IsInt() @Min(1) @Max(200)
+  DATABASE_POOL_SIZE = 10;
+
+  @IsOptional() @Transform(emptyToUndefined) @IsIn(['true', 'false'])
+  DATABASE_CREATE_IF_MISSING: 'true' | 'false' = 'true';
+
+  @IsOptional() @Transform(emptyToUndefined) @IsIn(['true', 'false'])
+  MIGRATIONS_RUN: 'true' | 'false' = 'true';
+
+  @IsOptional() @Transform(emptyToUndefined) @Matches(/^rediss?:\/\/.+/, {
+    message: 'REDIS_URL must be a redis:// or rediss:// URL',
+  })
+  REDIS_URL = 'redis://127.0.0.1:6379';
+
+  @IsOptional() @Transform(emptyToUndefined) @Type(() => Number) @IsInt() @Min(1) @Max(86400 * 30)
+  CACHE_TTL_SECONDS = 300;
+
+  @IsOptional() @Transform(emptyToUndefined) @Type(() => Number) @IsInt() @Min(10) @Max(10000)
+  CACHE_COMMAND_TIMEOUT_MS = 200;
+
+  @IsOptional() @Transform(emptyToUndefined) @IsString() @MinLength(16, {
+    message: 'JWT_SECRET must be at least 16 characters long',
+  })
+  JWT_SECRET?: string;
+
+  @IsOptional() @Transform(emptyToUndefined) @Matches(/^\d+(b|kb|mb)$/i, {
+    message: 'BODY_LIMIT must look like 100kb or 1mb',
+  })
+  BODY_LIMIT = '1mb';
+
+  @IsOptional() @Transform(emptyToUndefined) @IsIn(LOG_LEVELS)
+  LOG_LEVEL: LogLevel = 'info';
+
+  @IsOptional() @Transform(emptyToUndefined) @Type(() => Number) @IsInt() @Min(0) @Max(600000)
+  SHUTDOWN_TIMEOUT_MS = 10000;
+}
+
+export interface AppConfig {
+  nodeEnv: NodeEnv;
+  port: number;
+  host: string;
+  database: { url: string; poolSize: number; createIfMissing: boolean; migrationsRun: boolean };
+  redis: { url: string; ttlSeconds: number; commandTimeoutMs: number };
+  auth: { jwtSecret: string; usingDevelopmentSecret: boolean };
+  http: { bodyLimit: string };
+  logLevel: LogLevel;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigValidationError extends Error {}
+
+function describe(errors: ValidationError[]): string {
+  return errors
+    .map((e) => `${e.property}: ${Object.values(e.constraints ?? {}).join('; ')}`)
+    .join('\n');
+}
+
+/** Validates the environment; throws a ConfigValidationError naming each bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const known = Object.keys(new EnvironmentVariables());
+  const picked: Record<string, unknown> = {};
+  for (const key of known) if (env[key] !== undefined) picked[key] = env[key];
+  const vars = plainToInstance(EnvironmentVariables, picked, { exposeDefaultValues: true });
+  const errors = validateSync(vars, { skipMissingProperties: false });
+  if (errors.length > 0) {
+    throw new ConfigValidationError(`Invalid environment configuration:\n${describe(errors)}`);
+  }
+  if (!vars.JWT_SECRET && vars.NODE_ENV === 'production') {
+    throw new ConfigValidationError(
+      'Invalid environment configuration:\nJWT_SECRET: required when NODE_ENV=production',
+    );
+  }
+  return {
+    nodeEnv: vars.NODE_ENV,
+    port: vars.PORT,
+    host: vars.HOST,
+    database: {
+      url: vars.DATABASE_URL,
+      poolSize: vars.DATABASE_POOL_SIZE,
+      createIfMissing: vars.DATABASE_CREATE_IF_MISSING === 'true',
+      migrationsRun: vars.MIGRATIONS_RUN === 'true',
+    },
+    redis: {
+      url: vars.REDIS_URL,
+      ttlSeconds: vars.CACHE_TTL_SECONDS,
+      commandTimeoutMs: vars.CACHE_COMMAND_TIMEOUT_MS,
+    },
+    auth: {
+      jwtSecret: vars.JWT_SECRET ?? DEVELOPMENT_JWT_SECRET,
+      usingDevelopmentSecret: !vars.JWT_SECRET,
+    },
+    http: { bodyLimit: vars.BODY_LIMIT },
+    logLevel: vars.LOG_LEVEL,
+    shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
+  };
+}

@@ -1,0 +1,54 @@
+import { Controller, Get, HttpStatus, Res, ServiceUnavailableException } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import type { Response } from 'express';
+import { Public } from '../auth/public.decorator';
+import { ResilientCache } from '../cache/resilient-cache.service';
+
+type ComponentStatus = { status: 'up' | 'down'; [detail: string]: unknown };
+
+export class HealthReport {
+  @ApiProperty({ enum: ['ok', 'degraded', 'error', 'shutting_down'], description: 'degraded: the cache is down, the service still answers' })
+  status: string;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Status of each dependency: database, cache' })
+  details: Record<string, ComponentStatus>;
+}
+
+@ApiTags('health')
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly db: TypeOrmHealthIndicator,
+    private readonly cache: ResilientCache,
+  ) {}
+
+  @Get()
+  @Public()
+  @ApiOperation({ summary: 'Database and cache status; 503 only when the database is down' })
+  @ApiOkResponse({ type: HealthReport })
+  @ApiServiceUnavailableResponse({ type: HealthReport })
+  async check(@Res({ passthrough: true }) res: Response): Promise<HealthReport> {
+    const [database, cacheUp] = await Promise.all([this.checkDatabase(), this.cache.ping()]);
+    const cache: ComponentStatus = cacheUp
+      ? { status: 'up' }
+      : { status: 'down', message: 'Redis unreachable or slow; sessions are served from PostgreSQL' };
+    const databaseUp = database.status === 'up';
+    if (!databaseUp) res.status(HttpStatus.SERVICE_UNAVAILABLE);
+    return {
+      status: !databaseUp ? 'error' : cacheUp ? 'ok' : 'degraded',
+      details: { database, cache },
+    };
+  }
+
+  private async checkDatabase(): Promise<ComponentStatus> {
+    try {
+      const result = await this.health.check([() => this.db.pingCheck('database', { timeout: 1500 })]);
+      return { ...(result.details.database as object), status: 'up' };
+    } catch (error) {
+      const body = error instanceof ServiceUnavailableException ? (error.getResponse() as { details?: Record<string, object> }) : {};
+      return { ...(body.details?.database ?? {}), status: 'down' };
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { AppModule } from './app.module';
+import { AppConfig, ConfigValidationError, loadConfig } from './config/app-config';
+import { ensureDatabase } from './database/ensure-database';
+import { createRootLogger, NestPinoLogger } from './logging/logger';
+import { setupApp } from './setup-app';
+
+async function bootstrap(): Promise<void> {
+  let config: AppConfig;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigValidationError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const root = createRootLogger(config.logLevel);
+  const logger = new NestPinoLogger(root);
+
+  if (config.database.createIfMissing && (await ensureDatabase(config.database.url))) {
+    root.info('created database named in DATABASE_URL');
+  }
+
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+    bodyParser: false,
+    logger,
+  });
+  setupApp(app, config, root);
+  await app.listen(config.port, config.host);
+  root.info({ port: config.port, host: config.host }, `listening; Swagger UI at /docs`);
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    root.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+    const timer = setTimeout(() => {
+      root.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    timer.unref();
+    app
+      .close()
+      .then(() => {
+        root.info('shutdown complete: HTTP server, database pool and cache closed');
+        process.exit(0);
+      })
+      .catch((error: unknown) => {
+        root.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+bootstrap().catch((error: unknown) => {
+  process.stderr.write(`failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,31 @@
+import { Column, CreateDateColumn, Entity, Index, OneToMany, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { ChatMessage } from './chat-message.entity';
+
+@Entity({ name: 'chat_sessions' })
+@Index('idx_chat_sessions_user_updated', ['userId', 'updatedAt', 'id'])
+export class ChatSession {
+  @PrimaryColumn({ type: 'uuid' })
+  id: string;
+
+  @Column({ name: 'user_id', type: 'varchar', length: 128 })
+  userId: string;
+
+  @Column({ type: 'varchar', length: 200, default: '' })
+  title: string;
+
+  @Column({ type: 'jsonb', default: () => "'{}'::jsonb" })
+  metadata: Record<string, unknown>;
+
+  /** Also the sequence number of the newest message: appends take numbers from it under the row lock. */
+  @Column({ name: 'message_count', type: 'integer', default: 0 })
+  messageCount: number;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+
+  @OneToMany('ChatMessage', (message: ChatMessage) => message.session)
+  messages?: ChatMessage[];
+}

@@ -1,0 +1,338 @@
+import { AIMessage, BaseMessage, HumanMessage, SystemMessage } from '@langchain/core/messages';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { ResilientCache } from '../cache/resilient-cache.service';
+import { MessageInfo, MessageType, SESSION_PAGE_DEFAULT, SESSION_PAGE_MAX, SessionInfo } from '../trace/session.dto';
+import { normalizePendingHitl, normalizeRagTrace } from '../trace/trace.normalizer';
+import { decodeCursor, encodeCursor } from './session-cursor';
+import { SessionNotFoundError } from './session.errors';
+
+export const TITLE_MAX_LENGTH = 200;
+
+/** A message to store; `rag_trace` is normalized before it is written. */
+export interface NewMessage {
+  type: MessageType;
+  content: string;
+  rag_trace?: unknown;
+}
+
+export interface AppendTurnOptions {
+  /** Used only when the session is new or has no title yet. */
+  title?: string;
+  /** Shallow-merged into the session's metadata. */
+  metadata?: Record<string, unknown>;
+}
+
+export interface AppendTurnResult {
+  session_id: string;
+  /** Sequence numbers given to the new messages, in order. */
+  seqs: number[];
+  message_count: number;
+  created: boolean;
+}
+
+export interface SessionPage {
+  sessions: SessionInfo[];
+  next_cursor: string | null;
+}
+
+interface SessionRow {
+  id: string;
+  title: string;
+  updated_at: Date;
+  updated_micros: string;
+  message_count: number;
+  pending_hitl: unknown;
+}
+
+/** What the session-list cache holds: the head of the list, one row more than a page can ask for. */
+interface CachedSessionHead {
+  rows: Array<Omit<SessionRow, 'updated_at'> & { updated_at: string }>;
+}
+
+export function messagesCacheKey(userId: string, sessionId: string): string {
+  return `chat_messages:${userId}:${sessionId}`;
+}
+
+export function sessionsCacheKey(userId: string): string {
+  return `chat_sessions:${userId}`;
+}
+
+/** F17: traces in records read from the cache or written by older versions are normalized again. */
+function normalizeMessageRecords(records: MessageInfo[]): MessageInfo[] {
+  return records.map((record) => ({ ...record, rag_trace: normalizeRagTrace(record.rag_trace) }));
+}
+
+/** F16 */
+export function toLangChainMessages(records: MessageInfo[]): BaseMessage[] {
+  return records.map((record) => {
+    switch (record.type) {
+      case 'human':
+        return new HumanMessage(record.content);
+      case 'ai':
+        return new AIMessage(record.content);
+      case 'system':
+        return new SystemMessage(record.content);
+    }
+  });
+}
+
+function defaultTitle(messages: NewMessage[]): string {
+  const first = messages.find((m) => m.type === 'human') ?? messages[0];
+  const oneLine = (first?.content ?? '').replace(/\s+/g, ' ').trim();
+  return Array.from(oneLine).slice(0, 60).join('') || 'New conversation';
+}
+
+/**
+ * Conversation storage (seed P03): PostgreSQL is the source of truth, Redis
+ * a cache in front of it. Sessions are always addressed with their owner, so
+ * another user's session behaves exactly like a missing one.
+ */
+@Injectable()
+export class ConversationStorage {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly cache: ResilientCache,
+  ) {}
+
+  /**
+   * Commits one turn: finds or creates the session, appends the messages
+   * after the last one and bumps the session row, in one transaction. The
+   * session row lock orders concurrent turns, so sequence numbers never
+   * collide or skip; earlier messages are never rewritten.
+   */
+  async appendTurn(
+    userId: string,
+    sessionId: string,
+    messages: NewMessage[],
+    options: AppendTurnOptions = {},
+  ): Promise<AppendTurnResult> {
+    const title = this.clampTitle(options.title ?? defaultTitle(messages));
+    const result = await this.dataSource.transaction(async (manager) => {
+      const created = await this.createSessionIfMissing(manager, userId, sessionId, title);
+      const [row] = (await manager.query(
+        `UPDATE chat_sessions
+            SET message_count = message_count + $3,
+                updated_at = clock_timestamp(),
+                metadata = metadata || $4::jsonb,
+                title = CASE WHEN title = '' THEN $5 ELSE title END
+          WHERE id = $1 AND user_id = $2
+        RETURNING message_count`,
+        [sessionId, userId, messages.length, JSON.stringify(options.metadata ?? {}), title],
+      )) as Array<{ message_count: number }>;
+      if (!row) throw new SessionNotFoundError(sessionId);
+      const firstSeq = row.message_count - messages.length + 1;
+      const seqs = messages.map((_, i) => firstSeq + i);
+      await this.insertMessages(manager, sessionId, seqs, messages);
+      return { session_id: sessionId, seqs, message_count: row.message_count, created };
+    });
+    await this.cache.del(messagesCacheKey(userId, sessionId), sessionsCacheKey(userId));
+    return result;
+  }
+
+  /**
+   * F18, the seed's save(): replaces the whole history of a session (find or
+   * create, merge metadata, rewrite messages), then refreshes the message
+   * cache and drops the session list. For imports and edits; turns use appendTurn.
+   */
+  async save(
+    userId: string,
+    sessionId: string,
+    messages: NewMessage[],
+    metadata: Record<string, unknown> = {},
+  ): Promise<void> {
+    const title = this.clampTitle(defaultTitle(messages));
+    await this.dataSource.transaction(async (manager) => {
+      await this.createSessionIfMissing(manager, userId, sessionId, title);
+      const [row] = (await manager.query(
+        `UPDATE chat_sessions
+            SET message_count = $3, updated_at = clock_timestamp(), metadata = metadata || $4::jsonb,
+                title = CASE WHEN title = '' THEN $5 ELSE title END
+          WHERE id = $1 AND user_id = $2
+        RETURNING id`,
+        [sessionId, userId, messages.length, JSON.stringify(metadata), title],
+      )) as Array<{ id: string }>;
+      if (!row) throw new SessionNotFoundError(sessionId);
+      await manager.query('DELETE FROM chat_messages WHERE session_id = $1', [sessionId]);
+      await this.insertMessages(manager, sessionId, messages.map((_, i) => i + 1), messages);
+    });
+    await this.cache.del(messagesCacheKey(userId, sessionId), sessionsCacheKey(userId));
+  }
+
+  /** F23: the full transcript in conversation order, or null when the user has no such session. */
+  async getSessionMessages(userId: string, sessionId: string): Promise<MessageInfo[] | null> {
+    const key = messagesCacheKey(userId, sessionId);
+    const cached = await this.cache.get<MessageInfo[]>(key);
+    if (Array.isArray(cached)) return normalizeMessageRecords(cached);
+
+    const token = this.cache.readToken();
+    const rows = (await this.dataSource.query(
+      `SELECT s.id AS session_id, m.type, m.content, m.rag_trace, m.created_at
+         FROM chat_sessions s
+         LEFT JOIN chat_messages m ON m.session_id = s.id
+        WHERE s.id = $1 AND s.user_id = $2
+        ORDER BY m.seq`,
+      [sessionId, userId],
+    )) as Array<{ session_id: string; type: MessageType | null; content: string; rag_trace: unknown; created_at: Date }>;
+    if (rows.length === 0) return null;
+    const records: MessageInfo[] = rows
+      .filter((row) => row.type !== null)
+      .map((row) => ({
+        type: row.type as MessageType,
+        content: row.content,
+        timestamp: row.created_at.toISOString(),
+        rag_trace: normalizeRagTrace(row.rag_trace),
+      }));
+    await this.cache.setIfFresh(key, records, token);
+    return records;
+  }
+
+  /** F19: the history as LangChain messages (empty for an unknown session). */
+  async load(userId: string, sessionId: string): Promise<BaseMessage[]> {
+    return toLangChainMessages((await this.getSessionMessages(userId, sessionId)) ?? []);
+  }
+
+  /** F20: the history and the session's metadata, or null when the user has no such session. */
+  async loadWithMeta(
+    userId: string,
+    sessionId: string,
+  ): Promise<{ messages: BaseMessage[]; metadata: Record<string, unknown> } | null> {
+    const [messages, [row]] = await Promise.all([
+      this.getSessionMessages(userId, sessionId),
+      this.dataSource.query(`SELECT metadata FROM chat_sessions WHERE id = $1 AND user_id = $2`, [
+        sessionId,
+        userId,
+      ]) as Promise<Array<{ metadata: Record<string, unknown> }>>,
+    ]);
+    if (!messages || !row) return null;
+    return { messages: toLangChainMessages(messages), metadata: row.metadata };
+  }
+
+  /** F22: a page of the user's sessions, newest first. The first page is served from the cache. */
+  async listSessionInfos(
+    userId: string,
+    page: { limit?: number; cursor?: string } = {},
+  ): Promise<SessionPage> {
+    const limit = Math.min(Math.max(page.limit ?? SESSION_PAGE_DEFAULT, 1), SESSION_PAGE_MAX);
+    if (page.cursor) {
+      const after = decodeCursor(page.cursor);
+      const rows = await this.querySessionRows(userId, limit + 1, after);
+      return this.toPage(rows, limit);
+    }
+    const key = sessionsCacheKey(userId);
+    const cached = await this.cache.get<CachedSessionHead>(key);
+    if (cached && Array.isArray(cached.rows)) {
+      return this.toPage(
+        cached.rows.map((row) => ({ ...row, updated_at: new Date(row.updated_at) })),
+        limit,
+      );
+    }
+    const token = this.cache.readToken();
+    const rows = await this.querySessionRows(userId, SESSION_PAGE_MAX + 1);
+    const head: CachedSessionHead = {
+      rows: rows.map((row) => ({ ...row, updated_at: row.updated_at.toISOString() })),
+    };
+    await this.cache.setIfFresh(key, head, token);
+    return this.toPage(rows, limit);
+  }
+
+  /** F21: ids of all the user's sessions, newest first. */
+  async listSessions(userId: string): Promise<string[]> {
+    const rows = (await this.dataSource.query(
+      `SELECT id FROM chat_sessions WHERE user_id = $1 ORDER BY updated_at DESC, id DESC`,
+      [userId],
+    )) as Array<{ id: string }>;
+    return rows.map((row) => row.id);
+  }
+
+  /** F24: deletes the session (messages go by cascade) and both cache keys; false when there was none. */
+  async deleteSession(userId: string, sessionId: string): Promise<boolean> {
+    const rows = (await this.dataSource.query(
+      `DELETE FROM chat_sessions WHERE id = $1 AND user_id = $2 RETURNING id`,
+      [sessionId, userId],
+    )) as Array<{ id: string }>;
+    await this.cache.del(messagesCacheKey(userId, sessionId), sessionsCacheKey(userId));
+    return rows.length > 0;
+  }
+
+  private clampTitle(title: string): string {
+    return Array.from(title).slice(0, TITLE_MAX_LENGTH).join('');
+  }
+
+  private async createSessionIfMissing(
+    manager: EntityManager,
+    userId: string,
+    sessionId: string,
+    title: string,
+  ): Promise<boolean> {
+    const inserted = (await manager.query(
+      `INSERT INTO chat_sessions (id, user_id, title) VALUES ($1, $2, $3)
+       ON CONFLICT (id) DO NOTHING RETURNING id`,
+      [sessionId, userId, title],
+    )) as Array<{ id: string }>;
+    return inserted.length > 0;
+  }
+
+  private async insertMessages(
+    manager: EntityManager,
+    sessionId: string,
+    seqs: number[],
+    messages: NewMessage[],
+  ): Promise<void> {
+    if (messages.length === 0) return;
+    await manager.query(
+      `INSERT INTO chat_messages (session_id, seq, type, content, rag_trace, created_at)
+       SELECT $1, t.seq, t.type, t.content, t.rag_trace, clock_timestamp()
+         FROM unnest($2::int[], $3::varchar[], $4::text[], $5::jsonb[]) AS t(seq, type, content, rag_trace)`,
+      [
+        sessionId,
+        seqs,
+        messages.map((m) => m.type),
+        messages.map((m) => m.content),
+        messages.map((m) => {
+          const trace = normalizeRagTrace(m.rag_trace);
+          return trace ? JSON.stringify(trace) : null;
+        }),
+      ],
+    );
+  }
+
+  private async querySessionRows(
+    userId: string,
+    take: number,
+    after?: { updatedMicros: string; id: string },
+  ): Promise<SessionRow[]> {
+    const params: unknown[] = [userId, take];
+    let keyset = '';
+    if (after) {
+      params.push(after.updatedMicros, after.id);
+      keyset = `AND (updated_at, id) < (TIMESTAMPTZ 'epoch' + $3::bigint * INTERVAL '1 microsecond', $4::uuid)`;
+    }
+    return (await this.dataSource.query(
+      `SELECT id, title, updated_at, message_count, metadata->'pending_hitl' AS pending_hitl,
+              (EXTRACT(EPOCH FROM updated_at) * 1000000)::bigint::text AS updated_micros
+         FROM chat_sessions
+        WHERE user_id = $1 ${keyset}
+        ORDER BY updated_at DESC, id DESC
+        LIMIT $2`,
+      params,
+    )) as SessionRow[];
+  }
+
+  private toPage(rows: SessionRow[], limit: number): SessionPage {
+    const pageRows = rows.slice(0, limit);
+    const last = pageRows[pageRows.length - 1];
+    return {
+      sessions: pageRows.map((row) => ({
+        session_id: row.id,
+        title: row.title,
+        updated_at: row.updated_at.toISOString(),
+        message_count: row.message_count,
+        pending_hitl: normalizePendingHitl(row.pending_hitl),
+      })),
+      next_cursor:
+        rows.length > limit && last ? encodeCursor({ updatedMicros: last.updated_micros, id: last.id }) : null,
+    };
+  }
+}

@@ -1,0 +1,22 @@
+import { InvalidCursorError } from './session.errors';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Position after a session in the newest-first list: its update time in microseconds since the epoch, and its id. */
+export interface SessionCursor {
+  updatedMicros: string;
+  id: string;
+}
+
+export function encodeCursor(cursor: SessionCursor): string {
+  return Buffer.from(`${cursor.updatedMicros}.${cursor.id}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(raw: string): SessionCursor {
+  const decoded = Buffer.from(raw, 'base64url').toString('utf8');
+  const [updatedMicros, id, ...rest] = decoded.split('.');
+  if (rest.length > 0 || !/^\d{1,19}$/.test(updatedMicros ?? '') || !UUID.test(id ?? '')) {
+    throw new InvalidCursorError();
+  }
+  return { updatedMicros, id };
+}

@@ -1,0 +1,32 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { PendingHitlState, RagTrace } from './trace.protocol';
+
+export const CHAT_MESSAGE_MAX_LENGTH = 8000;
+
+export class ChatRequest {
+  @ApiProperty({ description: 'The user message', minLength: 1, maxLength: CHAT_MESSAGE_MAX_LENGTH })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(CHAT_MESSAGE_MAX_LENGTH)
+  message: string;
+
+  @ApiPropertyOptional({ description: 'Existing session; absent starts a new one', format: 'uuid' })
+  @IsOptional()
+  @IsUUID()
+  session_id?: string;
+}
+
+export class ChatResponse {
+  @ApiProperty({ description: 'The answer' })
+  response: string;
+
+  @ApiProperty({ type: () => RagTrace, nullable: true })
+  rag_trace: RagTrace | null;
+
+  @ApiProperty({ format: 'uuid' })
+  session_id: string;
+
+  @ApiProperty({ type: () => PendingHitlState, nullable: true })
+  pending_hitl: PendingHitlState | null;
+}

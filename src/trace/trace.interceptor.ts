@@ -1,0 +1,26 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { map, Observable } from 'rxjs';
+import { normalizePendingHitl, normalizeRagTrace } from './trace.normalizer';
+
+const MAX_DEPTH = 6;
+
+/** Normalizes every `rag_trace` and `pending_hitl` found in a response body. */
+export function normalizeTracesIn(body: unknown, depth = 0): unknown {
+  if (depth > MAX_DEPTH || body === null || typeof body !== 'object') return body;
+  if (Array.isArray(body)) return body.map((item) => normalizeTracesIn(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (key === 'rag_trace') out[key] = normalizeRagTrace(value);
+    else if (key === 'pending_hitl') out[key] = normalizePendingHitl(value);
+    else out[key] = normalizeTracesIn(value, depth + 1);
+  }
+  return out;
+}
+
+/** Applied to the chat and session controllers: no trace leaves the service un-normalized. */
+@Injectable()
+export class TraceNormalizationInterceptor implements NestInterceptor {
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(map((body) => normalizeTracesIn(body)));
+  }
+}

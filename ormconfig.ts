@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
-import { loadConfig } from './src/config/app-config';
-import { buildDataSourceOptions } from './src/database/data-source-options';
+import { loadConfig } from './src/config/app-config.js';
+import { buildDataSourceOptions } from './src/database/data-source-options.js';
 
 /** TypeORM CLI data source: `npm run migration:run`, `migration:revert`, `migration:generate`. */
 export default new DataSource(buildDataSourceOptions(loadConfig()));

@@ -1,14 +1,14 @@
 import { DynamicModule, Module, ValidationPipe } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
-import { AuthModule } from './auth/auth.module';
-import { CacheModule } from './cache/cache.module';
-import { HttpExceptionFilter } from './common/http-exception.filter';
-import { AppConfig } from './config/app-config';
-import { ConfigModule } from './config/config.module';
-import { DatabaseModule } from './database/database.module';
-import { HealthModule } from './health/health.module';
-import { SessionModule } from './session/session.module';
-import { TraceModule } from './trace/trace.module';
+import { AuthModule } from './auth/auth.module.js';
+import { CacheModule } from './cache/cache.module.js';
+import { HttpExceptionFilter } from './common/http-exception.filter.js';
+import { AppConfig } from './config/app-config.js';
+import { ConfigModule } from './config/config.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { HealthModule } from './health/health.module.js';
+import { SessionModule } from './session/session.module.js';
+import { TraceModule } from './trace/trace.module.js';
 
 /** Global enhancers live here, in one place. */
 const globalEnhancers = [

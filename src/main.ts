@@ -1,11 +1,11 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { AppModule } from './app.module';
-import { AppConfig, ConfigValidationError, loadConfig } from './config/app-config';
-import { ensureDatabase } from './database/ensure-database';
-import { createRootLogger, NestPinoLogger } from './logging/logger';
-import { setupApp } from './setup-app';
+import { AppModule } from './app.module.js';
+import { AppConfig, ConfigValidationError, loadConfig } from './config/app-config.js';
+import { ensureDatabase } from './database/ensure-database.js';
+import { createRootLogger, NestPinoLogger } from './logging/logger.js';
+import { setupApp } from './setup-app.js';
 
 async function bootstrap(): Promise<void> {
   let config: AppConfig;

@@ -3,9 +3,9 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import type { Logger as PinoLogger } from 'pino';
-import { bodyParserMessage, bodyParserStatus, buildErrorBody } from './common/http-exception.filter';
-import { AppConfig } from './config/app-config';
-import { httpLogging } from './logging/http-logging';
+import { bodyParserMessage, bodyParserStatus, buildErrorBody } from './common/http-exception.filter.js';
+import { AppConfig } from './config/app-config.js';
+import { httpLogging } from './logging/http-logging.js';
 
 export function buildOpenApiDocument(app: INestApplication) {
   const config = new DocumentBuilder()

@@ -1,9 +1,9 @@
 import { Global, Logger, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
-import { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
-import { JwtAuthGuard } from './jwt-auth.guard';
+import { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { JwtAuthGuard } from './jwt-auth.guard.js';
 
 @Global()
 @Module({

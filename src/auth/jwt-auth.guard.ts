@@ -2,8 +2,8 @@ import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from
 import { Reflector } from '@nestjs/core';
 import { JwtService, TokenExpiredError } from '@nestjs/jwt';
 import type { Request } from 'express';
-import { AuthUser, RequestWithUser } from './auth-user';
-import { IS_PUBLIC } from './public.decorator';
+import { AuthUser, RequestWithUser } from './auth-user.js';
+import { IS_PUBLIC } from './public.decorator.js';
 
 interface TokenClaims {
   sub?: unknown;

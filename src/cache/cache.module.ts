@@ -2,17 +2,19 @@ import KeyvRedis from '@keyv/redis';
 import { CacheModule as NestCacheModule } from '@nestjs/cache-manager';
 import { Global, Module } from '@nestjs/common';
 import Keyv from 'keyv';
-import { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
-import { ResilientCache } from './resilient-cache.service';
+import { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { ResilientCache } from './resilient-cache.service.js';
 
-/** A Keyv store on Redis that fails fast: no offline queue, no background reconnect loop. */
+/**
+ * A Keyv store on Redis with no background reconnect loop: a lost connection
+ * is re-opened by the next cache call, and ResilientCache bounds every call's time.
+ */
 export function createRedisKeyv(config: AppConfig): Keyv {
   const timeout = Math.max(config.redis.commandTimeoutMs, 50);
   const adapter = new KeyvRedis(
     {
       url: config.redis.url,
-      disableOfflineQueue: true,
       socket: { connectTimeout: timeout, reconnectStrategy: false },
     },
     { connectionTimeout: timeout, throwOnConnectError: true, throwOnErrors: true },

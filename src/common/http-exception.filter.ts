@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { InvalidCursorError, SessionNotFoundError } from '../session/session.errors';
-import { currentRequestId } from '../logging/request-context';
+import { InvalidCursorError, SessionNotFoundError } from '../session/session.errors.js';
+import { currentRequestId } from '../logging/request-context.js';
 
 export interface ErrorBody {
   statusCode: number;

@@ -1,5 +1,5 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import { AppConfig, loadConfig } from './app-config';
+import { AppConfig, loadConfig } from './app-config.js';
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
 

@@ -1,8 +1,8 @@
 import { DataSourceOptions } from 'typeorm';
-import { AppConfig } from '../config/app-config';
-import { ChatMessage } from '../session/chat-message.entity';
-import { ChatSession } from '../session/chat-session.entity';
-import { InitialSchema1764547200000 } from './migrations/1764547200000-InitialSchema';
+import { AppConfig } from '../config/app-config.js';
+import { ChatMessage } from '../session/chat-message.entity.js';
+import { ChatSession } from '../session/chat-session.entity.js';
+import { InitialSchema1764547200000 } from './migrations/1764547200000-InitialSchema.js';
 
 export const ENTITIES = [ChatSession, ChatMessage];
 export const MIGRATIONS = [InitialSchema1764547200000];

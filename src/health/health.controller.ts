@@ -2,8 +2,8 @@ import { Controller, Get, HttpStatus, Res, ServiceUnavailableException } from '@
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import type { Response } from 'express';
-import { Public } from '../auth/public.decorator';
-import { ResilientCache } from '../cache/resilient-cache.service';
+import { Public } from '../auth/public.decorator.js';
+import { ResilientCache } from '../cache/resilient-cache.service.js';
 
 type ComponentStatus = { status: 'up' | 'down'; [detail: string]: unknown };
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger as PinoLogger } from 'pino';
-import pinoHttp from 'pino-http';
-import { runWithRequestId } from './request-context';
+import { pinoHttp } from 'pino-http';
+import { runWithRequestId } from './request-context.js';
 
 const REQUEST_ID_HEADER = 'x-request-id';
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -1,7 +1,7 @@
 import { LoggerService } from '@nestjs/common';
 import pino, { Logger as PinoLogger } from 'pino';
-import { LogLevel } from '../config/app-config';
-import { currentRequestId } from './request-context';
+import { LogLevel } from '../config/app-config.js';
+import { currentRequestId } from './request-context.js';
 
 /** The process-wide JSON logger; every line carries the current request id when there is one. */
 export function createRootLogger(level: LogLevel, destination?: pino.DestinationStream): PinoLogger {

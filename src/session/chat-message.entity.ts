@@ -1,6 +1,6 @@
 import { Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn, Unique } from 'typeorm';
-import type { MessageType } from '../trace/session.dto';
-import type { ChatSession } from './chat-session.entity';
+import type { MessageType } from '../trace/session.dto.js';
+import type { ChatSession } from './chat-session.entity.js';
 
 @Entity({ name: 'chat_messages' })
 @Unique('uq_chat_messages_session_seq', ['sessionId', 'seq'])

@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, OneToMany, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import type { ChatMessage } from './chat-message.entity';
+import type { ChatMessage } from './chat-message.entity.js';
 
 @Entity({ name: 'chat_sessions' })
 @Index('idx_chat_sessions_user_updated', ['userId', 'updatedAt', 'id'])

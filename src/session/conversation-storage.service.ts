@@ -2,11 +2,12 @@ import { AIMessage, BaseMessage, HumanMessage, SystemMessage } from '@langchain/
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { ResilientCache } from '../cache/resilient-cache.service';
-import { MessageInfo, MessageType, SESSION_PAGE_DEFAULT, SESSION_PAGE_MAX, SessionInfo } from '../trace/session.dto';
-import { normalizePendingHitl, normalizeRagTrace } from '../trace/trace.normalizer';
-import { decodeCursor, encodeCursor } from './session-cursor';
-import { SessionNotFoundError } from './session.errors';
+import { ResilientCache } from '../cache/resilient-cache.service.js';
+import { sqlRows } from '../database/sql.js';
+import { MessageInfo, MessageType, SESSION_PAGE_DEFAULT, SESSION_PAGE_MAX, SessionInfo } from '../trace/session.dto.js';
+import { normalizePendingHitl, normalizeRagTrace } from '../trace/trace.normalizer.js';
+import { decodeCursor, encodeCursor } from './session-cursor.js';
+import { SessionNotFoundError } from './session.errors.js';
 
 export const TITLE_MAX_LENGTH = 200;
 
@@ -111,16 +112,14 @@ export class ConversationStorage {
     const title = this.clampTitle(options.title ?? defaultTitle(messages));
     const result = await this.dataSource.transaction(async (manager) => {
       const created = await this.createSessionIfMissing(manager, userId, sessionId, title);
-      const [row] = (await manager.query(
-        `UPDATE chat_sessions
+      const [row] = await sqlRows<{ message_count: number }>(manager, `UPDATE chat_sessions
             SET message_count = message_count + $3,
                 updated_at = clock_timestamp(),
                 metadata = metadata || $4::jsonb,
                 title = CASE WHEN title = '' THEN $5 ELSE title END
           WHERE id = $1 AND user_id = $2
         RETURNING message_count`,
-        [sessionId, userId, messages.length, JSON.stringify(options.metadata ?? {}), title],
-      )) as Array<{ message_count: number }>;
+        [sessionId, userId, messages.length, JSON.stringify(options.metadata ?? {}), title],);
       if (!row) throw new SessionNotFoundError(sessionId);
       const firstSeq = row.message_count - messages.length + 1;
       const seqs = messages.map((_, i) => firstSeq + i);
@@ -145,14 +144,12 @@ export class ConversationStorage {
     const title = this.clampTitle(defaultTitle(messages));
     await this.dataSource.transaction(async (manager) => {
       await this.createSessionIfMissing(manager, userId, sessionId, title);
-      const [row] = (await manager.query(
-        `UPDATE chat_sessions
+      const [row] = await sqlRows<{ id: string }>(manager, `UPDATE chat_sessions
             SET message_count = $3, updated_at = clock_timestamp(), metadata = metadata || $4::jsonb,
                 title = CASE WHEN title = '' THEN $5 ELSE title END
           WHERE id = $1 AND user_id = $2
         RETURNING id`,
-        [sessionId, userId, messages.length, JSON.stringify(metadata), title],
-      )) as Array<{ id: string }>;
+        [sessionId, userId, messages.length, JSON.stringify(metadata), title],);
       if (!row) throw new SessionNotFoundError(sessionId);
       await manager.query('DELETE FROM chat_messages WHERE session_id = $1', [sessionId]);
       await this.insertMessages(manager, sessionId, messages.map((_, i) => i + 1), messages);
@@ -167,14 +164,12 @@ export class ConversationStorage {
     if (Array.isArray(cached)) return normalizeMessageRecords(cached);
 
     const token = this.cache.readToken();
-    const rows = (await this.dataSource.query(
-      `SELECT s.id AS session_id, m.type, m.content, m.rag_trace, m.created_at
+    const rows = await sqlRows<{ session_id: string; type: MessageType | null; content: string; rag_trace: unknown; created_at: Date }>(this.dataSource, `SELECT s.id AS session_id, m.type, m.content, m.rag_trace, m.created_at
          FROM chat_sessions s
          LEFT JOIN chat_messages m ON m.session_id = s.id
         WHERE s.id = $1 AND s.user_id = $2
         ORDER BY m.seq`,
-      [sessionId, userId],
-    )) as Array<{ session_id: string; type: MessageType | null; content: string; rag_trace: unknown; created_at: Date }>;
+      [sessionId, userId],);
     if (rows.length === 0) return null;
     const records: MessageInfo[] = rows
       .filter((row) => row.type !== null)
@@ -200,10 +195,11 @@ export class ConversationStorage {
   ): Promise<{ messages: BaseMessage[]; metadata: Record<string, unknown> } | null> {
     const [messages, [row]] = await Promise.all([
       this.getSessionMessages(userId, sessionId),
-      this.dataSource.query(`SELECT metadata FROM chat_sessions WHERE id = $1 AND user_id = $2`, [
-        sessionId,
-        userId,
-      ]) as Promise<Array<{ metadata: Record<string, unknown> }>>,
+      sqlRows<{ metadata: Record<string, unknown> }>(
+        this.dataSource,
+        `SELECT metadata FROM chat_sessions WHERE id = $1 AND user_id = $2`,
+        [sessionId, userId],
+      ),
     ]);
     if (!messages || !row) return null;
     return { messages: toLangChainMessages(messages), metadata: row.metadata };
@@ -239,19 +235,15 @@ export class ConversationStorage {
 
   /** F21: ids of all the user's sessions, newest first. */
   async listSessions(userId: string): Promise<string[]> {
-    const rows = (await this.dataSource.query(
-      `SELECT id FROM chat_sessions WHERE user_id = $1 ORDER BY updated_at DESC, id DESC`,
-      [userId],
-    )) as Array<{ id: string }>;
+    const rows = await sqlRows<{ id: string }>(this.dataSource, `SELECT id FROM chat_sessions WHERE user_id = $1 ORDER BY updated_at DESC, id DESC`,
+      [userId],);
     return rows.map((row) => row.id);
   }
 
   /** F24: deletes the session (messages go by cascade) and both cache keys; false when there was none. */
   async deleteSession(userId: string, sessionId: string): Promise<boolean> {
-    const rows = (await this.dataSource.query(
-      `DELETE FROM chat_sessions WHERE id = $1 AND user_id = $2 RETURNING id`,
-      [sessionId, userId],
-    )) as Array<{ id: string }>;
+    const rows = await sqlRows<{ id: string }>(this.dataSource, `DELETE FROM chat_sessions WHERE id = $1 AND user_id = $2 RETURNING id`,
+      [sessionId, userId],);
     await this.cache.del(messagesCacheKey(userId, sessionId), sessionsCacheKey(userId));
     return rows.length > 0;
   }
@@ -266,11 +258,9 @@ export class ConversationStorage {
     sessionId: string,
     title: string,
   ): Promise<boolean> {
-    const inserted = (await manager.query(
-      `INSERT INTO chat_sessions (id, user_id, title) VALUES ($1, $2, $3)
+    const inserted = await sqlRows<{ id: string }>(manager, `INSERT INTO chat_sessions (id, user_id, title) VALUES ($1, $2, $3)
        ON CONFLICT (id) DO NOTHING RETURNING id`,
-      [sessionId, userId, title],
-    )) as Array<{ id: string }>;
+      [sessionId, userId, title],);
     return inserted.length > 0;
   }
 
@@ -309,15 +299,13 @@ export class ConversationStorage {
       params.push(after.updatedMicros, after.id);
       keyset = `AND (updated_at, id) < (TIMESTAMPTZ 'epoch' + $3::bigint * INTERVAL '1 microsecond', $4::uuid)`;
     }
-    return (await this.dataSource.query(
-      `SELECT id, title, updated_at, message_count, metadata->'pending_hitl' AS pending_hitl,
+    return await sqlRows<SessionRow>(this.dataSource, `SELECT id, title, updated_at, message_count, metadata->'pending_hitl' AS pending_hitl,
               (EXTRACT(EPOCH FROM updated_at) * 1000000)::bigint::text AS updated_micros
          FROM chat_sessions
         WHERE user_id = $1 ${keyset}
         ORDER BY updated_at DESC, id DESC
         LIMIT $2`,
-      params,
-    )) as SessionRow[];
+      params,);
   }
 
   private toPage(rows: SessionRow[], limit: number): SessionPage {

@@ -1,4 +1,4 @@
-import { InvalidCursorError } from './session.errors';
+import { InvalidCursorError } from './session.errors.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

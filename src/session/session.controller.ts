@@ -1,17 +1,17 @@
 import { Controller, Delete, Get, NotFoundException, Param, Query, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AuthUser } from '../auth/auth-user';
-import { CurrentUser } from '../auth/current-user.decorator';
-import { ApiErrorResponses } from '../common/api-error.responses';
+import type { AuthUser } from '../auth/auth-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
+import { ApiErrorResponses } from '../common/api-error.responses.js';
 import {
   SessionDeleteResponse,
   SessionIdParams,
   SessionListQuery,
   SessionListResponse,
   SessionMessagesResponse,
-} from '../trace/session.dto';
-import { TraceNormalizationInterceptor } from '../trace/trace.interceptor';
-import { ConversationStorage } from './conversation-storage.service';
+} from '../trace/session.dto.js';
+import { TraceNormalizationInterceptor } from '../trace/trace.interceptor.js';
+import { ConversationStorage } from './conversation-storage.service.js';
 
 @ApiTags('sessions')
 @ApiBearerAuth()

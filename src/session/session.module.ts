@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { TraceModule } from '../trace/trace.module';
-import { ConversationStorage } from './conversation-storage.service';
-import { SessionController } from './session.controller';
+import { TraceModule } from '../trace/trace.module.js';
+import { ConversationStorage } from './conversation-storage.service.js';
+import { SessionController } from './session.controller.js';
 
 @Module({
   imports: [TraceModule],

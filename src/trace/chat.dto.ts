@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
-import { PendingHitlState, RagTrace } from './trace.protocol';
+import { PendingHitlState, RagTrace } from './trace.protocol.js';
 
 export const CHAT_MESSAGE_MAX_LENGTH = 8000;
 

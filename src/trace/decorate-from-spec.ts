@@ -17,7 +17,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { FieldSpec, FieldTable } from './field-spec';
+import { FieldSpec, FieldTable } from './field-spec.js';
 
 type PropertyDecoratorFn = (target: object, propertyKey: string) => void;
 

@@ -1,4 +1,4 @@
-import { FieldSpec, FieldTable, SpecClass } from './field-spec';
+import { FieldSpec, FieldTable, SpecClass } from './field-spec.js';
 
 type Plain = Record<string, unknown>;
 

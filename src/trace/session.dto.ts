@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
-import { PendingHitlState, RagTrace } from './trace.protocol';
+import { PendingHitlState, RagTrace } from './trace.protocol.js';
 
 export const MESSAGE_TYPES = ['human', 'ai', 'system'] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];

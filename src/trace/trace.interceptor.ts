@@ -1,6 +1,6 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import { map, Observable } from 'rxjs';
-import { normalizePendingHitl, normalizeRagTrace } from './trace.normalizer';
+import { normalizePendingHitl, normalizeRagTrace } from './trace.normalizer.js';
 
 const MAX_DEPTH = 6;
 

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { TraceNormalizationInterceptor } from './trace.interceptor';
+import { TraceNormalizationInterceptor } from './trace.interceptor.js';
 
 @Module({
   providers: [TraceNormalizationInterceptor],

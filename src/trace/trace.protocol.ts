@@ -1,5 +1,5 @@
-import { decorateFromSpec } from './decorate-from-spec';
-import { FieldTable, ShapeOf } from './field-spec';
+import { decorateFromSpec } from './decorate-from-spec.js';
+import { FieldTable, ShapeOf } from './field-spec.js';
 
 /**
  * The RAG trace protocol (protocol.md, "Trace"). Each class is generated from

@@ -1,0 +1,17 @@
+import { DataSource, EntityManager, QueryResult } from 'typeorm';
+
+/**
+ * Runs raw SQL and returns its rows, whatever the statement (TypeORM's plain
+ * `query()` answers UPDATE/DELETE ... RETURNING with [rows, count]). Inside a
+ * transaction pass its EntityManager so the statement joins it.
+ */
+export async function sqlRows<T>(db: DataSource | EntityManager, sql: string, params: unknown[] = []): Promise<T[]> {
+  const manager = db instanceof DataSource ? db.manager : db;
+  const runner = manager.queryRunner ?? manager.connection.createQueryRunner();
+  try {
+    const result = (await runner.query(sql, params, true)) as QueryResult<T>;
+    return result.records;
+  } finally {
+    if (!manager.queryRunner) await runner.release();
+  }
+}

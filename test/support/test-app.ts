@@ -1,0 +1,66 @@
+import { INestApplication } from '@nestjs/common';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
+import { JwtService } from '@nestjs/jwt';
+import pino from 'pino';
+import { DataSource } from 'typeorm';
+import { AppModule } from '../../src/app.module.js';
+import { AppConfig, loadConfig } from '../../src/config/app-config.js';
+import { ConversationStorage } from '../../src/session/conversation-storage.service.js';
+import { NestPinoLogger } from '../../src/logging/logger.js';
+import { setupApp } from '../../src/setup-app.js';
+import { TEST_JWT_SECRET, TEST_REDIS_URL, testDatabaseUrl } from './test-env.js';
+
+export interface TestApp {
+  app: NestExpressApplication;
+  config: AppConfig;
+  storage: ConversationStorage;
+  dataSource: DataSource;
+  /** A bearer header for `userId`. */
+  auth(userId: string, claims?: Record<string, unknown>): { Authorization: string };
+  close(): Promise<void>;
+}
+
+/** The real app on the run's database and the test Redis database; env overrides per test file. */
+export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: testDatabaseUrl(),
+    MIGRATIONS_RUN: 'true',
+    DATABASE_CREATE_IF_MISSING: 'false',
+    REDIS_URL: TEST_REDIS_URL,
+    JWT_SECRET: TEST_JWT_SECRET,
+    LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'silent',
+    ...env,
+  });
+  const root = pino({ level: config.logLevel });
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
+  const app = moduleRef.createNestApplication<NestExpressApplication>({
+    bodyParser: false,
+    logger: new NestPinoLogger(root),
+  });
+  setupApp(app, config, root);
+  await app.init();
+  const jwt = new JwtService({ secret: TEST_JWT_SECRET });
+  return {
+    app,
+    config,
+    storage: app.get(ConversationStorage),
+    dataSource: app.get(DataSource),
+    auth: (userId, claims = {}) => ({
+      Authorization: `Bearer ${jwt.sign({ sub: userId, ...claims }, { algorithm: 'HS256', expiresIn: '1h' })}`,
+    }),
+    close: () => app.close(),
+  };
+}
+
+export function httpServer(app: INestApplication) {
+  return app.getHttpServer();
+}
+
+let counter = 0;
+/** A user id no other test uses, so tests share the database without seeing each other's sessions. */
+export function uniqueUser(prefix = 'user'): string {
+  counter += 1;
+  return `${prefix}-${process.pid}-${Date.now().toString(36)}-${counter}`;
+}

@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import { JwtService } from '@nestjs/jwt';
+import request from 'supertest';
+import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
+import { TEST_JWT_SECRET } from './support/test-env.js';
+
+describe('Auth guard and input validation', () => {
+  let t: TestApp;
+  const server = () => t.app.getHttpServer();
+
+  beforeAll(async () => {
+    t = await createTestApp({ BODY_LIMIT: '10kb' });
+  });
+  afterAll(() => t.close());
+
+  describe('401 with a clear body', () => {
+    const sign = (payload: object, secret = TEST_JWT_SECRET, options: object = {}) =>
+      new JwtService({ secret }).sign(payload, { algorithm: 'HS256', ...options });
+
+    it.each([
+      ['no header', undefined, /Missing Authorization header/],
+      ['not a bearer header', 'Basic dXNlcjpwYXNz', /Malformed Authorization header/],
+      ['bearer without token', 'Bearer', /Malformed Authorization header/],
+      ['garbage token', 'Bearer not.a.jwt', /Invalid token/],
+    ])('%s', async (_name, header, message) => {
+      const req = request(server()).get('/api/sessions');
+      if (header) req.set('Authorization', header);
+      const res = await req.expect(401);
+      expect(res.body).toMatchObject({ statusCode: 401, error: 'Unauthorized' });
+      expect(res.body.message).toMatch(message);
+      expect(res.body.request_id).toEqual(res.headers['x-request-id']);
+    });
+
+    it('expired token', async () => {
+      const token = sign({ sub: 'u1', exp: Math.floor(Date.now() / 1000) - 60 });
+      const res = await request(server()).get('/api/sessions').set('Authorization', `Bearer ${token}`).expect(401);
+      expect(res.body.message).toBe('Token expired');
+    });
+
+    it('token signed with another secret', async () => {
+      const token = sign({ sub: 'u1' }, 'some-other-secret-of-enough-length');
+      const res = await request(server()).get('/api/sessions').set('Authorization', `Bearer ${token}`).expect(401);
+      expect(res.body.message).toMatch(/Invalid token/);
+    });
+
+    it('tampered payload', async () => {
+      const [header, , signature] = sign({ sub: 'alice' }).split('.');
+      const forged = Buffer.from(JSON.stringify({ sub: 'admin', role: 'admin' })).toString('base64url');
+      await request(server())
+        .get('/api/sessions')
+        .set('Authorization', `Bearer ${header}.${forged}.${signature}`)
+        .expect(401);
+    });
+
+    it('unsigned token (alg none)', async () => {
+      const head = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
+      const body = Buffer.from(JSON.stringify({ sub: 'alice' })).toString('base64url');
+      await request(server()).get('/api/sessions').set('Authorization', `Bearer ${head}.${body}.`).expect(401);
+    });
+
+    it('token without sub', async () => {
+      const res = await request(server())
+        .get('/api/sessions')
+        .set('Authorization', `Bearer ${sign({ role: 'admin' })}`)
+        .expect(401);
+      expect(res.body.message).toMatch(/"sub"/);
+    });
+
+    it('health needs no token', async () => {
+      await request(server()).get('/health').expect(200);
+    });
+  });
+
+  describe('400 naming the field, 413 for large bodies', () => {
+    it('rejects a non-UUID session id', async () => {
+      const res = await request(server()).get('/api/sessions/not-a-uuid/messages').set(t.auth(uniqueUser())).expect(400);
+      expect(res.body.message).toMatch(/session_id must be a UUID/);
+      await request(server()).delete('/api/sessions/123').set(t.auth(uniqueUser())).expect(400);
+    });
+
+    it('rejects unknown query fields and wrong types', async () => {
+      const auth = t.auth(uniqueUser());
+      const unknown = await request(server()).get('/api/sessions?page=2').set(auth).expect(400);
+      expect(unknown.body.message).toMatch(/property page should not exist/);
+      const wrongType = await request(server()).get('/api/sessions?limit=abc').set(auth).expect(400);
+      expect(wrongType.body.message).toMatch(/limit must be an integer/);
+      const outOfRange = await request(server()).get('/api/sessions?limit=1000').set(auth).expect(400);
+      expect(outOfRange.body.message).toMatch(/limit must not be greater than 100/);
+    });
+
+    it('rejects a cursor it did not issue', async () => {
+      const res = await request(server())
+        .get('/api/sessions?cursor=bm90LWEtY3Vyc29y')
+        .set(t.auth(uniqueUser()))
+        .expect(400);
+      expect(res.body.message).toMatch(/cursor is invalid/);
+    });
+
+    it('rejects malformed JSON with 400 and oversized bodies with 413, losing nothing stored', async () => {
+      const user = uniqueUser();
+      const session = randomUUID();
+      await t.storage.appendTurn(user, session, [{ type: 'human', content: 'keep me' }]);
+
+      const malformed = await request(server())
+        .delete(`/api/sessions/${session}`)
+        .set(t.auth(user))
+        .set('Content-Type', 'application/json')
+        .send('{"broken": ')
+        .expect(400);
+      expect(malformed.body).toMatchObject({ statusCode: 400, message: 'Malformed JSON in request body' });
+
+      const tooLarge = await request(server())
+        .delete(`/api/sessions/${session}`)
+        .set(t.auth(user))
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify({ padding: 'x'.repeat(20 * 1024) }))
+        .expect(413);
+      expect(tooLarge.body.message).toMatch(/too large/);
+
+      const still = await request(server()).get(`/api/sessions/${session}/messages`).set(t.auth(user)).expect(200);
+      expect(still.body.messages).toHaveLength(1);
+    });
+
+    it('answers unknown routes with 404 in the same error shape', async () => {
+      const res = await request(server()).get('/api/nope').set(t.auth(uniqueUser())).expect(404);
+      expect(res.body).toMatchObject({ statusCode: 404, error: 'Not Found' });
+    });
+  });
+});

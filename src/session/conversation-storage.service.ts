@@ -5,7 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ResilientCache } from '../cache/resilient-cache.service.js';
 import { sqlRows } from '../database/sql.js';
 import { MessageInfo, MessageType, SESSION_PAGE_DEFAULT, SESSION_PAGE_MAX, SessionInfo } from '../trace/session.dto.js';
-import { normalizePendingHitl, normalizeRagTrace } from '../trace/trace.normalizer.js';
+import { normalizeAndValidateRagTrace, normalizePendingHitl, normalizeRagTrace } from '../trace/trace.normalizer.js';
 import { decodeCursor, encodeCursor } from './session-cursor.js';
 import { SessionNotFoundError } from './session.errors.js';
 
@@ -281,7 +281,7 @@ export class ConversationStorage {
         messages.map((m) => m.type),
         messages.map((m) => m.content),
         messages.map((m) => {
-          const trace = normalizeRagTrace(m.rag_trace);
+          const trace = normalizeAndValidateRagTrace(m.rag_trace);
           return trace ? JSON.stringify(trace) : null;
         }),
       ],

@@ -15,6 +15,12 @@ import {
 /**
  * The seed's F01–F04 and their HITL siblings. Pure and total: any value in,
  * a valid protocol object or null out, never a throw.
+ *
+ * Output is valid by construction (each field is coerced to its declared
+ * kind or dropped); a property test checks that against the class-validator
+ * rules. Running class-validator costs about ten times the normalization
+ * itself, so read paths (cache, transcripts, responses) normalize only, and
+ * the write path (`normalizeAndValidateRagTrace`) also validates.
  */
 
 function isValid(cls: SpecClass, value: object): boolean {
@@ -57,14 +63,20 @@ export function normalizeRagSubTrace(value: unknown): RagSubTrace | null {
   });
 }
 
-/** F04: main fields, then each sub-trace, then validation of the whole; stamped with the protocol version. */
+/** F04: main fields, then each sub-trace; stamped with the protocol version. */
 export function normalizeRagTrace(value: unknown): RagTrace | null {
   return safely(() => {
     const trace = normalizeBySpec(RagTrace, value);
     if (!trace) return null;
     trace.protocol_version = TRACE_PROTOCOL_VERSION;
-    return isValid(RagTrace, trace) ? (trace as RagTrace) : null;
+    return trace as RagTrace;
   });
+}
+
+/** F04 as the seed runs it, validation of the whole included: for traces about to be stored. */
+export function normalizeAndValidateRagTrace(value: unknown): RagTrace | null {
+  const trace = normalizeRagTrace(value);
+  return trace && isValid(RagTrace, trace) ? trace : null;
 }
 
 export function normalizeHitlResumeState(value: unknown): HitlResumeState | null {

@@ -6,6 +6,7 @@ import type { Logger as PinoLogger } from 'pino';
 import { bodyParserMessage, bodyParserStatus, buildErrorBody } from './common/http-exception.filter.js';
 import { AppConfig } from './config/app-config.js';
 import { httpLogging } from './logging/http-logging.js';
+import { HitlResumeState, PendingHitlState, RagTrace } from './trace/trace.protocol.js';
 
 export function buildOpenApiDocument(app: INestApplication) {
   const config = new DocumentBuilder()
@@ -17,7 +18,8 @@ export function buildOpenApiDocument(app: INestApplication) {
     .setVersion('0.1.0')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
     .build();
-  return SwaggerModule.createDocument(app, config);
+  // HitlResumeState travels inside checkpoints, not responses: listed so clients see the whole protocol.
+  return SwaggerModule.createDocument(app, config, { extraModels: [HitlResumeState, PendingHitlState, RagTrace] });
 }
 
 /**

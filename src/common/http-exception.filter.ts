@@ -10,6 +10,21 @@ export interface ErrorBody {
   request_id?: string;
 }
 
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '53300']);
+const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down)/i;
+
+/** PostgreSQL unreachable, restarting or out of connections: the client may retry, nothing was wrong with the request. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 3; depth += 1) {
+    const e = current as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown };
+    if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+    if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) return true;
+    current = e.driverError ?? e.cause;
+  }
+  return false;
+}
+
 /** Domain errors mapped to HTTP answers; everything not listed and not an HttpException is a 500. */
 function domainStatus(error: unknown): number | undefined {
   if (error instanceof SessionNotFoundError) return HttpStatus.NOT_FOUND;
@@ -65,6 +80,10 @@ export class HttpExceptionFilter implements ExceptionFilter {
     } else if (domainStatus(exception) !== undefined) {
       status = domainStatus(exception)!;
       message = (exception as Error).message;
+    } else if (isDatabaseUnavailable(exception)) {
+      status = HttpStatus.SERVICE_UNAVAILABLE;
+      message = 'Database unavailable; retry shortly';
+      this.logger.warn({ err: exception, method: request.method, url: request.url }, 'database unavailable');
     } else if (bodyParserStatus(exception) !== undefined) {
       status = bodyParserStatus(exception)!;
       message = bodyParserMessage(exception, status);

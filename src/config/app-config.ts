@@ -1,4 +1,4 @@
-import { plainToInstance, Transform, Type } from 'class-transformer';
+import { plainToInstance, Type } from 'class-transformer';
 import {
   IsIn,
   IsInt,
@@ -21,63 +21,60 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** Loudly logged and refused in production; only for local development. */
 export const DEVELOPMENT_JWT_SECRET = 'dev-only-insecure-secret-change-me';
 
-const emptyToUndefined = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && value.trim() === '' ? undefined : value;
-
 /**
  * Every setting of the service, read from environment variables once at
  * start-up. Property names are the variable names, so a validation message
  * names the variable to fix.
  */
 export class EnvironmentVariables {
-  @IsOptional() @Transform(emptyToUndefined) @IsIn(NODE_ENVS)
+  @IsOptional() @IsIn(NODE_ENVS)
   NODE_ENV: NodeEnv = 'development';
 
-  @IsOptional() @Transform(emptyToUndefined) @Type(() => Number) @IsInt() @Min(0) @Max(65535)
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(65535)
   PORT = 3000;
 
-  @IsOptional() @Transform(emptyToUndefined) @IsString()
+  @IsOptional() @IsString()
   HOST = '0.0.0.0';
 
-  @IsOptional() @Transform(emptyToUndefined) @Matches(/^postgres(ql)?:\/\/.+/, {
+  @IsOptional() @Matches(/^postgres(ql)?:\/\/.+/, {
     message: 'DATABASE_URL must be a postgres:// connection URL',
   })
   DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/rag_chat';
 
-  @IsOptional() @Transform(emptyToUndefined) @Type(() => Number) @IsInt() @Min(1) @Max(200)
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(200)
   DATABASE_POOL_SIZE = 10;
 
-  @IsOptional() @Transform(emptyToUndefined) @IsIn(['true', 'false'])
+  @IsOptional() @IsIn(['true', 'false'])
   DATABASE_CREATE_IF_MISSING: 'true' | 'false' = 'true';
 
-  @IsOptional() @Transform(emptyToUndefined) @IsIn(['true', 'false'])
+  @IsOptional() @IsIn(['true', 'false'])
   MIGRATIONS_RUN: 'true' | 'false' = 'true';
 
-  @IsOptional() @Transform(emptyToUndefined) @Matches(/^rediss?:\/\/.+/, {
+  @IsOptional() @Matches(/^rediss?:\/\/.+/, {
     message: 'REDIS_URL must be a redis:// or rediss:// URL',
   })
   REDIS_URL = 'redis://127.0.0.1:6379';
 
-  @IsOptional() @Transform(emptyToUndefined) @Type(() => Number) @IsInt() @Min(1) @Max(86400 * 30)
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(86400 * 30)
   CACHE_TTL_SECONDS = 300;
 
-  @IsOptional() @Transform(emptyToUndefined) @Type(() => Number) @IsInt() @Min(10) @Max(10000)
+  @IsOptional() @Type(() => Number) @IsInt() @Min(10) @Max(10000)
   CACHE_COMMAND_TIMEOUT_MS = 200;
 
-  @IsOptional() @Transform(emptyToUndefined) @IsString() @MinLength(16, {
+  @IsOptional() @IsString() @MinLength(16, {
     message: 'JWT_SECRET must be at least 16 characters long',
   })
   JWT_SECRET?: string;
 
-  @IsOptional() @Transform(emptyToUndefined) @Matches(/^\d+(b|kb|mb)$/i, {
+  @IsOptional() @Matches(/^\d+(b|kb|mb)$/i, {
     message: 'BODY_LIMIT must look like 100kb or 1mb',
   })
   BODY_LIMIT = '1mb';
 
-  @IsOptional() @Transform(emptyToUndefined) @IsIn(LOG_LEVELS)
+  @IsOptional() @IsIn(LOG_LEVELS)
   LOG_LEVEL: LogLevel = 'info';
 
-  @IsOptional() @Transform(emptyToUndefined) @Type(() => Number) @IsInt() @Min(0) @Max(600000)
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(600000)
   SHUTDOWN_TIMEOUT_MS = 10000;
 }
 
@@ -105,7 +102,8 @@ function describe(errors: ValidationError[]): string {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const known = Object.keys(new EnvironmentVariables());
   const picked: Record<string, unknown> = {};
-  for (const key of known) if (env[key] !== undefined) picked[key] = env[key];
+  // An empty variable counts as unset, as in most shells' `VAR= command`.
+  for (const key of known) if (env[key] !== undefined && env[key]!.trim() !== '') picked[key] = env[key];
   const vars = plainToInstance(EnvironmentVariables, picked, { exposeDefaultValues: true });
   const errors = validateSync(vars, { skipMissingProperties: false });
   if (errors.length > 0) {

@@ -1,0 +1,78 @@
+/**
+ * Commits 500 turns to one session and compares the median commit time of
+ * the first and the last 50 turns (goal: ratio at most 1.2). Baseline in the
+ * same process: the seed's save(), which rewrites the whole history each turn.
+ *
+ *   npm run bench:append            (TURNS=500 by default)
+ */
+import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from '../src/app.module.js';
+import { ConversationStorage, NewMessage } from '../src/session/conversation-storage.service.js';
+import { benchConfig, createBenchDatabase, fmt, median } from './support.js';
+
+const TURNS = Number(process.env.TURNS ?? 500);
+const WINDOW = 50;
+
+const TRACE = {
+  tool_used: true,
+  query: '保修多久？ How long is the warranty?',
+  final_chunks: [{ source: 'warranty.md', page: 1, text: '整机保修两年。The device has a two-year warranty.', score: 0.9 }],
+};
+
+function turnMessages(i: number): NewMessage[] {
+  return [
+    { type: 'human', content: `第 ${i} 个问题 / question ${i}` },
+    { type: 'ai', content: `Answer ${i}: the device has a two-year warranty.`, rag_trace: TRACE },
+  ];
+}
+
+async function timeTurns(label: string, commit: (i: number) => Promise<void>): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < TURNS; i += 1) {
+    const start = performance.now();
+    await commit(i);
+    times.push(performance.now() - start);
+  }
+  const first = median(times.slice(0, WINDOW));
+  const last = median(times.slice(-WINDOW));
+  console.log(
+    `${label.padEnd(34)} first ${WINDOW}: ${fmt(first).padStart(10)}   last ${WINDOW}: ${fmt(last).padStart(10)}   ratio last/first: ${(last / first).toFixed(2)}`,
+  );
+  return times;
+}
+
+async function main(): Promise<void> {
+  const db = await createBenchDatabase('bench_append');
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(benchConfig(db.url)), { logger: ['warn', 'error'] });
+  try {
+    const storage = app.get(ConversationStorage);
+    const user = 'bench-user';
+    console.log(`${TURNS} turns (2 messages each, one with a RAG trace) committed to one session, PostgreSQL + Redis`);
+
+    // Warm up JIT, pool and cache connections so the first window measures commits, not start-up.
+    const warmup = randomUUID();
+    for (let i = 0; i < 30; i += 1) await storage.appendTurn(user, warmup, turnMessages(i));
+
+    const appendSession = randomUUID();
+    await timeTurns('appendTurn (one transaction/turn)', (i) =>
+      storage.appendTurn(user, appendSession, turnMessages(i)).then(() => undefined),
+    );
+
+    const saveSession = randomUUID();
+    const history: NewMessage[] = [];
+    await timeTurns('baseline: seed save() full rewrite', async (i) => {
+      history.push(...turnMessages(i));
+      await storage.save(user, saveSession, history);
+    });
+  } finally {
+    await app.close();
+    await db.drop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

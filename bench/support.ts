@@ -1,0 +1,46 @@
+import pg from 'pg';
+import { AppConfig, loadConfig } from '../src/config/app-config.js';
+
+export const PG_SERVER = process.env.BENCH_PG_SERVER ?? 'postgres://postgres@127.0.0.1:5432';
+
+/** A throw-away database for one bench run; migrations are applied by the app at start-up. */
+export async function createBenchDatabase(prefix: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `${prefix}_${Date.now()}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: `${PG_SERVER}/postgres` });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  return {
+    url: `${PG_SERVER}/${name}`,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: `${PG_SERVER}/postgres` });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+export function benchConfig(databaseUrl: string, extra: Record<string, string> = {}): AppConfig {
+  return loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/14',
+    JWT_SECRET: 'bench-secret-not-for-production',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  });
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+export const fmt = (ms: number) => `${ms.toFixed(2)} ms`;

@@ -13,6 +13,7 @@ const common = {
 };
 
 export default {
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.mjs'],
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     {

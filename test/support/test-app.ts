@@ -7,7 +7,7 @@ import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import { AppConfig, loadConfig } from '../../src/config/app-config.js';
 import { ConversationStorage } from '../../src/session/conversation-storage.service.js';
-import { NestPinoLogger } from '../../src/logging/logger.js';
+import { createRootLogger, NestPinoLogger } from '../../src/logging/logger.js';
 import { setupApp } from '../../src/setup-app.js';
 import { TEST_JWT_SECRET, TEST_REDIS_URL, testDatabaseUrl } from './test-env.js';
 
@@ -22,7 +22,10 @@ export interface TestApp {
 }
 
 /** The real app on the run's database and the test Redis database; env overrides per test file. */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(
+  env: Record<string, string> = {},
+  logDestination?: pino.DestinationStream,
+): Promise<TestApp> {
   const config = loadConfig({
     NODE_ENV: 'test',
     DATABASE_URL: testDatabaseUrl(),
@@ -33,7 +36,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'silent',
     ...env,
   });
-  const root = pino({ level: config.logLevel });
+  const root = logDestination ? createRootLogger(config.logLevel, logDestination) : pino({ level: config.logLevel });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({
     bodyParser: false,

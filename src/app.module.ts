@@ -1,6 +1,7 @@
 import { DynamicModule, Module, ValidationPipe } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module.js';
+import { ChatModule } from './chat/chat.module.js';
 import { CacheModule } from './cache/cache.module.js';
 import { HttpExceptionFilter } from './common/http-exception.filter.js';
 import { AppConfig } from './config/app-config.js';
@@ -37,6 +38,7 @@ export class AppModule {
         AuthModule,
         TraceModule,
         SessionModule,
+        ChatModule,
         HealthModule,
       ],
       providers: globalEnhancers,

@@ -76,6 +76,54 @@ export class EnvironmentVariables {
 
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(600000)
   SHUTDOWN_TIMEOUT_MS = 10000;
+
+  @IsOptional() @IsIn(['local', 'openai'])
+  LLM_PROVIDER: 'local' | 'openai' = 'local';
+
+  @IsOptional() @Matches(/^https?:\/\/.+/, { message: 'LLM_BASE_URL must be an http(s) URL' })
+  LLM_BASE_URL?: string;
+
+  @IsOptional() @IsString()
+  LLM_API_KEY?: string;
+
+  @IsOptional() @IsString()
+  LLM_MODEL = 'gpt-4o-mini';
+
+  @IsOptional() @IsString()
+  LLM_FAST_MODEL?: string;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(100) @Max(600000)
+  LLM_TIMEOUT_MS = 60000;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(10)
+  LLM_MAX_RETRIES = 2;
+
+  @IsOptional() @Matches(/^https?:\/\/.+/, { message: 'WEATHER_BASE_URL must be an http(s) URL' })
+  WEATHER_BASE_URL = 'https://api.open-meteo.com';
+
+  @IsOptional() @Matches(/^https?:\/\/.+/, { message: 'WEATHER_GEOCODING_URL must be an http(s) URL' })
+  WEATHER_GEOCODING_URL = 'https://geocoding-api.open-meteo.com';
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(100) @Max(60000)
+  WEATHER_TIMEOUT_MS = 5000;
+
+  @IsOptional() @IsString()
+  KNOWLEDGE_CORPUS_DIR = 'corpus';
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(20)
+  KNOWLEDGE_TOP_K = 4;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(2) @Max(200)
+  CHAT_RECENT_MESSAGES = 12;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1000) @Max(600000)
+  SSE_HEARTBEAT_MS = 15000;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(60) @Max(86400 * 7)
+  RUN_EVENTS_TTL_SECONDS = 3600;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1000) @Max(3600000)
+  RUN_STALE_AFTER_MS = 120000;
 }
 
 export interface AppConfig {
@@ -88,6 +136,18 @@ export interface AppConfig {
   http: { bodyLimit: string };
   logLevel: LogLevel;
   shutdownTimeoutMs: number;
+  llm: {
+    provider: 'local' | 'openai';
+    baseUrl?: string;
+    apiKey?: string;
+    model: string;
+    fastModel: string;
+    timeoutMs: number;
+    maxRetries: number;
+  };
+  weather: { baseUrl: string; geocodingUrl: string; timeoutMs: number };
+  knowledge: { corpusDir: string; topK: number };
+  chat: { recentMessages: number; sseHeartbeatMs: number; runEventsTtlSeconds: number; runStaleAfterMs: number };
 }
 
 export class ConfigValidationError extends Error {}
@@ -108,6 +168,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const errors = validateSync(vars, { skipMissingProperties: false });
   if (errors.length > 0) {
     throw new ConfigValidationError(`Invalid environment configuration:\n${describe(errors)}`);
+  }
+  if (vars.LLM_PROVIDER === 'openai' && !vars.LLM_BASE_URL && !vars.LLM_API_KEY) {
+    throw new ConfigValidationError(
+      'Invalid environment configuration:\nLLM_API_KEY: required when LLM_PROVIDER=openai (or set LLM_BASE_URL for a keyless local endpoint)',
+    );
   }
   if (!vars.JWT_SECRET && vars.NODE_ENV === 'production') {
     throw new ConfigValidationError(
@@ -136,5 +201,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     http: { bodyLimit: vars.BODY_LIMIT },
     logLevel: vars.LOG_LEVEL,
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
+    llm: {
+      provider: vars.LLM_PROVIDER,
+      baseUrl: vars.LLM_BASE_URL,
+      apiKey: vars.LLM_API_KEY,
+      model: vars.LLM_MODEL,
+      fastModel: vars.LLM_FAST_MODEL ?? vars.LLM_MODEL,
+      timeoutMs: vars.LLM_TIMEOUT_MS,
+      maxRetries: vars.LLM_MAX_RETRIES,
+    },
+    weather: {
+      baseUrl: vars.WEATHER_BASE_URL.replace(/\/+$/, ''),
+      geocodingUrl: vars.WEATHER_GEOCODING_URL.replace(/\/+$/, ''),
+      timeoutMs: vars.WEATHER_TIMEOUT_MS,
+    },
+    knowledge: { corpusDir: vars.KNOWLEDGE_CORPUS_DIR, topK: vars.KNOWLEDGE_TOP_K },
+    chat: {
+      recentMessages: vars.CHAT_RECENT_MESSAGES,
+      sseHeartbeatMs: vars.SSE_HEARTBEAT_MS,
+      runEventsTtlSeconds: vars.RUN_EVENTS_TTL_SECONDS,
+      runStaleAfterMs: vars.RUN_STALE_AFTER_MS,
+    },
   };
 }

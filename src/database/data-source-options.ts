@@ -3,9 +3,11 @@ import { AppConfig } from '../config/app-config.js';
 import { ChatMessage } from '../session/chat-message.entity.js';
 import { ChatSession } from '../session/chat-session.entity.js';
 import { InitialSchema1764547200000 } from './migrations/1764547200000-InitialSchema.js';
+import { ChatRuns1764633600000 } from './migrations/1764633600000-ChatRuns.js';
+import { LangGraphCheckpoints1764633600001 } from './migrations/1764633600001-LangGraphCheckpoints.js';
 
 export const ENTITIES = [ChatSession, ChatMessage];
-export const MIGRATIONS = [InitialSchema1764547200000];
+export const MIGRATIONS = [InitialSchema1764547200000, ChatRuns1764633600000, LangGraphCheckpoints1764633600001];
 
 /** One definition for the app, the TypeORM CLI (ormconfig.ts) and the tests. `synchronize` is never on. */
 export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
@@ -16,6 +18,7 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
     migrations: MIGRATIONS,
     migrationsTableName: 'typeorm_migrations',
     migrationsRun: config.database.migrationsRun,
+    migrationsTransactionMode: 'each',
     synchronize: false,
     extra: {
       max: config.database.poolSize,

@@ -183,6 +183,50 @@ export class ConversationStorage {
     return records;
   }
 
+  /** Who owns a session: null when it does not exist. */
+  async sessionOwner(sessionId: string): Promise<string | null> {
+    const [row] = await sqlRows<{ user_id: string }>(this.dataSource, 'SELECT user_id FROM chat_sessions WHERE id = $1', [
+      sessionId,
+    ]);
+    return row?.user_id ?? null;
+  }
+
+  /**
+   * What a turn needs to build the model's context, without reading the whole
+   * transcript: the session metadata, its message count, and the last `limit`
+   * messages after `afterSeq`, in order. Null when the user has no such session.
+   */
+  async getTurnContext(
+    userId: string,
+    sessionId: string,
+    limit: number,
+    afterSeq = 0,
+  ): Promise<{ metadata: Record<string, unknown>; messageCount: number; recent: MessageInfo[] } | null> {
+    const [session] = await sqlRows<{ metadata: Record<string, unknown>; message_count: number }>(
+      this.dataSource,
+      'SELECT metadata, message_count FROM chat_sessions WHERE id = $1 AND user_id = $2',
+      [sessionId, userId],
+    );
+    if (!session) return null;
+    const rows = await this.messageRows(sessionId, Math.max(afterSeq, session.message_count - limit), session.message_count);
+    return { metadata: session.metadata, messageCount: session.message_count, recent: rows };
+  }
+
+  /** Messages with fromSeq < seq <= toSeq, in order. */
+  async getMessageRange(userId: string, sessionId: string, fromSeq: number, toSeq: number): Promise<MessageInfo[]> {
+    if ((await this.sessionOwner(sessionId)) !== userId) return [];
+    return this.messageRows(sessionId, fromSeq, toSeq);
+  }
+
+  /** Shallow-merges into the session's metadata without touching updated_at. */
+  async mergeMetadata(userId: string, sessionId: string, patch: Record<string, unknown>): Promise<void> {
+    await this.dataSource.query(
+      'UPDATE chat_sessions SET metadata = metadata || $3::jsonb WHERE id = $1 AND user_id = $2',
+      [sessionId, userId, JSON.stringify(patch)],
+    );
+    await this.cache.del(sessionsCacheKey(userId));
+  }
+
   /** F19: the history as LangChain messages (empty for an unknown session). */
   async load(userId: string, sessionId: string): Promise<BaseMessage[]> {
     return toLangChainMessages((await this.getSessionMessages(userId, sessionId)) ?? []);
@@ -246,6 +290,21 @@ export class ConversationStorage {
       [sessionId, userId],);
     await this.cache.del(messagesCacheKey(userId, sessionId), sessionsCacheKey(userId));
     return rows.length > 0;
+  }
+
+  private async messageRows(sessionId: string, fromSeq: number, toSeq: number): Promise<MessageInfo[]> {
+    const rows = await sqlRows<{ type: MessageType; content: string; rag_trace: unknown; created_at: Date }>(
+      this.dataSource,
+      `SELECT type, content, rag_trace, created_at FROM chat_messages
+        WHERE session_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`,
+      [sessionId, fromSeq, toSeq],
+    );
+    return rows.map((row) => ({
+      type: row.type,
+      content: row.content,
+      timestamp: row.created_at.toISOString(),
+      rag_trace: normalizeRagTrace(row.rag_trace),
+    }));
   }
 
   private clampTitle(title: string): string {

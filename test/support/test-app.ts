@@ -18,6 +18,8 @@ export interface TestApp {
   dataSource: DataSource;
   /** A bearer header for `userId`. */
   auth(userId: string, claims?: Record<string, unknown>): { Authorization: string };
+  /** Starts listening on a free loopback port; returns the base URL (for streaming clients). */
+  listen(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -53,6 +55,10 @@ export async function createTestApp(
     auth: (userId, claims = {}) => ({
       Authorization: `Bearer ${jwt.sign({ sub: userId, ...claims }, { algorithm: 'HS256', expiresIn: '1h' })}`,
     }),
+    listen: async () => {
+      await app.listen(0, '127.0.0.1');
+      return (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    },
     close: () => app.close(),
   };
 }

@@ -1,0 +1,51 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { AIMessage, SystemMessage } from '@langchain/core/messages';
+import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { ToolNode } from '@langchain/langgraph/prebuilt';
+import type { ChatRequestContext } from '../chat/chat-request-context.js';
+import { CheckpointerProvider } from './checkpointer.provider.js';
+import { MAIN_MODEL } from './models/chat-models.js';
+import { buildSystemPrompt } from './system-prompt.js';
+import { ToolRegistry } from './tools/tool-registry.service.js';
+
+/** Tool rounds allowed in one turn before the graph stops (each round is two super-steps). */
+export const MAX_TOOL_ROUNDS = 4;
+
+export function routeAfterModel(state: typeof MessagesAnnotation.State): 'tools' | typeof END {
+  const last = state.messages[state.messages.length - 1];
+  return last instanceof AIMessage && (last.tool_calls?.length ?? 0) > 0 ? 'tools' : END;
+}
+
+/** F25: assembles the turn's agent around the shared model. */
+@Injectable()
+export class AgentFactory {
+  constructor(
+    @Inject(MAIN_MODEL) private readonly model: BaseChatModel,
+    private readonly tools: ToolRegistry,
+    private readonly checkpointer: CheckpointerProvider,
+  ) {}
+
+  createAgentForRequest(context: ChatRequestContext, options: { summary?: string } = {}) {
+    const tools = this.tools.createTools(context);
+    const systemPrompt = buildSystemPrompt(
+      tools.map((t) => t.name),
+      options.summary,
+    );
+    if (!this.model.bindTools) throw new Error('the configured chat model cannot call tools');
+    const model = this.model.bindTools(tools);
+
+    const callModel = async (state: typeof MessagesAnnotation.State, config: object) => {
+      const response = await model.invoke([new SystemMessage(systemPrompt), ...state.messages], config);
+      return { messages: [response] };
+    };
+
+    return new StateGraph(MessagesAnnotation)
+      .addNode('agent', callModel)
+      .addNode('tools', new ToolNode(tools, { handleToolErrors: true }))
+      .addEdge(START, 'agent')
+      .addConditionalEdges('agent', routeAfterModel, ['tools', END])
+      .addEdge('tools', 'agent')
+      .compile({ checkpointer: this.checkpointer.saver });
+  }
+}

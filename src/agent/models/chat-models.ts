@@ -1,0 +1,24 @@
+import { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { ChatOpenAI } from '@langchain/openai';
+import type { AppConfig } from '../../config/app-config.js';
+import { LocalChatModel, LocalModelRole } from './local-chat-model.js';
+
+/** The shared main model (answers, tool calls). */
+export const MAIN_MODEL = Symbol('MAIN_MODEL');
+/** The shared fast model (conversation summaries, titles). */
+export const FAST_MODEL = Symbol('FAST_MODEL');
+
+/** Builds the model for a role from LLM_PROVIDER: `local` (offline) or `openai` (any compatible endpoint). */
+export function createChatModel(config: AppConfig, role: LocalModelRole): BaseChatModel {
+  const llm = config.llm;
+  if (llm.provider === 'local') return new LocalChatModel({ role });
+  return new ChatOpenAI({
+    model: role === 'main' ? llm.model : llm.fastModel,
+    apiKey: llm.apiKey ?? 'not-needed',
+    configuration: llm.baseUrl ? { baseURL: llm.baseUrl } : undefined,
+    timeout: llm.timeoutMs,
+    maxRetries: llm.maxRetries,
+    temperature: 0,
+    streamUsage: false,
+  });
+}

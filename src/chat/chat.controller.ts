@@ -1,0 +1,152 @@
+import {
+  Body,
+  Controller,
+  Get,
+  GatewayTimeoutException,
+  BadGatewayException,
+  Headers,
+  HttpCode,
+  NotFoundException,
+  Param,
+  Post,
+  Res,
+  ServiceUnavailableException,
+  UseInterceptors,
+  Inject,
+  GoneException,
+} from '@nestjs/common';
+import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { AuthUser } from '../auth/auth-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
+import { ApiErrorResponses } from '../common/api-error.responses.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { ChatRequest, ChatResponse } from '../trace/chat.dto.js';
+import { TraceNormalizationInterceptor } from '../trace/trace.interceptor.js';
+import { ChatRequestContext } from './chat-request-context.js';
+import { ModelFailureError } from './chat.errors.js';
+import { ChatService } from './chat.service.js';
+import { RunIdParams } from './run-id.params.js';
+import { RunEventsService, RunEventsUnavailableError } from './run-events.service.js';
+import { RunRegistry } from './run-registry.service.js';
+import { formatSse, openSse, parseLastEventId, RunEvent, startHeartbeat, TERMINAL_EVENTS } from './sse.js';
+
+const SSE_DESCRIPTION =
+  'Server-Sent Events, each with `id` (monotonic within the run), `event` and JSON `data`: ' +
+  '`metadata` {run_id, session_id} first; `step` {stage, label, elapsed_ms, total_ms}; `token` {text}; ' +
+  '`tool` {name, phase: start|end, summary}; `hitl` PendingHitlState; `trace` RagTrace; then `done` ' +
+  '{response, session_id} or `error` {code, message}. A `: heartbeat` comment line comes at least every 15 s.';
+
+@ApiTags('chat')
+@ApiBearerAuth()
+@ApiErrorResponses(400, 401, 404, 409, 413)
+@Controller('api/chat')
+export class ChatController {
+  constructor(
+    private readonly chat: ChatService,
+    private readonly context: ChatRequestContext,
+    private readonly runs: RunRegistry,
+    private readonly events: RunEventsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Post()
+  @HttpCode(200)
+  @UseInterceptors(TraceNormalizationInterceptor)
+  @ApiOperation({ summary: 'Run a chat turn and answer it whole' })
+  @ApiOkResponse({ type: ChatResponse })
+  @ApiErrorResponses(502, 504)
+  async send(@CurrentUser() user: AuthUser, @Body() body: ChatRequest): Promise<ChatResponse> {
+    const turn = await this.chat.prepare(user.userId, body.message, body.session_id);
+    try {
+      const result = await this.chat.runSync(turn, this.context);
+      return { response: result.response, rag_trace: result.rag_trace, session_id: result.session_id, pending_hitl: result.pending_hitl };
+    } catch (error) {
+      if (error instanceof ModelFailureError) {
+        throw error.code === 'model_timeout' ? new GatewayTimeoutException(error.message) : new BadGatewayException(error.message);
+      }
+      throw error;
+    }
+  }
+
+  @Post('stream')
+  @ApiOperation({ summary: 'Run a chat turn, streaming its events (SSE)', description: SSE_DESCRIPTION })
+  @ApiProduces('text/event-stream')
+  @ApiOkResponse({ description: SSE_DESCRIPTION, content: { 'text/event-stream': { schema: { type: 'string' } } } })
+  async stream(@CurrentUser() user: AuthUser, @Body() body: ChatRequest, @Res() res: Response): Promise<void> {
+    // Ownership and the one-run-per-session rule answer as plain HTTP errors, before the stream opens.
+    const turn = await this.chat.prepare(user.userId, body.message, body.session_id);
+    openSse(res);
+    this.chat.startStreaming(turn, this.context);
+    await this.pipe(turn.runId, 0, res, async () => true);
+  }
+
+  @Get('runs/:run_id/stream')
+  @ApiOperation({
+    summary: "Rejoin a run's event stream",
+    description: `Replays the events after \`Last-Event-ID\` and follows the rest, from any instance. ${SSE_DESCRIPTION}`,
+  })
+  @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Id of the last event received' })
+  @ApiProduces('text/event-stream')
+  @ApiOkResponse({ description: SSE_DESCRIPTION, content: { 'text/event-stream': { schema: { type: 'string' } } } })
+  @ApiErrorResponses(410, 503)
+  async rejoin(
+    @CurrentUser() user: AuthUser,
+    @Param() params: RunIdParams,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Res() res: Response,
+  ): Promise<void> {
+    const run = await this.runs.find(params.run_id, user.userId);
+    if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
+    const isRunning = async () => (await this.runs.find(params.run_id, user.userId))?.status === 'running';
+    await this.pipe(params.run_id, parseLastEventId(lastEventId), res, isRunning, run.status !== 'running');
+  }
+
+  /** Writes a run's events to an SSE response until a terminal event or until the client leaves. */
+  private async pipe(
+    runId: string,
+    afterId: number,
+    res: Response,
+    isRunning: () => Promise<boolean>,
+    finished = false,
+  ): Promise<void> {
+    let opened = res.headersSent;
+    let stopFollowing: () => void = () => undefined;
+    let stopHeartbeat: () => void = () => undefined;
+    let delivered = 0;
+    const end = () => {
+      stopFollowing();
+      stopHeartbeat();
+      if (!res.writableEnded) res.end();
+    };
+    const onEvent = (event: RunEvent) => {
+      if (!opened) {
+        openSse(res);
+        opened = true;
+      }
+      delivered += 1;
+      res.write(formatSse(event));
+      if (TERMINAL_EVENTS.has(event.event)) setImmediate(end);
+    };
+    res.on('close', () => {
+      // The run goes on without this listener.
+      stopFollowing();
+      stopHeartbeat();
+    });
+    try {
+      stopFollowing = await this.events.follow(runId, afterId, onEvent, isRunning);
+    } catch (error) {
+      if (error instanceof RunEventsUnavailableError && !opened) throw new ServiceUnavailableException(error.message);
+      throw error;
+    }
+    if (!opened && delivered === 0 && finished) {
+      throw new GoneException(`The events of run ${runId} are no longer kept, or were all received already`);
+    }
+    if (!opened) {
+      openSse(res);
+      opened = true;
+    }
+    if (!res.writableEnded) stopHeartbeat = startHeartbeat(res, this.config.chat.sseHeartbeatMs);
+  }
+}

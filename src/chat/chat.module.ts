@@ -1,0 +1,25 @@
+import { BeforeApplicationShutdown, Module } from '@nestjs/common';
+import { AgentModule } from '../agent/agent.module.js';
+import { SessionModule } from '../session/session.module.js';
+import { TraceModule } from '../trace/trace.module.js';
+import { ChatRequestContext } from './chat-request-context.js';
+import { ChatController } from './chat.controller.js';
+import { ChatService } from './chat.service.js';
+import { ConversationSummaryService } from './conversation-summary.service.js';
+import { RunEventsService } from './run-events.service.js';
+import { RunRegistry } from './run-registry.service.js';
+
+@Module({
+  imports: [AgentModule, SessionModule, TraceModule],
+  controllers: [ChatController],
+  providers: [ChatRequestContext, ChatService, RunRegistry, RunEventsService, ConversationSummaryService],
+  exports: [ChatService],
+})
+export class ChatModule implements BeforeApplicationShutdown {
+  constructor(private readonly chat: ChatService) {}
+
+  /** Turns in flight finish and commit before the pools close (they close in onApplicationShutdown). */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.chat.drain();
+  }
+}

@@ -1,0 +1,215 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { GraphRecursionError } from '@langchain/langgraph';
+import { AgentFactory, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
+import { CheckpointerProvider } from '../agent/checkpointer.provider.js';
+import { clip } from '../common/text.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { ConversationStorage, toLangChainMessages } from '../session/conversation-storage.service.js';
+import { SessionNotFoundError } from '../session/session.errors.js';
+import type { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
+import { ChatRequestContext } from './chat-request-context.js';
+import { ModelFailureError } from './chat.errors.js';
+import { ConversationSummaryService } from './conversation-summary.service.js';
+import { RunEventsService } from './run-events.service.js';
+import { RunRegistry } from './run-registry.service.js';
+import type { SseEventType } from './sse.js';
+
+export interface TurnResult {
+  response: string;
+  rag_trace: RagTrace | null;
+  session_id: string;
+  pending_hitl: PendingHitlState | null;
+  run_id: string;
+}
+
+export interface PreparedTurn {
+  runId: string;
+  sessionId: string;
+  userId: string;
+  message: string;
+}
+
+type Emit = (event: SseEventType, data: unknown) => void;
+
+const HEARTBEAT_MS = 10_000;
+
+function textContent(message: BaseMessage): string {
+  const content = message.content;
+  return typeof content === 'string'
+    ? content
+    : content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
+}
+
+function classifyModelError(error: unknown): ModelFailureError {
+  if (error instanceof ModelFailureError) return error;
+  const e = error as { name?: string; message?: string; code?: string };
+  const text = `${e?.name ?? ''} ${e?.message ?? ''} ${e?.code ?? ''}`;
+  if (/timeout|timed out|aborted|ETIMEDOUT/i.test(text)) {
+    return new ModelFailureError('model_timeout', 'The model did not answer in time; your message was saved, please retry.');
+  }
+  if (error instanceof GraphRecursionError) {
+    return new ModelFailureError('model_error', 'The agent did not finish within its step limit; your message was saved.');
+  }
+  return new ModelFailureError('model_error', `The model failed: ${clip(e?.message ?? String(error), 300)}. Your message was saved.`);
+}
+
+/**
+ * Chat turns: claim the session's run slot, give the agent a bounded view of
+ * the conversation, run the LangGraph graph (streaming its events when asked),
+ * commit the human and AI messages with the trace in one transaction, and
+ * leave no checkpoint behind a finished run.
+ */
+@Injectable()
+export class ChatService {
+  private readonly logger = new Logger(ChatService.name);
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly storage: ConversationStorage,
+    private readonly agents: AgentFactory,
+    private readonly checkpointer: CheckpointerProvider,
+    private readonly runs: RunRegistry,
+    private readonly events: RunEventsService,
+    private readonly summaries: ConversationSummaryService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Checks ownership and claims the session's run slot; throws SessionNotFoundError or RunInProgressError. */
+  async prepare(userId: string, message: string, sessionId?: string): Promise<PreparedTurn> {
+    const id = sessionId ?? randomUUID();
+    if (sessionId) {
+      const owner = await this.storage.sessionOwner(sessionId);
+      if (owner !== null && owner !== userId) throw new SessionNotFoundError(sessionId);
+    }
+    const runId = randomUUID();
+    await this.runs.start(runId, id, userId);
+    return { runId, sessionId: id, userId, message };
+  }
+
+  /** Runs a prepared turn to the end and answers it whole (POST /api/chat). */
+  async runSync(turn: PreparedTurn, context: ChatRequestContext): Promise<TurnResult> {
+    context.begin({ userId: turn.userId, sessionId: turn.sessionId, runId: turn.runId, mode: 'sync' });
+    return this.track(this.execute(turn, context, () => undefined));
+  }
+
+  /**
+   * Starts a prepared turn in the background with its events published for
+   * streaming (POST /api/chat/stream). The run does not depend on the caller's
+   * connection: it finishes and commits even if nobody listens.
+   */
+  startStreaming(turn: PreparedTurn, context: ChatRequestContext): void {
+    context.begin({ userId: turn.userId, sessionId: turn.sessionId, runId: turn.runId, mode: 'stream' });
+    this.events.open(turn.runId);
+    const emit: Emit = (event, data) => this.events.publish(turn.runId, event, data);
+    void this.track(this.execute(turn, context, emit)).catch(() => undefined);
+  }
+
+  /** Resolves when every turn started by this instance has finished (graceful shutdown, tests). */
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.inFlight.add(promise);
+    void promise.finally(() => this.inFlight.delete(promise)).catch(() => undefined);
+    return promise;
+  }
+
+  private async execute(turn: PreparedTurn, context: ChatRequestContext, emit: Emit): Promise<TurnResult> {
+    const { runId, sessionId, userId, message } = turn;
+    const heartbeat = setInterval(() => void this.runs.heartbeat(runId).catch(() => undefined), HEARTBEAT_MS);
+    heartbeat.unref();
+    emit('metadata', { run_id: runId, session_id: sessionId });
+    try {
+      const history = await this.storage.getTurnContext(userId, sessionId, this.config.chat.recentMessages);
+      const { summary, upto } = ConversationSummaryService.read(history?.metadata ?? {});
+      // The window, less whatever the summary already covers.
+      const unsummarized = history ? history.messageCount - upto : 0;
+      const recent = unsummarized > 0 ? history!.recent.slice(-unsummarized) : [];
+      const input = [...toLangChainMessages(recent), new HumanMessage(message)];
+
+      const response = await this.runGraph(context, input, summary, emit);
+      const { trace } = context.takeRagTrace();
+      context.close();
+
+      const committed = await this.storage.appendTurn(userId, sessionId, [
+        { type: 'human', content: message },
+        { type: 'ai', content: response, rag_trace: trace },
+      ]);
+      await this.forgetCheckpoints(runId);
+      await this.runs.finish(runId, 'done');
+      if (trace) emit('trace', trace);
+      emit('done', { response, session_id: sessionId });
+      await this.summaries.maybeFold(userId, sessionId, history?.metadata ?? {}, committed.message_count);
+      return { response, rag_trace: trace, session_id: sessionId, pending_hitl: null, run_id: runId };
+    } catch (error) {
+      context.close();
+      const failure = classifyModelError(error);
+      this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, `turn failed: ${failure.code}`);
+      // The user's message is never lost; the session stays usable for the next turn.
+      await this.storage
+        .appendTurn(userId, sessionId, [{ type: 'human', content: message }])
+        .catch((commitError: Error) => this.logger.error({ err: commitError }, 'could not keep the human message'));
+      await this.forgetCheckpoints(runId);
+      await this.runs.finish(runId, 'error', failure.message).catch(() => undefined);
+      emit('error', { code: failure.code, message: failure.message });
+      throw failure;
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private async runGraph(context: ChatRequestContext, input: BaseMessage[], summary: string | undefined, emit: Emit): Promise<string> {
+    const graph = this.agents.createAgentForRequest(context, { summary });
+    const stream = await graph.stream(
+      { messages: input },
+      {
+        configurable: { thread_id: context.runId },
+        streamMode: ['messages', 'custom', 'updates'],
+        recursionLimit: MAX_TOOL_ROUNDS * 2 + 2,
+      },
+    );
+    let finalAnswer: string | undefined;
+    let streamedTokens = '';
+    for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+      if (mode === 'messages') {
+        const [messageChunk, metadata] = chunk as [BaseMessage, { langgraph_node?: string }];
+        if (metadata?.langgraph_node === 'agent' && messageChunk instanceof AIMessageChunk) {
+          const text = textContent(messageChunk);
+          if (text) {
+            streamedTokens += text;
+            emit('token', { text });
+          }
+        }
+      } else if (mode === 'custom') {
+        const { type, ...step } = chunk as { type?: string };
+        if (type === 'step') emit('step', step);
+      } else if (mode === 'updates') {
+        const update = chunk as Record<string, { messages?: BaseMessage[] } | undefined>;
+        for (const message of update.agent?.messages ?? []) {
+          if (!(message instanceof AIMessage)) continue;
+          if (message.tool_calls?.length) {
+            for (const call of message.tool_calls) {
+              emit('tool', { name: call.name, phase: 'start', summary: clip(JSON.stringify(call.args), 200) });
+            }
+          } else {
+            finalAnswer = textContent(message);
+          }
+        }
+        for (const message of update.tools?.messages ?? []) {
+          if (message instanceof ToolMessage) {
+            emit('tool', { name: message.name, phase: 'end', summary: clip(textContent(message), 200) });
+          }
+        }
+      }
+    }
+    return finalAnswer ?? streamedTokens;
+  }
+
+  private async forgetCheckpoints(runId: string): Promise<void> {
+    await this.checkpointer.forget(runId).catch((error: Error) => this.logger.warn(`checkpoints of ${runId} not deleted: ${error.message}`));
+  }
+}

@@ -1,0 +1,76 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { sqlRows } from '../database/sql.js';
+import { RunInProgressError } from './chat.errors.js';
+
+export type RunStatus = 'running' | 'done' | 'error' | 'interrupted' | 'abandoned';
+
+export interface RunRecord {
+  id: string;
+  session_id: string;
+  user_id: string;
+  status: RunStatus;
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * The runs table: one run in flight per session across every instance
+ * (a partial unique index), with a heartbeat so a run whose instance died
+ * stops blocking its session after RUN_STALE_AFTER_MS.
+ */
+@Injectable()
+export class RunRegistry {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async start(runId: string, sessionId: string, userId: string): Promise<void> {
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      try {
+        await this.dataSource.query(
+          `INSERT INTO chat_runs (id, session_id, user_id, status) VALUES ($1, $2, $3, 'running')`,
+          [runId, sessionId, userId],
+        );
+        return;
+      } catch (error) {
+        if ((error as { driverError?: { code?: string } }).driverError?.code !== UNIQUE_VIOLATION) throw error;
+        const released = await sqlRows(
+          this.dataSource,
+          `UPDATE chat_runs SET status = 'abandoned', finished_at = now(), error = 'no heartbeat'
+            WHERE session_id = $1 AND status = 'running'
+              AND heartbeat_at < now() - $2::int * INTERVAL '1 millisecond'
+          RETURNING id`,
+          [sessionId, this.config.chat.runStaleAfterMs],
+        );
+        if (released.length === 0) throw new RunInProgressError(sessionId);
+      }
+    }
+    throw new RunInProgressError(sessionId);
+  }
+
+  async heartbeat(runId: string): Promise<void> {
+    await this.dataSource.query(`UPDATE chat_runs SET heartbeat_at = now() WHERE id = $1 AND status = 'running'`, [runId]);
+  }
+
+  async finish(runId: string, status: Exclude<RunStatus, 'running'>, error?: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE chat_runs SET status = $2, error = $3, finished_at = now() WHERE id = $1`,
+      [runId, status, error ?? null],
+    );
+  }
+
+  /** The run when it belongs to the user; null otherwise (another user's run looks missing). */
+  async find(runId: string, userId: string): Promise<RunRecord | null> {
+    const [row] = await sqlRows<RunRecord>(
+      this.dataSource,
+      `SELECT id, session_id, user_id, status FROM chat_runs WHERE id = $1 AND user_id = $2`,
+      [runId, userId],
+    );
+    return row ?? null;
+  }
+}

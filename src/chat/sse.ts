@@ -1,0 +1,42 @@
+import type { Response } from 'express';
+
+export const SSE_EVENT_TYPES = ['metadata', 'step', 'token', 'tool', 'hitl', 'trace', 'done', 'error'] as const;
+export type SseEventType = (typeof SSE_EVENT_TYPES)[number];
+
+/** One event of a run; `id` is monotonic within the run, starting at 1. */
+export interface RunEvent {
+  id: number;
+  event: SseEventType;
+  data: unknown;
+}
+
+/** Events after which a run's stream ends. */
+export const TERMINAL_EVENTS: ReadonlySet<SseEventType> = new Set(['done', 'error']);
+
+export function formatSse(event: RunEvent): string {
+  return `id: ${event.id}\nevent: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`;
+}
+
+export function openSse(res: Response): void {
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache, no-transform');
+  // The socket closes with the stream, so a stream that ends during shutdown leaves no idle socket holding the server open.
+  res.setHeader('Connection', 'close');
+  res.setHeader('X-Accel-Buffering', 'no');
+  res.flushHeaders();
+  res.write(': stream open\n\n');
+}
+
+/** Sends a comment line every `intervalMs` so proxies and clients keep the connection; returns the stopper. */
+export function startHeartbeat(res: Response, intervalMs: number): () => void {
+  const timer = setInterval(() => res.write(': heartbeat\n\n'), intervalMs);
+  return () => clearInterval(timer);
+}
+
+/** Parses a Last-Event-ID value; invalid or absent means "from the start". */
+export function parseLastEventId(raw: unknown): number {
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (typeof value !== 'string' || !/^\d{1,9}$/.test(value.trim())) return 0;
+  return Number(value.trim());
+}

@@ -1,0 +1,55 @@
+/** Text helpers that treat Chinese and English alike. */
+
+const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
+const wordSegmenter = new Intl.Segmenter('zh', { granularity: 'word' });
+
+const STOPWORDS = new Set([
+  'the', 'a', 'an', 'is', 'are', 'was', 'were', 'be', 'to', 'of', 'in', 'on', 'for', 'and', 'or', 'what', 'how',
+  'which', 'who', 'when', 'where', 'why', 'do', 'does', 'did', 'can', 'could', 'i', 'you', 'me', 'my', 'your', 'it',
+  'this', 'that', 'with', 'about', 'tell', 'please', 'there', 'any', 'at', 'by', 'as', 'from', 'will', 'would',
+  '的', '了', '是', '吗', '呢', '吧', '啊', '么', '什么', '怎么', '怎样', '如何', '多少', '哪些', '哪个', '请问', '我', '你',
+  '我们', '有', '在', '和', '与', '及', '或', '一个', '这个', '那个', '请', '告诉', '一下', '可以', '能', '会', '要',
+]);
+
+export function containsCjk(text: string): boolean {
+  return CJK.test(text);
+}
+
+const CJK_RUN = /[\u3400-\u9fff\uf900-\ufaff]+/g;
+
+/**
+ * Lower-cased word tokens without stopwords or punctuation. Text is cut into
+ * words by Intl.Segmenter; every run of Chinese characters also yields its
+ * character bigrams, since the segmenter's dictionary may leave Chinese words
+ * cut into single characters.
+ */
+export function tokenize(text: string): string[] {
+  const lower = text.toLowerCase();
+  const out: string[] = [];
+  for (const { segment, isWordLike } of wordSegmenter.segment(lower)) {
+    if (!isWordLike) continue;
+    const word = segment.trim();
+    if (word && !STOPWORDS.has(word)) out.push(word);
+  }
+  for (const run of lower.match(CJK_RUN) ?? []) {
+    for (let i = 0; i + 2 <= run.length; i += 1) {
+      const bigram = run.slice(i, i + 2);
+      if (!STOPWORDS.has(bigram) && !out.includes(bigram)) out.push(bigram);
+    }
+  }
+  return out;
+}
+
+/** Sentences of a text, keeping their closing punctuation (。！？.!? and line breaks). */
+export function splitSentences(text: string): string[] {
+  return text
+    .split(/(?<=[。！？!?；;])|(?<=\.)(?=\s)|\n+/)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 1);
+}
+
+/** Cuts to at most `max` characters on a character boundary, adding an ellipsis when cut. */
+export function clip(text: string, max: number): string {
+  const chars = Array.from(text);
+  return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
+}

@@ -1,0 +1,24 @@
+/** One retrieved passage: the wire shape of RetrievedChunk. */
+export interface RetrievalHit {
+  chunk_id: string;
+  source: string;
+  page: number | null;
+  text: string;
+  score: number;
+}
+
+export interface RetrievalResult {
+  hits: RetrievalHit[];
+  /** How many candidates matched at all before cutting to top_k. */
+  recalled: number;
+  mode: string;
+  pipelineId: string;
+}
+
+/**
+ * What the knowledge tool asks of retrieval. The injection token is the
+ * class itself; the knowledge module provides the implementation.
+ */
+export abstract class RetrievalService {
+  abstract search(query: string, topK: number): Promise<RetrievalResult>;
+}

@@ -1,0 +1,245 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
+import { FakeWeatherServer } from './support/fake-weather-server.js';
+import { readSse } from './support/sse-client.js';
+
+describe('Chat turns with the local provider', () => {
+  let t: TestApp;
+  let base: string;
+  const weather = new FakeWeatherServer();
+
+  beforeAll(async () => {
+    await weather.start();
+    t = await createTestApp({
+      WEATHER_BASE_URL: weather.url,
+      WEATHER_GEOCODING_URL: weather.url,
+      SSE_HEARTBEAT_MS: '1000',
+    });
+    base = await t.listen();
+  });
+  afterAll(async () => {
+    await t.close();
+    await weather.stop();
+  });
+
+  const post = (user: string, body: object) => request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send(body);
+  const transcript = async (user: string, session: string) =>
+    (await request(t.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(t.auth(user)).expect(200)).body.messages;
+
+  it('answers a knowledge question from the corpus with citations and a trace, and commits both messages', async () => {
+    const user = uniqueUser('kb');
+    const res = await post(user, { message: 'How do I reset the Aurora X1 router to factory settings?' }).expect(200);
+    expect(res.body.response).toMatch(/hold the reset button on the back for 10 seconds/);
+    expect(res.body.response).toContain('[aurora-x1-router-manual.md]');
+    expect(res.body.pending_hitl).toBeNull();
+    expect(res.body.rag_trace).toMatchObject({
+      tool_used: true,
+      tool_name: 'knowledge_search',
+      query: 'How do I reset the Aurora X1 router to factory settings?',
+      retrieval_stage: 'initial',
+      final_empty: false,
+      protocol_version: 1,
+    });
+    expect(res.body.rag_trace.final_chunks[0].source).toBe('aurora-x1-router-manual.md');
+
+    const messages = await transcript(user, res.body.session_id);
+    expect(messages.map((m: { type: string }) => m.type)).toEqual(['human', 'ai']);
+    expect(messages[1].content).toBe(res.body.response);
+    expect(messages[1].rag_trace).toEqual(res.body.rag_trace);
+    const list = await request(t.app.getHttpServer()).get('/api/sessions').set(t.auth(user)).expect(200);
+    expect(list.body.sessions[0]).toMatchObject({
+      session_id: res.body.session_id,
+      title: 'How do I reset the Aurora X1 router to factory settings?',
+      message_count: 2,
+    });
+    const [{ count }] = await t.dataSource.query('SELECT count(*)::int AS count FROM checkpoints');
+    expect(count).toBe(0); // a finished run leaves no checkpoint
+  });
+
+  it('answers in Chinese from Chinese documents, continuing the same session', async () => {
+    const user = uniqueUser('zh');
+    const first = await post(user, { message: '你好' }).expect(200);
+    expect(first.body.response).toMatch(/你好/);
+    expect(first.body.rag_trace).toBeNull();
+    const res = await post(user, { message: '积分的有效期是多久？', session_id: first.body.session_id }).expect(200);
+    expect(res.body.session_id).toBe(first.body.session_id);
+    expect(res.body.response).toMatch(/12 个月/);
+    expect(res.body.response).toContain('[会员积分规则.md]');
+    expect(res.body.rag_trace.final_chunks.map((c: { source: string }) => c.source)).toContain('会员积分规则.md');
+    expect(await transcript(user, res.body.session_id)).toHaveLength(4);
+  });
+
+  it('answers a weather question through the weather tool (English and Chinese)', async () => {
+    const user = uniqueUser('weather');
+    const en = await post(user, { message: 'What is the weather in Paris today?' }).expect(200);
+    expect(en.body.response).toBe('Current weather in Paris: light rain, 18.5°C, wind 9.5 km/h, humidity 60%.');
+    expect(en.body.rag_trace).toBeNull();
+    const zh = await post(user, { message: '北京今天天气怎么样？' }).expect(200);
+    expect(zh.body.response).toBe('北京当前天气：clear sky，气温 25.1°C，风速 9.5 km/h，湿度 60%。');
+    expect(weather.requests.some((url) => url.includes('name=%E5%8C%97%E4%BA%AC'))).toBe(true);
+  });
+
+  it('explains an unreachable weather service instead of failing', async () => {
+    const down = await createTestApp({ WEATHER_BASE_URL: 'http://127.0.0.1:9', WEATHER_GEOCODING_URL: 'http://127.0.0.1:9' });
+    try {
+      const res = await request(down.app.getHttpServer())
+        .post('/api/chat')
+        .set(down.auth(uniqueUser()))
+        .send({ message: 'weather in Berlin?' })
+        .expect(200);
+      expect(res.body.response).toMatch(/I could not get the weather: the weather service is unreachable/);
+    } finally {
+      await down.close();
+    }
+  });
+
+  it('streams events in protocol order with consecutive ids, steps with timings, and heartbeats', async () => {
+    const user = uniqueUser('stream');
+    const knowledge = await readSse(`${base}/api/chat/stream`, {
+      method: 'POST',
+      headers: { ...t.auth(user), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ message: '退货政策是什么？' }),
+    });
+    expect(knowledge.status).toBe(200);
+    const names = knowledge.events.map((e) => e.event);
+    expect(names[0]).toBe('metadata');
+    expect(names.slice(-2)).toEqual(['trace', 'done']);
+    expect(knowledge.events.map((e) => e.id)).toEqual(knowledge.events.map((_, i) => i + 1));
+    const order = (name: string) => names.indexOf(name);
+    expect(order('tool')).toBeLessThan(order('step'));
+    expect(names.lastIndexOf('step')).toBeLessThan(names.lastIndexOf('tool'));
+    expect(names.lastIndexOf('tool')).toBeLessThan(order('token'));
+
+    const [metadata] = knowledge.events;
+    expect(metadata.data).toEqual({ run_id: expect.any(String), session_id: expect.any(String) });
+    const steps = knowledge.events.filter((e) => e.event === 'step');
+    expect(steps.map((s) => s.data.stage)).toEqual(['retrieve', 'retrieved']);
+    for (const step of steps) {
+      expect(step.data).toEqual(expect.objectContaining({ label: expect.any(String), elapsed_ms: expect.any(Number), total_ms: expect.any(Number) }));
+    }
+    expect(steps[1].data.total_ms).toBeGreaterThanOrEqual(steps[0].data.total_ms);
+    const tools = knowledge.events.filter((e) => e.event === 'tool');
+    expect(tools.map((e) => [e.data.name, e.data.phase])).toEqual([
+      ['knowledge_search', 'start'],
+      ['knowledge_search', 'end'],
+    ]);
+    const tokens = knowledge.events.filter((e) => e.event === 'token').map((e) => e.data.text).join('');
+    const done = knowledge.events.at(-1)!;
+    expect(done.data).toEqual({ response: tokens, session_id: metadata.data.session_id });
+    expect(knowledge.events.at(-2)!.data).toMatchObject({ tool_used: true, protocol_version: 1 });
+
+    weather.delayMs = 1200; // long enough for a heartbeat (every 1 s in this test app)
+    const slow = await readSse(`${base}/api/chat/stream`, {
+      method: 'POST',
+      headers: { ...t.auth(user), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ message: 'weather in Paris', session_id: metadata.data.session_id }),
+    });
+    weather.delayMs = 0;
+    expect(slow.comments).toContain('heartbeat');
+    expect(slow.events.at(-1)!.event).toBe('done');
+    expect(slow.events.some((e) => e.event === 'trace')).toBe(false);
+    expect(await transcript(user, metadata.data.session_id)).toHaveLength(4);
+  });
+
+  it('keeps running when the client drops, and a rejoin replays exactly what was missed', async () => {
+    const user = uniqueUser('rejoin');
+    weather.delayMs = 800;
+    const headers = { ...t.auth(user), 'Content-Type': 'application/json' };
+    const first = await readSse(`${base}/api/chat/stream`, { method: 'POST', headers, body: JSON.stringify({ message: 'weather in Berlin?' }) }, 2);
+    weather.delayMs = 0;
+    expect(first.events.map((e) => e.event)).toEqual(['metadata', 'tool']);
+    const { run_id, session_id } = first.events[0].data;
+
+    const rest = await readSse(`${base}/api/chat/runs/${run_id}/stream`, { headers: { ...t.auth(user), 'Last-Event-ID': '2' } });
+    expect(rest.status).toBe(200);
+    expect(rest.events[0].id).toBe(3);
+    expect(rest.events.at(-1)!.event).toBe('done');
+    const all = [...first.events, ...rest.events];
+    expect(all.map((e) => e.id)).toEqual(all.map((_, i) => i + 1));
+    expect(rest.events.at(-1)!.data.response).toMatch(/Berlin: overcast, 12°C/);
+
+    // The turn was committed although its first client left.
+    expect((await transcript(user, session_id)).map((m: { type: string }) => m.type)).toEqual(['human', 'ai']);
+
+    // Another instance (a new app on the same PostgreSQL and Redis) replays it too.
+    const other = await createTestApp();
+    try {
+      const otherBase = await other.listen();
+      const replay = await readSse(`${otherBase}/api/chat/runs/${run_id}/stream`, { headers: { ...t.auth(user), 'Last-Event-ID': '1' } });
+      expect(replay.events.map((e) => e.id)).toEqual(all.slice(1).map((e) => e.id));
+      expect(replay.events.map((e) => e.event)).toEqual(all.slice(1).map((e) => e.event));
+      // Someone else's run looks missing.
+      await request(other.app.getHttpServer()).get(`/api/chat/runs/${run_id}/stream`).set(other.auth(uniqueUser())).expect(404);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('refuses a second turn on a session while one is in flight (409), on any instance', async () => {
+    const user = uniqueUser('busy');
+    const session = randomUUID();
+    weather.delayMs = 1500;
+    const headers = { ...t.auth(user), 'Content-Type': 'application/json' };
+    const running = readSse(`${base}/api/chat/stream`, { method: 'POST', headers, body: JSON.stringify({ message: 'weather in Paris', session_id: session }) });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const conflict = await post(user, { message: 'and tomorrow?', session_id: session }).expect(409);
+    expect(conflict.body.message).toMatch(/already has a turn in progress/);
+    const other = await createTestApp();
+    try {
+      await request(other.app.getHttpServer()).post('/api/chat').set(other.auth(user)).send({ message: 'hello', session_id: session }).expect(409);
+    } finally {
+      await other.close();
+    }
+    weather.delayMs = 0;
+    expect((await running).events.at(-1)!.event).toBe('done');
+    await post(user, { message: 'thanks', session_id: session }).expect(200); // free again
+    expect(await transcript(user, session)).toHaveLength(4); // the refused turns stored nothing
+  });
+
+  it('validates input: empty, too long, unknown fields, foreign sessions, oversized bodies', async () => {
+    const user = uniqueUser('bad');
+    expect((await post(user, { message: '' }).expect(400)).body.message).toMatch(/message should not be empty/);
+    expect((await post(user, { message: 'x'.repeat(8001) }).expect(400)).body.message).toMatch(/message must be shorter than or equal to 8000/);
+    expect((await post(user, { message: 'hi', model: 'gpt' }).expect(400)).body.message).toMatch(/property model should not exist/);
+    expect((await post(user, { message: 'hi', session_id: 'abc' }).expect(400)).body.message).toMatch(/session_id must be a UUID/);
+    expect((await post(user, { message: 42 }).expect(400)).body.message).toMatch(/message must be a string/);
+    await request(t.app.getHttpServer())
+      .post('/api/chat')
+      .set(t.auth(user))
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ message: 'x'.repeat(2 * 1024 * 1024) }))
+      .expect(413);
+    const mine = await post(user, { message: 'hello' }).expect(200);
+    await post(uniqueUser('intruder'), { message: 'hi', session_id: mine.body.session_id }).expect(404);
+    await request(t.app.getHttpServer())
+      .post('/api/chat/stream')
+      .set(t.auth(uniqueUser('intruder')))
+      .send({ message: 'hi', session_id: mine.body.session_id })
+      .expect(404);
+    expect(await transcript(user, mine.body.session_id)).toHaveLength(2);
+  });
+
+  it('folds older turns into a summary kept in session metadata, so the model sees a bounded window', async () => {
+    const small = await createTestApp({ CHAT_RECENT_MESSAGES: '4' });
+    try {
+      const user = uniqueUser('summary');
+      let session: string | undefined;
+      for (let i = 0; i < 5; i += 1) {
+        const res = await request(small.app.getHttpServer())
+          .post('/api/chat')
+          .set(small.auth(user))
+          .send({ message: `Question ${i}: how long is the Aurora X2 warranty?`, ...(session ? { session_id: session } : {}) })
+          .expect(200);
+        session = res.body.session_id;
+      }
+      const [{ metadata }] = await small.dataSource.query('SELECT metadata FROM chat_sessions WHERE id = $1', [session]);
+      expect(metadata.summary_upto_seq).toBe(6); // 10 messages, the last 4 stay verbatim
+      expect(metadata.summary).toMatch(/Question 0/);
+      expect(metadata.summary).toMatch(/Question 2/);
+      expect(metadata.summary).not.toMatch(/Question 4/);
+    } finally {
+      await small.close();
+    }
+  });
+});

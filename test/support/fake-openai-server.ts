@@ -1,0 +1,112 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** What the fake model does for one request. */
+export type FakeReply =
+  | { content: string }
+  | { toolCalls: Array<{ name: string; args: Record<string, unknown> }> }
+  | { status: number; error: string }
+  | { hang: true };
+
+interface RecordedRequest {
+  stream: boolean;
+  model: string;
+  messages: Array<{ role: string; content: unknown; tool_calls?: unknown; name?: string }>;
+  tools: Array<{ function: { name: string } }>;
+}
+
+/**
+ * An OpenAI-compatible chat completions endpoint that plays scripted
+ * replies in order (streamed or whole, as the client asks), so the real
+ * @langchain/openai client code runs against it.
+ */
+export class FakeOpenAIServer {
+  private server?: http.Server;
+  private script: FakeReply[] = [];
+  readonly requests: RecordedRequest[] = [];
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => this.handle(req, res, body));
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}/v1`;
+    return this;
+  }
+
+  /** Replies for the next requests, in order; when the script runs out, the fake answers "(no script)". */
+  play(...replies: FakeReply[]): void {
+    this.script.push(...replies);
+  }
+
+  reset(): void {
+    this.script = [];
+    this.requests.length = 0;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string): void {
+    if (!req.url?.endsWith('/chat/completions')) {
+      res.writeHead(404).end();
+      return;
+    }
+    const request = JSON.parse(raw) as RecordedRequest & { stream?: boolean };
+    this.requests.push({ stream: !!request.stream, model: request.model, messages: request.messages, tools: request.tools ?? [] });
+    const reply = this.script.shift() ?? { content: '(no script)' };
+    if ('hang' in reply) return; // never answers
+    if ('status' in reply) {
+      res.writeHead(reply.status, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: reply.error, type: 'server_error' } }));
+      return;
+    }
+    const id = `chatcmpl-${this.requests.length}`;
+    const toolCalls =
+      'toolCalls' in reply
+        ? reply.toolCalls.map((call, index) => ({
+            index,
+            id: `call_${this.requests.length}_${index}`,
+            type: 'function',
+            function: { name: call.name, arguments: JSON.stringify(call.args) },
+          }))
+        : undefined;
+    const content = 'content' in reply ? reply.content : null;
+    if (!request.stream) {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          id,
+          object: 'chat.completion',
+          created: 0,
+          model: request.model,
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content, tool_calls: toolCalls?.map(({ index: _i, ...call }) => call) },
+              finish_reason: toolCalls ? 'tool_calls' : 'stop',
+            },
+          ],
+        }),
+      );
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    const send = (delta: object, finish: string | null = null) =>
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: request.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+    send({ role: 'assistant', content: '' });
+    if (toolCalls) {
+      for (const call of toolCalls) send({ tool_calls: [call] });
+      send({}, 'tool_calls');
+    } else {
+      for (const piece of (content ?? '').match(/\S+\s*/g) ?? []) send({ content: piece });
+      send({}, 'stop');
+    }
+    res.end('data: [DONE]\n\n');
+  }
+}

@@ -1,0 +1,59 @@
+export interface ParsedEvent {
+  id: number;
+  event: string;
+  data: any;
+}
+
+export function parseSse(text: string): { events: ParsedEvent[]; comments: string[] } {
+  const events: ParsedEvent[] = [];
+  const comments: string[] = [];
+  for (const block of text.split('\n\n')) {
+    const lines = block.split('\n').filter(Boolean);
+    if (lines.length === 0) continue;
+    const fields: Record<string, string> = {};
+    for (const line of lines) {
+      if (line.startsWith(':')) comments.push(line.slice(1).trim());
+      else {
+        const at = line.indexOf(':');
+        fields[line.slice(0, at)] = line.slice(at + 1).trimStart();
+      }
+    }
+    if (fields.event) events.push({ id: Number(fields.id), event: fields.event, data: JSON.parse(fields.data) });
+  }
+  return { events, comments };
+}
+
+/**
+ * Reads an SSE response with fetch. With `stopAfter`, drops the connection
+ * once that many events arrived (a client going away mid-stream).
+ */
+export async function readSse(
+  url: string,
+  init: RequestInit,
+  stopAfter?: number,
+): Promise<{ status: number; events: ParsedEvent[]; comments: string[]; raw: string }> {
+  const controller = new AbortController();
+  const response = await fetch(url, { ...init, signal: controller.signal });
+  if (!response.body || !response.headers.get('content-type')?.includes('text/event-stream')) {
+    return { status: response.status, events: [], comments: [], raw: await response.text() };
+  }
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let raw = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      raw += decoder.decode(value, { stream: true });
+      const complete = raw.slice(0, raw.lastIndexOf('\n\n') + 2);
+      if (stopAfter !== undefined && parseSse(complete).events.length >= stopAfter) {
+        controller.abort();
+        raw = complete;
+        break;
+      }
+    }
+  } catch (error) {
+    if ((error as Error).name !== 'AbortError') throw error;
+  }
+  return { status: response.status, ...parseSse(raw), raw };
+}

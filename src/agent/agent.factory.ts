@@ -5,7 +5,10 @@ import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import type { ChatRequestContext } from '../chat/chat-request-context.js';
 import { CheckpointerProvider } from './checkpointer.provider.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { MAIN_MODEL } from './models/chat-models.js';
+import { ModelTimeoutError } from './models/model-errors.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { ToolRegistry } from './tools/tool-registry.service.js';
 
@@ -24,6 +27,7 @@ export class AgentFactory {
     @Inject(MAIN_MODEL) private readonly model: BaseChatModel,
     private readonly tools: ToolRegistry,
     private readonly checkpointer: CheckpointerProvider,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   createAgentForRequest(context: ChatRequestContext, options: { summary?: string } = {}) {
@@ -35,9 +39,17 @@ export class AgentFactory {
     if (!this.model.bindTools) throw new Error('the configured chat model cannot call tools');
     const model = this.model.bindTools(tools);
 
-    const callModel = async (state: typeof MessagesAnnotation.State, config: object) => {
-      const response = await model.invoke([new SystemMessage(systemPrompt), ...state.messages], config);
-      return { messages: [response] };
+    const timeoutMs = this.config.llm.timeoutMs;
+    const callModel = async (state: typeof MessagesAnnotation.State, config: { signal?: AbortSignal }) => {
+      const deadline = AbortSignal.timeout(timeoutMs);
+      const signal = config.signal ? AbortSignal.any([config.signal, deadline]) : deadline;
+      try {
+        const response = await model.invoke([new SystemMessage(systemPrompt), ...state.messages], { ...config, signal });
+        return { messages: [response] };
+      } catch (error) {
+        if (deadline.aborted) throw new ModelTimeoutError(timeoutMs);
+        throw error;
+      }
     };
 
     return new StateGraph(MessagesAnnotation)

@@ -4,6 +4,7 @@ import { AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage } fro
 import { GraphRecursionError } from '@langchain/langgraph';
 import { AgentFactory, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
 import { CheckpointerProvider } from '../agent/checkpointer.provider.js';
+import { ModelTimeoutError } from '../agent/models/model-errors.js';
 import { clip } from '../common/text.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -45,6 +46,9 @@ function textContent(message: BaseMessage): string {
 
 function classifyModelError(error: unknown): ModelFailureError {
   if (error instanceof ModelFailureError) return error;
+  if (error instanceof ModelTimeoutError) {
+    return new ModelFailureError('model_timeout', `The model did not answer in time (${error.timeoutMs} ms); your message was saved, please retry.`);
+  }
   const e = error as { name?: string; message?: string; code?: string };
   const text = `${e?.name ?? ''} ${e?.message ?? ''} ${e?.code ?? ''}`;
   if (/timeout|timed out|aborted|ETIMEDOUT/i.test(text)) {

@@ -1,4 +1,6 @@
-import { INestApplication } from '@nestjs/common';
+import { INestApplication, ModuleMetadata } from '@nestjs/common';
+
+type ModuleImport = NonNullable<ModuleMetadata['imports']>[number];
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import { JwtService } from '@nestjs/jwt';
@@ -27,6 +29,7 @@ export interface TestApp {
 export async function createTestApp(
   env: Record<string, string> = {},
   logDestination?: pino.DestinationStream,
+  extraImports: ModuleImport[] = [],
 ): Promise<TestApp> {
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -39,7 +42,7 @@ export async function createTestApp(
     ...env,
   });
   const root = logDestination ? createRootLogger(config.logLevel, logDestination) : pino({ level: config.logLevel });
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config), ...extraImports] }).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({
     bodyParser: false,
     logger: new NestPinoLogger(root),

@@ -16,7 +16,8 @@ export function createChatModel(config: AppConfig, role: LocalModelRole): BaseCh
     model: role === 'main' ? llm.model : llm.fastModel,
     apiKey: llm.apiKey ?? 'not-needed',
     configuration: llm.baseUrl ? { baseURL: llm.baseUrl } : undefined,
-    timeout: llm.timeoutMs,
+    // The agent enforces LLM_TIMEOUT_MS itself (ModelTimeoutError); the client's own limit is a backstop.
+    timeout: llm.timeoutMs + 1000,
     maxRetries: llm.maxRetries,
     temperature: 0,
     streamUsage: false,

@@ -1,0 +1,125 @@
+import { Injectable, Module } from '@nestjs/common';
+import { tool } from '@langchain/core/tools';
+import request from 'supertest';
+import { z } from 'zod';
+import { AgentTool, AgentToolFactory } from '../src/agent/tools/agent-tool.js';
+import { KNOWLEDGE_BUDGET_SPENT } from '../src/agent/tools/knowledge/knowledge-search.tool.js';
+import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
+import { FakeOpenAIServer } from './support/fake-openai-server.js';
+import { readSse } from './support/sse-client.js';
+
+/** A third tool, added the way a team would: its own module, nothing else changed. */
+@AgentTool()
+@Injectable()
+class ClockTool implements AgentToolFactory {
+  readonly name = 'current_time';
+  create() {
+    return tool(async ({ timezone }: { timezone: string }) => `It is 09:30 in ${timezone}.`, {
+      name: this.name,
+      description: 'The current time in a time zone',
+      schema: z.object({ timezone: z.string() }),
+    });
+  }
+}
+
+@Module({ providers: [ClockTool] })
+class ClockToolModule {}
+
+describe('Chat turns with the openai provider against a fake OpenAI-compatible server', () => {
+  const llm = new FakeOpenAIServer();
+  let t: TestApp;
+  let base: string;
+
+  beforeAll(async () => {
+    await llm.start();
+    t = await createTestApp(
+      { LLM_PROVIDER: 'openai', LLM_BASE_URL: llm.url, LLM_API_KEY: 'test-key', LLM_MODEL: 'main-model', LLM_FAST_MODEL: 'fast-model', LLM_MAX_RETRIES: '0', LLM_TIMEOUT_MS: '1500' },
+      undefined,
+      [ClockToolModule],
+    );
+    base = await t.listen();
+  });
+  afterAll(async () => {
+    await t.close();
+    await llm.stop();
+  });
+  beforeEach(() => llm.reset());
+
+  const chat = (user: string, body: object) => request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send(body);
+
+  it('runs a tool round trip: the model calls knowledge_search, then answers from the passages', async () => {
+    llm.play({ toolCalls: [{ name: 'knowledge_search', args: { query: 'Aurora X2 warranty' } }] }, { content: 'Three years [aurora-x2-mesh-manual.md].' });
+    const res = await chat(uniqueUser(), { message: 'How long is the Aurora X2 warranty?' }).expect(200);
+    expect(res.body.response).toBe('Three years [aurora-x2-mesh-manual.md].');
+    expect(res.body.rag_trace).toMatchObject({ tool_used: true, query: 'Aurora X2 warranty' });
+
+    expect(llm.requests).toHaveLength(2);
+    expect(llm.requests[0].model).toBe('main-model');
+    expect(llm.requests[0].tools.map((t) => t.function.name).sort()).toEqual(['current_time', 'get_weather', 'knowledge_search']);
+    expect(llm.requests[0].messages[0].role).toBe('system');
+    const toolMessage = llm.requests[1].messages.find((m) => m.role === 'tool');
+    expect(JSON.parse(toolMessage!.content as string).chunks[0].source).toBe('aurora-x2-mesh-manual.md');
+  });
+
+  it('streams the model\'s tokens and the tool events', async () => {
+    llm.play({ toolCalls: [{ name: 'current_time', args: { timezone: 'Asia/Shanghai' } }] }, { content: 'It is half past nine in Shanghai.' });
+    const stream = await readSse(`${base}/api/chat/stream`, {
+      method: 'POST',
+      headers: { ...t.auth(uniqueUser()), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ message: '上海现在几点？' }),
+    });
+    expect(llm.requests.every((r) => r.stream)).toBe(true);
+    const tokens = stream.events.filter((e) => e.event === 'token').map((e) => e.data.text);
+    expect(tokens.length).toBeGreaterThan(3);
+    expect(tokens.join('')).toBe('It is half past nine in Shanghai.');
+    expect(stream.events.filter((e) => e.event === 'tool').map((e) => [e.data.name, e.data.phase, e.data.summary])).toEqual([
+      ['current_time', 'start', '{"timezone":"Asia/Shanghai"}'],
+      ['current_time', 'end', 'It is 09:30 in Asia/Shanghai.'],
+    ]);
+    expect(stream.events.at(-1)).toMatchObject({ event: 'done', data: { response: 'It is half past nine in Shanghai.' } });
+  });
+
+  it('gives a second knowledge search in the same turn the budget message', async () => {
+    llm.play(
+      { toolCalls: [{ name: 'knowledge_search', args: { query: 'returns' } }, { name: 'knowledge_search', args: { query: 'refunds' } }] },
+      { content: 'Thirty days.' },
+    );
+    const res = await chat(uniqueUser(), { message: 'What is the return policy and how do refunds work?' }).expect(200);
+    expect(res.body.rag_trace.query).toBe('returns');
+    const toolContents = llm.requests[1].messages.filter((m) => m.role === 'tool').map((m) => m.content as string);
+    expect(toolContents).toHaveLength(2);
+    expect(JSON.parse(toolContents[0]).query).toBe('returns');
+    expect(toolContents[1]).toBe(KNOWLEDGE_BUDGET_SPENT);
+  });
+
+  it('answers 502 when the model fails, keeps the human message, and the session stays usable', async () => {
+    const user = uniqueUser('fail');
+    llm.play({ status: 500, error: 'upstream exploded' });
+    const failed = await chat(user, { message: 'Will this fail?' }).expect(502);
+    expect(failed.body.message).toMatch(/The model failed: .*Your message was saved/);
+    const [{ session_id }] = await t.dataSource.query(`SELECT session_id FROM chat_runs WHERE user_id = $1`, [user]);
+    const messages = (await request(t.app.getHttpServer()).get(`/api/sessions/${session_id}/messages`).set(t.auth(user)).expect(200)).body.messages;
+    expect(messages.map((m: { type: string; content: string }) => [m.type, m.content])).toEqual([['human', 'Will this fail?']]);
+
+    llm.play({ content: 'Back to normal.' });
+    const next = await chat(user, { message: 'Try again', session_id }).expect(200);
+    expect(next.body.response).toBe('Back to normal.');
+    const [{ status }] = await t.dataSource.query(`SELECT status FROM chat_runs WHERE user_id = $1 ORDER BY created_at LIMIT 1`, [user]);
+    expect(status).toBe('error');
+  });
+
+  it('answers 504 when the model does not answer in time, and streams an error event', async () => {
+    llm.play({ hang: true });
+    const res = await chat(uniqueUser(), { message: 'Are you there?' }).expect(504);
+    expect(res.body.message).toMatch(/did not answer in time/);
+
+    llm.play({ hang: true });
+    const stream = await readSse(`${base}/api/chat/stream`, {
+      method: 'POST',
+      headers: { ...t.auth(uniqueUser()), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ message: 'Still there?' }),
+    });
+    expect(stream.events.map((e) => e.event)).toEqual(['metadata', 'error']);
+    expect(stream.events[1].data).toEqual({ code: 'model_timeout', message: expect.stringMatching(/did not answer in time/) });
+  });
+});

@@ -54,6 +54,7 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
     expect(res.body.rag_trace).toMatchObject({ tool_used: true, query: 'Aurora X2 warranty' });
 
     expect(llm.requests).toHaveLength(2);
+    expect(llm.requests.map((r) => r.stream)).toEqual([false, false]); // a sync turn asks for whole answers
     expect(llm.requests[0].model).toBe('main-model');
     expect(llm.requests[0].tools.map((t) => t.function.name).sort()).toEqual(['current_time', 'get_weather', 'knowledge_search']);
     expect(llm.requests[0].messages[0].role).toBe('system');

@@ -120,8 +120,20 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
 
     // Every route, with its responses and bearer auth.
     expect(Object.keys(doc.paths).sort()).toEqual(
-      ['/api/sessions', '/api/sessions/{session_id}', '/api/sessions/{session_id}/messages', '/health'].sort(),
+      [
+        '/api/chat',
+        '/api/chat/runs/{run_id}/stream',
+        '/api/chat/stream',
+        '/api/sessions',
+        '/api/sessions/{session_id}',
+        '/api/sessions/{session_id}/messages',
+        '/health',
+      ].sort(),
     );
+    expect(doc.paths['/api/chat'].post.requestBody.content['application/json'].schema.$ref).toMatch(/ChatRequest/);
+    expect(doc.paths['/api/chat'].post.responses['200'].content['application/json'].schema.$ref).toMatch(/ChatResponse/);
+    expect(Object.keys(doc.paths['/api/chat/stream'].post.responses['200'].content)).toEqual(['text/event-stream']);
+    expect(schemas.ChatResponse.properties.rag_trace.allOf?.[0]?.$ref ?? schemas.ChatResponse.properties.rag_trace.$ref).toMatch(/RagTrace/);
     expect(doc.paths['/api/sessions'].get.responses['200'].content['application/json'].schema.$ref).toMatch(/SessionListResponse/);
     expect(doc.paths['/api/sessions'].get.security).toEqual([{ bearer: [] }]);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });

@@ -172,7 +172,8 @@ export class ChatService {
       { messages: input },
       {
         configurable: { thread_id: context.runId },
-        streamMode: ['messages', 'custom', 'updates'],
+        // Sync turns need only node updates, so the model is called without streaming.
+        streamMode: context.mode === 'stream' ? ['messages', 'custom', 'updates'] : ['updates'],
         recursionLimit: MAX_TOOL_ROUNDS * 2 + 2,
       },
     );

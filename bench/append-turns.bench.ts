@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../src/app.module.js';
 import { ConversationStorage, NewMessage } from '../src/session/conversation-storage.service.js';
-import { benchConfig, createBenchDatabase, fmt, median } from './support.js';
+import { benchConfig, fmt, median, runBench } from './support.js';
 
 const TURNS = Number(process.env.TURNS ?? 500);
 const WINDOW = 50;
@@ -43,10 +43,10 @@ async function timeTurns(label: string, commit: (i: number) => Promise<void>): P
   return times;
 }
 
-async function main(): Promise<void> {
-  const db = await createBenchDatabase('bench_append');
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(benchConfig(db.url)), { logger: ['warn', 'error'] });
-  try {
+runBench('bench_append', async (databaseUrl, onClose) => {
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(benchConfig(databaseUrl)), { logger: ['warn', 'error'] });
+  onClose(() => app.close());
+  {
     const storage = app.get(ConversationStorage);
     const user = 'bench-user';
     console.log(`${TURNS} turns (2 messages each, one with a RAG trace) committed to one session, PostgreSQL + Redis`);
@@ -66,13 +66,5 @@ async function main(): Promise<void> {
       history.push(...turnMessages(i));
       await storage.save(user, saveSession, history);
     });
-  } finally {
-    await app.close();
-    await db.drop();
   }
-}
-
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
 });

@@ -25,7 +25,7 @@ import { AppModule } from '../src/app.module.js';
 import { ChatRequestContext } from '../src/chat/chat-request-context.js';
 import { CheckpointerProvider } from '../src/agent/checkpointer.provider.js';
 import { setupApp } from '../src/setup-app.js';
-import { benchConfig, createBenchDatabase, fmt, median, percentile } from './support.js';
+import { benchConfig, fmt, median, percentile, runBench } from './support.js';
 
 const TURNS = Number(process.env.TURNS ?? 205);
 const STREAMS = Number(process.env.STREAMS ?? 40);
@@ -50,16 +50,16 @@ function report(label: string, times: number[]): void {
   );
 }
 
-async function main(): Promise<void> {
-  const db = await createBenchDatabase('bench_chat');
-  const config = benchConfig(db.url, { CHAT_RECENT_MESSAGES: '12' });
+runBench('bench_chat', async (databaseUrl, onClose) => {
+  const config = benchConfig(databaseUrl, { CHAT_RECENT_MESSAGES: '12' });
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bodyParser: false, logger: ['warn', 'error'] });
+  onClose(() => app.close());
   setupApp(app, config, pino({ level: 'warn' }));
   await app.listen(0, '127.0.0.1');
   const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
   const token = new JwtService({ secret: config.auth.jwtSecret }).sign({ sub: 'bench-user' });
   const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
-  try {
+  {
     console.log(`${TURNS} knowledge-base turns in one session, local provider, PostgreSQL + Redis`);
 
     // (a) this service
@@ -144,13 +144,5 @@ async function main(): Promise<void> {
       `POST /api/chat/stream over ${STREAMS} new sessions: first event p50 ${fmt(median(firstEvent))} (p95 ${fmt(percentile(firstEvent, 95))}), ` +
         `done p50 ${fmt(median(done))} (p95 ${fmt(percentile(done, 95))})`,
     );
-  } finally {
-    await app.close();
-    await db.drop();
   }
-}
-
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
 });

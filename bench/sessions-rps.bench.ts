@@ -16,7 +16,7 @@ import pino from 'pino';
 import { AppModule } from '../src/app.module.js';
 import { ConversationStorage } from '../src/session/conversation-storage.service.js';
 import { setupApp } from '../src/setup-app.js';
-import { benchConfig, createBenchDatabase } from './support.js';
+import { benchConfig, runBench } from './support.js';
 
 const DURATION = Number(process.env.DURATION ?? 8);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10);
@@ -36,18 +36,18 @@ async function run(url: string, headers: Record<string, string>): Promise<autoca
   return autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION });
 }
 
-async function main(): Promise<void> {
-  const db = await createBenchDatabase('bench_sessions');
-  const config = benchConfig(db.url);
+runBench('bench_sessions', async (databaseUrl, onClose) => {
+  const config = benchConfig(databaseUrl);
   const root = pino({ level: 'warn' });
   const app = await NestFactory.create<NestExpressApplication>(
     { module: class BenchApp {}, imports: [AppModule.forRoot(config), BareModule] },
     { bodyParser: false, logger: ['warn', 'error'] },
   );
   setupApp(app, config, root);
+  onClose(() => app.close());
   await app.listen(0, '127.0.0.1');
   const base = await app.getUrl();
-  try {
+  {
     const storage = app.get(ConversationStorage);
     const user = `bench-${Date.now()}`;
     for (let i = 0; i < 20; i += 1) {
@@ -70,13 +70,5 @@ async function main(): Promise<void> {
     console.log(line('bare route (same app, same guard)', bare));
     console.log(line('GET /api/sessions (warm cache)', sessions));
     console.log(`ratio sessions/bare: ${(sessions.requests.average / bare.requests.average).toFixed(2)}`);
-  } finally {
-    await app.close();
-    await db.drop();
   }
-}
-
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
 });

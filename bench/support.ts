@@ -44,3 +44,21 @@ export function percentile(values: number[], p: number): number {
 }
 
 export const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
+
+/** Runs a bench's body with a throw-away database, dropping it (and closing what the body opened) however it ends. */
+export function runBench(prefix: string, body: (databaseUrl: string, onClose: (fn: () => Promise<unknown>) => void) => Promise<void>): void {
+  const closers: Array<() => Promise<unknown>> = [];
+  const run = async () => {
+    const db = await createBenchDatabase(prefix);
+    try {
+      await body(db.url, (fn) => closers.unshift(fn));
+    } finally {
+      for (const close of closers) await close();
+      await db.drop();
+    }
+  };
+  run().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

@@ -1,4 +1,5 @@
 import { clip, containsCjk, splitSentences, tokenize } from '../../common/text.js';
+import type { CurrentWeather } from '../tools/weather/weather.client.js';
 
 /** Extractive answers for the offline model: sentences taken from tool results, with citations. */
 
@@ -47,20 +48,11 @@ export function composeFromPassages(question: string, passages: Passage[]): stri
     : `According to the knowledge base: ${body}\n\nSources: ${sources.join(', ')}`;
 }
 
-interface WeatherReport {
-  location: string;
-  country?: string;
-  temperature_c: number;
-  humidity_percent?: number;
-  wind_kmh?: number;
-  condition: string;
-}
-
 export function composeWeather(question: string, toolOutput: string): string {
   const zh = containsCjk(question);
-  let report: WeatherReport | null = null;
+  let report: CurrentWeather | null = null;
   try {
-    const parsed = JSON.parse(toolOutput) as WeatherReport;
+    const parsed = JSON.parse(toolOutput) as CurrentWeather;
     if (typeof parsed?.temperature_c === 'number') report = parsed;
   } catch {
     report = null;

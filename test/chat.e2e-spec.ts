@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { ChatService } from '../src/chat/chat.service.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { FakeWeatherServer } from './support/fake-weather-server.js';
 import { readSse } from './support/sse-client.js';
@@ -233,6 +234,7 @@ describe('Chat turns with the local provider', () => {
           .expect(200);
         session = res.body.session_id;
       }
+      await small.app.get(ChatService).drain(); // summaries are folded after the answer
       const [{ metadata }] = await small.dataSource.query('SELECT metadata FROM chat_sessions WHERE id = $1', [session]);
       expect(metadata.summary_upto_seq).toBe(6); // 10 messages, the last 4 stay verbatim
       expect(metadata.summary).toMatch(/Question 0/);

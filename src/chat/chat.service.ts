@@ -147,7 +147,8 @@ export class ChatService {
       await this.runs.finish(runId, 'done');
       if (trace) emit('trace', trace);
       emit('done', { response, session_id: sessionId });
-      await this.summaries.maybeFold(userId, sessionId, history?.metadata ?? {}, committed.message_count);
+      // Off the answer's path; drain() waits for it at shutdown.
+      void this.track(this.summaries.maybeFold(userId, sessionId, committed.message_count));
       return { response, rag_trace: trace, session_id: sessionId, pending_hitl: null, run_id: runId };
     } catch (error) {
       context.close();

@@ -23,6 +23,8 @@ const SUMMARY_MAX_CHARS = 2000;
 @Injectable()
 export class ConversationSummaryService {
   private readonly logger = new Logger(ConversationSummaryService.name);
+  /** Folds of one session run one after another, each on the metadata the previous one left. */
+  private readonly chains = new Map<string, Promise<boolean>>();
 
   constructor(
     @Inject(FAST_MODEL) private readonly fastModel: BaseChatModel,
@@ -37,8 +39,20 @@ export class ConversationSummaryService {
   }
 
   /** Folds messages that left the window into the summary, once half a window has accumulated. */
-  async maybeFold(userId: string, sessionId: string, metadata: Record<string, unknown>, messageCount: number): Promise<boolean> {
+  maybeFold(userId: string, sessionId: string, messageCount: number): Promise<boolean> {
+    const previous = this.chains.get(sessionId) ?? Promise.resolve(false);
+    const next = previous.then(() => this.fold(userId, sessionId, messageCount));
+    this.chains.set(sessionId, next);
+    void next.finally(() => {
+      if (this.chains.get(sessionId) === next) this.chains.delete(sessionId);
+    });
+    return next;
+  }
+
+  private async fold(userId: string, sessionId: string, messageCount: number): Promise<boolean> {
     const window = this.config.chat.recentMessages;
+    const metadata = await this.storage.sessionMetadata(userId, sessionId).catch(() => null);
+    if (!metadata) return false;
     const { summary, upto } = ConversationSummaryService.read(metadata);
     const foldTo = messageCount - window;
     if (foldTo - upto < Math.max(2, Math.floor(window / 2))) return false;

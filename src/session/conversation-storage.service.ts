@@ -218,6 +218,16 @@ export class ConversationStorage {
     return this.messageRows(sessionId, fromSeq, toSeq);
   }
 
+  /** The session's metadata, or null when the user has no such session. */
+  async sessionMetadata(userId: string, sessionId: string): Promise<Record<string, unknown> | null> {
+    const [row] = await sqlRows<{ metadata: Record<string, unknown> }>(
+      this.dataSource,
+      'SELECT metadata FROM chat_sessions WHERE id = $1 AND user_id = $2',
+      [sessionId, userId],
+    );
+    return row?.metadata ?? null;
+  }
+
   /** Shallow-merges into the session's metadata without touching updated_at. */
   async mergeMetadata(userId: string, sessionId: string, patch: Record<string, unknown>): Promise<void> {
     await this.dataSource.query(

@@ -116,8 +116,8 @@ runBench('bench_chat', async (databaseUrl, onClose) => {
     const [stored] = (await app.get(CheckpointerProvider).pool.query(
       `SELECT
          (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs WHERE thread_id = $1)::bigint AS baseline_bytes,
-         (SELECT count(*) FROM checkpoints WHERE thread_id <> $1)::int AS our_checkpoints`,
-      [thread],
+         (SELECT count(*) FROM checkpoints WHERE thread_id NOT IN ($1, $2))::int AS our_checkpoints`,
+      [thread, warmThread],
     )).rows as Array<{ baseline_bytes: string; our_checkpoints: number }>;
     console.log(
       `checkpoint storage after ${TURNS} turns: baseline ${(Number(stored.baseline_bytes) / 1e6).toFixed(2)} MB of blobs; this service ${stored.our_checkpoints} checkpoints`,

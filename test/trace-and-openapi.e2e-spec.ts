@@ -124,6 +124,9 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
         '/api/chat',
         '/api/chat/runs/{run_id}/stream',
         '/api/chat/stream',
+        '/api/knowledge/documents',
+        '/api/knowledge/documents/{id}',
+        '/api/knowledge/search',
         '/api/sessions',
         '/api/sessions/{session_id}',
         '/api/sessions/{session_id}/messages',
@@ -133,6 +136,8 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
     expect(doc.paths['/api/chat'].post.requestBody.content['application/json'].schema.$ref).toMatch(/ChatRequest/);
     expect(doc.paths['/api/chat'].post.responses['200'].content['application/json'].schema.$ref).toMatch(/ChatResponse/);
     expect(Object.keys(doc.paths['/api/chat/stream'].post.responses['200'].content)).toEqual(['text/event-stream']);
+    expect(Object.keys(doc.paths['/api/knowledge/documents'].post.requestBody.content)).toEqual(['multipart/form-data']);
+    expect(doc.paths['/api/knowledge/search'].post.responses['200'].content['application/json'].schema.$ref).toMatch(/KnowledgeSearchResponse/);
     expect(schemas.ChatResponse.properties.rag_trace.allOf?.[0]?.$ref ?? schemas.ChatResponse.properties.rag_trace.$ref).toMatch(/RagTrace/);
     expect(doc.paths['/api/sessions'].get.responses['200'].content['application/json'].schema.$ref).toMatch(/SessionListResponse/);
     expect(doc.paths['/api/sessions'].get.security).toEqual([{ bearer: [] }]);

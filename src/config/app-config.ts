@@ -113,6 +113,34 @@ export class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(20)
   KNOWLEDGE_TOP_K = 4;
 
+  @IsOptional() @Matches(/^\d{2,5}(,\d{2,5}){0,3}$/, { message: 'KNOWLEDGE_CHUNK_SIZES must be 1-4 comma-separated sizes in characters, largest first, e.g. 1200,400' })
+  KNOWLEDGE_CHUNK_SIZES = '1200,400';
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(1000)
+  KNOWLEDGE_CHUNK_OVERLAP = 80;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1024) @Max(100 * 1024 * 1024)
+  KNOWLEDGE_MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
+
+  @IsOptional() @IsIn(['true', 'false'])
+  KNOWLEDGE_SEED_ON_START: 'true' | 'false' = 'true';
+
+  /** Read as text: an invalid value falls back to the multiplier and is reported in the trace. */
+  @IsOptional() @IsString()
+  RAG_RECALL_K?: string;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(50)
+  RAG_RECALL_MULTIPLIER = 4;
+
+  @IsOptional() @IsIn(['local', 'openai'])
+  EMBEDDING_PROVIDER: 'local' | 'openai' = 'local';
+
+  @IsOptional() @IsString()
+  EMBEDDING_MODEL = 'text-embedding-3-small';
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(16) @Max(4096)
+  EMBEDDING_DIMENSIONS = 256;
+
   @IsOptional() @Type(() => Number) @IsInt() @Min(2) @Max(200)
   CHAT_RECENT_MESSAGES = 12;
 
@@ -146,7 +174,17 @@ export interface AppConfig {
     maxRetries: number;
   };
   weather: { baseUrl: string; geocodingUrl: string; timeoutMs: number };
-  knowledge: { corpusDir: string; topK: number };
+  knowledge: {
+    corpusDir: string;
+    topK: number;
+    chunkSizes: number[];
+    chunkOverlap: number;
+    maxUploadBytes: number;
+    seedOnStart: boolean;
+    recallKRaw?: string;
+    recallMultiplier: number;
+  };
+  embeddings: { provider: 'local' | 'openai'; model: string; dimensions: number };
   chat: { recentMessages: number; sseHeartbeatMs: number; runEventsTtlSeconds: number; runStaleAfterMs: number };
 }
 
@@ -172,6 +210,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (vars.LLM_PROVIDER === 'openai' && !vars.LLM_BASE_URL && !vars.LLM_API_KEY) {
     throw new ConfigValidationError(
       'Invalid environment configuration:\nLLM_API_KEY: required when LLM_PROVIDER=openai (or set LLM_BASE_URL for a keyless local endpoint)',
+    );
+  }
+  const sizes = vars.KNOWLEDGE_CHUNK_SIZES.split(',').map(Number);
+  if (sizes.some((size, i) => i > 0 && size >= sizes[i - 1]) || vars.KNOWLEDGE_CHUNK_OVERLAP >= sizes[sizes.length - 1]) {
+    throw new ConfigValidationError(
+      'Invalid environment configuration:\nKNOWLEDGE_CHUNK_SIZES: sizes must decrease from parent to leaf and exceed KNOWLEDGE_CHUNK_OVERLAP',
     );
   }
   if (!vars.JWT_SECRET && vars.NODE_ENV === 'production') {
@@ -215,7 +259,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       geocodingUrl: vars.WEATHER_GEOCODING_URL.replace(/\/+$/, ''),
       timeoutMs: vars.WEATHER_TIMEOUT_MS,
     },
-    knowledge: { corpusDir: vars.KNOWLEDGE_CORPUS_DIR, topK: vars.KNOWLEDGE_TOP_K },
+    knowledge: {
+      corpusDir: vars.KNOWLEDGE_CORPUS_DIR,
+      topK: vars.KNOWLEDGE_TOP_K,
+      chunkSizes: vars.KNOWLEDGE_CHUNK_SIZES.split(',').map(Number),
+      chunkOverlap: vars.KNOWLEDGE_CHUNK_OVERLAP,
+      maxUploadBytes: vars.KNOWLEDGE_MAX_UPLOAD_BYTES,
+      seedOnStart: vars.KNOWLEDGE_SEED_ON_START === 'true',
+      recallKRaw: vars.RAG_RECALL_K,
+      recallMultiplier: vars.RAG_RECALL_MULTIPLIER,
+    },
+    embeddings: { provider: vars.EMBEDDING_PROVIDER, model: vars.EMBEDDING_MODEL, dimensions: vars.EMBEDDING_DIMENSIONS },
     chat: {
       recentMessages: vars.CHAT_RECENT_MESSAGES,
       sseHeartbeatMs: vars.SSE_HEARTBEAT_MS,

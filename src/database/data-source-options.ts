@@ -5,9 +5,15 @@ import { ChatSession } from '../session/chat-session.entity.js';
 import { InitialSchema1764547200000 } from './migrations/1764547200000-InitialSchema.js';
 import { ChatRuns1764633600000 } from './migrations/1764633600000-ChatRuns.js';
 import { LangGraphCheckpoints1764633600001 } from './migrations/1764633600001-LangGraphCheckpoints.js';
+import { KnowledgeBase1764720000000 } from './migrations/1764720000000-KnowledgeBase.js';
 
 export const ENTITIES = [ChatSession, ChatMessage];
-export const MIGRATIONS = [InitialSchema1764547200000, ChatRuns1764633600000, LangGraphCheckpoints1764633600001];
+export const MIGRATIONS = [
+  InitialSchema1764547200000,
+  ChatRuns1764633600000,
+  LangGraphCheckpoints1764633600001,
+  KnowledgeBase1764720000000,
+];
 
 /** One definition for the app, the TypeORM CLI (ormconfig.ts) and the tests. `synchronize` is never on. */
 export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {

@@ -1,9 +1,21 @@
 import { Module } from '@nestjs/common';
-import { KeywordRetrievalService } from './keyword-retrieval.service.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { DocumentsService } from './documents.service.js';
+import { createEmbeddingProvider, EmbeddingProvider } from './embeddings.js';
+import { HybridRetrievalService } from './hybrid-retrieval.service.js';
+import { KnowledgeSeeder } from './knowledge-seeder.service.js';
+import { KnowledgeController } from './knowledge.controller.js';
 import { RetrievalService } from './retrieval.service.js';
 
 @Module({
-  providers: [{ provide: RetrievalService, useClass: KeywordRetrievalService }],
-  exports: [RetrievalService],
+  controllers: [KnowledgeController],
+  providers: [
+    { provide: EmbeddingProvider, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createEmbeddingProvider(config) },
+    { provide: RetrievalService, useClass: HybridRetrievalService },
+    DocumentsService,
+    KnowledgeSeeder,
+  ],
+  exports: [RetrievalService, DocumentsService],
 })
 export class KnowledgeModule {}

@@ -5,6 +5,7 @@ export interface RetrievalHit {
   page: number | null;
   text: string;
   score: number;
+  rrf_rank?: number;
 }
 
 export interface RetrievalResult {
@@ -13,6 +14,8 @@ export interface RetrievalResult {
   recalled: number;
   mode: string;
   pipelineId: string;
+  /** Trace fields the retrieval stage owns (recall configuration, chunk level, timings). */
+  trace?: Record<string, unknown>;
 }
 
 /**

@@ -39,6 +39,7 @@ export class KnowledgeSearchTool implements AgentToolFactory {
         const retrievalMs = Math.round(performance.now() - started);
         context.emitRagStep('retrieved', `Found ${result.hits.length} passage(s)`, { count: result.hits.length });
         context.storeRagTrace({
+          ...result.trace,
           tool_used: true,
           tool_name: KNOWLEDGE_TOOL_NAME,
           query,
@@ -50,7 +51,7 @@ export class KnowledgeSearchTool implements AgentToolFactory {
           initial_chunks: result.hits,
           final_chunks: result.hits,
           final_empty: result.hits.length === 0,
-          timings: { retrieval: retrievalMs },
+          timings: { ...((result.trace?.timings as object) ?? {}), retrieval: retrievalMs },
         });
         const output: KnowledgeToolOutput = {
           query,

@@ -1,0 +1,46 @@
+import path from 'node:path';
+import { PDFParse } from 'pdf-parse';
+
+export class UnsupportedDocumentError extends Error {}
+export class UnreadableDocumentError extends Error {}
+
+export interface ParsedDocument {
+  contentType: string;
+  pageCount: number | null;
+  pages: Array<{ page: number | null; text: string }>;
+}
+
+const TEXT_TYPES: Record<string, string> = { '.txt': 'text/plain', '.md': 'text/markdown' };
+
+/** Reads .txt and .md as UTF-8 (one page, no number) and .pdf page by page, keeping page numbers. */
+export async function parseDocument(filename: string, data: Buffer): Promise<ParsedDocument> {
+  const extension = path.extname(filename).toLowerCase();
+  if (TEXT_TYPES[extension]) {
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(data).replace(/^\uFEFF/, '');
+    } catch {
+      throw new UnreadableDocumentError(`${filename} is not valid UTF-8 text`);
+    }
+    if (!text.trim()) throw new UnreadableDocumentError(`${filename} is empty`);
+    return { contentType: TEXT_TYPES[extension], pageCount: null, pages: [{ page: null, text }] };
+  }
+  if (extension === '.pdf') {
+    if (data.subarray(0, 5).toString('latin1') !== '%PDF-') throw new UnreadableDocumentError(`${filename} is not a PDF file`);
+    const parser = new PDFParse({ data: new Uint8Array(data) });
+    try {
+      const result = await parser.getText();
+      const pages = result.pages.map((p) => ({ page: p.num, text: p.text.replace(/\r/g, '') }));
+      if (!pages.some((p) => p.text.trim())) {
+        throw new UnreadableDocumentError(`${filename} has no extractable text (scanned images are not supported)`);
+      }
+      return { contentType: 'application/pdf', pageCount: result.total, pages };
+    } catch (error) {
+      if (error instanceof UnreadableDocumentError) throw error;
+      throw new UnreadableDocumentError(`${filename} could not be read as a PDF: ${(error as Error).message}`);
+    } finally {
+      await parser.destroy().catch(() => undefined);
+    }
+  }
+  throw new UnsupportedDocumentError(`${filename}: only .txt, .md and .pdf files are accepted`);
+}

@@ -1,0 +1,92 @@
+import { OpenAIEmbeddings } from '@langchain/openai';
+import { tokenize } from '../common/text.js';
+import type { AppConfig } from '../config/app-config.js';
+
+/** Turns texts into unit-length vectors; the knowledge base's dense retrieval leg. */
+export abstract class EmbeddingProvider {
+  abstract readonly name: string;
+  abstract readonly dimensions: number;
+  abstract embed(texts: string[]): Promise<number[][]>;
+}
+
+function fnv1a(text: string, seed = 0x811c9dc5): number {
+  let hash = seed;
+  for (let i = 0; i < text.length; i += 1) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+/**
+ * Offline embeddings (EMBEDDING_PROVIDER=local): feature hashing of words,
+ * Chinese character bigrams and Latin character trigrams into a fixed number
+ * of dimensions, log-scaled and normalized. Deterministic and fast; it
+ * captures shared vocabulary and spelling, not meaning.
+ */
+export class LocalHashEmbeddings extends EmbeddingProvider {
+  readonly name = 'local-hash';
+
+  constructor(readonly dimensions: number) {
+    super();
+  }
+
+  async embed(texts: string[]): Promise<number[][]> {
+    return texts.map((text) => this.embedOne(text));
+  }
+
+  embedOne(text: string): number[] {
+    const vector = new Float64Array(this.dimensions);
+    const features: string[] = [];
+    for (const token of tokenize(text)) {
+      features.push(`w:${token}`);
+      if (/^[a-z0-9]{4,}$/.test(token)) {
+        const padded = `#${token}#`;
+        for (let i = 0; i + 3 <= padded.length; i += 1) features.push(`g:${padded.slice(i, i + 3)}`);
+      }
+    }
+    const counts = new Map<string, number>();
+    for (const feature of features) counts.set(feature, (counts.get(feature) ?? 0) + 1);
+    for (const [feature, count] of counts) {
+      const hash = fnv1a(feature);
+      const weight = (feature.startsWith('w:') ? 1 : 0.5) * (1 + Math.log(count));
+      vector[hash % this.dimensions] += hash & 0x80000000 ? -weight : weight;
+    }
+    let norm = 0;
+    for (const v of vector) norm += v * v;
+    norm = Math.sqrt(norm) || 1;
+    return Array.from(vector, (v) => Number((v / norm).toFixed(6)));
+  }
+}
+
+/** Any OpenAI-compatible embeddings endpoint (EMBEDDING_PROVIDER=openai; shares LLM_BASE_URL and LLM_API_KEY). */
+export class OpenAICompatibleEmbeddings extends EmbeddingProvider {
+  readonly name: string;
+  private readonly client: OpenAIEmbeddings;
+
+  constructor(config: AppConfig) {
+    super();
+    this.name = config.embeddings.model;
+    this.dimensions = config.embeddings.dimensions;
+    this.client = new OpenAIEmbeddings({
+      model: config.embeddings.model,
+      dimensions: config.embeddings.dimensions,
+      apiKey: config.llm.apiKey ?? 'not-needed',
+      configuration: config.llm.baseUrl ? { baseURL: config.llm.baseUrl } : undefined,
+      timeout: config.llm.timeoutMs,
+      maxRetries: config.llm.maxRetries,
+    });
+  }
+
+  readonly dimensions: number;
+
+  async embed(texts: string[]): Promise<number[][]> {
+    return this.client.embedDocuments(texts);
+  }
+}
+
+export function createEmbeddingProvider(config: AppConfig): EmbeddingProvider {
+  return config.embeddings.provider === 'openai'
+    ? new OpenAICompatibleEmbeddings(config)
+    : new LocalHashEmbeddings(config.embeddings.dimensions);
+}

@@ -1,0 +1,135 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  ForbiddenException,
+  Get,
+  HttpCode,
+  Inject,
+  NotFoundException,
+  Param,
+  PayloadTooLargeException,
+  Post,
+  Res,
+  UnprocessableEntityException,
+  UnsupportedMediaTypeException,
+  UploadedFile,
+  UseInterceptors,
+  BadRequestException,
+} from '@nestjs/common';
+import { FileInterceptor } from '@nestjs/platform-express';
+import { ApiBearerAuth, ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { AuthUser } from '../auth/auth-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
+import { ApiErrorResponses } from '../common/api-error.responses.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { normalizeChunks, normalizeRagTrace } from '../trace/trace.normalizer.js';
+import { UnreadableDocumentError, UnsupportedDocumentError } from './document-parser.js';
+import { DocumentsService } from './documents.service.js';
+import {
+  DocumentDeleteResponse,
+  DocumentIdParams,
+  DocumentListResponse,
+  DocumentUploadResponse,
+  KnowledgeSearchRequest,
+  KnowledgeSearchResponse,
+} from './knowledge.dto.js';
+import { RetrievalService } from './retrieval.service.js';
+
+interface UploadedDocument {
+  originalname: string;
+  buffer: Buffer;
+  size: number;
+}
+
+/** Upload limit read once at start-up; multer needs it when the decorator is evaluated. */
+const MAX_UPLOAD_BYTES = Number(process.env.KNOWLEDGE_MAX_UPLOAD_BYTES || 10 * 1024 * 1024);
+
+function requireAdmin(user: AuthUser): void {
+  if (!user.isAdmin) throw new ForbiddenException('Only administrators (token role "admin") may change the knowledge base');
+}
+
+@ApiTags('knowledge')
+@ApiBearerAuth()
+@ApiErrorResponses(400, 401)
+@Controller('api/knowledge')
+export class KnowledgeController {
+  constructor(
+    private readonly documents: DocumentsService,
+    private readonly retrieval: RetrievalService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Post('documents')
+  @ApiOperation({ summary: 'Add a document (.txt, .md, .pdf); identical content is not stored twice' })
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
+  @ApiOkResponse({ type: DocumentUploadResponse, description: '200 for a duplicate, 201 for a new document' })
+  @ApiErrorResponses(403, 413, 415, 422)
+  @UseInterceptors(FileInterceptor('file', { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1 } }))
+  async upload(
+    @CurrentUser() user: AuthUser,
+    @UploadedFile() file: UploadedDocument | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<DocumentUploadResponse> {
+    requireAdmin(user);
+    if (!file) throw new BadRequestException('file is missing: send the document as multipart field "file"');
+    if (file.size > this.config.knowledge.maxUploadBytes) {
+      throw new PayloadTooLargeException(`file is larger than ${this.config.knowledge.maxUploadBytes} bytes`);
+    }
+    const filename = Buffer.from(file.originalname, 'latin1').toString('utf8');
+    try {
+      const result = await this.documents.ingest(filename, file.buffer, user.userId);
+      res.status(result.duplicate ? 200 : 201);
+      return result;
+    } catch (error) {
+      if (error instanceof UnsupportedDocumentError) throw new UnsupportedMediaTypeException(error.message);
+      if (error instanceof UnreadableDocumentError) throw new UnprocessableEntityException(error.message);
+      throw error;
+    }
+  }
+
+  @Get('documents')
+  @ApiOperation({ summary: 'The documents of the knowledge base, with their chunk counts' })
+  @ApiOkResponse({ type: DocumentListResponse })
+  async list(): Promise<DocumentListResponse> {
+    return { documents: await this.documents.list() };
+  }
+
+  @Delete('documents/:id')
+  @ApiOperation({ summary: 'Remove a document and its chunks' })
+  @ApiOkResponse({ type: DocumentDeleteResponse })
+  @ApiErrorResponses(403, 404)
+  async remove(@CurrentUser() user: AuthUser, @Param() params: DocumentIdParams): Promise<DocumentDeleteResponse> {
+    requireAdmin(user);
+    if (!(await this.documents.remove(params.id))) throw new NotFoundException(`Document ${params.id} not found`);
+    return { id: params.id, message: 'Document deleted' };
+  }
+
+  @Post('search')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Retrieval only, for tuning: the chunks found and the trace' })
+  @ApiOkResponse({ type: KnowledgeSearchResponse })
+  async search(@Body() body: KnowledgeSearchRequest): Promise<KnowledgeSearchResponse> {
+    const topK = body.top_k ?? this.config.knowledge.topK;
+    const result = await this.retrieval.search(body.query, topK);
+    const chunks = normalizeChunks(result.hits);
+    return {
+      chunks,
+      rag_trace: normalizeRagTrace({
+        ...result.trace,
+        tool_used: false,
+        query: body.query,
+        retrieval_stage: 'initial',
+        retrieval_mode: result.mode,
+        pipeline_id: result.pipelineId,
+        top_k: topK,
+        initial_chunks: chunks,
+        final_chunks: chunks,
+        final_empty: chunks.length === 0,
+      }),
+    };
+  }
+}

@@ -115,7 +115,7 @@ describe('Chat turns with the local provider', () => {
     const [metadata] = knowledge.events;
     expect(metadata.data).toEqual({ run_id: expect.any(String), session_id: expect.any(String) });
     const steps = knowledge.events.filter((e) => e.event === 'step');
-    expect(steps.map((s) => s.data.stage)).toEqual(['retrieve', 'retrieved']);
+    expect(steps.map((s) => s.data.stage)).toEqual(['recall', 'auto_merge', 'rerank', 'retrieved']);
     for (const step of steps) {
       expect(step.data).toEqual(expect.objectContaining({ label: expect.any(String), elapsed_ms: expect.any(Number), total_ms: expect.any(Number) }));
     }

@@ -133,3 +133,116 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
     await request(server()).post('/api/knowledge/search').set(t.auth(uniqueUser())).send({ query: '' }).expect(400);
   });
 });
+
+describe('Retrieval pipeline stages: auto-merge and rerank', () => {
+  let rerankServer: import('node:http').Server;
+  let rerankUrl = '';
+  let rerankDelayMs = 0;
+  let rerankCalls: Array<{ query: string; documents: string[] }> = [];
+
+  beforeAll(async () => {
+    const http = await import('node:http');
+    rerankServer = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        const request = JSON.parse(body) as { query: string; documents: string[] };
+        rerankCalls.push(request);
+        setTimeout(() => {
+          // Scores the passages by how often they say "vinegar": the fake's own notion of relevance.
+          const results = request.documents.map((doc, index) => ({ index, relevance_score: Math.min(1, (doc.match(/vinegar/gi) ?? []).length / 2) }));
+          res.writeHead(200, { 'Content-Type': 'application/json' });
+          res.end(JSON.stringify({ results }));
+        }, rerankDelayMs);
+      });
+    });
+    await new Promise<void>((resolve) => rerankServer.listen(0, '127.0.0.1', resolve));
+    rerankUrl = `http://127.0.0.1:${(rerankServer.address() as import('node:net').AddressInfo).port}/v1/rerank`;
+  });
+  afterAll(async () => {
+    rerankServer.closeAllConnections();
+    await new Promise((resolve) => rerankServer.close(resolve));
+  });
+
+  it('merges recalled siblings into their parent when enough of them were recalled', async () => {
+    const app = await createTestApp({ KNOWLEDGE_CHUNK_SIZES: '400,120', KNOWLEDGE_CHUNK_OVERLAP: '0', RAG_AUTO_MERGE_THRESHOLD: '0.5' });
+    try {
+      const text = 'The Nimbus umbrella opens with one button. The Nimbus umbrella resists wind up to 90 km/h. The Nimbus umbrella folds to 25 cm.';
+      await request(app.app.getHttpServer())
+        .post('/api/knowledge/documents')
+        .set(app.auth(uniqueUser('admin'), { role: 'admin' }))
+        .attach('file', Buffer.from(`# Nimbus\n${text}`, 'utf8'), 'nimbus.md')
+        .expect(201);
+      const res = await request(app.app.getHttpServer())
+        .post('/api/knowledge/search')
+        .set(app.auth(uniqueUser()))
+        .send({ query: 'Nimbus umbrella', top_k: 3 })
+        .expect(200);
+      const trace = res.body.rag_trace;
+      expect(trace).toMatchObject({ auto_merge_enabled: true, auto_merge_applied: true, auto_merge_threshold: 0.5, auto_merge_level: 1 });
+      expect(trace.auto_merge_replaced_count).toBeGreaterThanOrEqual(2);
+      expect(trace.candidates_after_merge).toBe(trace.recalled_count - trace.auto_merge_replaced_count + 1);
+      const nimbus = res.body.chunks.find((c: { source: string }) => c.source === 'nimbus.md');
+      expect(nimbus.text).toContain('opens with one button');
+      expect(nimbus.text).toContain('folds to 25 cm');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('reranks through an HTTP rerank API and filters by the minimum relevance', async () => {
+    rerankCalls = [];
+    const app = await createTestApp({ RERANK_PROVIDER: 'http', RERANK_URL: rerankUrl, RERANK_MODEL: 'fake-reranker', RAG_MIN_RELEVANCE: '0.4' });
+    try {
+      const res = await request(app.app.getHttpServer())
+        .post('/api/knowledge/search')
+        .set(app.auth(uniqueUser()))
+        .send({ query: 'How should I descale the kettle?', top_k: 3 })
+        .expect(200);
+      expect(rerankCalls).toHaveLength(1);
+      expect(rerankCalls[0].query).toBe('How should I descale the kettle?');
+      const trace = res.body.rag_trace;
+      expect(trace).toMatchObject({
+        rerank_enabled: true,
+        rerank_applied: true,
+        rerank_model: 'fake-reranker',
+        rerank_endpoint: rerankUrl,
+        rerank_error: null,
+        min_relevance: 0.4,
+      });
+      expect(trace.rerank_input_count).toBe(rerankCalls[0].documents.length);
+      expect(trace.after_threshold_count).toBe(res.body.chunks.length);
+      for (const chunk of res.body.chunks) expect(chunk.rerank_score).toBeGreaterThanOrEqual(0.4);
+      expect(res.body.chunks[0].text).toMatch(/vinegar/);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('keeps the fused order and says why when the rerank API times out', async () => {
+    rerankDelayMs = 1500;
+    const app = await createTestApp({ RERANK_PROVIDER: 'http', RERANK_URL: rerankUrl, RERANK_TIMEOUT_MS: '200' });
+    try {
+      const res = await request(app.app.getHttpServer())
+        .post('/api/knowledge/search')
+        .set(app.auth(uniqueUser()))
+        .send({ query: 'Aurora X1 factory reset', top_k: 3 })
+        .expect(200);
+      expect(res.body.rag_trace).toMatchObject({
+        rerank_enabled: true,
+        rerank_applied: false,
+        rerank_error: 'rerank timed out after 200 ms',
+        rerank_timeout_ms: 200,
+        min_relevance: null,
+        final_empty: false,
+      });
+      expect(res.body.chunks.map((c: { rrf_rank: number }) => c.rrf_rank)).toEqual(
+        [...res.body.chunks.map((c: { rrf_rank: number }) => c.rrf_rank)].sort((a: number, b: number) => a - b),
+      );
+      expect(res.body.chunks[0].rerank_score).toBeUndefined();
+    } finally {
+      rerankDelayMs = 0;
+      await app.close();
+    }
+  });
+});

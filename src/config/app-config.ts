@@ -132,6 +132,30 @@ export class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(50)
   RAG_RECALL_MULTIPLIER = 4;
 
+  @IsOptional() @IsIn(['true', 'false'])
+  RAG_AUTO_MERGE: 'true' | 'false' = 'true';
+
+  @IsOptional() @Type(() => Number) @Min(0.01) @Max(1)
+  RAG_AUTO_MERGE_THRESHOLD = 0.5;
+
+  @IsOptional() @IsIn(['local', 'http', 'none'])
+  RERANK_PROVIDER: 'local' | 'http' | 'none' = 'local';
+
+  @IsOptional() @Matches(/^https?:\/\/.+/, { message: 'RERANK_URL must be an http(s) URL of a /rerank endpoint' })
+  RERANK_URL?: string;
+
+  @IsOptional() @IsString()
+  RERANK_MODEL = 'jina-reranker-v2-base-multilingual';
+
+  @IsOptional() @IsString()
+  RERANK_API_KEY?: string;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(50) @Max(60000)
+  RERANK_TIMEOUT_MS = 3000;
+
+  @IsOptional() @Type(() => Number) @Min(0) @Max(1)
+  RAG_MIN_RELEVANCE = 0.1;
+
   @IsOptional() @IsIn(['local', 'openai'])
   EMBEDDING_PROVIDER: 'local' | 'openai' = 'local';
 
@@ -183,7 +207,11 @@ export interface AppConfig {
     seedOnStart: boolean;
     recallKRaw?: string;
     recallMultiplier: number;
+    autoMerge: boolean;
+    autoMergeThreshold: number;
+    minRelevance: number;
   };
+  rerank: { provider: 'local' | 'http' | 'none'; url?: string; model: string; apiKey?: string; timeoutMs: number };
   embeddings: { provider: 'local' | 'openai'; model: string; dimensions: number };
   chat: { recentMessages: number; sseHeartbeatMs: number; runEventsTtlSeconds: number; runStaleAfterMs: number };
 }
@@ -211,6 +239,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigValidationError(
       'Invalid environment configuration:\nLLM_API_KEY: required when LLM_PROVIDER=openai (or set LLM_BASE_URL for a keyless local endpoint)',
     );
+  }
+  if (vars.RERANK_PROVIDER === 'http' && !vars.RERANK_URL) {
+    throw new ConfigValidationError('Invalid environment configuration:\nRERANK_URL: required when RERANK_PROVIDER=http');
   }
   const sizes = vars.KNOWLEDGE_CHUNK_SIZES.split(',').map(Number);
   if (sizes.some((size, i) => i > 0 && size >= sizes[i - 1]) || vars.KNOWLEDGE_CHUNK_OVERLAP >= sizes[sizes.length - 1]) {
@@ -268,6 +299,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       seedOnStart: vars.KNOWLEDGE_SEED_ON_START === 'true',
       recallKRaw: vars.RAG_RECALL_K,
       recallMultiplier: vars.RAG_RECALL_MULTIPLIER,
+      autoMerge: vars.RAG_AUTO_MERGE === 'true',
+      autoMergeThreshold: vars.RAG_AUTO_MERGE_THRESHOLD,
+      minRelevance: vars.RAG_MIN_RELEVANCE,
+    },
+    rerank: {
+      provider: vars.RERANK_PROVIDER,
+      url: vars.RERANK_URL,
+      model: vars.RERANK_MODEL,
+      apiKey: vars.RERANK_API_KEY,
+      timeoutMs: vars.RERANK_TIMEOUT_MS,
     },
     embeddings: { provider: vars.EMBEDDING_PROVIDER, model: vars.EMBEDDING_MODEL, dimensions: vars.EMBEDDING_DIMENSIONS },
     chat: {

@@ -125,10 +125,6 @@ export class KnowledgeController {
         retrieval_stage: 'initial',
         retrieval_mode: result.mode,
         pipeline_id: result.pipelineId,
-        top_k: topK,
-        initial_chunks: chunks,
-        final_chunks: chunks,
-        final_empty: chunks.length === 0,
       }),
     };
   }

@@ -3,16 +3,20 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { DocumentsService } from './documents.service.js';
 import { createEmbeddingProvider, EmbeddingProvider } from './embeddings.js';
-import { HybridRetrievalService } from './hybrid-retrieval.service.js';
+import { HybridRecall } from './hybrid-recall.service.js';
 import { KnowledgeSeeder } from './knowledge-seeder.service.js';
 import { KnowledgeController } from './knowledge.controller.js';
+import { RagPipeline, RERANK_PROVIDER } from './rag-pipeline.service.js';
+import { createRerankProvider } from './rerank.js';
 import { RetrievalService } from './retrieval.service.js';
 
 @Module({
   controllers: [KnowledgeController],
   providers: [
     { provide: EmbeddingProvider, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createEmbeddingProvider(config) },
-    { provide: RetrievalService, useClass: HybridRetrievalService },
+    { provide: RERANK_PROVIDER, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createRerankProvider(config) },
+    HybridRecall,
+    { provide: RetrievalService, useClass: RagPipeline },
     DocumentsService,
     KnowledgeSeeder,
   ],

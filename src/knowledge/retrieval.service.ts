@@ -6,7 +6,11 @@ export interface RetrievalHit {
   text: string;
   score: number;
   rrf_rank?: number;
+  rerank_score?: number;
 }
+
+/** Reports a pipeline stage as it happens (the request context's emitRagStep). */
+export type StepReporter = (stage: string, label: string, details?: Record<string, unknown>) => void;
 
 export interface RetrievalResult {
   hits: RetrievalHit[];
@@ -23,5 +27,5 @@ export interface RetrievalResult {
  * class itself; the knowledge module provides the implementation.
  */
 export abstract class RetrievalService {
-  abstract search(query: string, topK: number): Promise<RetrievalResult>;
+  abstract search(query: string, topK: number, options?: { onStep?: StepReporter }): Promise<RetrievalResult>;
 }

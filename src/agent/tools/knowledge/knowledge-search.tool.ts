@@ -33,11 +33,11 @@ export class KnowledgeSearchTool implements AgentToolFactory {
         if (!context.acquireKnowledgeToolSlot()) return KNOWLEDGE_BUDGET_SPENT;
         context.useStreamWriter(config?.writer);
         const topK = this.config.knowledge.topK;
-        context.emitRagStep('retrieve', 'Searching the knowledge base', { query });
         const started = performance.now();
-        const result = await this.retrieval.search(query, topK);
+        const result = await this.retrieval.search(query, topK, {
+          onStep: (stage, label, details) => context.emitRagStep(stage, label, details),
+        });
         const retrievalMs = Math.round(performance.now() - started);
-        context.emitRagStep('retrieved', `Found ${result.hits.length} passage(s)`, { count: result.hits.length });
         context.storeRagTrace({
           ...result.trace,
           tool_used: true,
@@ -48,7 +48,6 @@ export class KnowledgeSearchTool implements AgentToolFactory {
           pipeline_id: result.pipelineId,
           top_k: topK,
           recalled_count: result.recalled,
-          initial_chunks: result.hits,
           final_chunks: result.hits,
           final_empty: result.hits.length === 0,
           timings: { ...((result.trace?.timings as object) ?? {}), retrieval: retrievalMs },

@@ -5,8 +5,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { sqlRows } from '../database/sql.js';
 import { EmbeddingProvider } from './embeddings.js';
-import { resolveRecallK } from './recall-k.js';
-import { RetrievalHit, RetrievalResult, RetrievalService } from './retrieval.service.js';
+import { RetrievalHit } from './retrieval.service.js';
 import { searchQueryText } from './search-text.js';
 
 /** Reciprocal rank fusion constant (Cormack et al.). */
@@ -35,8 +34,14 @@ export function reciprocalRankFusion(rankings: string[][]): Array<{ id: string; 
  * leg scans an in-memory matrix of the leaf embeddings, reloaded whenever the
  * knowledge base changes (a version row), so it needs no database extension.
  */
+/** A recalled leaf, with what auto-merge needs to know about its parent. */
+export interface RecallCandidate extends RetrievalHit {
+  parent_id: string | null;
+  level: number;
+}
+
 @Injectable()
-export class HybridRetrievalService extends RetrievalService {
+export class HybridRecall {
   private index?: DenseIndex;
   private loading?: Promise<DenseIndex>;
 
@@ -44,33 +49,21 @@ export class HybridRetrievalService extends RetrievalService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly embeddings: EmbeddingProvider,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {
-    super();
+  ) {}
+
+  get name(): string {
+    return `hybrid-rrf-v1:${this.embeddings.name}`;
   }
 
-  async search(query: string, topK: number): Promise<RetrievalResult> {
-    const recall = resolveRecallK(this.config.knowledge.recallKRaw, this.config.knowledge.recallMultiplier, topK);
-    const started = performance.now();
-    const [fullText, dense] = await Promise.all([this.fullTextRanking(query, recall.recall_k), this.denseRanking(query, recall.recall_k)]);
-    const recallMs = performance.now() - started;
-    const fused = reciprocalRankFusion([fullText, dense]).slice(0, recall.recall_k);
-    const details = await this.chunkDetails(fused.slice(0, topK).map((f) => f.id));
-    const hits: RetrievalHit[] = fused.slice(0, topK).flatMap((f, i) => {
+  /** The `recallK` best leaves by fused rank, best first. */
+  async recall(query: string, recallK: number): Promise<RecallCandidate[]> {
+    const [fullText, dense] = await Promise.all([this.fullTextRanking(query, recallK), this.denseRanking(query, recallK)]);
+    const fused = reciprocalRankFusion([fullText, dense]).slice(0, recallK);
+    const details = await this.chunkDetails(fused.map((f) => f.id));
+    return fused.flatMap((f, i) => {
       const chunk = details.get(f.id);
       return chunk ? [{ ...chunk, score: Number(f.score.toFixed(6)), rrf_rank: i + 1 }] : [];
     });
-    return {
-      hits,
-      recalled: fused.length,
-      mode: 'hybrid',
-      pipelineId: `hybrid-rrf-v1:${this.embeddings.name}`,
-      trace: {
-        ...recall,
-        recalled_count: fused.length,
-        initial_chunk_level: this.config.knowledge.chunkSizes.length,
-        timings: { recall: Math.round(recallMs) },
-      },
-    };
   }
 
   private async fullTextRanking(query: string, limit: number): Promise<string[]> {
@@ -135,15 +128,27 @@ export class HybridRetrievalService extends RetrievalService {
     return { version, ids: usable.map((row) => String(row.id)), vectors, dimensions };
   }
 
-  private async chunkDetails(ids: string[]): Promise<Map<string, Omit<RetrievalHit, 'score'>>> {
+  private async chunkDetails(ids: string[]): Promise<Map<string, Omit<RecallCandidate, 'score'>>> {
     if (ids.length === 0) return new Map();
-    const rows = await sqlRows<{ id: string; text: string; page: number | null; source: string }>(
+    const rows = await sqlRows<{ id: string; text: string; page: number | null; source: string; parent_id: string | null; level: number }>(
       this.dataSource,
-      `SELECT c.id, c.text, c.page, d.filename AS source
+      `SELECT c.id, c.text, c.page, c.parent_id, c.level, d.filename AS source
          FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
         WHERE c.id = ANY($1::bigint[])`,
       [ids],
     );
-    return new Map(rows.map((row) => [String(row.id), { chunk_id: String(row.id), source: row.source, page: row.page, text: row.text }]));
+    return new Map(
+      rows.map((row) => [
+        String(row.id),
+        {
+          chunk_id: String(row.id),
+          source: row.source,
+          page: row.page,
+          text: row.text,
+          parent_id: row.parent_id === null ? null : String(row.parent_id),
+          level: row.level,
+        },
+      ]),
+    );
   }
 }

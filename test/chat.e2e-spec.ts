@@ -115,7 +115,10 @@ describe('Chat turns with the local provider', () => {
     const [metadata] = knowledge.events;
     expect(metadata.data).toEqual({ run_id: expect.any(String), session_id: expect.any(String) });
     const steps = knowledge.events.filter((e) => e.event === 'step');
-    expect(steps.map((s) => s.data.stage)).toEqual(['recall', 'auto_merge', 'rerank', 'retrieved']);
+    const stages = steps.map((s) => s.data.stage);
+    expect(stages.slice(0, 5)).toEqual(['recall', 'auto_merge', 'rerank', 'retrieved', 'grade']);
+    // Weak evidence may add a rewrite and a second recall; the trace then keeps both.
+    if (stages.includes('rewrite')) expect(knowledge.events.at(-2)!.data.rewrite_mode).toMatch(/step_back|hyde/);
     for (const step of steps) {
       expect(step.data).toEqual(expect.objectContaining({ label: expect.any(String), elapsed_ms: expect.any(Number), total_ms: expect.any(Number) }));
     }
@@ -243,5 +246,45 @@ describe('Chat turns with the local provider', () => {
     } finally {
       await small.close();
     }
+  });
+});
+
+describe('Knowledge tool grading and rewrite, seen through chat turns', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('grades evidence that splits between two products as needing a choice', async () => {
+    const res = await request(t.app.getHttpServer())
+      .post('/api/chat')
+      .set(t.auth(uniqueUser()))
+      .send({ message: 'How long is the Aurora warranty?' })
+      .expect(200);
+    expect(res.body.rag_trace).toMatchObject({
+      grade_route: 'clarify',
+      evidence_status: 'needs_choice',
+      evidence_ambiguity: 'needs_choice',
+    });
+    expect(res.body.rag_trace.clarification_options).toEqual(
+      expect.arrayContaining(['aurora x1 router manual', 'aurora x2 mesh manual']),
+    );
+    expect(res.body.rag_trace.grade_confidence).toBeGreaterThan(0);
+  });
+
+  it('rewrites once when the evidence is weak and keeps both recalls in the trace', async () => {
+    const res = await request(t.app.getHttpServer())
+      .post('/api/chat')
+      .set(t.auth(uniqueUser()))
+      .send({ message: 'Tell me about the lounge access rules for travellers' })
+      .expect(200);
+    const trace = res.body.rag_trace;
+    expect(trace.rewrite_mode).toMatch(/step_back|hyde/);
+    expect(trace.rewritten_query).toEqual(expect.any(String));
+    expect(Array.isArray(trace.rewrite_chunks)).toBe(true);
+    expect(trace.initial_chunks.length).toBeGreaterThan(0);
+    expect(['initial', 'rewrite']).toContain(trace.retrieval_stage);
+    expect(Object.keys(trace.timings)).toEqual(expect.arrayContaining(['recall', 'rewrite_recall']));
   });
 });

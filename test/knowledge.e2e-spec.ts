@@ -181,7 +181,10 @@ describe('Retrieval pipeline stages: auto-merge and rerank', () => {
       const trace = res.body.rag_trace;
       expect(trace).toMatchObject({ auto_merge_enabled: true, auto_merge_applied: true, auto_merge_threshold: 0.5, auto_merge_level: 1 });
       expect(trace.auto_merge_replaced_count).toBeGreaterThanOrEqual(2);
-      expect(trace.candidates_after_merge).toBe(trace.recalled_count - trace.auto_merge_replaced_count + 1);
+      // Each merged parent replaces two or more children.
+      expect(trace.candidates_after_merge).toBeLessThan(trace.recalled_count);
+      expect(trace.candidates_after_merge).toBeGreaterThan(trace.recalled_count - trace.auto_merge_replaced_count);
+      expect(trace.candidates_after_merge).toBeLessThanOrEqual(trace.recalled_count - trace.auto_merge_replaced_count / 2);
       const nimbus = res.body.chunks.find((c: { source: string }) => c.source === 'nimbus.md');
       expect(nimbus.text).toContain('opens with one button');
       expect(nimbus.text).toContain('folds to 25 cm');

@@ -4,6 +4,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { DocumentsService } from './documents.service.js';
 import { createEmbeddingProvider, EmbeddingProvider } from './embeddings.js';
 import { HybridRecall } from './hybrid-recall.service.js';
+import { KnowledgeFlow } from './knowledge-flow.service.js';
 import { KnowledgeSeeder } from './knowledge-seeder.service.js';
 import { KnowledgeController } from './knowledge.controller.js';
 import { RagPipeline, RERANK_PROVIDER } from './rag-pipeline.service.js';
@@ -19,7 +20,8 @@ import { RetrievalService } from './retrieval.service.js';
     { provide: RetrievalService, useClass: RagPipeline },
     DocumentsService,
     KnowledgeSeeder,
+    KnowledgeFlow,
   ],
-  exports: [RetrievalService, DocumentsService],
+  exports: [RetrievalService, DocumentsService, KnowledgeFlow],
 })
 export class KnowledgeModule {}

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ChatRequestContext } from '../../../chat/chat-request-context.js';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
-import { RetrievalService } from '../../../knowledge/retrieval.service.js';
+import { KnowledgeFlow } from '../../../knowledge/knowledge-flow.service.js';
 import { AgentTool, AgentToolFactory } from '../agent-tool.js';
 
 export const KNOWLEDGE_TOOL_NAME = 'knowledge_search';
@@ -23,7 +23,7 @@ export class KnowledgeSearchTool implements AgentToolFactory {
   readonly name = KNOWLEDGE_TOOL_NAME;
 
   constructor(
-    private readonly retrieval: RetrievalService,
+    private readonly flow: KnowledgeFlow,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -34,23 +34,15 @@ export class KnowledgeSearchTool implements AgentToolFactory {
         context.useStreamWriter(config?.writer);
         const topK = this.config.knowledge.topK;
         const started = performance.now();
-        const result = await this.retrieval.search(query, topK, {
-          onStep: (stage, label, details) => context.emitRagStep(stage, label, details),
-        });
-        const retrievalMs = Math.round(performance.now() - started);
+        const result = await this.flow.run(query, topK, (stage, label, details) => context.emitRagStep(stage, label, details));
+        const totalMs = Math.round(performance.now() - started);
         context.storeRagTrace({
           ...result.trace,
           tool_used: true,
           tool_name: KNOWLEDGE_TOOL_NAME,
           query,
-          retrieval_stage: 'initial',
-          retrieval_mode: result.mode,
-          pipeline_id: result.pipelineId,
           top_k: topK,
-          recalled_count: result.recalled,
-          final_chunks: result.hits,
-          final_empty: result.hits.length === 0,
-          timings: { ...((result.trace?.timings as object) ?? {}), retrieval: retrievalMs },
+          timings: { ...((result.trace.timings as object) ?? {}), total: totalMs },
         });
         const output: KnowledgeToolOutput = {
           query,

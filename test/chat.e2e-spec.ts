@@ -256,21 +256,70 @@ describe('Knowledge tool grading and rewrite, seen through chat turns', () => {
   });
   afterAll(() => t.close());
 
-  it('grades evidence that splits between two products as needing a choice', async () => {
-    const res = await request(t.app.getHttpServer())
+  it('pauses a turn whose evidence splits between two products, and resumes it with the choice after a restart', async () => {
+    const user = uniqueUser('hitl');
+    const first = await request(t.app.getHttpServer())
       .post('/api/chat')
-      .set(t.auth(uniqueUser()))
+      .set(t.auth(user))
       .send({ message: 'How long is the Aurora warranty?' })
       .expect(200);
-    expect(res.body.rag_trace).toMatchObject({
-      grade_route: 'clarify',
-      evidence_status: 'needs_choice',
-      evidence_ambiguity: 'needs_choice',
+    const pending = first.body.pending_hitl;
+    expect(pending).toMatchObject({
+      original_question: 'How long is the Aurora warranty?',
+      hitl_type: 'choose',
+      retrieval_status: 'needs_choice',
+      user_supplement: null,
+      options: expect.arrayContaining(['aurora x1 router manual', 'aurora x2 mesh manual']),
     });
-    expect(res.body.rag_trace.clarification_options).toEqual(
-      expect.arrayContaining(['aurora x1 router manual', 'aurora x2 mesh manual']),
-    );
-    expect(res.body.rag_trace.grade_confidence).toBeGreaterThan(0);
+    expect(first.body.response).toBe(pending.clarification_prompt);
+    expect(first.body.rag_trace).toMatchObject({ grade_route: 'clarify', evidence_status: 'needs_choice', evidence_ambiguity: 'needs_choice' });
+    const session = first.body.session_id;
+    const listed = await request(t.app.getHttpServer()).get('/api/sessions').set(t.auth(user)).expect(200);
+    expect(listed.body.sessions[0].pending_hitl).toMatchObject({ task_id: pending.task_id, hitl_type: 'choose' });
+    const [{ n: kept }] = await t.dataSource.query('SELECT count(*)::int AS n FROM checkpoints WHERE thread_id = $1', [pending.task_id]);
+    expect(kept).toBeGreaterThan(0); // the paused run's state waits in PostgreSQL
+
+    // A new instance (a restart) takes the user's answer and resumes the paused run.
+    const restarted = await createTestApp();
+    try {
+      const resumed = await request(restarted.app.getHttpServer())
+        .post('/api/chat')
+        .set(restarted.auth(user))
+        .send({ message: 'X2', session_id: session })
+        .expect(200);
+      expect(resumed.body.pending_hitl).toBeNull();
+      expect(resumed.body.response).toMatch(/three-year/);
+      expect(resumed.body.rag_trace).toMatchObject({
+        hitl_resumed: true,
+        user_supplement: 'X2',
+        retrieval_stage: 'hitl',
+        query: 'How long is the Aurora warranty?',
+        pre_resume_snapshot: { evidence_status: 'needs_choice', grade_route: 'clarify' },
+      });
+      expect(resumed.body.rag_trace.hitl_chunks[0].source).toBe('aurora-x2-mesh-manual.md');
+      const after = await request(restarted.app.getHttpServer()).get('/api/sessions').set(restarted.auth(user)).expect(200);
+      expect(after.body.sessions[0].pending_hitl).toBeNull();
+      const [{ n: left }] = await restarted.dataSource.query('SELECT count(*)::int AS n FROM checkpoints WHERE thread_id = $1', [pending.task_id]);
+      expect(left).toBe(0);
+      const transcript = await request(restarted.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(restarted.auth(user)).expect(200);
+      expect(transcript.body.messages.map((m: { type: string; content: string }) => m.type)).toEqual(['human', 'ai', 'human', 'ai']);
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  it('streams the pause as a hitl event, then done with the question', async () => {
+    const base = await t.listen();
+    const stream = await readSse(`${base}/api/chat/stream`, {
+      method: 'POST',
+      headers: { ...t.auth(uniqueUser('hitl-stream')), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ message: 'How long is the Aurora warranty?' }),
+    });
+    const names = stream.events.map((e) => e.event);
+    expect(names.slice(-3)).toEqual(['hitl', 'trace', 'done']);
+    const hitl = stream.events.find((e) => e.event === 'hitl')!;
+    expect(hitl.data).toMatchObject({ hitl_type: 'choose', original_question: 'How long is the Aurora warranty?' });
+    expect(stream.events.at(-1)!.data.response).toBe(hitl.data.clarification_prompt);
   });
 
   it('rewrites once when the evidence is weak and keeps both recalls in the trace', async () => {

@@ -1,5 +1,5 @@
 import { Injectable, Scope } from '@nestjs/common';
-import { HitlResumeState, RagTrace } from '../trace/trace.protocol.js';
+import { HitlResumeState, PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
 import { normalizeAndValidateRagTrace, normalizeHitlResumeState } from '../trace/trace.normalizer.js';
 
 export type ChatMode = 'sync' | 'stream';
@@ -41,6 +41,7 @@ export class ChatRequestContext {
   private hitlSnapshot: HitlResumeState | null = null;
   private startedAt = 0;
   private lastStepAt = 0;
+  private hitlResume: { pending: PendingHitlState; resumeState: HitlResumeState | null } | null = null;
   /** Where steps go: LangGraph's `custom` stream writer of the running tool, or one given at begin(). */
   private writer?: (chunk: unknown) => void;
 
@@ -54,7 +55,18 @@ export class ChatRequestContext {
     this.startedAt = performance.now();
     this.lastStepAt = this.startedAt;
     this.writer = writer;
+    this.hitlResume = null;
     return this;
+  }
+
+  /** Marks this turn as the user's supplement for a paused run (human in the loop). */
+  resumeHitl(pending: PendingHitlState, resumeState: HitlResumeState | null): void {
+    this.hitlResume = { pending, resumeState };
+  }
+
+  /** The paused task this turn resumes, if any. */
+  get resumingHitl(): { pending: PendingHitlState; resumeState: HitlResumeState | null } | null {
+    return this.hitlResume;
   }
 
   static forSync(identity: Omit<ChatTurnIdentity, 'mode'>): ChatRequestContext {

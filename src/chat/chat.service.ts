@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
-import { GraphRecursionError } from '@langchain/langgraph';
+import { Command, GraphRecursionError } from '@langchain/langgraph';
 import { AgentFactory, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
 import { CheckpointerProvider } from '../agent/checkpointer.provider.js';
 import { ModelTimeoutError } from '../agent/models/model-errors.js';
@@ -10,6 +10,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { ConversationStorage, toLangChainMessages } from '../session/conversation-storage.service.js';
 import { SessionNotFoundError } from '../session/session.errors.js';
+import { normalizeHitlResumeState, normalizePendingHitl } from '../trace/trace.normalizer.js';
 import type { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
 import { ChatRequestContext } from './chat-request-context.js';
 import { ModelFailureError } from './chat.errors.js';
@@ -36,6 +37,10 @@ export interface PreparedTurn {
 type Emit = (event: SseEventType, data: unknown) => void;
 
 const HEARTBEAT_MS = 10_000;
+
+/** Session metadata keys of a paused (human-in-the-loop) task. */
+export const PENDING_HITL_KEY = 'pending_hitl';
+export const HITL_RESUME_KEY = 'hitl_resume_state';
 
 function textContent(message: BaseMessage): string {
   const content = message.content;
@@ -129,21 +134,63 @@ export class ChatService {
     emit('metadata', { run_id: runId, session_id: sessionId });
     try {
       const history = await this.storage.getTurnContext(userId, sessionId, this.config.chat.recentMessages);
-      const { summary, upto } = ConversationSummaryService.read(history?.metadata ?? {});
-      // The window, less whatever the summary already covers.
-      const unsummarized = history ? history.messageCount - upto : 0;
-      const recent = unsummarized > 0 ? history!.recent.slice(-unsummarized) : [];
-      const input = [...toLangChainMessages(recent), new HumanMessage(message)];
+      const metadata = history?.metadata ?? {};
+      const { summary, upto } = ConversationSummaryService.read(metadata);
+      // A message to a session with a paused task is the user's supplement for it.
+      const paused = normalizePendingHitl(metadata[PENDING_HITL_KEY]);
+      if (paused) context.resumeHitl(paused, normalizeHitlResumeState(metadata[HITL_RESUME_KEY]));
+      const threadId = paused?.task_id ?? runId;
 
-      const response = await this.runGraph(context, input, summary, emit);
-      const { trace } = context.takeRagTrace();
+      let input: { messages: BaseMessage[] } | Command;
+      if (paused) {
+        input = new Command({ resume: message });
+      } else {
+        // The window, less whatever the summary already covers.
+        const unsummarized = history ? history.messageCount - upto : 0;
+        const recent = unsummarized > 0 ? history!.recent.slice(-unsummarized) : [];
+        input = { messages: [...toLangChainMessages(recent), new HumanMessage(message)] };
+      }
+
+      const outcome = await this.runGraph(context, input, summary, emit, threadId);
+      const { trace, resumeState } = context.takeRagTrace();
       context.close();
 
-      const committed = await this.storage.appendTurn(userId, sessionId, [
-        { type: 'human', content: message },
-        { type: 'ai', content: response, rag_trace: trace },
-      ]);
-      await this.forgetCheckpoints(runId);
+      if (outcome.interrupt) {
+        const pending = normalizePendingHitl({
+          ...outcome.interrupt,
+          task_id: threadId,
+          user_supplement: paused ? message : null,
+          created_at: new Date().toISOString(),
+        });
+        if (!pending) throw new Error('the knowledge tool paused with an invalid HITL payload');
+        const prompt: string = pending.clarification_prompt ?? pending.original_question ?? '';
+        await this.storage.appendTurn(
+          userId,
+          sessionId,
+          [
+            { type: 'human', content: message },
+            { type: 'ai', content: prompt, rag_trace: trace },
+          ],
+          { metadata: { [PENDING_HITL_KEY]: pending, [HITL_RESUME_KEY]: resumeState } },
+        );
+        await this.runs.finish(runId, 'interrupted');
+        emit('hitl', pending);
+        if (trace) emit('trace', trace);
+        emit('done', { response: prompt, session_id: sessionId });
+        return { response: prompt, rag_trace: trace, session_id: sessionId, pending_hitl: pending, run_id: runId };
+      }
+
+      const response = outcome.answer;
+      const committed = await this.storage.appendTurn(
+        userId,
+        sessionId,
+        [
+          { type: 'human', content: message },
+          { type: 'ai', content: response, rag_trace: trace },
+        ],
+        paused ? { metadata: { [PENDING_HITL_KEY]: null, [HITL_RESUME_KEY]: null } } : {},
+      );
+      await this.forgetCheckpoints(threadId);
       await this.runs.finish(runId, 'done');
       if (trace) emit('trace', trace);
       emit('done', { response, session_id: sessionId });
@@ -158,6 +205,7 @@ export class ChatService {
       await this.storage
         .appendTurn(userId, sessionId, [{ type: 'human', content: message }])
         .catch((commitError: Error) => this.logger.error({ err: commitError }, 'could not keep the human message'));
+      // A paused task's thread (another run's id) is kept, so the user can answer again.
       await this.forgetCheckpoints(runId);
       await this.runs.finish(runId, 'error', failure.message).catch(() => undefined);
       emit('error', { code: failure.code, message: failure.message });
@@ -167,12 +215,18 @@ export class ChatService {
     }
   }
 
-  private async runGraph(context: ChatRequestContext, input: BaseMessage[], summary: string | undefined, emit: Emit): Promise<string> {
+  private async runGraph(
+    context: ChatRequestContext,
+    input: { messages: BaseMessage[] } | Command,
+    summary: string | undefined,
+    emit: Emit,
+    threadId: string,
+  ): Promise<{ answer: string; interrupt?: Record<string, unknown> }> {
     const graph = this.agents.createAgentForRequest(context, { summary });
     const stream = await graph.stream(
-      { messages: input },
+      input as { messages: BaseMessage[] },
       {
-        configurable: { thread_id: context.runId },
+        configurable: { thread_id: threadId },
         // Sync turns need only node updates, so the model is called without streaming.
         streamMode: context.mode === 'stream' ? ['messages', 'custom', 'updates'] : ['updates'],
         recursionLimit: MAX_TOOL_ROUNDS * 2 + 2,
@@ -180,6 +234,7 @@ export class ChatService {
     );
     let finalAnswer: string | undefined;
     let streamedTokens = '';
+    let paused: Record<string, unknown> | undefined;
     for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
       if (mode === 'messages') {
         const [messageChunk, metadata] = chunk as [BaseMessage, { langgraph_node?: string }];
@@ -194,7 +249,10 @@ export class ChatService {
         const { type, ...step } = chunk as { type?: string };
         if (type === 'step') emit('step', step);
       } else if (mode === 'updates') {
-        const update = chunk as Record<string, { messages?: BaseMessage[] } | undefined>;
+        const update = chunk as Record<string, { messages?: BaseMessage[] } | undefined> & {
+          __interrupt__?: Array<{ value?: Record<string, unknown> }>;
+        };
+        if (update.__interrupt__?.length) paused = update.__interrupt__[0].value ?? {};
         for (const message of update.agent?.messages ?? []) {
           if (!(message instanceof AIMessage)) continue;
           if (message.tool_calls?.length) {
@@ -212,7 +270,7 @@ export class ChatService {
         }
       }
     }
-    return finalAnswer ?? streamedTokens;
+    return { answer: finalAnswer ?? streamedTokens, interrupt: paused };
   }
 
   private async forgetCheckpoints(runId: string): Promise<void> {

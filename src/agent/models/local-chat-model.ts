@@ -145,7 +145,8 @@ export class LocalChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMe
           if (content === KNOWLEDGE_BUDGET_SPENT) return content;
           try {
             const output = JSON.parse(content) as KnowledgeToolOutput;
-            return composeFromPassages(question, output.chunks ?? []);
+            // The tool's query includes the user's clarifications, when there were any.
+            return composeFromPassages(output.query || question, output.chunks ?? []);
           } catch {
             return content;
           }

@@ -1,13 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { tool } from '@langchain/core/tools';
+import { interrupt } from '@langchain/langgraph';
 import { z } from 'zod';
 import type { ChatRequestContext } from '../../../chat/chat-request-context.js';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
+import { clarificationPrompt } from '../../../knowledge/clarification.js';
 import { KnowledgeFlow } from '../../../knowledge/knowledge-flow.service.js';
 import { AgentTool, AgentToolFactory } from '../agent-tool.js';
 
 export const KNOWLEDGE_TOOL_NAME = 'knowledge_search';
+/** Clarification rounds before the turn answers with what it has. */
+export const MAX_HITL_ROUNDS = 2;
 export const KNOWLEDGE_BUDGET_SPENT =
   'The knowledge base was already searched in this turn (one search per turn). Answer from the passages already retrieved.';
 
@@ -34,18 +38,66 @@ export class KnowledgeSearchTool implements AgentToolFactory {
         context.useStreamWriter(config?.writer);
         const topK = this.config.knowledge.topK;
         const started = performance.now();
-        const result = await this.flow.run(query, topK, (stage, label, details) => context.emitRagStep(stage, label, details));
+        const step = (stage: string, label: string, details?: Record<string, unknown>) => context.emitRagStep(stage, label, details);
+        const resuming = context.resumingHitl;
+        const original = resuming?.pending.original_question ?? query;
+        let result = await this.flow.run(original, topK, step);
+        let trace: Record<string, unknown> = { ...result.trace };
+        const supplements: string[] = [];
+        // Human in the loop: pause the run until the user answers; a resumed run replays earlier answers in order.
+        while (result.grade.grade_route === 'clarify' && supplements.length < MAX_HITL_ROUNDS) {
+          const prompt = clarificationPrompt(original, result.grade);
+          const hitlType = result.grade.evidence_ambiguity === 'needs_choice' ? 'choose' : 'clarify';
+          const resumeState = {
+            original_question: original,
+            hitl_route: hitlType,
+            retrieval_status: hitlType === 'choose' ? 'needs_choice' : 'needs_clarification',
+            rewrite_count: trace.rewrite_mode ? 1 : 0,
+            complexity: 'simple',
+          };
+          context.storeRagTrace({ ...trace, tool_used: true, tool_name: KNOWLEDGE_TOOL_NAME, query: original, clarification_prompt: prompt }, resumeState);
+          const pending = {
+            original_question: original,
+            clarification_prompt: prompt,
+            options: result.grade.options,
+            hitl_type: hitlType,
+            retrieval_status: resumeState.retrieval_status,
+          };
+          const supplement = String(interrupt(pending) ?? '').trim();
+          supplements.push(supplement);
+          step('hitl', 'Retrieving again with your answer', { round: supplements.length });
+          const preResume = {
+            query: original,
+            retrieval_stage: trace.retrieval_stage,
+            grade_route: result.grade.grade_route,
+            evidence_status: result.grade.evidence_status,
+            grade_reason: result.grade.grade_reason,
+            clarification_prompt: prompt,
+            final_chunks: result.hits,
+          };
+          result = await this.flow.run(`${original} ${supplements.join(' ')}`, topK, step);
+          trace = {
+            ...result.trace,
+            retrieval_stage: 'hitl',
+            hitl_resumed: true,
+            user_supplement: supplements.join(' / '),
+            hitl_resume_strategy: 'append_supplement_to_original_question',
+            pre_resume_snapshot: preResume,
+            hitl_chunks: result.hits,
+            clarification_prompt: prompt,
+          };
+        }
         const totalMs = Math.round(performance.now() - started);
         context.storeRagTrace({
-          ...result.trace,
+          ...trace,
           tool_used: true,
           tool_name: KNOWLEDGE_TOOL_NAME,
-          query,
+          query: original,
           top_k: topK,
-          timings: { ...((result.trace.timings as object) ?? {}), total: totalMs },
+          timings: { ...((trace.timings as object) ?? {}), total: totalMs },
         });
         const output: KnowledgeToolOutput = {
-          query,
+          query: supplements.length ? `${original} ${supplements.join(' ')}` : original,
           chunks: result.hits.map(({ source, page, text, score }) => ({ source, page, text, score })),
         };
         return JSON.stringify(output);

@@ -116,7 +116,7 @@ describe('Chat turns with the local provider', () => {
     expect(metadata.data).toEqual({ run_id: expect.any(String), session_id: expect.any(String) });
     const steps = knowledge.events.filter((e) => e.event === 'step');
     const stages = steps.map((s) => s.data.stage);
-    expect(stages.slice(0, 5)).toEqual(['recall', 'auto_merge', 'rerank', 'retrieved', 'grade']);
+    expect(stages.slice(0, 6)).toEqual(['complexity', 'recall', 'auto_merge', 'rerank', 'retrieved', 'grade']);
     // Weak evidence may add a rewrite and a second recall; the trace then keeps both.
     if (stages.includes('rewrite')) expect(knowledge.events.at(-2)!.data.rewrite_mode).toMatch(/step_back|hyde/);
     for (const step of steps) {
@@ -320,6 +320,41 @@ describe('Knowledge tool grading and rewrite, seen through chat turns', () => {
     const hitl = stream.events.find((e) => e.event === 'hitl')!;
     expect(hitl.data).toMatchObject({ hitl_type: 'choose', original_question: 'How long is the Aurora warranty?' });
     expect(stream.events.at(-1)!.data.response).toBe(hitl.data.clarification_prompt);
+  });
+
+  it('splits a complex question into sub-questions retrieved in parallel, each with its own sub-trace', async () => {
+    const res = await request(t.app.getHttpServer())
+      .post('/api/chat')
+      .set(t.auth(uniqueUser('complex')))
+      .send({ message: 'What is the hotel limit in Tokyo and how long is the Aurora X2 warranty?' })
+      .expect(200);
+    const trace = res.body.rag_trace;
+    expect(trace).toMatchObject({
+      complexity: 'complex',
+      sub_questions: ['What is the hotel limit in Tokyo?', 'how long is the Aurora X2 warranty?'],
+      sub_agent_count: 2,
+      retrieval_stage: 'subquestion_merge',
+    });
+    expect(trace.sub_traces).toHaveLength(2);
+    expect(trace.sub_traces[0]).toMatchObject({ query: 'What is the hotel limit in Tokyo?', retrieval_mode: 'hybrid' });
+    expect(trace.sub_traces[0].final_chunks[0].source).toBe('travel-expense-policy.md');
+    expect(trace.sub_traces[1].final_chunks[0].source).toBe('aurora-x2-mesh-manual.md');
+    const ids = trace.final_chunks.map((c: { chunk_id: string }) => c.chunk_id);
+    expect(new Set(ids).size).toBe(ids.length); // merged without duplicates
+    expect(trace.merged_evidence_count).toBeGreaterThanOrEqual(ids.length);
+    expect(res.body.response).toContain('[travel-expense-policy.md]');
+    expect(res.body.response).toContain('[aurora-x2-mesh-manual.md]');
+
+    const zh = await request(t.app.getHttpServer())
+      .post('/api/chat')
+      .set(t.auth(uniqueUser('complex-zh')))
+      .send({ message: '积分的有效期是多久？以及退货运费由谁承担？' })
+      .expect(200);
+    expect(zh.body.rag_trace).toMatchObject({ complexity: 'complex', sub_agent_count: 2, sub_questions: ['积分的有效期是多久？', '退货运费由谁承担？'] });
+    expect(zh.body.rag_trace.sub_traces.map((s: { final_chunks: Array<{ source: string }> }) => s.final_chunks[0].source)).toEqual([
+      '会员积分规则.md',
+      '退货与保修政策.md',
+    ]);
   });
 
   it('rewrites once when the evidence is weak and keeps both recalls in the trace', async () => {

@@ -68,3 +68,18 @@ describe('local query rewrite', () => {
     expect(rewrite.step_back_question).toBeNull();
   });
 });
+
+describe('local complexity judge', () => {
+  it('keeps one question whole and splits several, in English and Chinese, at most four', async () => {
+    const { judgeComplexity } = await import('./complexity.js');
+    expect(judgeComplexity('How do I reset the Aurora X1 router?')).toMatchObject({ complexity: 'simple', sub_questions: [] });
+    expect(judgeComplexity('What is the hotel limit in Tokyo and how long is the Aurora X2 warranty?').sub_questions).toEqual([
+      'What is the hotel limit in Tokyo?',
+      'how long is the Aurora X2 warranty?',
+    ]);
+    expect(judgeComplexity('积分的有效期是多久？以及退货运费由谁承担？').sub_questions).toEqual(['积分的有效期是多久？', '退货运费由谁承担？']);
+    const five = judgeComplexity('Hotel limit in Tokyo? Meal allowance per day? Expense report deadline? Aurora X1 reset steps? Aurora X2 warranty length?');
+    expect(five.sub_questions).toHaveLength(4);
+    expect(five.complexity_reason).toMatch(/first 4/);
+  });
+});

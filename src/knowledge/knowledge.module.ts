@@ -5,6 +5,7 @@ import { DocumentsService } from './documents.service.js';
 import { createEmbeddingProvider, EmbeddingProvider } from './embeddings.js';
 import { HybridRecall } from './hybrid-recall.service.js';
 import { KnowledgeFlow } from './knowledge-flow.service.js';
+import { SubQuestionFanOut } from './sub-question-fanout.service.js';
 import { KnowledgeSeeder } from './knowledge-seeder.service.js';
 import { KnowledgeController } from './knowledge.controller.js';
 import { RagPipeline, RERANK_PROVIDER } from './rag-pipeline.service.js';
@@ -21,7 +22,8 @@ import { RetrievalService } from './retrieval.service.js';
     DocumentsService,
     KnowledgeSeeder,
     KnowledgeFlow,
+    SubQuestionFanOut,
   ],
-  exports: [RetrievalService, DocumentsService, KnowledgeFlow],
+  exports: [RetrievalService, DocumentsService, KnowledgeFlow, SubQuestionFanOut],
 })
 export class KnowledgeModule {}

@@ -6,7 +6,9 @@ import type { ChatRequestContext } from '../../../chat/chat-request-context.js';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
 import { clarificationPrompt } from '../../../knowledge/clarification.js';
+import { judgeComplexity } from '../../../knowledge/complexity.js';
 import { KnowledgeFlow } from '../../../knowledge/knowledge-flow.service.js';
+import { SubQuestionFanOut } from '../../../knowledge/sub-question-fanout.service.js';
 import { AgentTool, AgentToolFactory } from '../agent-tool.js';
 
 export const KNOWLEDGE_TOOL_NAME = 'knowledge_search';
@@ -28,6 +30,7 @@ export class KnowledgeSearchTool implements AgentToolFactory {
 
   constructor(
     private readonly flow: KnowledgeFlow,
+    private readonly fanOut: SubQuestionFanOut,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -41,8 +44,41 @@ export class KnowledgeSearchTool implements AgentToolFactory {
         const step = (stage: string, label: string, details?: Record<string, unknown>) => context.emitRagStep(stage, label, details);
         const resuming = context.resumingHitl;
         const original = resuming?.pending.original_question ?? query;
+        // A resumed run reuses the paused run's verdict instead of judging complexity again.
+        const complexity = resuming?.resumeState?.complexity
+          ? { complexity: resuming.resumeState.complexity, complexity_reason: resuming.resumeState.complexity_reason ?? 'kept from the paused run', sub_questions: resuming.resumeState.sub_questions ?? [] }
+          : judgeComplexity(original);
+        step('complexity', complexity.complexity === 'complex' ? `Splitting into ${complexity.sub_questions.length} sub-questions` : 'One question', {
+          complexity: complexity.complexity,
+        });
+        if (complexity.complexity === 'complex' && complexity.sub_questions.length > 1) {
+          const fanOut = await this.fanOut.run(original, complexity.sub_questions, topK, step);
+          const { options: _options, ...gradeFields } = fanOut.grade;
+          const answerHits = fanOut.hits.slice(0, topK * 2);
+          context.storeRagTrace({
+            tool_used: true,
+            tool_name: KNOWLEDGE_TOOL_NAME,
+            query: original,
+            retrieval_stage: 'subquestion_merge',
+            ...complexity,
+            sub_agent_count: complexity.sub_questions.length,
+            merged_evidence_count: fanOut.mergedEvidenceCount,
+            top_k: topK,
+            ...gradeFields,
+            grade_route: 'answer',
+            final_chunks: answerHits,
+            final_empty: answerHits.length === 0,
+            sub_traces: fanOut.subTraces,
+            timings: { total: Math.round(performance.now() - started) },
+          });
+          const output: KnowledgeToolOutput = {
+            query: original,
+            chunks: answerHits.map(({ source, page, text, score }) => ({ source, page, text, score })),
+          };
+          return JSON.stringify(output);
+        }
         let result = await this.flow.run(original, topK, step);
-        let trace: Record<string, unknown> = { ...result.trace };
+        let trace: Record<string, unknown> = { ...result.trace, ...complexity };
         const supplements: string[] = [];
         // Human in the loop: pause the run until the user answers; a resumed run replays earlier answers in order.
         while (result.grade.grade_route === 'clarify' && supplements.length < MAX_HITL_ROUNDS) {
@@ -53,7 +89,9 @@ export class KnowledgeSearchTool implements AgentToolFactory {
             hitl_route: hitlType,
             retrieval_status: hitlType === 'choose' ? 'needs_choice' : 'needs_clarification',
             rewrite_count: trace.rewrite_mode ? 1 : 0,
-            complexity: 'simple',
+            complexity: complexity.complexity,
+            complexity_reason: complexity.complexity_reason,
+            sub_questions: complexity.sub_questions,
           };
           context.storeRagTrace({ ...trace, tool_used: true, tool_name: KNOWLEDGE_TOOL_NAME, query: original, clarification_prompt: prompt }, resumeState);
           const pending = {
@@ -78,6 +116,7 @@ export class KnowledgeSearchTool implements AgentToolFactory {
           result = await this.flow.run(`${original} ${supplements.join(' ')}`, topK, step);
           trace = {
             ...result.trace,
+            ...complexity,
             retrieval_stage: 'hitl',
             hitl_resumed: true,
             user_supplement: supplements.join(' / '),

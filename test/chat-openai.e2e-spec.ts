@@ -25,6 +25,26 @@ class ClockTool implements AgentToolFactory {
 @Module({ providers: [ClockTool] })
 class ClockToolModule {}
 
+/** The fast model's structured verdict, as the fake answers the judge's function call. */
+const verdict = (overrides: Record<string, unknown> = {}) => ({
+  toolCalls: [
+    {
+      name: 'grade_evidence',
+      args: {
+        grade_route: 'answer',
+        evidence_status: 'sufficient',
+        evidence_relevance: 'strong',
+        evidence_answerability: 'sufficient',
+        evidence_ambiguity: null,
+        grade_confidence: 0.9,
+        grade_reason: 'The passages answer it.',
+        options: [],
+        ...overrides,
+      },
+    },
+  ],
+});
+
 describe('Chat turns with the openai provider against a fake OpenAI-compatible server', () => {
   const llm = new FakeOpenAIServer();
   let t: TestApp;
@@ -48,17 +68,23 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
   const chat = (user: string, body: object) => request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send(body);
 
   it('runs a tool round trip: the model calls knowledge_search, then answers from the passages', async () => {
-    llm.play({ toolCalls: [{ name: 'knowledge_search', args: { query: 'Aurora X2 warranty' } }] }, { content: 'Three years [aurora-x2-mesh-manual.md].' });
+    llm.play(
+      { toolCalls: [{ name: 'knowledge_search', args: { query: 'Aurora X2 warranty' } }] },
+      verdict(),
+      { content: 'Three years [aurora-x2-mesh-manual.md].' },
+    );
     const res = await chat(uniqueUser(), { message: 'How long is the Aurora X2 warranty?' }).expect(200);
     expect(res.body.response).toBe('Three years [aurora-x2-mesh-manual.md].');
     expect(res.body.rag_trace).toMatchObject({ tool_used: true, query: 'Aurora X2 warranty' });
 
-    expect(llm.requests).toHaveLength(2);
-    expect(llm.requests.map((r) => r.stream)).toEqual([false, false]); // a sync turn asks for whole answers
-    expect(llm.requests[0].model).toBe('main-model');
+    expect(llm.requests).toHaveLength(3);
+    expect(llm.requests.map((r) => r.stream)).toEqual([false, false, false]); // a sync turn asks for whole answers
+    expect(llm.requests.map((r) => r.model)).toEqual(['main-model', 'fast-model', 'main-model']);
+    expect(llm.requests[1].tools.map((t) => t.function.name)).toEqual(['grade_evidence']); // the judge's structured output
+    expect(res.body.rag_trace).toMatchObject({ grade_route: 'answer', grade_reason: 'The passages answer it.', grade_confidence: 0.9 });
     expect(llm.requests[0].tools.map((t) => t.function.name).sort()).toEqual(['current_time', 'get_weather', 'knowledge_search']);
     expect(llm.requests[0].messages[0].role).toBe('system');
-    const toolMessage = llm.requests[1].messages.find((m) => m.role === 'tool');
+    const toolMessage = llm.requests[2].messages.find((m) => m.role === 'tool');
     expect(JSON.parse(toolMessage!.content as string).chunks[0].source).toBe('aurora-x2-mesh-manual.md');
   });
 
@@ -83,14 +109,40 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
   it('gives a second knowledge search in the same turn the budget message', async () => {
     llm.play(
       { toolCalls: [{ name: 'knowledge_search', args: { query: 'returns' } }, { name: 'knowledge_search', args: { query: 'refunds' } }] },
+      verdict(),
       { content: 'Thirty days.' },
     );
     const res = await chat(uniqueUser(), { message: 'What is the return policy and how do refunds work?' }).expect(200);
     expect(res.body.rag_trace.query).toBe('returns');
-    const toolContents = llm.requests[1].messages.filter((m) => m.role === 'tool').map((m) => m.content as string);
+    const toolContents = llm.requests[2].messages.filter((m) => m.role === 'tool').map((m) => m.content as string);
     expect(toolContents).toHaveLength(2);
     expect(JSON.parse(toolContents[0]).query).toBe('returns');
     expect(toolContents[1]).toBe(KNOWLEDGE_BUDGET_SPENT);
+  });
+
+  it('lets the LLM judge pause the turn for a choice, and resumes it with the answer', async () => {
+    const user = uniqueUser('judge');
+    llm.play(
+      { toolCalls: [{ name: 'knowledge_search', args: { query: 'How long is the warranty?' } }] },
+      verdict({ grade_route: 'clarify', evidence_status: 'needs_choice', evidence_ambiguity: 'needs_choice', options: ['Aurora X1', 'Aurora X2'], grade_reason: 'Two products.' }),
+    );
+    const paused = await chat(user, { message: 'How long is the warranty?' }).expect(200);
+    expect(paused.body.pending_hitl).toMatchObject({ hitl_type: 'choose', options: ['Aurora X1', 'Aurora X2'] });
+    expect(paused.body.rag_trace).toMatchObject({ grade_reason: 'Two products.', clarification_options: ['Aurora X1', 'Aurora X2'] });
+
+    llm.reset();
+    llm.play(verdict(), { content: 'The Aurora X2 has a three-year warranty.' });
+    const resumed = await chat(user, { message: 'Aurora X2', session_id: paused.body.session_id }).expect(200);
+    expect(resumed.body.response).toBe('The Aurora X2 has a three-year warranty.');
+    expect(resumed.body.rag_trace).toMatchObject({ hitl_resumed: true, user_supplement: 'Aurora X2', retrieval_stage: 'hitl' });
+    // On resume the paused question is not graded again: one verdict, one answer.
+    expect(llm.requests.map((r) => r.model)).toEqual(['fast-model', 'main-model']);
+  });
+
+  it('falls back to the local judge when the LLM judge fails, and says so', async () => {
+    llm.play({ toolCalls: [{ name: 'knowledge_search', args: { query: 'How do I reset the Aurora X1 router?' } }] }, { status: 500, error: 'judge down' }, { content: 'Hold reset.' });
+    const res = await chat(uniqueUser(), { message: 'How do I reset the Aurora X1 router?' }).expect(200);
+    expect(res.body.rag_trace.grade_reason).toMatch(/local judge: the LLM judge failed/);
   });
 
   it('answers 502 when the model fails, keeps the human message, and the session stays usable', async () => {

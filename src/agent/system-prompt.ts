@@ -1,4 +1,4 @@
-import { KNOWLEDGE_TOOL_NAME } from './tools/knowledge/knowledge-search.tool.js';
+import { KNOWLEDGE_TOOL_NAME } from './tools/knowledge/knowledge-tool.constants.js';
 import { WEATHER_TOOL_NAME } from './tools/weather/weather.tool.js';
 
 /** The system prompt and tool rules (seed P04). */

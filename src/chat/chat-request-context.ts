@@ -21,6 +21,13 @@ export interface ChatTurnIdentity {
   mode: ChatMode;
 }
 
+/** A paused task being resumed: `rounds` is how many questions the run has put to the user so far. */
+export interface HitlResume {
+  pending: PendingHitlState;
+  resumeState: HitlResumeState | null;
+  rounds: number;
+}
+
 /** Knowledge retrievals allowed per turn. */
 export const KNOWLEDGE_TOOL_BUDGET = 1;
 
@@ -41,7 +48,7 @@ export class ChatRequestContext {
   private hitlSnapshot: HitlResumeState | null = null;
   private startedAt = 0;
   private lastStepAt = 0;
-  private hitlResume: { pending: PendingHitlState; resumeState: HitlResumeState | null } | null = null;
+  private hitlResume: HitlResume | null = null;
   /** Where steps go: LangGraph's `custom` stream writer of the running tool, or one given at begin(). */
   private writer?: (chunk: unknown) => void;
 
@@ -60,12 +67,12 @@ export class ChatRequestContext {
   }
 
   /** Marks this turn as the user's supplement for a paused run (human in the loop). */
-  resumeHitl(pending: PendingHitlState, resumeState: HitlResumeState | null): void {
-    this.hitlResume = { pending, resumeState };
+  resumeHitl(pending: PendingHitlState, resumeState: HitlResumeState | null, rounds: number): void {
+    this.hitlResume = { pending, resumeState, rounds };
   }
 
   /** The paused task this turn resumes, if any. */
-  get resumingHitl(): { pending: PendingHitlState; resumeState: HitlResumeState | null } | null {
+  get resumingHitl(): HitlResume | null {
     return this.hitlResume;
   }
 

@@ -41,6 +41,7 @@ const HEARTBEAT_MS = 10_000;
 /** Session metadata keys of a paused (human-in-the-loop) task. */
 export const PENDING_HITL_KEY = 'pending_hitl';
 export const HITL_RESUME_KEY = 'hitl_resume_state';
+export const HITL_ROUNDS_KEY = 'hitl_rounds';
 
 function textContent(message: BaseMessage): string {
   const content = message.content;
@@ -138,7 +139,8 @@ export class ChatService {
       const { summary, upto } = ConversationSummaryService.read(metadata);
       // A message to a session with a paused task is the user's supplement for it.
       const paused = normalizePendingHitl(metadata[PENDING_HITL_KEY]);
-      if (paused) context.resumeHitl(paused, normalizeHitlResumeState(metadata[HITL_RESUME_KEY]));
+      const rounds = Number.isInteger(metadata[HITL_ROUNDS_KEY]) ? (metadata[HITL_ROUNDS_KEY] as number) : 1;
+      if (paused) context.resumeHitl(paused, normalizeHitlResumeState(metadata[HITL_RESUME_KEY]), rounds);
       const threadId = paused?.task_id ?? runId;
 
       let input: { messages: BaseMessage[] } | Command;
@@ -171,7 +173,7 @@ export class ChatService {
             { type: 'human', content: message },
             { type: 'ai', content: prompt, rag_trace: trace },
           ],
-          { metadata: { [PENDING_HITL_KEY]: pending, [HITL_RESUME_KEY]: resumeState } },
+          { metadata: { [PENDING_HITL_KEY]: pending, [HITL_RESUME_KEY]: resumeState, [HITL_ROUNDS_KEY]: paused ? rounds + 1 : 1 } },
         );
         await this.runs.finish(runId, 'interrupted');
         emit('hitl', pending);
@@ -188,7 +190,7 @@ export class ChatService {
           { type: 'human', content: message },
           { type: 'ai', content: response, rag_trace: trace },
         ],
-        paused ? { metadata: { [PENDING_HITL_KEY]: null, [HITL_RESUME_KEY]: null } } : {},
+        paused ? { metadata: { [PENDING_HITL_KEY]: null, [HITL_RESUME_KEY]: null, [HITL_ROUNDS_KEY]: null } } : {},
       );
       await this.forgetCheckpoints(threadId);
       await this.runs.finish(runId, 'done');

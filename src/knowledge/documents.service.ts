@@ -113,9 +113,8 @@ export class DocumentsService {
     const rows = await sqlRows<{ id: string; ordinal: number }>(
       manager,
       `INSERT INTO knowledge_chunks (document_id, parent_id, level, is_leaf, ordinal, page, text, search_vector, embedding)
-       SELECT $1, t.parent_id, t.level, t.is_leaf, t.ordinal, t.page, t.text, to_tsvector('simple', t.search_text),
-              CASE WHEN t.embedding IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(t.embedding)::real) END
-         FROM unnest($2::bigint[], $3::smallint[], $4::boolean[], $5::int[], $6::int[], $7::text[], $8::text[], $9::jsonb[])
+       SELECT $1, t.parent_id, t.level, t.is_leaf, t.ordinal, t.page, t.text, to_tsvector('simple', t.search_text), t.embedding
+         FROM unnest($2::bigint[], $3::smallint[], $4::boolean[], $5::int[], $6::int[], $7::text[], $8::text[], $9::bytea[])
            AS t(parent_id, level, is_leaf, ordinal, page, text, search_text, embedding)
        RETURNING id, ordinal`,
       [
@@ -129,7 +128,7 @@ export class DocumentsService {
         items.map((item) => searchDocumentText(item.node.text)),
         items.map((item) => {
           const vector = embeddingOf.get(item.node);
-          return vector ? JSON.stringify(vector) : null;
+          return vector ? Buffer.from(Float32Array.from(vector).buffer) : null;
         }),
       ],
     );

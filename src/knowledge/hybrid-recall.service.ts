@@ -6,7 +6,10 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { sqlRows } from '../database/sql.js';
 import { EmbeddingProvider } from './embeddings.js';
 import { RetrievalHit } from './retrieval.service.js';
-import { searchQueryText } from './search-text.js';
+import { searchQueryTokens } from './search-text.js';
+
+/** Most full-text matches ranked per query (see rankFullText). */
+export const FULL_TEXT_CANDIDATE_CAP = 1000;
 
 /** Reciprocal rank fusion constant (Cormack et al.). */
 export const RRF_K = 60;
@@ -16,6 +19,28 @@ interface DenseIndex {
   ids: string[];
   vectors: Float32Array;
   dimensions: number;
+}
+
+/** The dot product of `query` with each of `rows` vectors; unrolled by four, which V8 runs about 1.5x faster. */
+export function dotProducts(query: Float32Array, vectors: Float32Array, rows: number, dimensions: number): Float32Array {
+  const scores = new Float32Array(rows);
+  const blocked = dimensions - (dimensions % 4);
+  for (let row = 0; row < rows; row += 1) {
+    const offset = row * dimensions;
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    for (let d = 0; d < blocked; d += 4) {
+      s0 += query[d] * vectors[offset + d];
+      s1 += query[d + 1] * vectors[offset + d + 1];
+      s2 += query[d + 2] * vectors[offset + d + 2];
+      s3 += query[d + 3] * vectors[offset + d + 3];
+    }
+    for (let d = blocked; d < dimensions; d += 1) s0 += query[d] * vectors[offset + d];
+    scores[row] = s0 + s1 + s2 + s3;
+  }
+  return scores;
 }
 
 /** Fuses ranked id lists: each list gives 1 / (RRF_K + rank). */
@@ -66,34 +91,49 @@ export class HybridRecall {
     });
   }
 
-  private async fullTextRanking(query: string, limit: number): Promise<string[]> {
-    const tsquery = searchQueryText(query);
-    if (!tsquery) return [];
+  /** Leaf ids ranked by PostgreSQL full-text search (public for the evaluation bench). */
+  async fullTextRanking(query: string, limit: number): Promise<string[]> {
+    const tokens = searchQueryTokens(query);
+    if (tokens.length === 0) return [];
+    // Chunks with every term first (few, precise: for Chinese, bigram runs act like phrases);
+    // then, when they are too few, chunks with any term.
+    const all = await this.rankFullText(tokens.join(' & '), limit);
+    if (all.length >= limit || tokens.length === 1) return all;
+    const any = await this.rankFullText(tokens.join(' | '), limit);
+    return [...new Set([...all, ...any])].slice(0, limit);
+  }
+
+  private async rankFullText(tsquery: string, limit: number): Promise<string[]> {
+    // Ranking reads every match's tsvector; capping the matches bounds the cost of very common terms
+    // (the ranking is then over the first FULL_TEXT_CANDIDATE_CAP matches the GIN index yields).
     const rows = await sqlRows<{ id: string }>(
       this.dataSource,
-      `SELECT id FROM knowledge_chunks, to_tsquery('simple', $1) q
-        WHERE is_leaf AND search_vector @@ q
-        ORDER BY ts_rank_cd(search_vector, q) DESC, id
+      `WITH matches AS (
+         SELECT id, search_vector FROM knowledge_chunks, to_tsquery('simple', $1) q
+          WHERE is_leaf AND search_vector @@ q
+          LIMIT ${FULL_TEXT_CANDIDATE_CAP}
+       )
+       SELECT id FROM matches, to_tsquery('simple', $1) q
+        ORDER BY ts_rank(search_vector, q) DESC, id
         LIMIT $2`,
       [tsquery, limit],
     );
     return rows.map((row) => String(row.id));
   }
 
-  private async denseRanking(query: string, limit: number): Promise<string[]> {
+  /** Leaf ids ranked by embedding similarity (public for the evaluation bench). */
+  async denseRanking(query: string, limit: number): Promise<string[]> {
     const [[queryVector], index] = await Promise.all([this.embeddings.embed([query]), this.currentIndex()]);
     const { ids, vectors, dimensions } = index;
     if (ids.length === 0 || queryVector.length !== dimensions) return [];
     const q = Float32Array.from(queryVector);
-    // Keep the best `limit` by a small insertion-sorted buffer: O(n·limit) worst case, O(n) in practice.
+    const scores = dotProducts(q, vectors, ids.length, dimensions);
+    // Keep the best `limit` by a small insertion-sorted buffer: a linear pass, since few rows beat the buffer's minimum.
     const bestIds: number[] = [];
     const bestScores: number[] = [];
     for (let row = 0; row < ids.length; row += 1) {
-      let dot = 0;
-      const offset = row * dimensions;
-      for (let d = 0; d < dimensions; d += 1) dot += q[d] * vectors[offset + d];
-      if (dot <= 0) continue;
-      if (bestScores.length === limit && dot <= bestScores[limit - 1]) continue;
+      const dot = scores[row];
+      if (dot <= 0 || (bestScores.length === limit && dot <= bestScores[limit - 1])) continue;
       let at = bestScores.length;
       while (at > 0 && bestScores[at - 1] < dot) at -= 1;
       bestScores.splice(at, 0, dot);
@@ -118,13 +158,16 @@ export class HybridRecall {
 
   private async loadIndex(version: string): Promise<DenseIndex> {
     const dimensions = this.embeddings.dimensions;
-    const rows = await sqlRows<{ id: string; embedding: number[] | null }>(
+    const rows = await sqlRows<{ id: string; embedding: Buffer | null }>(
       this.dataSource,
       'SELECT id, embedding FROM knowledge_chunks WHERE is_leaf AND embedding IS NOT NULL ORDER BY id',
     );
-    const usable = rows.filter((row) => row.embedding?.length === dimensions);
+    const bytes = dimensions * Float32Array.BYTES_PER_ELEMENT;
+    const usable = rows.filter((row) => row.embedding?.length === bytes);
     const vectors = new Float32Array(usable.length * dimensions);
-    usable.forEach((row, i) => vectors.set(row.embedding!, i * dimensions));
+    usable.forEach((row, i) =>
+      vectors.set(new Float32Array(row.embedding!.buffer, row.embedding!.byteOffset, dimensions), i * dimensions),
+    );
     return { version, ids: usable.map((row) => String(row.id)), vectors, dimensions };
   }
 

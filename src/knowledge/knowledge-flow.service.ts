@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { Grade, gradeEvidence } from './grading.js';
+import { EvidenceJudge } from './evidence-judge.service.js';
+import { Grade } from './grading.js';
 import { RetrievalHit, RetrievalService, StepReporter } from './retrieval.service.js';
 import { rewriteQuery } from './rewrite.js';
 
@@ -17,11 +18,14 @@ export interface KnowledgeFlowResult {
  */
 @Injectable()
 export class KnowledgeFlow {
-  constructor(private readonly retrieval: RetrievalService) {}
+  constructor(
+    private readonly retrieval: RetrievalService,
+    private readonly judge: EvidenceJudge,
+  ) {}
 
   async run(query: string, topK: number, onStep: StepReporter = () => undefined): Promise<KnowledgeFlowResult> {
     const first = await this.retrieval.search(query, topK, { onStep });
-    let grade = gradeEvidence(query, first.hits);
+    let grade = await this.judge.grade(query, first.hits);
     onStep('grade', `Evidence ${grade.evidence_status}`, { route: grade.grade_route, confidence: grade.grade_confidence });
     let hits = first.hits;
     let trace: Record<string, unknown> = {
@@ -38,7 +42,7 @@ export class KnowledgeFlow {
         mode: rewrite.rewrite_mode,
       });
       const second = await this.retrieval.search(rewrite.rewritten_query, topK, { onStep });
-      const secondGrade = gradeEvidence(query, second.hits);
+      const secondGrade = await this.judge.grade(query, second.hits);
       const better = rank(secondGrade) > rank(grade);
       trace = {
         ...trace,

@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
+import { ModelsModule } from '../agent/models/models.module.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { DocumentsService } from './documents.service.js';
+import { EvidenceJudge } from './evidence-judge.service.js';
 import { createEmbeddingProvider, EmbeddingProvider } from './embeddings.js';
 import { HybridRecall } from './hybrid-recall.service.js';
 import { KnowledgeFlow } from './knowledge-flow.service.js';
@@ -13,6 +15,7 @@ import { createRerankProvider } from './rerank.js';
 import { RetrievalService } from './retrieval.service.js';
 
 @Module({
+  imports: [ModelsModule],
   controllers: [KnowledgeController],
   providers: [
     { provide: EmbeddingProvider, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createEmbeddingProvider(config) },
@@ -23,6 +26,7 @@ import { RetrievalService } from './retrieval.service.js';
     KnowledgeSeeder,
     KnowledgeFlow,
     SubQuestionFanOut,
+    EvidenceJudge,
   ],
   exports: [RetrievalService, DocumentsService, KnowledgeFlow, SubQuestionFanOut],
 })

@@ -8,8 +8,7 @@ export function searchDocumentText(text: string): string {
     .join(' ');
 }
 
-/** A tsquery matching any of the query's tokens, or null when it has none. */
-export function searchQueryText(query: string): string | null {
-  const tokens = [...new Set(tokenize(query).map((t) => t.replace(/[^\p{L}\p{N}_]/gu, '')).filter(Boolean))];
-  return tokens.length ? tokens.map((t) => `'${t}'`).join(' | ') : null;
+/** The query's distinct tokens, quoted as tsquery lexemes. */
+export function searchQueryTokens(query: string): string[] {
+  return [...new Set(tokenize(query).map((t) => t.replace(/[^\p{L}\p{N}_]/gu, '')).filter(Boolean))].map((t) => `'${t}'`);
 }

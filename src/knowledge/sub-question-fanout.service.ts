@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Annotation, END, Send, START, StateGraph } from '@langchain/langgraph';
-import { Grade, gradeEvidence } from './grading.js';
+import { EvidenceJudge } from './evidence-judge.service.js';
+import { Grade } from './grading.js';
 import { KnowledgeFlow } from './knowledge-flow.service.js';
 import { RetrievalHit, StepReporter } from './retrieval.service.js';
 
@@ -32,7 +33,10 @@ export interface FanOutResult {
  */
 @Injectable()
 export class SubQuestionFanOut {
-  constructor(private readonly flow: KnowledgeFlow) {}
+  constructor(
+    private readonly flow: KnowledgeFlow,
+    private readonly judge: EvidenceJudge,
+  ) {}
 
   async run(question: string, subQuestions: string[], topK: number, onStep: StepReporter): Promise<FanOutResult> {
     const graph = new StateGraph(FanOutState)
@@ -64,7 +68,7 @@ export class SubQuestionFanOut {
     onStep('merge', `Merged ${total} passages into ${merged.length}`, { merged: merged.length });
     return {
       hits: merged,
-      grade: gradeEvidence(question, merged),
+      grade: await this.judge.grade(question, merged),
       subTraces: results.map((result) => ({ ...result.trace, query: result.question, tool_used: true })),
       mergedEvidenceCount: merged.length,
     };

@@ -3,10 +3,7 @@ import { ChatOpenAI } from '@langchain/openai';
 import type { AppConfig } from '../../config/app-config.js';
 import { LocalChatModel, LocalModelRole } from './local-chat-model.js';
 
-/** The shared main model (answers, tool calls). */
-export const MAIN_MODEL = Symbol('MAIN_MODEL');
-/** The shared fast model (conversation summaries, titles). */
-export const FAST_MODEL = Symbol('FAST_MODEL');
+export { FAST_MODEL, MAIN_MODEL } from './model-tokens.js';
 
 /** Builds the model for a role from LLM_PROVIDER: `local` (offline) or `openai` (any compatible endpoint). */
 export function createChatModel(config: AppConfig, role: LocalModelRole): BaseChatModel {

@@ -18,6 +18,7 @@ export class KnowledgeBase1764720000000 implements MigrationInterface {
         CONSTRAINT "uq_knowledge_documents_sha256" UNIQUE ("content_sha256")
       )`);
     // Level 1 is the largest parent; the highest level holds the leaves that retrieval ranks.
+    // Embeddings are float32 little-endian bytes: compact, and loaded into memory without parsing.
     await queryRunner.query(`
       CREATE TABLE "knowledge_chunks" (
         "id" bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -29,7 +30,7 @@ export class KnowledgeBase1764720000000 implements MigrationInterface {
         "page" integer,
         "text" text NOT NULL,
         "search_vector" tsvector NOT NULL,
-        "embedding" real[]
+        "embedding" bytea
       )`);
     await queryRunner.query(`CREATE INDEX "idx_knowledge_chunks_search" ON "knowledge_chunks" USING GIN ("search_vector") WHERE "is_leaf"`);
     await queryRunner.query(`CREATE INDEX "idx_knowledge_chunks_document" ON "knowledge_chunks" ("document_id", "level", "ordinal")`);

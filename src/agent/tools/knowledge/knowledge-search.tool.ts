@@ -7,21 +7,15 @@ import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
 import { clarificationPrompt } from '../../../knowledge/clarification.js';
 import { judgeComplexity } from '../../../knowledge/complexity.js';
-import { KnowledgeFlow } from '../../../knowledge/knowledge-flow.service.js';
+import { KnowledgeFlow, KnowledgeFlowResult } from '../../../knowledge/knowledge-flow.service.js';
 import { SubQuestionFanOut } from '../../../knowledge/sub-question-fanout.service.js';
 import { AgentTool, AgentToolFactory } from '../agent-tool.js';
+import { KNOWLEDGE_BUDGET_SPENT, KNOWLEDGE_TOOL_NAME, KnowledgeToolOutput, MAX_HITL_ROUNDS } from './knowledge-tool.constants.js';
 
-export const KNOWLEDGE_TOOL_NAME = 'knowledge_search';
-/** Clarification rounds before the turn answers with what it has. */
-export const MAX_HITL_ROUNDS = 2;
-export const KNOWLEDGE_BUDGET_SPENT =
-  'The knowledge base was already searched in this turn (one search per turn). Answer from the passages already retrieved.';
+export { KNOWLEDGE_BUDGET_SPENT, KNOWLEDGE_TOOL_NAME, MAX_HITL_ROUNDS } from './knowledge-tool.constants.js';
+export type { KnowledgeToolOutput } from './knowledge-tool.constants.js';
 
-/** The tool's answer to the model: the passages, as JSON. */
-export interface KnowledgeToolOutput {
-  query: string;
-  chunks: Array<{ source: string; page: number | null; text: string; score: number }>;
-}
+
 
 @AgentTool()
 @Injectable()
@@ -77,54 +71,48 @@ export class KnowledgeSearchTool implements AgentToolFactory {
           };
           return JSON.stringify(output);
         }
-        let result = await this.flow.run(original, topK, step);
-        let trace: Record<string, unknown> = { ...result.trace, ...complexity };
         const supplements: string[] = [];
-        // Human in the loop: pause the run until the user answers; a resumed run replays earlier answers in order.
-        while (result.grade.grade_route === 'clarify' && supplements.length < MAX_HITL_ROUNDS) {
+        let result: KnowledgeFlowResult;
+        let trace: Record<string, unknown>;
+        if (resuming) {
+          // Replays: each earlier question returns the user's earlier answer, the last one this turn's message.
+          // No retrieval runs between them, so the replay is deterministic whatever the judge.
+          for (let round = 0; round < resuming.rounds; round += 1) supplements.push(String(interrupt(null) ?? '').trim());
+          step('hitl', 'Retrieving again with your answer', { round: supplements.length });
+          result = await this.flow.run(`${original} ${supplements.join(' ')}`, topK, step);
+          trace = this.hitlTrace(result, complexity, supplements, {
+            query: original,
+            retrieval_status: resuming.pending.retrieval_status,
+            clarification_prompt: resuming.pending.clarification_prompt,
+          });
+        } else {
+          result = await this.flow.run(original, topK, step);
+          trace = { ...result.trace, ...complexity };
+        }
+        // Human in the loop: pause the run until the user answers, at most MAX_HITL_ROUNDS times.
+        if (result.grade.grade_route === 'clarify' && supplements.length < MAX_HITL_ROUNDS) {
           const prompt = clarificationPrompt(original, result.grade);
           const hitlType = result.grade.evidence_ambiguity === 'needs_choice' ? 'choose' : 'clarify';
-          const resumeState = {
-            original_question: original,
-            hitl_route: hitlType,
-            retrieval_status: hitlType === 'choose' ? 'needs_choice' : 'needs_clarification',
-            rewrite_count: trace.rewrite_mode ? 1 : 0,
-            complexity: complexity.complexity,
-            complexity_reason: complexity.complexity_reason,
-            sub_questions: complexity.sub_questions,
-          };
-          context.storeRagTrace({ ...trace, tool_used: true, tool_name: KNOWLEDGE_TOOL_NAME, query: original, clarification_prompt: prompt }, resumeState);
-          const pending = {
+          const retrievalStatus = hitlType === 'choose' ? 'needs_choice' : 'needs_clarification';
+          context.storeRagTrace(
+            { ...trace, tool_used: true, tool_name: KNOWLEDGE_TOOL_NAME, query: original, clarification_prompt: prompt },
+            {
+              original_question: original,
+              hitl_route: hitlType,
+              retrieval_status: retrievalStatus,
+              rewrite_count: trace.rewrite_mode ? 1 : 0,
+              complexity: complexity.complexity,
+              complexity_reason: complexity.complexity_reason,
+              sub_questions: complexity.sub_questions,
+            },
+          );
+          interrupt({
             original_question: original,
             clarification_prompt: prompt,
             options: result.grade.options,
             hitl_type: hitlType,
-            retrieval_status: resumeState.retrieval_status,
-          };
-          const supplement = String(interrupt(pending) ?? '').trim();
-          supplements.push(supplement);
-          step('hitl', 'Retrieving again with your answer', { round: supplements.length });
-          const preResume = {
-            query: original,
-            retrieval_stage: trace.retrieval_stage,
-            grade_route: result.grade.grade_route,
-            evidence_status: result.grade.evidence_status,
-            grade_reason: result.grade.grade_reason,
-            clarification_prompt: prompt,
-            final_chunks: result.hits,
-          };
-          result = await this.flow.run(`${original} ${supplements.join(' ')}`, topK, step);
-          trace = {
-            ...result.trace,
-            ...complexity,
-            retrieval_stage: 'hitl',
-            hitl_resumed: true,
-            user_supplement: supplements.join(' / '),
-            hitl_resume_strategy: 'append_supplement_to_original_question',
-            pre_resume_snapshot: preResume,
-            hitl_chunks: result.hits,
-            clarification_prompt: prompt,
-          };
+            retrieval_status: retrievalStatus,
+          });
         }
         const totalMs = Math.round(performance.now() - started);
         context.storeRagTrace({
@@ -149,5 +137,29 @@ export class KnowledgeSearchTool implements AgentToolFactory {
         schema: z.object({ query: z.string().min(1).max(2000).describe('The question to search for') }),
       },
     );
+  }
+
+  private hitlTrace(
+    result: KnowledgeFlowResult,
+    complexity: object,
+    supplements: string[],
+    before: { query: string; retrieval_status?: string; clarification_prompt?: string },
+  ): Record<string, unknown> {
+    return {
+      ...result.trace,
+      ...complexity,
+      retrieval_stage: 'hitl',
+      hitl_resumed: true,
+      user_supplement: supplements.join(' / '),
+      hitl_resume_strategy: 'append_supplement_to_original_question',
+      pre_resume_snapshot: {
+        query: before.query,
+        grade_route: 'clarify',
+        evidence_status: before.retrieval_status,
+        clarification_prompt: before.clarification_prompt,
+      },
+      hitl_chunks: result.hits,
+      clarification_prompt: before.clarification_prompt,
+    };
   }
 }

@@ -1,0 +1,4 @@
+/** The shared main model (answers, tool calls). */
+export const MAIN_MODEL = Symbol('MAIN_MODEL');
+/** The shared fast model (conversation summaries, evidence grading). */
+export const FAST_MODEL = Symbol('FAST_MODEL');

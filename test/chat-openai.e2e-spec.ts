@@ -139,6 +139,28 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
     expect(llm.requests.map((r) => r.model)).toEqual(['fast-model', 'main-model']);
   });
 
+  it('keeps the original question across clarification rounds and answers after the last allowed round', async () => {
+    const user = uniqueUser('rounds');
+    const unclear = verdict({ grade_route: 'clarify', evidence_status: 'needs_clarification', evidence_ambiguity: 'missing_condition', grade_reason: 'Which product?' });
+    llm.play({ toolCalls: [{ name: 'knowledge_search', args: { query: 'How long is the warranty?' } }] }, unclear);
+    const first = await chat(user, { message: 'How long is the warranty?' }).expect(200);
+    expect(first.body.pending_hitl).toMatchObject({ hitl_type: 'clarify', original_question: 'How long is the warranty?', user_supplement: null });
+    const session = first.body.session_id;
+
+    llm.reset();
+    llm.play(unclear); // round 2: still unclear
+    const second = await chat(user, { message: 'the router', session_id: session }).expect(200);
+    expect(second.body.pending_hitl).toMatchObject({ original_question: 'How long is the warranty?', user_supplement: 'the router' });
+    expect(second.body.pending_hitl.task_id).toBe(first.body.pending_hitl.task_id);
+
+    llm.reset();
+    llm.play(unclear, { content: 'Two years for the Aurora X1 router.' }); // no third question: it answers
+    const third = await chat(user, { message: 'Aurora X1', session_id: session }).expect(200);
+    expect(third.body.pending_hitl).toBeNull();
+    expect(third.body.response).toBe('Two years for the Aurora X1 router.');
+    expect(third.body.rag_trace).toMatchObject({ hitl_resumed: true, user_supplement: 'the router / Aurora X1', query: 'How long is the warranty?' });
+  });
+
   it('falls back to the local judge when the LLM judge fails, and says so', async () => {
     llm.play({ toolCalls: [{ name: 'knowledge_search', args: { query: 'How do I reset the Aurora X1 router?' } }] }, { status: 500, error: 'judge down' }, { content: 'Hold reset.' });
     const res = await chat(uniqueUser(), { message: 'How do I reset the Aurora X1 router?' }).expect(200);

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { withTimeout } from '../common/with-timeout.js';
 import { sqlRows } from '../database/sql.js';
 import { HybridRecall, RecallCandidate } from './hybrid-recall.service.js';
 import { resolveRecallK } from './recall-k.js';
@@ -60,22 +61,6 @@ export function autoMerge(
     merged.push({ ...candidate, chunk_id: parent.id, text: parent.text, page: parent.page ?? candidate.page, parent_id: null, level: parent.level });
   }
   return { merged, replaced, level };
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(message)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
 }
 
 /**
@@ -145,7 +130,7 @@ export class RagPipeline extends RetrievalService {
           withTimeout(
             this.reranker!.score(query, merged.map((c) => c.text)),
             this.reranker!.timeoutMs,
-            `rerank timed out after ${this.reranker!.timeoutMs} ms`,
+            () => new Error(`rerank timed out after ${this.reranker!.timeoutMs} ms`),
           ),
         );
         ordered = merged

@@ -308,6 +308,22 @@ describe('Knowledge tool grading and rewrite, seen through chat turns', () => {
     }
   });
 
+  it('treats the message as a new turn when a paused task lost its checkpoint', async () => {
+    const user = uniqueUser('lost');
+    const first = await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'How long is the Aurora warranty?' }).expect(200);
+    expect(first.body.pending_hitl).not.toBeNull();
+    await t.dataSource.query('DELETE FROM checkpoints WHERE thread_id = $1', [first.body.pending_hitl.task_id]);
+    const next = await request(t.app.getHttpServer())
+      .post('/api/chat')
+      .set(t.auth(user))
+      .send({ message: 'How do I reset the Aurora X1 router?', session_id: first.body.session_id })
+      .expect(200);
+    expect(next.body.response).toMatch(/reset/);
+    expect(next.body.pending_hitl).toBeNull();
+    const list = await request(t.app.getHttpServer()).get('/api/sessions').set(t.auth(user)).expect(200);
+    expect(list.body.sessions[0].pending_hitl).toBeNull();
+  });
+
   it('streams the pause as a hitl event, then done with the question', async () => {
     const base = await t.listen();
     const stream = await readSse(`${base}/api/chat/stream`, {

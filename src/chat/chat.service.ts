@@ -138,7 +138,10 @@ export class ChatService {
       const metadata = history?.metadata ?? {};
       const { summary, upto } = ConversationSummaryService.read(metadata);
       // A message to a session with a paused task is the user's supplement for it.
-      const paused = normalizePendingHitl(metadata[PENDING_HITL_KEY]);
+      const recorded = normalizePendingHitl(metadata[PENDING_HITL_KEY]);
+      // A task whose checkpoint is gone cannot be resumed: the message is then an ordinary turn.
+      const paused = recorded?.task_id && (await this.isWaiting(context, recorded.task_id)) ? recorded : null;
+      if (recorded && !paused) this.logger.warn(`paused task ${recorded.task_id} has no checkpoint; treating the message as a new turn`);
       const rounds = Number.isInteger(metadata[HITL_ROUNDS_KEY]) ? (metadata[HITL_ROUNDS_KEY] as number) : 1;
       if (paused) context.resumeHitl(paused, normalizeHitlResumeState(metadata[HITL_RESUME_KEY]), rounds);
       const threadId = paused?.task_id ?? runId;
@@ -190,7 +193,7 @@ export class ChatService {
           { type: 'human', content: message },
           { type: 'ai', content: response, rag_trace: trace },
         ],
-        paused ? { metadata: { [PENDING_HITL_KEY]: null, [HITL_RESUME_KEY]: null, [HITL_ROUNDS_KEY]: null } } : {},
+        recorded ? { metadata: { [PENDING_HITL_KEY]: null, [HITL_RESUME_KEY]: null, [HITL_ROUNDS_KEY]: null } } : {},
       );
       await this.forgetCheckpoints(threadId);
       await this.runs.finish(runId, 'done');
@@ -273,6 +276,13 @@ export class ChatService {
       }
     }
     return { answer: finalAnswer ?? streamedTokens, interrupt: paused };
+  }
+
+  /** Whether the thread's last checkpoint holds an interrupt waiting for an answer. */
+  private async isWaiting(context: ChatRequestContext, threadId: string): Promise<boolean> {
+    const graph = this.agents.createAgentForRequest(context);
+    const state = await graph.getState({ configurable: { thread_id: threadId } });
+    return state.tasks.some((task) => (task.interrupts?.length ?? 0) > 0);
   }
 
   private async forgetCheckpoints(runId: string): Promise<void> {

@@ -4,12 +4,6 @@ export class RunInProgressError extends Error {
   }
 }
 
-export class RunNotFoundError extends Error {
-  constructor(runId: string) {
-    super(`Run ${runId} not found`);
-  }
-}
-
 /** The model failed or did not answer in time; the human message is kept. */
 export class ModelFailureError extends Error {
   constructor(

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { RunInProgressError, RunNotFoundError } from '../chat/chat.errors.js';
+import { RunInProgressError } from '../chat/chat.errors.js';
 import { InvalidCursorError, SessionNotFoundError } from '../session/session.errors.js';
 import { currentRequestId } from '../logging/request-context.js';
 
@@ -31,7 +31,6 @@ function domainStatus(error: unknown): number | undefined {
   if (error instanceof SessionNotFoundError) return HttpStatus.NOT_FOUND;
   if (error instanceof InvalidCursorError) return HttpStatus.BAD_REQUEST;
   if (error instanceof RunInProgressError) return HttpStatus.CONFLICT;
-  if (error instanceof RunNotFoundError) return HttpStatus.NOT_FOUND;
   return undefined;
 }
 

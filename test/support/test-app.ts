@@ -1,4 +1,4 @@
-import { INestApplication, ModuleMetadata } from '@nestjs/common';
+import { ModuleMetadata } from '@nestjs/common';
 
 type ModuleImport = NonNullable<ModuleMetadata['imports']>[number];
 import { NestExpressApplication } from '@nestjs/platform-express';
@@ -64,10 +64,6 @@ export async function createTestApp(
     },
     close: () => app.close(),
   };
-}
-
-export function httpServer(app: INestApplication) {
-  return app.getHttpServer();
 }
 
 let counter = 0;

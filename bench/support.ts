@@ -1,15 +1,13 @@
 import pg from 'pg';
 import { AppConfig, loadConfig } from '../src/config/app-config.js';
+import { ensureDatabase } from '../src/database/ensure-database.js';
 
 export const PG_SERVER = process.env.BENCH_PG_SERVER ?? 'postgres://postgres@127.0.0.1:5432';
 
 /** A throw-away database for one bench run; migrations are applied by the app at start-up. */
 export async function createBenchDatabase(prefix: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `${prefix}_${Date.now()}_${process.pid}`;
-  const admin = new pg.Client({ connectionString: `${PG_SERVER}/postgres` });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
+  await ensureDatabase(`${PG_SERVER}/${name}`);
   return {
     url: `${PG_SERVER}/${name}`,
     drop: async () => {

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { sqlRows } from '../database/sql.js';
+import { isUniqueViolation, sqlRows } from '../database/sql.js';
 import { RunInProgressError } from './chat.errors.js';
 
 export type RunStatus = 'running' | 'done' | 'error' | 'interrupted' | 'abandoned';
@@ -14,8 +14,6 @@ export interface RunRecord {
   user_id: string;
   status: RunStatus;
 }
-
-const UNIQUE_VIOLATION = '23505';
 
 /**
  * The runs table: one run in flight per session across every instance
@@ -38,7 +36,7 @@ export class RunRegistry {
         );
         return;
       } catch (error) {
-        if ((error as { driverError?: { code?: string } }).driverError?.code !== UNIQUE_VIOLATION) throw error;
+        if (!isUniqueViolation(error)) throw error;
         const released = await sqlRows(
           this.dataSource,
           `UPDATE chat_runs SET status = 'abandoned', finished_at = now(), error = 'no heartbeat'

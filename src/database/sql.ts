@@ -15,3 +15,8 @@ export async function sqlRows<T>(db: DataSource | EntityManager, sql: string, pa
     if (!manager.queryRunner) await runner.release();
   }
 }
+
+/** Whether a failed query broke a unique constraint (PostgreSQL 23505), as TypeORM reports it. */
+export function isUniqueViolation(error: unknown): boolean {
+  return (error as { driverError?: { code?: string } })?.driverError?.code === '23505';
+}

@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { sqlRows } from '../database/sql.js';
+import { isUniqueViolation, sqlRows } from '../database/sql.js';
 import { buildChunkTree, ChunkNode } from './chunker.js';
 import { parseDocument } from './document-parser.js';
 import { EmbeddingProvider } from './embeddings.js';
@@ -26,8 +26,6 @@ export interface IngestResult {
   document: KnowledgeDocument;
   duplicate: boolean;
 }
-
-const UNIQUE_VIOLATION = '23505';
 
 /** Documents of the knowledge base: parsed, split into a chunk hierarchy, embedded, stored in one transaction. */
 @Injectable()
@@ -63,7 +61,7 @@ export class DocumentsService {
       });
     } catch (error) {
       // The same content uploaded at the same moment by someone else.
-      if ((error as { driverError?: { code?: string } }).driverError?.code === UNIQUE_VIOLATION) {
+      if (isUniqueViolation(error)) {
         const winner = await this.findBySha(sha256);
         if (winner) return { document: winner, duplicate: true };
       }

@@ -8,7 +8,6 @@ import {
   Inject,
   NotFoundException,
   Param,
-  PayloadTooLargeException,
   Post,
   Res,
   UnprocessableEntityException,
@@ -44,9 +43,6 @@ interface UploadedDocument {
   size: number;
 }
 
-/** Upload limit read once at start-up; multer needs it when the decorator is evaluated. */
-const MAX_UPLOAD_BYTES = Number(process.env.KNOWLEDGE_MAX_UPLOAD_BYTES || 10 * 1024 * 1024);
-
 function requireAdmin(user: AuthUser): void {
   if (!user.isAdmin) throw new ForbiddenException('Only administrators (token role "admin") may change the knowledge base');
 }
@@ -68,7 +64,7 @@ export class KnowledgeController {
   @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
   @ApiOkResponse({ type: DocumentUploadResponse, description: '200 for a duplicate, 201 for a new document' })
   @ApiErrorResponses(403, 413, 415, 422)
-  @UseInterceptors(FileInterceptor('file', { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1 } }))
+  @UseInterceptors(FileInterceptor('file'))
   async upload(
     @CurrentUser() user: AuthUser,
     @UploadedFile() file: UploadedDocument | undefined,
@@ -76,9 +72,6 @@ export class KnowledgeController {
   ): Promise<DocumentUploadResponse> {
     requireAdmin(user);
     if (!file) throw new BadRequestException('file is missing: send the document as multipart field "file"');
-    if (file.size > this.config.knowledge.maxUploadBytes) {
-      throw new PayloadTooLargeException(`file is larger than ${this.config.knowledge.maxUploadBytes} bytes`);
-    }
     const filename = Buffer.from(file.originalname, 'latin1').toString('utf8');
     try {
       const result = await this.documents.ingest(filename, file.buffer, user.userId);

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { MulterModule } from '@nestjs/platform-express';
 import { ModelsModule } from '../agent/models/models.module.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -15,7 +16,14 @@ import { createRerankProvider } from './rerank.js';
 import { RetrievalService } from './retrieval.service.js';
 
 @Module({
-  imports: [ModelsModule],
+  imports: [
+    ModelsModule,
+    // Uploads over KNOWLEDGE_MAX_UPLOAD_BYTES are cut off while streaming and answered with 413.
+    MulterModule.registerAsync({
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => ({ limits: { fileSize: config.knowledge.maxUploadBytes, files: 1 } }),
+    }),
+  ],
   controllers: [KnowledgeController],
   providers: [
     { provide: EmbeddingProvider, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createEmbeddingProvider(config) },

@@ -165,6 +165,12 @@ export class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(16) @Max(4096)
   EMBEDDING_DIMENSIONS = 256;
 
+  @IsOptional() @IsIn(['auto', 'pgvector', 'memory'])
+  RAG_DENSE_BACKEND: 'auto' | 'pgvector' | 'memory' = 'auto';
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(10) @Max(1000)
+  RAG_HNSW_EF_SEARCH = 100;
+
   @IsOptional() @Type(() => Number) @IsInt() @Min(2) @Max(200)
   CHAT_RECENT_MESSAGES = 12;
 
@@ -213,6 +219,7 @@ export interface AppConfig {
   };
   rerank: { provider: 'local' | 'http' | 'none'; url?: string; model: string; apiKey?: string; timeoutMs: number };
   embeddings: { provider: 'local' | 'openai'; model: string; dimensions: number };
+  dense: { backend: 'auto' | 'pgvector' | 'memory'; hnswEfSearch: number };
   chat: { recentMessages: number; sseHeartbeatMs: number; runEventsTtlSeconds: number; runStaleAfterMs: number };
 }
 
@@ -311,6 +318,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       timeoutMs: vars.RERANK_TIMEOUT_MS,
     },
     embeddings: { provider: vars.EMBEDDING_PROVIDER, model: vars.EMBEDDING_MODEL, dimensions: vars.EMBEDDING_DIMENSIONS },
+    dense: { backend: vars.RAG_DENSE_BACKEND, hnswEfSearch: vars.RAG_HNSW_EF_SEARCH },
     chat: {
       recentMessages: vars.CHAT_RECENT_MESSAGES,
       sseHeartbeatMs: vars.SSE_HEARTBEAT_MS,

@@ -6,6 +6,7 @@ import { InitialSchema1764547200000 } from './migrations/1764547200000-InitialSc
 import { ChatRuns1764633600000 } from './migrations/1764633600000-ChatRuns.js';
 import { LangGraphCheckpoints1764633600001 } from './migrations/1764633600001-LangGraphCheckpoints.js';
 import { KnowledgeBase1764720000000 } from './migrations/1764720000000-KnowledgeBase.js';
+import { PgvectorEmbeddings1764806400000 } from './migrations/1764806400000-PgvectorEmbeddings.js';
 
 export const ENTITIES = [ChatSession, ChatMessage];
 export const MIGRATIONS = [
@@ -13,6 +14,7 @@ export const MIGRATIONS = [
   ChatRuns1764633600000,
   LangGraphCheckpoints1764633600001,
   KnowledgeBase1764720000000,
+  PgvectorEmbeddings1764806400000,
 ];
 
 /** One definition for the app, the TypeORM CLI (ormconfig.ts) and the tests. `synchronize` is never on. */

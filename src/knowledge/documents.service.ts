@@ -7,6 +7,8 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { isUniqueViolation, sqlRows } from '../database/sql.js';
 import { buildChunkTree, ChunkNode } from './chunker.js';
 import { parseDocument } from './document-parser.js';
+import { DenseRecall } from './dense/dense-recall.service.js';
+import { vectorLiteral } from './dense/pgvector-store.js';
 import { EmbeddingProvider } from './embeddings.js';
 import { searchDocumentText } from './search-text.js';
 
@@ -33,6 +35,7 @@ export class DocumentsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly embeddings: EmbeddingProvider,
+    private readonly dense: DenseRecall,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -108,12 +111,16 @@ export class DocumentsService {
     embeddingOf: Map<ChunkNode, number[]>,
   ): Promise<void> {
     if (items.length === 0) return;
+    const vectorOf = (item: { node: ChunkNode }) => embeddingOf.get(item.node);
+    const withVectorColumn = this.dense.writesVectorColumn;
     const rows = await sqlRows<{ id: string; ordinal: number }>(
       manager,
-      `INSERT INTO knowledge_chunks (document_id, parent_id, level, is_leaf, ordinal, page, text, search_vector, embedding)
+      `INSERT INTO knowledge_chunks (document_id, parent_id, level, is_leaf, ordinal, page, text, search_vector, embedding
+                                     ${withVectorColumn ? ', embedding_vector' : ''})
        SELECT $1, t.parent_id, t.level, t.is_leaf, t.ordinal, t.page, t.text, to_tsvector('simple', t.search_text), t.embedding
-         FROM unnest($2::bigint[], $3::smallint[], $4::boolean[], $5::int[], $6::int[], $7::text[], $8::text[], $9::bytea[])
-           AS t(parent_id, level, is_leaf, ordinal, page, text, search_text, embedding)
+              ${withVectorColumn ? ', t.vector::vector' : ''}
+         FROM unnest($2::bigint[], $3::smallint[], $4::boolean[], $5::int[], $6::int[], $7::text[], $8::text[], $9::bytea[], $10::text[])
+           AS t(parent_id, level, is_leaf, ordinal, page, text, search_text, embedding, vector)
        RETURNING id, ordinal`,
       [
         documentId,
@@ -125,8 +132,13 @@ export class DocumentsService {
         items.map((item) => item.node.text),
         items.map((item) => searchDocumentText(item.node.text)),
         items.map((item) => {
-          const vector = embeddingOf.get(item.node);
+          const vector = vectorOf(item);
           return vector ? Buffer.from(Float32Array.from(vector).buffer) : null;
+        }),
+        // The same float32 values as the bytes, so both dense backends rank alike.
+        items.map((item) => {
+          const vector = vectorOf(item);
+          return vector && withVectorColumn ? vectorLiteral(Float32Array.from(vector)) : null;
         }),
       ],
     );

@@ -3,6 +3,7 @@ import { MulterModule } from '@nestjs/platform-express';
 import { ModelsModule } from '../agent/models/models.module.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { DenseRecall } from './dense/dense-recall.service.js';
 import { DocumentsService } from './documents.service.js';
 import { EvidenceJudge } from './evidence-judge.service.js';
 import { createEmbeddingProvider, EmbeddingProvider } from './embeddings.js';
@@ -28,6 +29,7 @@ import { RetrievalService } from './retrieval.service.js';
   providers: [
     { provide: EmbeddingProvider, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createEmbeddingProvider(config) },
     { provide: RERANK_PROVIDER, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createRerankProvider(config) },
+    DenseRecall,
     HybridRecall,
     { provide: RetrievalService, useClass: RagPipeline },
     DocumentsService,

@@ -94,7 +94,11 @@ export class RagPipeline extends RetrievalService {
 
     const recallConfig = resolveRecallK(knowledge.recallKRaw, knowledge.recallMultiplier, topK);
     step('recall', 'Hybrid recall: full-text and dense rankings, fused', { recall_k: recallConfig.recall_k });
-    const candidates = await time('recall', () => this.recall.recall(query, recallConfig.recall_k));
+    const recalled = await time('recall', () => this.recall.recall(query, recallConfig.recall_k));
+    const candidates = recalled.candidates;
+    if (recalled.denseError) {
+      step('recall_degraded', 'Dense search failed; answered from the in-memory index', { error: recalled.denseError });
+    }
 
     let merged = candidates;
     let mergeTrace: Record<string, unknown> = {
@@ -153,7 +157,7 @@ export class RagPipeline extends RetrievalService {
       hits: final.map(strip),
       recalled: candidates.length,
       mode: 'hybrid',
-      pipelineId: `${this.recall.name}+merge+${this.reranker?.model ?? 'no-rerank'}`,
+      pipelineId: `${recalled.retriever}+merge+${this.reranker?.model ?? 'no-rerank'}`,
       trace: {
         ...recallConfig,
         top_k: topK,

@@ -48,7 +48,12 @@ export async function createTestApp(
     logger: new NestPinoLogger(root),
   });
   setupApp(app, config, root);
-  await app.init();
+  try {
+    await app.init();
+  } catch (error) {
+    await app.close().catch(() => undefined); // release the pools a failed start already opened
+    throw error;
+  }
   const jwt = new JwtService({ secret: TEST_JWT_SECRET });
   return {
     app,

@@ -1,0 +1,95 @@
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { AppConfig } from '../../config/app-config.js';
+import { APP_CONFIG } from '../../config/config.module.js';
+import { EmbeddingProvider } from '../embeddings.js';
+import { MemoryDenseIndex } from './memory-dense-index.js';
+import { hasVectorColumn, PgvectorStore } from './pgvector-store.js';
+
+export type DenseBackend = 'pgvector-hnsw' | 'pgvector-exact' | 'memory';
+
+export interface DenseRanking {
+  ids: string[];
+  /** The backend that produced `ids`. */
+  backend: DenseBackend;
+  /** Why the configured backend was not used for this query (it failed, and the in-memory index answered). */
+  error?: string;
+}
+
+/**
+ * The dense retrieval leg. With RAG_DENSE_BACKEND=auto it searches in
+ * PostgreSQL through pgvector where the database has it, and otherwise an
+ * in-memory index; a pgvector query that fails is answered by the in-memory
+ * index instead, and the ranking says so.
+ */
+@Injectable()
+export class DenseRecall implements OnModuleInit {
+  private readonly logger = new Logger(DenseRecall.name);
+  private readonly memory: MemoryDenseIndex;
+  private pgvector: PgvectorStore | null = null;
+  private vectorColumn = false;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly embeddings: EmbeddingProvider,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.memory = new MemoryDenseIndex(dataSource, embeddings.dimensions);
+  }
+
+  async onModuleInit(): Promise<void> {
+    const wanted = this.config.dense.backend;
+    this.vectorColumn = await hasVectorColumn(this.dataSource);
+    if (wanted === 'pgvector' && !this.vectorColumn) {
+      throw new Error(
+        'RAG_DENSE_BACKEND=pgvector, but this database has no pgvector column: install the pgvector extension ' +
+          'on the server before the migrations run, or set RAG_DENSE_BACKEND to auto or memory',
+      );
+    }
+    if (!this.vectorColumn) {
+      this.logger.log('dense retrieval: in-memory index (pgvector is not installed in this database)');
+      return;
+    }
+    const store = new PgvectorStore(this.dataSource, this.embeddings.dimensions, this.config.dense.hnswEfSearch);
+    const started = performance.now();
+    // Kept filled whichever backend serves queries, so that switching needs no re-ingest.
+    const filled = await store.backfill();
+    if (wanted === 'memory') {
+      this.logger.log('dense retrieval: in-memory index (RAG_DENSE_BACKEND=memory)');
+      return;
+    }
+    await store.ensureIndex();
+    this.pgvector = store;
+    this.logger.log(
+      `dense retrieval: pgvector, ${store.indexed ? `HNSW index ${store.indexName}` : 'exact scan (too many dimensions for HNSW)'}` +
+        ` (${filled} vectors backfilled, ready in ${Math.round(performance.now() - started)} ms)`,
+    );
+  }
+
+  /** Whether ingest must also write `embedding_vector`. */
+  get writesVectorColumn(): boolean {
+    return this.vectorColumn;
+  }
+
+  get backend(): DenseBackend {
+    if (!this.pgvector) return 'memory';
+    return this.pgvector.indexed ? 'pgvector-hnsw' : 'pgvector-exact';
+  }
+
+  /** Leaf ids ranked by similarity to `query`'s embedding, best first. */
+  async rank(query: string, limit: number): Promise<DenseRanking> {
+    const [embedded] = await this.embeddings.embed([query]);
+    const vector = Float32Array.from(embedded);
+    if (this.pgvector) {
+      try {
+        return { ids: await this.pgvector.rank(vector, limit), backend: this.backend };
+      } catch (error) {
+        const reason = `pgvector search failed: ${(error as Error).message}`;
+        this.logger.warn(`${reason}; answered from the in-memory index`);
+        return { ids: await this.memory.rank(vector, limit), backend: 'memory', error: reason };
+      }
+    }
+    return { ids: await this.memory.rank(vector, limit), backend: 'memory' };
+  }
+}

@@ -12,6 +12,9 @@ import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module.js';
 import { sqlRows } from '../src/database/sql.js';
+import { DenseRecall } from '../src/knowledge/dense/dense-recall.service.js';
+import { MemoryDenseIndex } from '../src/knowledge/dense/memory-dense-index.js';
+import { EmbeddingProvider } from '../src/knowledge/embeddings.js';
 import { HybridRecall, reciprocalRankFusion } from '../src/knowledge/hybrid-recall.service.js';
 import { RetrievalService } from '../src/knowledge/retrieval.service.js';
 import { benchConfig, runBench } from './support.js';
@@ -35,6 +38,8 @@ runBench('bench_eval', async (databaseUrl, onClose) => {
   const dataSource = app.get(DataSource);
   const recall = app.get(HybridRecall);
   const pipeline = app.get(RetrievalService);
+  const embeddings = app.get(EmbeddingProvider);
+  const memoryIndex = new MemoryDenseIndex(dataSource, embeddings.dimensions);
 
   const chunks = new Map(
     (
@@ -49,7 +54,13 @@ runBench('bench_eval', async (databaseUrl, onClose) => {
 
   const methods: Record<string, (q: string) => Promise<Array<{ source: string; text: string } | undefined>>> = {
     'full-text only': async (q) => (await recall.fullTextRanking(q, K)).map((id) => chunks.get(id)),
-    'dense only': async (q) => (await recall.denseRanking(q, K)).map((id) => chunks.get(id)),
+    [`dense only (${app.get(DenseRecall).backend})`]: async (q) => (await recall.denseRanking(q, K)).map((id) => chunks.get(id)),
+    ...(app.get(DenseRecall).backend === 'memory'
+      ? {}
+      : {
+          'dense only (memory)': async (q: string) =>
+            (await memoryIndex.rank(Float32Array.from((await embeddings.embed([q]))[0]), K)).map((id) => chunks.get(id)),
+        }),
     'hybrid (RRF)': async (q) =>
       reciprocalRankFusion([await recall.fullTextRanking(q, 20), await recall.denseRanking(q, 20)])
         .slice(0, K)

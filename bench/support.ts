@@ -43,7 +43,7 @@ export function percentile(values: number[], p: number): number {
 
 export const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
 
-/** Runs a bench's body with a throw-away database, dropping it (and closing what the body opened) however it ends. */
+/** Runs a bench's body with a throw-away database (kept with BENCH_KEEP_DATABASE=true), dropping it (and closing what the body opened) however it ends. */
 export function runBench(prefix: string, body: (databaseUrl: string, onClose: (fn: () => Promise<unknown>) => void) => Promise<void>): void {
   const closers: Array<() => Promise<unknown>> = [];
   const run = async () => {
@@ -52,7 +52,8 @@ export function runBench(prefix: string, body: (databaseUrl: string, onClose: (f
       await body(db.url, (fn) => closers.unshift(fn));
     } finally {
       for (const close of closers) await close();
-      await db.drop();
+      if (process.env.BENCH_KEEP_DATABASE === 'true') console.log(`database kept: ${db.url}`);
+      else await db.drop();
     }
   };
   run().catch((error) => {

@@ -138,6 +138,7 @@ describe('Retrieval pipeline stages: auto-merge and rerank', () => {
   let rerankServer: import('node:http').Server;
   let rerankUrl = '';
   let rerankDelayMs = 0;
+  const pendingReplies = new Set<NodeJS.Timeout>();
   let rerankCalls: Array<{ query: string; documents: string[] }> = [];
 
   beforeAll(async () => {
@@ -148,18 +149,22 @@ describe('Retrieval pipeline stages: auto-merge and rerank', () => {
       req.on('end', () => {
         const request = JSON.parse(body) as { query: string; documents: string[] };
         rerankCalls.push(request);
-        setTimeout(() => {
+        const timer = setTimeout(() => {
+          pendingReplies.delete(timer);
           // Scores the passages by how often they say "vinegar": the fake's own notion of relevance.
           const results = request.documents.map((doc, index) => ({ index, relevance_score: Math.min(1, (doc.match(/vinegar/gi) ?? []).length / 2) }));
           res.writeHead(200, { 'Content-Type': 'application/json' });
           res.end(JSON.stringify({ results }));
         }, rerankDelayMs);
+        pendingReplies.add(timer);
       });
     });
     await new Promise<void>((resolve) => rerankServer.listen(0, '127.0.0.1', resolve));
     rerankUrl = `http://127.0.0.1:${(rerankServer.address() as import('node:net').AddressInfo).port}/v1/rerank`;
   });
   afterAll(async () => {
+    // Replies still delayed (the timeout test's) would keep the process alive after the run.
+    for (const timer of pendingReplies) clearTimeout(timer);
     rerankServer.closeAllConnections();
     await new Promise((resolve) => rerankServer.close(resolve));
   });

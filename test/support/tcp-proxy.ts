@@ -9,6 +9,7 @@ export type ProxyMode = 'forward' | 'stall' | 'refuse';
 export class TcpProxy {
   private server?: net.Server;
   private readonly sockets = new Set<net.Socket>();
+  private readonly delayed = new Set<NodeJS.Timeout>();
   private mode: ProxyMode = 'forward';
   private delayMs = 0;
   port = 0;
@@ -42,6 +43,8 @@ export class TcpProxy {
   }
 
   async stop(): Promise<void> {
+    for (const timer of this.delayed) clearTimeout(timer);
+    this.delayed.clear();
     this.dropConnections();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
@@ -65,8 +68,15 @@ export class TcpProxy {
     client.on('close', () => upstream.destroy());
     client.on('data', (chunk) => {
       if (this.mode === 'stall') return;
-      if (this.delayMs > 0) setTimeout(() => upstream.write(chunk), this.delayMs);
-      else upstream.write(chunk);
+      if (this.delayMs === 0) {
+        upstream.write(chunk);
+        return;
+      }
+      const timer = setTimeout(() => {
+        this.delayed.delete(timer);
+        upstream.write(chunk);
+      }, this.delayMs);
+      this.delayed.add(timer);
     });
     upstream.on('data', (chunk) => {
       if (this.mode !== 'stall') client.write(chunk);

@@ -40,6 +40,7 @@ runBench('bench_eval', async (databaseUrl, onClose) => {
   const pipeline = app.get(RetrievalService);
   const embeddings = app.get(EmbeddingProvider);
   const memoryIndex = new MemoryDenseIndex(dataSource, embeddings.dimensions);
+  const denseBackend = app.get(DenseRecall).backend;
 
   const chunks = new Map(
     (
@@ -54,8 +55,8 @@ runBench('bench_eval', async (databaseUrl, onClose) => {
 
   const methods: Record<string, (q: string) => Promise<Array<{ source: string; text: string } | undefined>>> = {
     'full-text only': async (q) => (await recall.fullTextRanking(q, K)).map((id) => chunks.get(id)),
-    [`dense only (${app.get(DenseRecall).backend})`]: async (q) => (await recall.denseRanking(q, K)).map((id) => chunks.get(id)),
-    ...(app.get(DenseRecall).backend === 'memory'
+    [`dense only (${denseBackend})`]: async (q) => (await recall.denseRanking(q, K)).map((id) => chunks.get(id)),
+    ...(denseBackend === 'memory'
       ? {}
       : {
           'dense only (memory)': async (q: string) =>

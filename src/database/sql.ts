@@ -16,7 +16,12 @@ export async function sqlRows<T>(db: DataSource | EntityManager, sql: string, pa
   }
 }
 
-/** Whether a failed query broke a unique constraint (PostgreSQL 23505), as TypeORM reports it. */
+/** The PostgreSQL error code (SQLSTATE) of a failed query, as TypeORM reports it. */
+export function pgErrorCode(error: unknown): string | undefined {
+  return (error as { driverError?: { code?: string } })?.driverError?.code;
+}
+
+/** Whether a failed query broke a unique constraint (PostgreSQL 23505). */
 export function isUniqueViolation(error: unknown): boolean {
-  return (error as { driverError?: { code?: string } })?.driverError?.code === '23505';
+  return pgErrorCode(error) === '23505';
 }

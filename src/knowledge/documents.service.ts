@@ -111,8 +111,11 @@ export class DocumentsService {
     embeddingOf: Map<ChunkNode, number[]>,
   ): Promise<void> {
     if (items.length === 0) return;
-    const vectorOf = (item: { node: ChunkNode }) => embeddingOf.get(item.node);
     const withVectorColumn = this.dense.writesVectorColumn;
+    const floats = items.map((item) => {
+      const vector = embeddingOf.get(item.node);
+      return vector ? Float32Array.from(vector) : null;
+    });
     const rows = await sqlRows<{ id: string; ordinal: number }>(
       manager,
       `INSERT INTO knowledge_chunks (document_id, parent_id, level, is_leaf, ordinal, page, text, search_vector, embedding
@@ -131,15 +134,9 @@ export class DocumentsService {
         items.map((item) => item.node.page),
         items.map((item) => item.node.text),
         items.map((item) => searchDocumentText(item.node.text)),
-        items.map((item) => {
-          const vector = vectorOf(item);
-          return vector ? Buffer.from(Float32Array.from(vector).buffer) : null;
-        }),
+        floats.map((vector) => (vector ? Buffer.from(vector.buffer) : null)),
         // The same float32 values as the bytes, so both dense backends rank alike.
-        items.map((item) => {
-          const vector = vectorOf(item);
-          return vector && withVectorColumn ? vectorLiteral(Float32Array.from(vector)) : null;
-        }),
+        floats.map((vector) => (vector && withVectorColumn ? vectorLiteral(vector) : null)),
       ],
     );
     const idOf = new Map(rows.map((row) => [Number(row.ordinal), row.id]));

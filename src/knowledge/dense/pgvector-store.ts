@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { sqlRows } from '../../database/sql.js';
+import { isUniqueViolation, pgErrorCode, sqlRows } from '../../database/sql.js';
 import { floatsOf } from './memory-dense-index.js';
 
 /** pgvector's HNSW index takes vectors of at most this many dimensions. */
@@ -57,9 +57,8 @@ export class PgvectorStore {
            WHERE is_leaf AND vector_dims(embedding_vector) = ${this.dimensions}`,
       );
     } catch (error) {
-      // Another instance created it at the same moment.
-      const code = (error as { driverError?: { code?: string } }).driverError?.code;
-      if (code !== '23505' && code !== '42P07') throw error;
+      // Another instance created it at the same moment (a catalog unique violation, or 42P07 duplicate_table).
+      if (!isUniqueViolation(error) && pgErrorCode(error) !== '42P07') throw error;
     }
   }
 

@@ -4,4 +4,4 @@ import { loadConfig } from './src/config/app-config.js';
 import { buildDataSourceOptions } from './src/database/data-source-options.js';
 
 /** TypeORM CLI data source: `npm run migration:run`, `migration:revert`, `migration:generate`. */
-export default new DataSource(buildDataSourceOptions(loadConfig()));
+export default new DataSource(buildDataSourceOptions(loadConfig(), 'maintenance'));

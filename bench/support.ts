@@ -26,6 +26,9 @@ export function benchConfig(databaseUrl: string, extra: Record<string, string> =
     REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/14',
     JWT_SECRET: 'bench-secret-not-for-production',
     LOG_LEVEL: 'warn',
+    // Benches drive one user far past any per-user budget.
+    RATE_LIMIT_CHAT_PER_MINUTE: '0',
+    RATE_LIMIT_SEARCH_PER_MINUTE: '0',
     ...extra,
   });
 }

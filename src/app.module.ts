@@ -8,6 +8,7 @@ import { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { SessionModule } from './session/session.module.js';
 import { TraceModule } from './trace/trace.module.js';
 
@@ -36,6 +37,7 @@ export class AppModule {
         DatabaseModule,
         CacheModule,
         AuthModule,
+        RateLimitModule,
         TraceModule,
         SessionModule,
         ChatModule,

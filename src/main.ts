@@ -5,7 +5,7 @@ import { AppModule } from './app.module.js';
 import { AppConfig, ConfigValidationError, loadConfig } from './config/app-config.js';
 import { ensureDatabase } from './database/ensure-database.js';
 import { createRootLogger, NestPinoLogger } from './logging/logger.js';
-import { setupApp } from './setup-app.js';
+import { applyHttpTimeouts, setupApp } from './setup-app.js';
 
 async function bootstrap(): Promise<void> {
   let config: AppConfig;
@@ -30,6 +30,7 @@ async function bootstrap(): Promise<void> {
     logger,
   });
   setupApp(app, config, root);
+  applyHttpTimeouts(app, config);
   await app.listen(config.port, config.host);
   root.info({ port: config.port, host: config.host }, `listening; Swagger UI at /docs`);
 

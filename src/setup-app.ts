@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { INestApplication } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
@@ -31,6 +32,7 @@ export function setupApp(app: NestExpressApplication, config: AppConfig, logger:
   app.use(httpLogging(logger));
   app.use(express.json({ limit: config.http.bodyLimit }));
   app.use(express.urlencoded({ extended: false, limit: config.http.bodyLimit }));
+  app.use(rejectHostileShapes);
   // Body-parser failures happen before Nest routing: answer them here in the shared error shape.
   app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
     const status = bodyParserStatus(error);
@@ -42,4 +44,86 @@ export function setupApp(app: NestExpressApplication, config: AppConfig, logger:
     jsonDocumentUrl: 'docs-json',
     swaggerOptions: { persistAuthorization: true },
   });
+}
+
+/** Deeper request bodies are refused: no request of this API nests more than a few levels. */
+export const MAX_BODY_DEPTH = 32;
+
+/**
+ * Keys class-transformer drops without a word (`__proto__`, `constructor`),
+ * so the unknown-field check never sees them, or that name prototypes.
+ */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+interface ShapeNode {
+  value: object;
+  depth: number;
+  parent: ShapeNode | null;
+  step: string;
+}
+
+function pathOf(node: ShapeNode | null): string {
+  const steps: string[] = [];
+  for (let at = node; at?.parent; at = at.parent) steps.push(at.step);
+  return steps.reverse().join('').replace(/^\./, '');
+}
+
+/**
+ * Why a parsed body (or query) must be refused, or null: nesting deeper than
+ * `maxDepth` (class-transformer and class-validator recurse, and a few
+ * thousand levels overflow the stack: a 500), or a forbidden key anywhere.
+ * Walks the value with an explicit stack, never by recursion.
+ */
+export function bodyShapeProblem(root: unknown, maxDepth = MAX_BODY_DEPTH): string | null {
+  if (root === null || typeof root !== 'object') return null;
+  const stack: ShapeNode[] = [{ value: root, depth: 1, parent: null, step: '' }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (node.depth > maxDepth) {
+      let top = node;
+      while (top.parent?.parent) top = top.parent;
+      return `Request body is nested deeper than ${maxDepth} levels (in ${top.step.startsWith('.') ? `property ${top.step.slice(1)}` : top.step})`;
+    }
+    const depth = node.depth + 1;
+    if (Array.isArray(node.value)) {
+      const items: unknown[] = node.value;
+      for (let index = 0; index < items.length; index += 1) {
+        const item = items[index];
+        if (item !== null && typeof item === 'object') stack.push({ value: item, depth, parent: node, step: `[${index}]` });
+      }
+      continue;
+    }
+    const fields = node.value as Record<string, unknown>;
+    for (const key of Object.keys(fields)) {
+      if (FORBIDDEN_KEYS.has(key)) {
+        const where = pathOf(node);
+        return `property ${key} should not exist${where ? ` (in ${where})` : ''}`;
+      }
+      const child = fields[key];
+      if (child !== null && typeof child === 'object') stack.push({ value: child, depth, parent: node, step: `.${key}` });
+    }
+  }
+  return null;
+}
+
+/** Refuses, in the shared error shape, a body or query that `bodyShapeProblem` objects to. */
+function rejectHostileShapes(req: Request, res: Response, next: NextFunction): void {
+  const problem = bodyShapeProblem(req.body) ?? bodyShapeProblem(req.query);
+  if (!problem) return next();
+  res.status(400).json(buildErrorBody(400, problem));
+}
+
+/**
+ * Bounds how long a client may take to send its request (headers, then the
+ * whole request), so a slow or stalled client cannot hold a socket for Node's
+ * 300 s default. Only receiving the request counts: a long response (an SSE
+ * stream) is not cut. Call before `listen`: Node checks for expired requests
+ * on an interval (30 s by default) that it starts when listening; it is
+ * shortened here so the limits hold to within a second.
+ */
+export function applyHttpTimeouts(app: INestApplication, config: AppConfig): void {
+  const server = app.getHttpServer() as Server & { connectionsCheckingInterval: number };
+  server.requestTimeout = config.http.requestTimeoutMs;
+  server.headersTimeout = config.http.headersTimeoutMs;
+  server.connectionsCheckingInterval = Math.min(1000, Math.max(100, Math.floor(config.http.headersTimeoutMs / 4)));
 }

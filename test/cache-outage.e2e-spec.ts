@@ -5,6 +5,15 @@ import { TcpProxy } from './support/tcp-proxy.js';
 
 const COMMAND_TIMEOUT_MS = 150;
 
+/** Asks /health until it sees Redis answer (a successful health ping puts the cache back in use). */
+async function waitForCacheUp(server: Parameters<typeof request>[0]): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const health = await request(server).get('/health');
+    if (health.body?.details?.cache?.status === 'up') return;
+  }
+  throw new Error('the cache did not come back');
+}
+
 describe('Redis outage: answers from PostgreSQL, never a 500', () => {
   describe('Redis unreachable from the start (closed port)', () => {
     let t: TestApp;
@@ -76,7 +85,7 @@ describe('Redis outage: answers from PostgreSQL, never a 500', () => {
 
       // Redis answers again: the stale entries written before the outage must not come back.
       proxy.setMode('forward');
-      await new Promise((resolve) => setTimeout(resolve, 1100)); // past the retry window
+      await waitForCacheUp(server); // the cache is used again from here on
       const after = await request(server).get(`/api/sessions/${session}/messages`).set(t.auth(user)).expect(200);
       expect(after.body.messages.map((m: { content: string }) => m.content)).toEqual(['before outage', 'during outage']);
       const list = await request(server).get('/api/sessions').set(t.auth(user)).expect(200);
@@ -88,10 +97,10 @@ describe('Redis outage: answers from PostgreSQL, never a 500', () => {
 
     it('goes back to the cache after recovery', async () => {
       proxy.setMode('forward');
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const server = t.app.getHttpServer();
+      await waitForCacheUp(server);
       const user = uniqueUser('recover');
       const session = randomUUID();
-      const server = t.app.getHttpServer();
       await t.storage.appendTurn(user, session, [{ type: 'human', content: 'cached again' }]);
       await request(server).get(`/api/sessions/${session}/messages`).set(t.auth(user)).expect(200);
       await t.dataSource.query(`UPDATE chat_messages SET content = 'hidden by cache' WHERE session_id = $1`, [session]);

@@ -1,16 +1,40 @@
-import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { JwtService, TokenExpiredError } from '@nestjs/jwt';
 import type { Request } from 'express';
+import { hasControlCharacter, hasVisibleCharacter, storableTextProblem } from '../common/storable-text.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { AuthUser, RequestWithUser } from './auth-user.js';
 import { IS_PUBLIC } from './public.decorator.js';
 
 interface TokenClaims {
   sub?: unknown;
   role?: unknown;
+  exp?: unknown;
+  iat?: unknown;
 }
 
-const MAX_USER_ID_LENGTH = 128;
+/** The user_id columns are varchar(128). */
+export const MAX_USER_ID_LENGTH = 128;
+
+/**
+ * Why `sub` cannot serve as a user id, or null when it can. A user id is
+ * stored and compared exactly as sent, so it must be text PostgreSQL keeps
+ * unchanged: a lone surrogate would be stored as U+FFFD (and so would its
+ * look-alikes, which would then share one user's sessions) and NUL is refused
+ * by the database. Control characters and invisible-only ids are refused too:
+ * they cannot be told apart in logs and listings.
+ */
+export function userIdProblem(sub: unknown): string | null {
+  if (typeof sub !== 'string' || sub.length === 0) return 'must name the user (a non-empty string)';
+  if (sub.length > MAX_USER_ID_LENGTH) return `must be at most ${MAX_USER_ID_LENGTH} characters long`;
+  const storable = storableTextProblem(sub);
+  if (storable) return storable;
+  if (hasControlCharacter(sub)) return 'contains a control character';
+  if (!hasVisibleCharacter(sub)) return 'must contain a visible character (not only white space or invisible characters)';
+  return null;
+}
 
 /** Global guard: every route needs `Authorization: Bearer <HS256 JWT>` unless marked @Public(). */
 @Injectable()
@@ -18,6 +42,7 @@ export class JwtAuthGuard implements CanActivate {
   constructor(
     private readonly jwt: JwtService,
     private readonly reflector: Reflector,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -44,9 +69,28 @@ export class JwtAuthGuard implements CanActivate {
       if (error instanceof TokenExpiredError) throw new UnauthorizedException('Token expired');
       throw new UnauthorizedException('Invalid token: signature or format rejected');
     }
-    if (typeof claims.sub !== 'string' || claims.sub.length === 0 || claims.sub.length > MAX_USER_ID_LENGTH) {
-      throw new UnauthorizedException('Invalid token: "sub" must name the user');
+    const problem = userIdProblem(claims.sub);
+    if (problem) throw new UnauthorizedException(`Invalid token: "sub" ${problem}`);
+    this.checkLifetime(claims);
+    return { userId: claims.sub as string, isAdmin: claims.role === 'admin' };
+  }
+
+  /**
+   * A token must expire (the library accepts one without `exp` forever) and
+   * live at most JWT_MAX_LIFETIME_SECONDS: from `iat` when present, from now
+   * otherwise; an `iat` in the future counts from now, so it cannot stretch
+   * the lifetime. (The library has already refused a non-numeric or past `exp`.)
+   */
+  private checkLifetime(claims: TokenClaims): void {
+    if (typeof claims.exp !== 'number') throw new UnauthorizedException('Token must carry an expiry (exp)');
+    if (claims.iat !== undefined && (typeof claims.iat !== 'number' || !Number.isFinite(claims.iat))) {
+      throw new UnauthorizedException('Invalid token: "iat" must be a number of seconds since the epoch');
     }
-    return { userId: claims.sub, isAdmin: claims.role === 'admin' };
+    const now = Math.floor(Date.now() / 1000);
+    const issuedAt = claims.iat === undefined ? now : Math.min(claims.iat as number, now);
+    const max = this.config.auth.maxTokenLifetimeSeconds;
+    if (claims.exp - issuedAt > max) {
+      throw new UnauthorizedException(`Token lifetime exceeds the maximum of ${max} seconds (exp is too far after iat, or after now): use a shorter-lived token`);
+    }
   }
 }

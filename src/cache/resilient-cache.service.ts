@@ -17,9 +17,10 @@ export const CACHE_RETRY_AFTER_MS = 1000;
 /**
  * The Redis cache as the rest of the service sees it: every call answers
  * within the command timeout and never throws. A failing or stalled Redis
- * degrades to "no cache" with a warning, and keys whose invalidation could
- * not be written are remembered and bypassed until the delete succeeds, so a
- * recovered Redis never serves data that changed during the outage.
+ * degrades to "no cache" with a warning. Deletes are best effort: a delete
+ * lost to an outage is not remembered here, because that memory would be one
+ * instance's; callers store versioned values and check the version against
+ * the database on read (see ConversationStorage), which holds across instances.
  */
 @Injectable()
 export class ResilientCache {
@@ -29,11 +30,6 @@ export class ResilientCache {
   private unavailableUntil = 0;
   private degraded = false;
   private failureCount = 0;
-  private readonly unflushedInvalidations = new Set<string>();
-  // Read tokens: a value read from the database before a key was invalidated must not be cached after it.
-  private invalidationSeq = 0;
-  private readonly lastInvalidation = new Map<string, number>();
-  private forgottenBefore = 0;
 
   constructor(
     @Inject(CACHE_MANAGER) private readonly cache: Cache,
@@ -53,47 +49,21 @@ export class ResilientCache {
   }
 
   async get<T>(key: string): Promise<T | undefined> {
-    if (this.unflushedInvalidations.has(key)) {
-      await this.del(key);
-      if (this.unflushedInvalidations.has(key)) return undefined;
-    }
     const value = await this.run('get', () => this.cache.get<T>(key));
     return value ?? undefined;
   }
 
   async set(key: string, value: unknown, ttlMs = this.ttlMs): Promise<void> {
-    if (this.unflushedInvalidations.has(key)) return;
     await this.run('set', () => this.cache.set(key, value, ttlMs));
   }
 
-  /** Take before reading the source of truth; pass to setIfFresh to cache what was read. */
-  readToken(): number {
-    return this.invalidationSeq;
-  }
-
-  /** Caches a value read from the database unless one of its keys was invalidated since `token`. */
-  async setIfFresh(key: string, value: unknown, token: number): Promise<void> {
-    if (token < this.forgottenBefore || (this.lastInvalidation.get(key) ?? -1) > token) return;
-    await this.set(key, value);
-  }
-
-  /** Deletes keys; a delete that fails is retried before any later read of the key. */
+  /** Deletes keys, best effort (see the class comment). */
   async del(...keys: string[]): Promise<void> {
     if (keys.length === 0) return;
-    this.invalidationSeq += 1;
-    if (this.lastInvalidation.size > 10_000) {
-      this.lastInvalidation.clear();
-      this.forgottenBefore = this.invalidationSeq;
-    }
-    for (const key of keys) this.lastInvalidation.set(key, this.invalidationSeq);
-    const ok = await this.run('del', () => this.cache.mdel(keys), false);
-    for (const key of keys) {
-      if (ok === false) this.unflushedInvalidations.add(key);
-      else this.unflushedInvalidations.delete(key);
-    }
+    await this.run('del', () => this.cache.mdel(keys));
   }
 
-  /** Round trip to Redis for health checks; bypasses the retry window. */
+  /** Round trip to Redis for health checks; bypasses the retry window and, when it succeeds, ends it. */
   async ping(): Promise<boolean> {
     const key = `health:ping:${process.pid}`;
     try {
@@ -101,6 +71,7 @@ export class ResilientCache {
         await this.cache.set(key, 1, 1000);
         if ((await this.cache.get(key)) !== 1) throw new Error('ping value not read back');
       });
+      this.unavailableUntil = 0;
       this.markHealthy();
       return true;
     } catch (error) {

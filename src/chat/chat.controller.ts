@@ -1,4 +1,5 @@
 import {
+  BadRequestException,
   Body,
   Controller,
   Get,
@@ -22,15 +23,16 @@ import { CurrentUser } from '../auth/current-user.decorator.js';
 import { ApiErrorResponses } from '../common/api-error.responses.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { ChatRequest, ChatResponse } from '../trace/chat.dto.js';
 import { TraceNormalizationInterceptor } from '../trace/trace.interceptor.js';
 import { ChatRequestContext } from './chat-request-context.js';
-import { ModelFailureError } from './chat.errors.js';
+import { TurnFailedError } from './chat.errors.js';
 import { ChatService } from './chat.service.js';
 import { RunIdParams } from './run-id.params.js';
-import { RunEventsService, RunEventsUnavailableError } from './run-events.service.js';
+import { RunEventsService, RunEventsUnavailableError, RunStatusProbe } from './run-events.service.js';
 import { RunRegistry } from './run-registry.service.js';
-import { formatSse, openSse, parseLastEventId, RunEvent, startHeartbeat, TERMINAL_EVENTS } from './sse.js';
+import { formatSse, LAST_EVENT_ID_RULE, openSse, parseLastEventId, RunEvent, startHeartbeat, TERMINAL_EVENTS } from './sse.js';
 
 const SSE_DESCRIPTION =
   'Server-Sent Events, each with `id` (monotonic within the run), `event` and JSON `data`: ' +
@@ -40,7 +42,7 @@ const SSE_DESCRIPTION =
 
 @ApiTags('chat')
 @ApiBearerAuth()
-@ApiErrorResponses(400, 401, 404, 409, 413)
+@ApiErrorResponses(400, 401, 404, 409, 413, 429)
 @Controller('api/chat')
 export class ChatController {
   constructor(
@@ -53,6 +55,7 @@ export class ChatController {
 
   @Post()
   @HttpCode(200)
+  @RateLimit('chat')
   @UseInterceptors(TraceNormalizationInterceptor)
   @ApiOperation({ summary: 'Run a chat turn and answer it whole' })
   @ApiOkResponse({ type: ChatResponse })
@@ -63,14 +66,24 @@ export class ChatController {
       const result = await this.chat.runSync(turn, this.context);
       return { response: result.response, rag_trace: result.rag_trace, session_id: result.session_id, pending_hitl: result.pending_hitl };
     } catch (error) {
-      if (error instanceof ModelFailureError) {
-        throw error.code === 'model_timeout' ? new GatewayTimeoutException(error.message) : new BadGatewayException(error.message);
+      if (error instanceof TurnFailedError) {
+        switch (error.code) {
+          case 'model_timeout':
+            throw new GatewayTimeoutException(error.message);
+          case 'database_unavailable':
+            throw new ServiceUnavailableException(error.message);
+          case 'session_deleted':
+            throw new NotFoundException(error.message);
+          default:
+            throw new BadGatewayException(error.message);
+        }
       }
       throw error;
     }
   }
 
   @Post('stream')
+  @RateLimit('chat')
   @ApiOperation({ summary: 'Run a chat turn, streaming its events (SSE)', description: SSE_DESCRIPTION })
   @ApiProduces('text/event-stream')
   @ApiOkResponse({ description: SSE_DESCRIPTION, content: { 'text/event-stream': { schema: { type: 'string' } } } })
@@ -79,7 +92,7 @@ export class ChatController {
     const turn = await this.chat.prepare(user.userId, body.message, body.session_id);
     openSse(res);
     this.chat.startStreaming(turn, this.context);
-    await this.pipe(turn.runId, 0, res, async () => true);
+    await this.pipe(turn.runId, 0, res, async () => 'running');
   }
 
   @Get('runs/:run_id/stream')
@@ -87,7 +100,11 @@ export class ChatController {
     summary: "Rejoin a run's event stream",
     description: `Replays the events after \`Last-Event-ID\` and follows the rest, from any instance. ${SSE_DESCRIPTION}`,
   })
-  @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Id of the last event received' })
+  @ApiHeader({
+    name: 'Last-Event-ID',
+    required: false,
+    description: 'Id of the last event received: a non-negative integer of at most 9 digits (400 otherwise); absent or empty replays from the start',
+  })
   @ApiProduces('text/event-stream')
   @ApiOkResponse({ description: SSE_DESCRIPTION, content: { 'text/event-stream': { schema: { type: 'string' } } } })
   @ApiErrorResponses(410, 503)
@@ -97,10 +114,12 @@ export class ChatController {
     @Headers('last-event-id') lastEventId: string | undefined,
     @Res() res: Response,
   ): Promise<void> {
+    const afterId = parseLastEventId(lastEventId);
+    if (afterId === 'invalid') throw new BadRequestException(LAST_EVENT_ID_RULE);
     const run = await this.runs.find(params.run_id, user.userId);
     if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
-    const isRunning = async () => (await this.runs.find(params.run_id, user.userId))?.status === 'running';
-    await this.pipe(params.run_id, parseLastEventId(lastEventId), res, isRunning, run.status !== 'running');
+    const isRunning = () => this.runs.status(params.run_id);
+    await this.pipe(params.run_id, afterId === 'absent' ? 0 : afterId, res, isRunning, run.status !== 'running');
   }
 
   /** Writes a run's events to an SSE response until a terminal event or until the client leaves. */
@@ -108,7 +127,7 @@ export class ChatController {
     runId: string,
     afterId: number,
     res: Response,
-    isRunning: () => Promise<boolean>,
+    isRunning: RunStatusProbe,
     finished = false,
   ): Promise<void> {
     let opened = res.headersSent;

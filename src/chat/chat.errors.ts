@@ -4,11 +4,18 @@ export class RunInProgressError extends Error {
   }
 }
 
-/** The model failed or did not answer in time; the human message is kept. */
-export class ModelFailureError extends Error {
+/**
+ * Why a turn ended without an answer: the model failed or did not answer in
+ * time, the database could not be reached, or the session was deleted while
+ * the turn ran. `messageSaved` tells whether the user's message was kept.
+ */
+export type TurnFailureCode = 'model_error' | 'model_timeout' | 'database_unavailable' | 'session_deleted';
+
+export class TurnFailedError extends Error {
   constructor(
-    readonly code: 'model_timeout' | 'model_error',
+    readonly code: TurnFailureCode,
     message: string,
+    readonly messageSaved: boolean,
   ) {
     super(message);
   }

@@ -5,15 +5,16 @@ import { Command, GraphRecursionError } from '@langchain/langgraph';
 import { AgentFactory, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
 import { CheckpointerProvider } from '../agent/checkpointer.provider.js';
 import { ModelTimeoutError } from '../agent/models/model-errors.js';
+import { isDatabaseUnavailable } from '../common/http-exception.filter.js';
 import { clip } from '../common/text.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { ConversationStorage, toLangChainMessages } from '../session/conversation-storage.service.js';
+import { ConversationStorage, titleFrom, toLangChainMessages } from '../session/conversation-storage.service.js';
 import { SessionNotFoundError } from '../session/session.errors.js';
 import { normalizeHitlResumeState, normalizePendingHitl } from '../trace/trace.normalizer.js';
 import type { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
 import { ChatRequestContext } from './chat-request-context.js';
-import { ModelFailureError } from './chat.errors.js';
+import { TurnFailedError, TurnFailureCode } from './chat.errors.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
 import { RunEventsService } from './run-events.service.js';
 import { RunRegistry } from './run-registry.service.js';
@@ -36,8 +37,6 @@ export interface PreparedTurn {
 
 type Emit = (event: SseEventType, data: unknown) => void;
 
-const HEARTBEAT_MS = 10_000;
-
 /** Session metadata keys of a paused (human-in-the-loop) task. */
 export const PENDING_HITL_KEY = 'pending_hitl';
 export const HITL_RESUME_KEY = 'hitl_resume_state';
@@ -50,20 +49,26 @@ function textContent(message: BaseMessage): string {
     : content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
 }
 
-function classifyModelError(error: unknown): ModelFailureError {
-  if (error instanceof ModelFailureError) return error;
+/** Why the turn failed, in words for the user, before saying whether the message was kept. */
+function classifyFailure(error: unknown): { code: TurnFailureCode; reason: string } {
+  if (error instanceof SessionNotFoundError) {
+    return { code: 'session_deleted', reason: 'The session was deleted while the turn ran.' };
+  }
+  if (isDatabaseUnavailable(error)) {
+    return { code: 'database_unavailable', reason: 'The database did not answer in time.' };
+  }
   if (error instanceof ModelTimeoutError) {
-    return new ModelFailureError('model_timeout', `The model did not answer in time (${error.timeoutMs} ms); your message was saved, please retry.`);
+    return { code: 'model_timeout', reason: `The model did not answer in time (${error.timeoutMs} ms).` };
+  }
+  if (error instanceof GraphRecursionError) {
+    return { code: 'model_error', reason: 'The agent did not finish within its step limit.' };
   }
   const e = error as { name?: string; message?: string; code?: string };
   const text = `${e?.name ?? ''} ${e?.message ?? ''} ${e?.code ?? ''}`;
   if (/timeout|timed out|aborted|ETIMEDOUT/i.test(text)) {
-    return new ModelFailureError('model_timeout', 'The model did not answer in time; your message was saved, please retry.');
+    return { code: 'model_timeout', reason: 'The model did not answer in time.' };
   }
-  if (error instanceof GraphRecursionError) {
-    return new ModelFailureError('model_error', 'The agent did not finish within its step limit; your message was saved.');
-  }
-  return new ModelFailureError('model_error', `The model failed: ${clip(e?.message ?? String(error), 300)}. Your message was saved.`);
+  return { code: 'model_error', reason: `The model failed: ${clip(e?.message ?? String(error), 300)}.` };
 }
 
 /**
@@ -87,13 +92,14 @@ export class ChatService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Checks ownership and claims the session's run slot; throws SessionNotFoundError or RunInProgressError. */
+  /**
+   * Opens the session (creating it for a first turn, so it exists for its
+   * owner only from now on) and claims its run slot; throws
+   * SessionNotFoundError (another user's or deleted session) or RunInProgressError.
+   */
   async prepare(userId: string, message: string, sessionId?: string): Promise<PreparedTurn> {
     const id = sessionId ?? randomUUID();
-    if (sessionId) {
-      const owner = await this.storage.sessionOwner(sessionId);
-      if (owner !== null && owner !== userId) throw new SessionNotFoundError(sessionId);
-    }
+    await this.storage.openSession(userId, id, titleFrom(message));
     const runId = randomUUID();
     await this.runs.start(runId, id, userId);
     return { runId, sessionId: id, userId, message };
@@ -130,9 +136,10 @@ export class ChatService {
 
   private async execute(turn: PreparedTurn, context: ChatRequestContext, emit: Emit): Promise<TurnResult> {
     const { runId, sessionId, userId, message } = turn;
-    const heartbeat = setInterval(() => void this.runs.heartbeat(runId).catch(() => undefined), HEARTBEAT_MS);
+    const heartbeat = setInterval(() => void this.runs.heartbeat(runId).catch(() => undefined), this.runs.heartbeatMs);
     heartbeat.unref();
     emit('metadata', { run_id: runId, session_id: sessionId });
+    let threadId = runId;
     try {
       const history = await this.storage.getTurnContext(userId, sessionId, this.config.chat.recentMessages);
       const metadata = history?.metadata ?? {};
@@ -144,7 +151,7 @@ export class ChatService {
       if (recorded && !paused) this.logger.warn(`paused task ${recorded.task_id} has no checkpoint; treating the message as a new turn`);
       const rounds = Number.isInteger(metadata[HITL_ROUNDS_KEY]) ? (metadata[HITL_ROUNDS_KEY] as number) : 1;
       if (paused) context.resumeHitl(paused, normalizeHitlResumeState(metadata[HITL_RESUME_KEY]), rounds);
-      const threadId = paused?.task_id ?? runId;
+      threadId = paused?.task_id ?? runId;
 
       let input: { messages: BaseMessage[] } | Command;
       if (paused) {
@@ -176,9 +183,12 @@ export class ChatService {
             { type: 'human', content: message },
             { type: 'ai', content: prompt, rag_trace: trace },
           ],
-          { metadata: { [PENDING_HITL_KEY]: pending, [HITL_RESUME_KEY]: resumeState, [HITL_ROUNDS_KEY]: paused ? rounds + 1 : 1 } },
+          {
+            metadata: { [PENDING_HITL_KEY]: pending, [HITL_RESUME_KEY]: resumeState, [HITL_ROUNDS_KEY]: paused ? rounds + 1 : 1 },
+            createIfMissing: false,
+          },
         );
-        await this.runs.finish(runId, 'interrupted');
+        await this.markFinished(runId, 'interrupted');
         emit('hitl', pending);
         if (trace) emit('trace', trace);
         emit('done', { response: prompt, session_id: sessionId });
@@ -193,10 +203,13 @@ export class ChatService {
           { type: 'human', content: message },
           { type: 'ai', content: response, rag_trace: trace },
         ],
-        recorded ? { metadata: { [PENDING_HITL_KEY]: null, [HITL_RESUME_KEY]: null, [HITL_ROUNDS_KEY]: null } } : {},
+        {
+          ...(recorded ? { metadata: { [PENDING_HITL_KEY]: null, [HITL_RESUME_KEY]: null, [HITL_ROUNDS_KEY]: null } } : {}),
+          createIfMissing: false,
+        },
       );
       await this.forgetCheckpoints(threadId);
-      await this.runs.finish(runId, 'done');
+      await this.markFinished(runId, 'done');
       if (trace) emit('trace', trace);
       emit('done', { response, session_id: sessionId });
       // Off the answer's path; drain() waits for it at shutdown.
@@ -204,16 +217,29 @@ export class ChatService {
       return { response, rag_trace: trace, session_id: sessionId, pending_hitl: null, run_id: runId };
     } catch (error) {
       context.close();
-      const failure = classifyModelError(error);
-      this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, `turn failed: ${failure.code}`);
-      // The user's message is never lost; the session stays usable for the next turn.
-      await this.storage
-        .appendTurn(userId, sessionId, [{ type: 'human', content: message }])
-        .catch((commitError: Error) => this.logger.error({ err: commitError }, 'could not keep the human message'));
-      // A paused task's thread (another run's id) is kept, so the user can answer again.
+      const { code, reason } = classifyFailure(error);
+      this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, `turn failed: ${code}`);
+      // The user's message is kept when it can be: the session stays usable for the next turn.
+      const saved =
+        code !== 'session_deleted' &&
+        (await this.storage
+          .appendTurn(userId, sessionId, [{ type: 'human', content: message }], { createIfMissing: false })
+          .then(() => true)
+          .catch((commitError: Error) => {
+            this.logger.error({ err: commitError, run_id: runId }, 'could not keep the human message');
+            return false;
+          }));
+      // A paused task's thread (another run's id) is kept so the user can answer again, unless its session is gone.
       await this.forgetCheckpoints(runId);
-      await this.runs.finish(runId, 'error', failure.message).catch(() => undefined);
-      emit('error', { code: failure.code, message: failure.message });
+      if (code === 'session_deleted' && threadId !== runId) await this.forgetCheckpoints(threadId);
+      const outcome = saved
+        ? 'Your message was saved; retry to get an answer.'
+        : code === 'session_deleted'
+          ? 'Nothing was saved.'
+          : 'Your message was NOT saved; please send it again.';
+      const failure = new TurnFailedError(code, `${reason} ${outcome}`, saved);
+      await this.markFinished(runId, 'error', failure.message);
+      emit('error', { code: failure.code, message: failure.message, message_saved: saved });
       throw failure;
     } finally {
       clearInterval(heartbeat);
@@ -283,6 +309,27 @@ export class ChatService {
     const graph = this.agents.createAgentForRequest(context);
     const state = await graph.getState({ configurable: { thread_id: threadId } });
     return state.tasks.some((task) => (task.interrupts?.length ?? 0) > 0);
+  }
+
+  /**
+   * Records the end of a turn. Its failure must not fail a committed turn
+   * (that would store the human message again); it is retried in the
+   * background, once per heartbeat, so the session is free again as soon as
+   * the database answers (at the latest the run looks abandoned once its
+   * heartbeat is stale).
+   */
+  private async markFinished(runId: string, status: 'done' | 'interrupted' | 'error', error?: string): Promise<void> {
+    const giveUpAt = Date.now() + this.config.chat.runStaleAfterMs;
+    const attempt = async (): Promise<void> => {
+      try {
+        await this.runs.finish(runId, status, error);
+      } catch (failure) {
+        if (Date.now() >= giveUpAt) return;
+        this.logger.warn(`run ${runId} not yet marked ${status}: ${(failure as Error).message}; retrying`);
+        setTimeout(() => void attempt(), this.runs.heartbeatMs).unref();
+      }
+    };
+    await attempt();
   }
 
   private async forgetCheckpoints(runId: string): Promise<void> {

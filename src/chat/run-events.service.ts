@@ -1,10 +1,15 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { createClient } from '@keyv/redis';
+import { closeRedisClient, createRedisClient, RedisClient } from '../common/redis-client.js';
+import { withTimeout } from '../common/with-timeout.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import type { RunStatus } from './run-registry.service.js';
 import { RunEvent, SseEventType, TERMINAL_EVENTS } from './sse.js';
 
 type Listener = (event: RunEvent) => void;
+
+/** The run's current status, from the runs table (null: the run is gone with its session). */
+export type RunStatusProbe = () => Promise<RunStatus | null>;
 
 /** In-process state of a run started on this instance. */
 class LocalRun {
@@ -14,6 +19,30 @@ class LocalRun {
 }
 
 export class RunEventsUnavailableError extends Error {}
+
+/**
+ * The terminal event a follower gets when the run ended without one in Redis:
+ * its instance died (`run_lost`), or its last events were not kept.
+ */
+export function lostRunEvent(id: number, status: RunStatus | null): RunEvent {
+  return status === 'abandoned' || status === null || status === 'running'
+    ? {
+        id,
+        event: 'error',
+        data: {
+          code: 'run_lost',
+          message: 'The run stopped without finishing (its instance went away). Read the session to see what was saved, then retry.',
+        },
+      }
+    : {
+        id,
+        event: 'error',
+        data: {
+          code: 'events_incomplete',
+          message: `The run ended (${status}) but its last events were not kept. Read the session's messages for the outcome.`,
+        },
+      };
+}
 
 const FOLLOW_POLL_MS = 100;
 const LOCAL_GRACE_MS = 60_000;
@@ -33,18 +62,14 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(RunEventsService.name);
   private readonly local = new Map<string, LocalRun>();
   private readonly writeChains = new Map<string, Promise<void>>();
-  private readonly redis;
+  private readonly redis: RedisClient;
   private warned = false;
 
+  private readonly commandTimeoutMs: number;
+
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
-    this.redis = createClient({
-      url: config.redis.url,
-      socket: {
-        connectTimeout: Math.max(config.redis.commandTimeoutMs, 500),
-        reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000),
-      },
-    });
-    this.redis.on('error', (error: Error) => this.warn(error));
+    this.commandTimeoutMs = config.redis.commandTimeoutMs;
+    this.redis = createRedisClient(config, (error) => this.warn(error));
   }
 
   onModuleInit(): void {
@@ -53,8 +78,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await Promise.allSettled([...this.writeChains.values()]);
-    if (this.redis.isOpen) await this.redis.close().catch(() => undefined);
-    else this.redis.destroy();
+    await closeRedisClient(this.redis, Math.max(this.commandTimeoutMs * 5, 1000));
   }
 
   /** Registers a run started here; its events will be published through `publish`. */
@@ -84,54 +108,78 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Delivers the run's events after `afterId`, then follows new ones until a
-   * terminal event; returns a function that stops following.
-   * Throws RunEventsUnavailableError when the run is not here and Redis cannot be read.
+   * terminal event; returns a function that stops following. A run that is
+   * not running (or whose heartbeat stopped) and has no terminal event in
+   * Redis never gets one: its followers are sent `lostRunEvent` instead.
+   * Throws RunEventsUnavailableError when the run is not here and Redis cannot
+   * be read within the cache command timeout.
    */
-  async follow(runId: string, afterId: number, listener: Listener, isRunning: () => Promise<boolean>): Promise<() => void> {
+  async follow(runId: string, afterId: number, listener: Listener, runStatus: RunStatusProbe): Promise<() => void> {
     const run = this.local.get(runId);
     if (run) {
       for (const event of run.events) if (event.id > afterId) listener(event);
       if (!run.finished) run.listeners.add(listener);
       return () => run.listeners.delete(listener);
     }
-    return this.followFromRedis(runId, afterId, listener, isRunning);
+    return this.followFromRedis(runId, afterId, listener, runStatus);
   }
 
   private async followFromRedis(
     runId: string,
     afterId: number,
     listener: Listener,
-    isRunning: () => Promise<boolean>,
+    runStatus: RunStatusProbe,
   ): Promise<() => void> {
     let stopped = false;
     let last = afterId;
     const readBatch = async (): Promise<boolean> => {
-      const entries = await this.redis.xRange(runEventsKey(runId), `(${last}-0`, '+', { COUNT: 500 });
+      const entries = await withTimeout(
+        this.redis.xRange(runEventsKey(runId), `(${last}-0`, '+', { COUNT: 500 }),
+        this.commandTimeoutMs,
+        () => new Error(`Redis did not answer within ${this.commandTimeoutMs} ms`),
+      );
       for (const entry of entries) {
         const event = JSON.parse(entry.message.payload as string) as RunEvent;
         last = event.id;
+        if (stopped) return true;
         listener(event);
         if (TERMINAL_EVENTS.has(event.event)) return true;
       }
       return false;
     };
-    let done: boolean;
+    /** True when the run has ended: its terminal event was delivered, or the lost-run event in its place. */
+    const endedWithoutUs = async (): Promise<boolean> => {
+      const status = await runStatus();
+      if (status === 'running') return false;
+      if (await readBatch()) return true; // it finished between the two reads
+      if (!stopped) listener(lostRunEvent(last + 1, status));
+      return true;
+    };
     try {
-      done = await readBatch();
+      if (await readBatch()) return () => undefined;
+      // A database that cannot answer now does not end the stream: the poll asks again.
+      const status = await runStatus().catch((): RunStatus => 'running');
+      if (status !== 'running') {
+        if (await readBatch()) return () => undefined; // it finished between the two reads
+        // Nothing to replay of a run that ended: the caller answers "gone".
+        if (last === afterId && status !== 'abandoned' && status !== null) return () => undefined;
+        listener(lostRunEvent(last + 1, status));
+        return () => undefined;
+      }
     } catch (error) {
       throw new RunEventsUnavailableError(`run events cannot be read: ${(error as Error).message}`);
     }
-    if (done) return () => undefined;
     const poll = async () => {
-      let idleRounds = 0;
+      let checkedAt = Date.now();
       while (!stopped) {
         await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
+        if (stopped) return;
         try {
-          const before = last;
           if (await readBatch()) return;
-          idleRounds = last === before ? idleRounds + 1 : 0;
-          // A run that died without a terminal event must not keep followers forever.
-          if (idleRounds > 0 && idleRounds % 50 === 0 && !(await isRunning())) return;
+          if (Date.now() - checkedAt >= this.config.chat.runHeartbeatMs) {
+            checkedAt = Date.now();
+            if (await endedWithoutUs()) return;
+          }
         } catch (error) {
           this.warn(error as Error);
         }
@@ -149,11 +197,12 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
     const previous = this.writeChains.get(runId) ?? Promise.resolve();
     const next = previous.then(async () => {
       if (!this.redis.isReady) throw new Error('Redis is not connected');
-      await this.redis
-        .multi()
-        .xAdd(key, `${event.id}-0`, { payload: JSON.stringify(event) })
-        .expire(key, ttl)
-        .exec();
+      // Bounded, so a stalled Redis neither holds the chain (and shutdown) nor grows it without end.
+      await withTimeout(
+        this.redis.multi().xAdd(key, `${event.id}-0`, { payload: JSON.stringify(event) }).expire(key, ttl).exec(),
+        this.commandTimeoutMs,
+        () => new Error(`Redis did not answer within ${this.commandTimeoutMs} ms`),
+      );
     });
     const settled = next.catch((error: Error) => this.warn(error));
     this.writeChains.set(runId, settled);

@@ -3,7 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { isUniqueViolation, sqlRows } from '../database/sql.js';
+import { isForeignKeyViolation, isUniqueViolation, sqlRows } from '../database/sql.js';
+import { SessionNotFoundError } from '../session/session.errors.js';
 import { RunInProgressError } from './chat.errors.js';
 
 export type RunStatus = 'running' | 'done' | 'error' | 'interrupted' | 'abandoned';
@@ -17,8 +18,9 @@ export interface RunRecord {
 
 /**
  * The runs table: one run in flight per session across every instance
- * (a partial unique index), with a heartbeat so a run whose instance died
- * stops blocking its session after RUN_STALE_AFTER_MS.
+ * (a partial unique index), with a heartbeat every RUN_HEARTBEAT_MS so a run
+ * whose instance died is seen as abandoned once RUN_STALE_AFTER_MS passed
+ * without one — by the next turn of its session and by its followers alike.
  */
 @Injectable()
 export class RunRegistry {
@@ -27,6 +29,11 @@ export class RunRegistry {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  get heartbeatMs(): number {
+    return this.config.chat.runHeartbeatMs;
+  }
+
+  /** Claims the session's run slot; the session row must exist (see ConversationStorage.openSession). */
   async start(runId: string, sessionId: string, userId: string): Promise<void> {
     for (let attempt = 0; attempt < 2; attempt += 1) {
       try {
@@ -36,6 +43,8 @@ export class RunRegistry {
         );
         return;
       } catch (error) {
+        // The session was deleted between opening it and claiming its slot.
+        if (isForeignKeyViolation(error)) throw new SessionNotFoundError(sessionId);
         if (!isUniqueViolation(error)) throw error;
         const released = await sqlRows(
           this.dataSource,
@@ -70,5 +79,25 @@ export class RunRegistry {
       [runId, userId],
     );
     return row ?? null;
+  }
+
+  /**
+   * The run's status as its followers must see it: a `running` run whose
+   * heartbeat stopped is marked `abandoned` here (its instance died) and
+   * answered as such. Null when the run no longer exists (its session was deleted).
+   */
+  async status(runId: string): Promise<RunStatus | null> {
+    const [row] = await sqlRows<{ status: RunStatus; lost: boolean }>(
+      this.dataSource,
+      `WITH lost AS (
+         UPDATE chat_runs SET status = 'abandoned', finished_at = now(), error = 'no heartbeat'
+          WHERE id = $1 AND status = 'running' AND heartbeat_at < now() - $2::int * INTERVAL '1 millisecond'
+         RETURNING id
+       )
+       SELECT status, EXISTS (SELECT 1 FROM lost) AS lost FROM chat_runs WHERE id = $1`,
+      [runId, this.config.chat.runStaleAfterMs],
+    );
+    if (!row) return null;
+    return row.lost ? 'abandoned' : row.status;
   }
 }

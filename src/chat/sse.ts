@@ -34,9 +34,17 @@ export function startHeartbeat(res: Response, intervalMs: number): () => void {
   return () => clearInterval(timer);
 }
 
-/** Parses a Last-Event-ID value; invalid or absent means "from the start". */
-export function parseLastEventId(raw: unknown): number {
-  const value = Array.isArray(raw) ? raw[0] : raw;
-  if (typeof value !== 'string' || !/^\d{1,9}$/.test(value.trim())) return 0;
-  return Number(value.trim());
+export const LAST_EVENT_ID_RULE = 'Last-Event-ID must be the id of the last event received: a non-negative integer of at most 9 digits';
+
+/**
+ * Parses a Last-Event-ID header: "absent" when missing or empty (replay from
+ * the start), the id when it is a non-negative integer of at most 9 digits,
+ * "invalid" for anything else — which must not silently replay from the start.
+ */
+export function parseLastEventId(raw: unknown): number | 'absent' | 'invalid' {
+  if (raw === undefined) return 'absent';
+  if (typeof raw !== 'string') return 'invalid'; // repeated headers, for one
+  const value = raw.trim();
+  if (value === '') return 'absent';
+  return /^[0-9]{1,9}$/.test(value) ? Number(value) : 'invalid';
 }

@@ -22,6 +22,7 @@ const DESCRIPTIONS: Record<number, string> = {
   404: 'No such resource for this user',
   409: 'Conflicts with work in progress',
   413: 'Request body too large',
+  429: 'Too many requests for this user; retry after the Retry-After header',
   503: 'A required dependency is unavailable',
 };
 

@@ -25,7 +25,7 @@ describe('loadConfig', () => {
     expect(config.port).toBe(8080);
     expect(config.database).toMatchObject({ url: 'postgresql://u@db:5432/x', migrationsRun: false });
     expect(config.redis).toMatchObject({ url: 'rediss://cache:6380', ttlSeconds: 60 });
-    expect(config.auth).toEqual({ jwtSecret: 'a-secret-of-sixteen+', usingDevelopmentSecret: false });
+    expect(config.auth).toEqual({ jwtSecret: 'a-secret-of-sixteen+', usingDevelopmentSecret: false, maxTokenLifetimeSeconds: 86400 });
   });
 
   it.each([
@@ -46,6 +46,48 @@ describe('loadConfig', () => {
   it('refuses production without JWT_SECRET', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/JWT_SECRET: required when NODE_ENV=production/);
     expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'a-real-production-secret' }).nodeEnv).toBe('production');
+  });
+
+  describe('JWT_MAX_LIFETIME_SECONDS', () => {
+    it('defaults to one day and reads a value', () => {
+      expect(loadConfig({}).auth.maxTokenLifetimeSeconds).toBe(86400);
+      expect(loadConfig({ JWT_MAX_LIFETIME_SECONDS: '3600' }).auth.maxTokenLifetimeSeconds).toBe(3600);
+    });
+
+    it.each(['0', '59', '-5', '1.5', 'a day', String(86400 * 30 + 1)])('refuses %p, naming the variable', (value) => {
+      expect(() => loadConfig({ JWT_MAX_LIFETIME_SECONDS: value })).toThrow(/^Invalid environment configuration:\nJWT_MAX_LIFETIME_SECONDS: /);
+    });
+  });
+
+  describe('HTTP_REQUEST_TIMEOUT_MS and HTTP_HEADERS_TIMEOUT_MS', () => {
+    it('default to 30 s and 10 s and read values', () => {
+      expect(loadConfig({}).http).toMatchObject({ requestTimeoutMs: 30000, headersTimeoutMs: 10000 });
+      expect(loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '5000', HTTP_HEADERS_TIMEOUT_MS: '5000' }).http).toMatchObject({
+        requestTimeoutMs: 5000,
+        headersTimeoutMs: 5000,
+      });
+    });
+
+    it.each([
+      ['HTTP_REQUEST_TIMEOUT_MS', '0'],
+      ['HTTP_REQUEST_TIMEOUT_MS', '999'],
+      ['HTTP_REQUEST_TIMEOUT_MS', '600001'],
+      ['HTTP_REQUEST_TIMEOUT_MS', 'soon'],
+      ['HTTP_HEADERS_TIMEOUT_MS', '0'],
+      ['HTTP_HEADERS_TIMEOUT_MS', '2.5'],
+    ])('refuses %s=%p, naming the variable', (name, value) => {
+      expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid environment configuration:\\n${name}: `));
+    });
+
+    it('refuses a headers timeout longer than the request timeout', () => {
+      expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '5000', HTTP_HEADERS_TIMEOUT_MS: '6000' })).toThrow(
+        /HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS/,
+      );
+    });
+
+    it('lowers the headers default to a shorter request timeout', () => {
+      expect(loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '4000' }).http).toMatchObject({ requestTimeoutMs: 4000, headersTimeoutMs: 4000 });
+    });
   });
 
   it('treats empty variables as unset', () => {

@@ -44,6 +44,12 @@ export class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(200)
   DATABASE_POOL_SIZE = 10;
 
+  @IsOptional() @Type(() => Number) @IsInt() @Min(100) @Max(600000)
+  DATABASE_STATEMENT_TIMEOUT_MS = 15000;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(100) @Max(600000)
+  DATABASE_LOCK_TIMEOUT_MS = 5000;
+
   @IsOptional() @IsIn(['true', 'false'])
   DATABASE_CREATE_IF_MISSING: 'true' | 'false' = 'true';
 
@@ -66,10 +72,20 @@ export class EnvironmentVariables {
   })
   JWT_SECRET?: string;
 
+  @IsOptional() @Type(() => Number) @IsInt() @Min(60) @Max(86400 * 30)
+  JWT_MAX_LIFETIME_SECONDS = 86400;
+
   @IsOptional() @Matches(/^\d+(b|kb|mb)$/i, {
     message: 'BODY_LIMIT must look like 100kb or 1mb',
   })
   BODY_LIMIT = '1mb';
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1000) @Max(600000)
+  HTTP_REQUEST_TIMEOUT_MS = 30000;
+
+  /** Unset: 10 s, or HTTP_REQUEST_TIMEOUT_MS when that is shorter. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1000) @Max(600000)
+  HTTP_HEADERS_TIMEOUT_MS?: number;
 
   @IsOptional() @IsIn(LOG_LEVELS)
   LOG_LEVEL: LogLevel = 'info';
@@ -174,24 +190,40 @@ export class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(2) @Max(200)
   CHAT_RECENT_MESSAGES = 12;
 
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(100000)
+  RATE_LIMIT_CHAT_PER_MINUTE = 30;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(100000)
+  RATE_LIMIT_SEARCH_PER_MINUTE = 60;
+
   @IsOptional() @Type(() => Number) @IsInt() @Min(1000) @Max(600000)
   SSE_HEARTBEAT_MS = 15000;
 
   @IsOptional() @Type(() => Number) @IsInt() @Min(60) @Max(86400 * 7)
   RUN_EVENTS_TTL_SECONDS = 3600;
 
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1000) @Max(3600000)
-  RUN_STALE_AFTER_MS = 120000;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(50) @Max(600000)
+  RUN_HEARTBEAT_MS = 5000;
+
+  @IsOptional() @Type(() => Number) @IsInt() @Min(100) @Max(3600000)
+  RUN_STALE_AFTER_MS = 15000;
 }
 
 export interface AppConfig {
   nodeEnv: NodeEnv;
   port: number;
   host: string;
-  database: { url: string; poolSize: number; createIfMissing: boolean; migrationsRun: boolean };
+  database: {
+    url: string;
+    poolSize: number;
+    createIfMissing: boolean;
+    migrationsRun: boolean;
+    statementTimeoutMs: number;
+    lockTimeoutMs: number;
+  };
   redis: { url: string; ttlSeconds: number; commandTimeoutMs: number };
-  auth: { jwtSecret: string; usingDevelopmentSecret: boolean };
-  http: { bodyLimit: string };
+  auth: { jwtSecret: string; usingDevelopmentSecret: boolean; maxTokenLifetimeSeconds: number };
+  http: { bodyLimit: string; requestTimeoutMs: number; headersTimeoutMs: number };
   logLevel: LogLevel;
   shutdownTimeoutMs: number;
   llm: {
@@ -220,7 +252,15 @@ export interface AppConfig {
   rerank: { provider: 'local' | 'http' | 'none'; url?: string; model: string; apiKey?: string; timeoutMs: number };
   embeddings: { provider: 'local' | 'openai'; model: string; dimensions: number };
   dense: { backend: 'auto' | 'pgvector' | 'memory'; hnswEfSearch: number };
-  chat: { recentMessages: number; sseHeartbeatMs: number; runEventsTtlSeconds: number; runStaleAfterMs: number };
+  /** Requests per user and minute; 0 turns the limit off. */
+  rateLimit: { chatPerMinute: number; searchPerMinute: number };
+  chat: {
+    recentMessages: number;
+    sseHeartbeatMs: number;
+    runEventsTtlSeconds: number;
+    runHeartbeatMs: number;
+    runStaleAfterMs: number;
+  };
 }
 
 export class ConfigValidationError extends Error {}
@@ -256,6 +296,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       'Invalid environment configuration:\nKNOWLEDGE_CHUNK_SIZES: sizes must decrease from parent to leaf and exceed KNOWLEDGE_CHUNK_OVERLAP',
     );
   }
+  if (vars.RUN_STALE_AFTER_MS < 2 * vars.RUN_HEARTBEAT_MS) {
+    throw new ConfigValidationError(
+      'Invalid environment configuration:\nRUN_STALE_AFTER_MS: must be at least twice RUN_HEARTBEAT_MS, or a live run could be taken over',
+    );
+  }
+  if (vars.HTTP_HEADERS_TIMEOUT_MS !== undefined && vars.HTTP_HEADERS_TIMEOUT_MS > vars.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigValidationError(
+      'Invalid environment configuration:\nHTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)',
+    );
+  }
   if (!vars.JWT_SECRET && vars.NODE_ENV === 'production') {
     throw new ConfigValidationError(
       'Invalid environment configuration:\nJWT_SECRET: required when NODE_ENV=production',
@@ -270,6 +320,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       poolSize: vars.DATABASE_POOL_SIZE,
       createIfMissing: vars.DATABASE_CREATE_IF_MISSING === 'true',
       migrationsRun: vars.MIGRATIONS_RUN === 'true',
+      statementTimeoutMs: vars.DATABASE_STATEMENT_TIMEOUT_MS,
+      lockTimeoutMs: vars.DATABASE_LOCK_TIMEOUT_MS,
     },
     redis: {
       url: vars.REDIS_URL,
@@ -279,8 +331,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     auth: {
       jwtSecret: vars.JWT_SECRET ?? DEVELOPMENT_JWT_SECRET,
       usingDevelopmentSecret: !vars.JWT_SECRET,
+      maxTokenLifetimeSeconds: vars.JWT_MAX_LIFETIME_SECONDS,
     },
-    http: { bodyLimit: vars.BODY_LIMIT },
+    http: {
+      bodyLimit: vars.BODY_LIMIT,
+      requestTimeoutMs: vars.HTTP_REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS ?? Math.min(10000, vars.HTTP_REQUEST_TIMEOUT_MS),
+    },
     logLevel: vars.LOG_LEVEL,
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
     llm: {
@@ -319,10 +376,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     embeddings: { provider: vars.EMBEDDING_PROVIDER, model: vars.EMBEDDING_MODEL, dimensions: vars.EMBEDDING_DIMENSIONS },
     dense: { backend: vars.RAG_DENSE_BACKEND, hnswEfSearch: vars.RAG_HNSW_EF_SEARCH },
+    rateLimit: { chatPerMinute: vars.RATE_LIMIT_CHAT_PER_MINUTE, searchPerMinute: vars.RATE_LIMIT_SEARCH_PER_MINUTE },
     chat: {
       recentMessages: vars.CHAT_RECENT_MESSAGES,
       sseHeartbeatMs: vars.SSE_HEARTBEAT_MS,
       runEventsTtlSeconds: vars.RUN_EVENTS_TTL_SECONDS,
+      runHeartbeatMs: vars.RUN_HEARTBEAT_MS,
       runStaleAfterMs: vars.RUN_STALE_AFTER_MS,
     },
   };

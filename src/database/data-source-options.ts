@@ -1,5 +1,6 @@
 import { DataSourceOptions } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { boundedPoolOptions, ListenedClient } from './pg-clients.js';
 import { ChatMessage } from '../session/chat-message.entity.js';
 import { ChatSession } from '../session/chat-session.entity.js';
 import { InitialSchema1764547200000 } from './migrations/1764547200000-InitialSchema.js';
@@ -7,6 +8,7 @@ import { ChatRuns1764633600000 } from './migrations/1764633600000-ChatRuns.js';
 import { LangGraphCheckpoints1764633600001 } from './migrations/1764633600001-LangGraphCheckpoints.js';
 import { KnowledgeBase1764720000000 } from './migrations/1764720000000-KnowledgeBase.js';
 import { PgvectorEmbeddings1764806400000 } from './migrations/1764806400000-PgvectorEmbeddings.js';
+import { SessionOwnedRuns1764892800000 } from './migrations/1764892800000-SessionOwnedRuns.js';
 
 export const ENTITIES = [ChatSession, ChatMessage];
 export const MIGRATIONS = [
@@ -15,10 +17,20 @@ export const MIGRATIONS = [
   LangGraphCheckpoints1764633600001,
   KnowledgeBase1764720000000,
   PgvectorEmbeddings1764806400000,
+  SessionOwnedRuns1764892800000,
 ];
 
-/** One definition for the app, the TypeORM CLI (ormconfig.ts) and the tests. `synchronize` is never on. */
-export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
+/**
+ * One definition for the app, the TypeORM CLI (ormconfig.ts) and the tests.
+ * `synchronize` is never on. The app's pool bounds every statement
+ * (DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_LOCK_TIMEOUT_MS); `maintenance`
+ * options have no time limits, for migrations and index builds.
+ */
+export function buildDataSourceOptions(config: AppConfig, use: 'app' | 'maintenance' = 'app'): DataSourceOptions {
+  const limits =
+    use === 'app'
+      ? boundedPoolOptions({ statementTimeoutMs: config.database.statementTimeoutMs, lockTimeoutMs: config.database.lockTimeoutMs })
+      : { Client: ListenedClient };
   return {
     type: 'postgres',
     url: config.database.url,
@@ -32,6 +44,7 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
       max: config.database.poolSize,
       connectionTimeoutMillis: 5000,
       application_name: 'agentic-rag-chat',
+      ...limits,
     },
   };
 }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
+import { IsStorableText } from '../common/storable-text.js';
 import { RagTrace, RetrievedChunk } from '../trace/trace.protocol.js';
 
 export class KnowledgeDocumentInfo {
@@ -40,6 +41,7 @@ export class KnowledgeSearchRequest {
   @IsString()
   @IsNotEmpty()
   @MaxLength(2000)
+  @IsStorableText({ requireVisible: true })
   query: string;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 50 })

@@ -20,6 +20,10 @@ export class ChatSession {
   @Column({ name: 'message_count', type: 'integer', default: 0 })
   messageCount: number;
 
+  /** Bumped by every change of the transcript: a cached transcript is served only at the current version. */
+  @Column({ type: 'bigint', default: 0 })
+  version: string;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

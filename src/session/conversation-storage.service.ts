@@ -6,6 +6,7 @@ import { ResilientCache } from '../cache/resilient-cache.service.js';
 import { sqlRows } from '../database/sql.js';
 import { MessageInfo, MessageType, SESSION_PAGE_DEFAULT, SESSION_PAGE_MAX, SessionInfo } from '../trace/session.dto.js';
 import { normalizeAndValidateRagTrace, normalizePendingHitl, normalizeRagTrace } from '../trace/trace.normalizer.js';
+import { toStorableText } from '../common/storable-text.js';
 import { decodeCursor, encodeCursor } from './session-cursor.js';
 import { SessionNotFoundError } from './session.errors.js';
 
@@ -23,6 +24,11 @@ export interface AppendTurnOptions {
   title?: string;
   /** Shallow-merged into the session's metadata. */
   metadata?: Record<string, unknown>;
+  /**
+   * False for turns of a session opened with `openSession`: a session deleted
+   * meanwhile stays deleted and the append fails with SessionNotFoundError.
+   */
+  createIfMissing?: boolean;
 }
 
 export interface AppendTurnResult {
@@ -47,10 +53,27 @@ interface SessionRow {
   pending_hitl: unknown;
 }
 
-/** What the session-list cache holds: the head of the list, one row more than a page can ask for. */
+/** What the session-list cache holds: the head of the list, one row more than a page can ask for, at a list version. */
 interface CachedSessionHead {
+  version: string;
   rows: Array<Omit<SessionRow, 'updated_at'> & { updated_at: string }>;
 }
+
+/** What the transcript cache holds: the messages at a transcript version. */
+interface CachedTranscript {
+  version: string;
+  messages: MessageInfo[];
+}
+
+/**
+ * Bumps the user's session-list version. Written as a data-modifying WITH
+ * clause of the statement that changes the list, so the bump and the change
+ * commit together (the statement runs it whether or not it reads it).
+ */
+const BUMP_LIST_VERSION = `bump AS (
+  INSERT INTO chat_user_versions (user_id, version) VALUES ($2, 1)
+  ON CONFLICT (user_id) DO UPDATE SET version = chat_user_versions.version + 1
+)`;
 
 export function messagesCacheKey(userId: string, sessionId: string): string {
   return `chat_messages:${userId}:${sessionId}`;
@@ -79,16 +102,27 @@ export function toLangChainMessages(records: MessageInfo[]): BaseMessage[] {
   });
 }
 
+/** A session's title from its first message: one line, at most 60 characters. */
+export function titleFrom(text: string): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return Array.from(oneLine).slice(0, 60).join('') || 'New conversation';
+}
+
 function defaultTitle(messages: NewMessage[]): string {
   const first = messages.find((m) => m.type === 'human') ?? messages[0];
-  const oneLine = (first?.content ?? '').replace(/\s+/g, ' ').trim();
-  return Array.from(oneLine).slice(0, 60).join('') || 'New conversation';
+  return titleFrom(first?.content ?? '');
 }
 
 /**
  * Conversation storage (seed P03): PostgreSQL is the source of truth, Redis
  * a cache in front of it. Sessions are always addressed with their owner, so
  * another user's session behaves exactly like a missing one.
+ *
+ * Cached copies carry the version they were read at (the session's
+ * `version`, the user's `chat_user_versions` row), bumped in the transaction
+ * of every change; a read serves a cached copy only after checking that its
+ * version is still the current one. A cache that missed an invalidation (Redis
+ * stalled while another instance wrote) therefore never serves stale data.
  */
 @Injectable()
 export class ConversationStorage {
@@ -111,10 +145,12 @@ export class ConversationStorage {
   ): Promise<AppendTurnResult> {
     const title = this.clampTitle(options.title ?? defaultTitle(messages));
     const result = await this.dataSource.transaction(async (manager) => {
-      const created = await this.createSessionIfMissing(manager, userId, sessionId, title);
-      const [row] = await sqlRows<{ message_count: number }>(manager, `UPDATE chat_sessions
+      const created = options.createIfMissing === false ? false : await this.createSessionIfMissing(manager, userId, sessionId, title);
+      const [row] = await sqlRows<{ message_count: number }>(manager, `WITH ${BUMP_LIST_VERSION}
+         UPDATE chat_sessions
             SET message_count = message_count + $3,
                 updated_at = clock_timestamp(),
+                version = version + 1,
                 metadata = metadata || $4::jsonb,
                 title = CASE WHEN title = '' THEN $5 ELSE title END
           WHERE id = $1 AND user_id = $2
@@ -144,8 +180,9 @@ export class ConversationStorage {
     const title = this.clampTitle(defaultTitle(messages));
     await this.dataSource.transaction(async (manager) => {
       await this.createSessionIfMissing(manager, userId, sessionId, title);
-      const [row] = await sqlRows<{ id: string }>(manager, `UPDATE chat_sessions
-            SET message_count = $3, updated_at = clock_timestamp(), metadata = metadata || $4::jsonb,
+      const [row] = await sqlRows<{ id: string }>(manager, `WITH ${BUMP_LIST_VERSION}
+         UPDATE chat_sessions
+            SET message_count = $3, updated_at = clock_timestamp(), version = version + 1, metadata = metadata || $4::jsonb,
                 title = CASE WHEN title = '' THEN $5 ELSE title END
           WHERE id = $1 AND user_id = $2
         RETURNING id`,
@@ -160,11 +197,20 @@ export class ConversationStorage {
   /** F23: the full transcript in conversation order, or null when the user has no such session. */
   async getSessionMessages(userId: string, sessionId: string): Promise<MessageInfo[] | null> {
     const key = messagesCacheKey(userId, sessionId);
-    const cached = await this.cache.get<MessageInfo[]>(key);
-    if (Array.isArray(cached)) return normalizeMessageRecords(cached);
+    const cached = await this.cache.get<CachedTranscript>(key);
+    if (cached && typeof cached.version === 'string' && Array.isArray(cached.messages)) {
+      const current = await this.transcriptVersion(userId, sessionId);
+      if (current === null) return null;
+      if (current === cached.version) return normalizeMessageRecords(cached.messages);
+    }
 
-    const token = this.cache.readToken();
-    const rows = await sqlRows<{ session_id: string; type: MessageType | null; content: string; rag_trace: unknown; created_at: Date }>(this.dataSource, `SELECT s.id AS session_id, m.type, m.content, m.rag_trace, m.created_at
+    const rows = await sqlRows<{
+      version: string;
+      type: MessageType | null;
+      content: string;
+      rag_trace: unknown;
+      created_at: Date;
+    }>(this.dataSource, `SELECT s.version::text AS version, m.type, m.content, m.rag_trace, m.created_at
          FROM chat_sessions s
          LEFT JOIN chat_messages m ON m.session_id = s.id
         WHERE s.id = $1 AND s.user_id = $2
@@ -179,8 +225,58 @@ export class ConversationStorage {
         timestamp: row.created_at.toISOString(),
         rag_trace: normalizeRagTrace(row.rag_trace),
       }));
-    await this.cache.setIfFresh(key, records, token);
+    await this.cache.set(key, { version: rows[0].version, messages: records } satisfies CachedTranscript);
     return records;
+  }
+
+  /** The transcript's current version, or null when the user has no such session. */
+  private async transcriptVersion(userId: string, sessionId: string): Promise<string | null> {
+    const [row] = await sqlRows<{ version: string }>(
+      this.dataSource,
+      'SELECT version::text AS version FROM chat_sessions WHERE id = $1 AND user_id = $2',
+      [sessionId, userId],
+    );
+    return row?.version ?? null;
+  }
+
+  private async listVersion(userId: string): Promise<string> {
+    const [row] = await sqlRows<{ version: string }>(
+      this.dataSource,
+      'SELECT version::text AS version FROM chat_user_versions WHERE user_id = $1',
+      [userId],
+    );
+    return row?.version ?? '0';
+  }
+
+  /**
+   * Opens the session a turn is about to run in: creates it (titled from the
+   * message) when it does not exist, so the session exists — for its owner
+   * only — from the moment its first turn starts. Throws SessionNotFoundError
+   * when it belongs to someone else.
+   */
+  async openSession(userId: string, sessionId: string, title: string): Promise<{ created: boolean }> {
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const [row] = await sqlRows<{ user_id: string; created: boolean }>(
+        this.dataSource,
+        `WITH inserted AS (
+           INSERT INTO chat_sessions (id, user_id, title) VALUES ($1, $2, $3)
+           ON CONFLICT (id) DO NOTHING RETURNING user_id
+         ), bump AS (
+           INSERT INTO chat_user_versions (user_id, version) SELECT $2, 1 FROM inserted
+           ON CONFLICT (user_id) DO UPDATE SET version = chat_user_versions.version + 1
+         )
+         SELECT user_id, true AS created FROM inserted
+         UNION ALL
+         SELECT user_id, false AS created FROM chat_sessions WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
+        [sessionId, userId, this.clampTitle(title)],
+      );
+      // No row: another request created it after this statement's snapshot was taken; read it again.
+      if (!row) continue;
+      if (row.user_id !== userId) throw new SessionNotFoundError(sessionId);
+      if (row.created) await this.cache.del(sessionsCacheKey(userId));
+      return { created: row.created };
+    }
+    throw new SessionNotFoundError(sessionId);
   }
 
   /** Who owns a session: null when it does not exist. */
@@ -231,7 +327,8 @@ export class ConversationStorage {
   /** Shallow-merges into the session's metadata without touching updated_at. */
   async mergeMetadata(userId: string, sessionId: string, patch: Record<string, unknown>): Promise<void> {
     await this.dataSource.query(
-      'UPDATE chat_sessions SET metadata = metadata || $3::jsonb WHERE id = $1 AND user_id = $2',
+      `WITH ${BUMP_LIST_VERSION}
+       UPDATE chat_sessions SET metadata = metadata || $3::jsonb WHERE id = $1 AND user_id = $2`,
       [sessionId, userId, JSON.stringify(patch)],
     );
     await this.cache.del(sessionsCacheKey(userId));
@@ -272,18 +369,20 @@ export class ConversationStorage {
     }
     const key = sessionsCacheKey(userId);
     const cached = await this.cache.get<CachedSessionHead>(key);
-    if (cached && Array.isArray(cached.rows)) {
+    const version = await this.listVersion(userId);
+    if (cached && cached.version === version && Array.isArray(cached.rows)) {
       return this.toPage(
         cached.rows.map((row) => ({ ...row, updated_at: new Date(row.updated_at) })),
         limit,
       );
     }
-    const token = this.cache.readToken();
+    // The version is read before the rows: rows newer than it are cached under an old version, which only costs a miss.
     const rows = await this.querySessionRows(userId, SESSION_PAGE_MAX + 1);
     const head: CachedSessionHead = {
+      version,
       rows: rows.map((row) => ({ ...row, updated_at: row.updated_at.toISOString() })),
     };
-    await this.cache.setIfFresh(key, head, token);
+    await this.cache.set(key, head);
     return this.toPage(rows, limit);
   }
 
@@ -294,9 +393,15 @@ export class ConversationStorage {
     return rows.map((row) => row.id);
   }
 
-  /** F24: deletes the session (messages go by cascade) and both cache keys; false when there was none. */
+  /**
+   * F24: deletes the session and both cache keys; false when there was none.
+   * Its messages and runs go by cascade, and its runs' checkpoints with them
+   * (a trigger). A turn still running in it cannot bring it back: its commit
+   * finds no session and fails.
+   */
   async deleteSession(userId: string, sessionId: string): Promise<boolean> {
-    const rows = await sqlRows<{ id: string }>(this.dataSource, `DELETE FROM chat_sessions WHERE id = $1 AND user_id = $2 RETURNING id`,
+    const rows = await sqlRows<{ id: string }>(this.dataSource, `WITH ${BUMP_LIST_VERSION}
+       DELETE FROM chat_sessions WHERE id = $1 AND user_id = $2 RETURNING id`,
       [sessionId, userId],);
     await this.cache.del(messagesCacheKey(userId, sessionId), sessionsCacheKey(userId));
     return rows.length > 0;
@@ -348,7 +453,8 @@ export class ConversationStorage {
         sessionId,
         seqs,
         messages.map((m) => m.type),
-        messages.map((m) => m.content),
+        // Edge validation refuses such input; what the model writes is normalized rather than lost.
+        messages.map((m) => toStorableText(m.content)),
         messages.map((m) => {
           const trace = normalizeAndValidateRagTrace(m.rag_trace);
           return trace ? JSON.stringify(trace) : null;

@@ -12,10 +12,17 @@ export function encodeCursor(cursor: SessionCursor): string {
   return Buffer.from(`${cursor.updatedMicros}.${cursor.id}`, 'utf8').toString('base64url');
 }
 
+/**
+ * At most 16 digits of microseconds since the epoch (until the year 2286):
+ * PostgreSQL turns every such value into a timestamptz, whereas a longer one
+ * can overflow its bigint or timestamp range (an error, not an empty page).
+ */
+const MICROS = /^\d{1,16}$/;
+
 export function decodeCursor(raw: string): SessionCursor {
   const decoded = Buffer.from(raw, 'base64url').toString('utf8');
   const [updatedMicros, id, ...rest] = decoded.split('.');
-  if (rest.length > 0 || !/^\d{1,19}$/.test(updatedMicros ?? '') || !UUID.test(id ?? '')) {
+  if (rest.length > 0 || !MICROS.test(updatedMicros ?? '') || !UUID.test(id ?? '')) {
     throw new InvalidCursorError();
   }
   return { updatedMicros, id };

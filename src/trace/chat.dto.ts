@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { IsStorableText } from '../common/storable-text.js';
 import { PendingHitlState, RagTrace } from './trace.protocol.js';
 
 export const CHAT_MESSAGE_MAX_LENGTH = 8000;
@@ -9,6 +10,7 @@ export class ChatRequest {
   @IsString()
   @IsNotEmpty()
   @MaxLength(CHAT_MESSAGE_MAX_LENGTH)
+  @IsStorableText({ requireVisible: true })
   message: string;
 
   @ApiPropertyOptional({ description: 'Existing session; absent starts a new one', format: 'uuid' })

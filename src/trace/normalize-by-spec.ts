@@ -1,3 +1,4 @@
+import { toStorableText } from '../common/storable-text.js';
 import { FieldSpec, FieldTable, SpecClass } from './field-spec.js';
 
 type Plain = Record<string, unknown>;
@@ -5,13 +6,16 @@ type Plain = Record<string, unknown>;
 const isPlainObject = (value: unknown): value is Plain =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
-/** Cuts a string to at most `max` UTF-16 units without leaving half a surrogate pair. */
+/**
+ * Cuts a string to at most `max` UTF-16 units without leaving half a surrogate
+ * pair, and makes it storable (jsonb refuses NUL and lone surrogates).
+ */
 export function truncate(text: string, max: number): string {
-  if (text.length <= max) return text;
+  if (text.length <= max) return toStorableText(text);
   let cut = text.slice(0, max);
   const last = cut.charCodeAt(cut.length - 1);
   if (last >= 0xd800 && last <= 0xdbff) cut = cut.slice(0, -1);
-  return cut;
+  return toStorableText(cut);
 }
 
 function toFiniteNumber(value: unknown): number | undefined {

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
+import { IsStorableText } from '../common/storable-text.js';
 import { PendingHitlState, RagTrace } from './trace.protocol.js';
 
 export const MESSAGE_TYPES = ['human', 'ai', 'system'] as const;
@@ -77,6 +78,7 @@ export class SessionListQuery {
   @IsOptional()
   @IsString()
   @MaxLength(200)
+  @IsStorableText()
   cursor?: string;
 }
 

@@ -1,12 +1,36 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** An Open-Meteo-compatible fake: geocoding and current conditions for a few cities, with an optional delay. */
+/**
+ * An Open-Meteo-compatible fake: geocoding and current conditions for a few
+ * cities. `hold()` keeps every request waiting until `release()`, so a turn
+ * that calls the weather tool stays in flight exactly as long as a test needs;
+ * `nextRequest()` resolves when a request arrives.
+ */
 export class FakeWeatherServer {
   private server?: http.Server;
   delayMs = 0;
   requests: string[] = [];
   url = '';
+  private gate?: Promise<void>;
+  private openGate?: () => void;
+  private readonly arrivals: Array<(url: string) => void> = [];
+
+  hold(): void {
+    if (this.gate) return;
+    this.gate = new Promise((resolve) => (this.openGate = resolve));
+  }
+
+  release(): void {
+    this.openGate?.();
+    this.gate = undefined;
+    this.openGate = undefined;
+  }
+
+  /** Resolves with the URL of the next request the server receives. */
+  nextRequest(): Promise<string> {
+    return new Promise((resolve) => this.arrivals.push(resolve));
+  }
 
   private static readonly PLACES: Record<string, { name: string; country: string; latitude: number; longitude: number; temp: number; code: number }> = {
     paris: { name: 'Paris', country: 'France', latitude: 48.85, longitude: 2.35, temp: 18.5, code: 61 },
@@ -17,7 +41,9 @@ export class FakeWeatherServer {
   async start(): Promise<this> {
     this.server = http.createServer((req, res) => {
       this.requests.push(req.url ?? '');
-      setTimeout(() => this.handle(req, res), this.delayMs);
+      for (const arrived of this.arrivals.splice(0)) arrived(req.url ?? '');
+      const gate = this.gate ?? Promise.resolve();
+      void gate.then(() => setTimeout(() => this.handle(req, res), this.delayMs));
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
@@ -25,6 +51,7 @@ export class FakeWeatherServer {
   }
 
   async stop(): Promise<void> {
+    this.release();
     this.server?.closeAllConnections();
     await new Promise((resolve) => this.server?.close(resolve));
   }

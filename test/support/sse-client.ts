@@ -57,3 +57,80 @@ export async function readSse(
   }
   return { status: response.status, ...parseSse(raw), raw };
 }
+
+/**
+ * An SSE response read as it arrives: `waitFor` resolves when an event (or a
+ * comment line) matching the predicate has arrived, so a test acts on what
+ * the server sent instead of on elapsed time.
+ */
+export interface LiveSse {
+  status: number;
+  events: ParsedEvent[];
+  comments: string[];
+  waitFor(predicate: (event: ParsedEvent) => boolean): Promise<ParsedEvent>;
+  waitForComment(text: string): Promise<void>;
+  /** Resolves when the server ends the stream. */
+  ended: Promise<void>;
+  close(): void;
+}
+
+export async function openSse(url: string, init: RequestInit): Promise<LiveSse> {
+  const controller = new AbortController();
+  const response = await fetch(url, { ...init, signal: controller.signal });
+  const events: ParsedEvent[] = [];
+  const comments: string[] = [];
+  const watchers = new Set<() => void>();
+  const notify = () => {
+    for (const watcher of [...watchers]) watcher();
+  };
+  let finished = false;
+  const ended = (async () => {
+    if (!response.body) return;
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        const cut = buffer.lastIndexOf('\n\n');
+        if (cut < 0) continue;
+        const parsed = parseSse(buffer.slice(0, cut + 2));
+        buffer = buffer.slice(cut + 2);
+        events.push(...parsed.events);
+        comments.push(...parsed.comments);
+        notify();
+      }
+    } catch (error) {
+      if ((error as Error).name !== 'AbortError') throw error;
+    } finally {
+      finished = true;
+      notify();
+    }
+  })();
+  const waitUntil = <T>(check: () => T | undefined, what: string) =>
+    new Promise<T>((resolve, reject) => {
+      const watcher = () => {
+        const found = check();
+        if (found !== undefined) {
+          watchers.delete(watcher);
+          resolve(found);
+        } else if (finished) {
+          watchers.delete(watcher);
+          reject(new Error(`the stream ended before ${what}; events: ${events.map((e) => e.event).join(', ')}`));
+        }
+      };
+      watchers.add(watcher);
+      watcher();
+    });
+  return {
+    status: response.status,
+    events,
+    comments,
+    waitFor: (predicate) => waitUntil(() => events.find(predicate), 'the awaited event'),
+    waitForComment: (text) => waitUntil(() => (comments.includes(text) ? true : undefined), `a "${text}" comment`).then(() => undefined),
+    ended,
+    close: () => controller.abort(),
+  };
+}

@@ -10,7 +10,7 @@ import { AppModule } from '../../src/app.module.js';
 import { AppConfig, loadConfig } from '../../src/config/app-config.js';
 import { ConversationStorage } from '../../src/session/conversation-storage.service.js';
 import { createRootLogger, NestPinoLogger } from '../../src/logging/logger.js';
-import { setupApp } from '../../src/setup-app.js';
+import { applyHttpTimeouts, setupApp } from '../../src/setup-app.js';
 import { TEST_JWT_SECRET, TEST_REDIS_URL, testDatabaseUrl } from './test-env.js';
 
 export interface TestApp {
@@ -64,6 +64,7 @@ export async function createTestApp(
       Authorization: `Bearer ${jwt.sign({ sub: userId, ...claims }, { algorithm: 'HS256', expiresIn: '1h' })}`,
     }),
     listen: async () => {
+      applyHttpTimeouts(app, config);
       await app.listen(0, '127.0.0.1');
       return (await app.getUrl()).replace('[::1]', '127.0.0.1');
     },

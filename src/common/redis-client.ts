@@ -1,0 +1,40 @@
+import { createClient } from '@keyv/redis';
+import type { AppConfig } from '../config/app-config.js';
+import { withTimeout } from './with-timeout.js';
+
+function connectOptions(config: AppConfig) {
+  return {
+    url: config.redis.url,
+    socket: {
+      connectTimeout: Math.max(config.redis.commandTimeoutMs, 500),
+      reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000),
+    },
+  };
+}
+
+export type RedisClient = ReturnType<typeof createBareClient>;
+
+function createBareClient(config: AppConfig) {
+  return createClient(connectOptions(config));
+}
+
+/** A node-redis client that reconnects in the background with capped backoff; errors go to `onError`. */
+export function createRedisClient(config: AppConfig, onError: (error: Error) => void): RedisClient {
+  const client = createBareClient(config);
+  client.on('error', onError);
+  return client;
+}
+
+/**
+ * Closes gracefully (pending replies first) when Redis answers, and drops the
+ * connection when it does not: a stalled Redis must not hold shutdown.
+ */
+export async function closeRedisClient(client: RedisClient, timeoutMs: number): Promise<void> {
+  if (!client.isOpen) {
+    client.destroy();
+    return;
+  }
+  await withTimeout(client.close(), timeoutMs, () => new Error('Redis did not close in time')).catch(() => {
+    if (client.isOpen) client.destroy();
+  });
+}

@@ -1,0 +1,42 @@
+import { Logger } from '@nestjs/common';
+import pg from 'pg';
+
+const logger = new Logger('PostgreSQL');
+
+/**
+ * A pg client that always has an `error` listener. pg-pool listens only to
+ * idle clients: a client checked out between two queries (TypeORM's query
+ * runners, the LangGraph checkpointer's `pool.connect()`) that loses its
+ * server (a restart, `pg_ctl stop`: 57P01) emits `error` with nobody
+ * listening, and Node ends the process. Here the error is logged; the query
+ * in flight, if any, still fails and the pool discards the client.
+ */
+export class ListenedClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    this.on('error', (error: Error) => logger.warn(`connection lost: ${error.message}`));
+  }
+}
+
+export interface DatabaseTimeouts {
+  /** Server-side limit of one statement (`statement_timeout`). */
+  statementTimeoutMs: number;
+  /** Server-side limit of one wait for a lock (`lock_timeout`). */
+  lockTimeoutMs: number;
+}
+
+/**
+ * Pool options that bound every query: the server cancels a statement or a
+ * lock wait past its limit, and the client gives up on a server that does not
+ * answer at all (a stalled or paused server cannot cancel anything) shortly
+ * after the statement limit.
+ */
+export function boundedPoolOptions(timeouts: DatabaseTimeouts): Partial<pg.PoolConfig> {
+  return {
+    Client: ListenedClient,
+    statement_timeout: timeouts.statementTimeoutMs,
+    lock_timeout: timeouts.lockTimeoutMs,
+    query_timeout: timeouts.statementTimeoutMs + 2000,
+    idle_in_transaction_session_timeout: timeouts.statementTimeoutMs * 2,
+  };
+}

@@ -1,0 +1,73 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from 'rate-limiter-flexible';
+import { closeRedisClient, createRedisClient, RedisClient } from '../common/redis-client.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+
+/** The routes that cost the most: chat turns and knowledge searches, limited per user. */
+export type RateLimitBucket = 'chat' | 'search';
+
+export type RateLimitVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
+/**
+ * Per-user request budgets shared by every instance (a counter per user and
+ * minute in Redis, rate-limiter-flexible). A Redis that is down or does not
+ * answer within the cache command timeout falls back to a per-instance
+ * counter of the same budget, so limiting degrades instead of failing requests.
+ */
+@Injectable()
+export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(RateLimitService.name);
+  private readonly redis: RedisClient;
+  private readonly limiters = new Map<RateLimitBucket, RLWrapperTimeouts>();
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+    this.redis = createRedisClient(config, () => undefined); // the per-instance counter answers meanwhile
+    const perMinute: Record<RateLimitBucket, number> = {
+      chat: config.rateLimit.chatPerMinute,
+      search: config.rateLimit.searchPerMinute,
+    };
+    for (const bucket of Object.keys(perMinute) as RateLimitBucket[]) {
+      const points = perMinute[bucket];
+      if (points === 0) continue;
+      const insurance = new RateLimiterMemory({ keyPrefix: `rl_${bucket}_local`, points, duration: 60 });
+      const shared = new RateLimiterRedis({
+        storeClient: this.redis,
+        useRedisPackage: true,
+        rejectIfRedisNotReady: true,
+        keyPrefix: `rate_limit:${bucket}`,
+        points,
+        duration: 60,
+      });
+      this.limiters.set(
+        bucket,
+        new RLWrapperTimeouts({ limiter: shared, insuranceLimiter: insurance, timeoutMs: config.redis.commandTimeoutMs }),
+      );
+    }
+  }
+
+  onModuleInit(): void {
+    if (this.limiters.size > 0) this.redis.connect().catch(() => undefined);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await closeRedisClient(this.redis, Math.max(this.config.redis.commandTimeoutMs * 5, 1000));
+  }
+
+  /** Spends one request of the user's budget for the bucket. */
+  async consume(bucket: RateLimitBucket, userId: string): Promise<RateLimitVerdict> {
+    const limiter = this.limiters.get(bucket);
+    if (!limiter) return { allowed: true };
+    try {
+      await limiter.consume(userId);
+      return { allowed: true };
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) {
+        return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
+      }
+      // Neither Redis nor the insurance counter answered: let the request through rather than fail it.
+      this.logger.warn(`rate limit not checked: ${(rejection as Error).message}`);
+      return { allowed: true };
+    }
+  }
+}

@@ -1,0 +1,113 @@
+import fs from 'node:fs';
+import pg from 'pg';
+import { OwnPostgres } from './support/own-postgres.js';
+import { OwnRedis } from './support/own-redis.js';
+import { isGone, ServiceProcess, startService, waitUntil } from './support/service-process.js';
+
+/** Self-test of the fault-test support: real servers of our own, stopped, paused and killed under the real service. */
+describe('Fault-test support: own PostgreSQL and Redis under the service process', () => {
+  const postgres = new OwnPostgres();
+  const redis = new OwnRedis();
+  let service: ServiceProcess | undefined;
+
+  async function health(): Promise<{ status: number; body: any }> {
+    const response = await fetch(`${service!.baseUrl}/health`, { signal: AbortSignal.timeout(5_000) });
+    return { status: response.status, body: await response.json() };
+  }
+
+  async function healthBecomes(status: number, database: 'up' | 'down', cache: 'up' | 'down'): Promise<void> {
+    let last: unknown;
+    await waitUntil(
+      async () => {
+        const answer = await health();
+        last = answer;
+        return answer.status === status && answer.body.details?.database?.status === database && answer.body.details?.cache?.status === cache;
+      },
+      `/health ${status} (database ${database}, cache ${cache})`,
+      10_000,
+      25,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; last answer ${JSON.stringify(last)}\n${service!.tail()}`);
+    });
+  }
+
+  beforeAll(async () => {
+    await Promise.all([postgres.start(), redis.start()]);
+    const databaseUrl = await postgres.createDatabase('fault_support');
+    service = await startService({
+      DATABASE_URL: databaseUrl,
+      DATABASE_CREATE_IF_MISSING: 'false',
+      REDIS_URL: redis.url(0),
+      KNOWLEDGE_SEED_ON_START: 'false',
+    });
+  }, 30_000);
+
+  afterAll(async () => {
+    await service?.stop();
+    await Promise.all([redis.destroy(), postgres.destroy()]);
+  });
+
+  it('serves /health through a Redis pause and a PostgreSQL stop and restart', async () => {
+    expect(await health()).toMatchObject({ status: 200, body: { status: 'ok' } });
+
+    await redis.pause();
+    expect(await redis.ping(200)).toBe(false);
+    const whilePaused = await health();
+    expect(whilePaused).toMatchObject({ status: 200, body: { status: 'degraded', details: { database: { status: 'up' }, cache: { status: 'down' } } } });
+    await redis.resume();
+    await healthBecomes(200, 'up', 'up');
+
+    await postgres.stop('fast');
+    await healthBecomes(503, 'down', 'up');
+    expect(service!.hasExited).toBe(false);
+
+    await postgres.restart();
+    await healthBecomes(200, 'up', 'up');
+
+    const exit = await service!.stop();
+    expect(exit).toEqual({ code: 0, signal: null });
+    await service!.waitForLog(/shutdown complete/, 1_000);
+  });
+
+  it('pauses, kills and restarts its own PostgreSQL, keeping the data', async () => {
+    const url = postgres.url('fault_support');
+    const query = async (sql: string) => {
+      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 500, query_timeout: 500 });
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+        return await client.query(sql);
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    };
+    await query('CREATE TABLE kept (value text); INSERT INTO kept VALUES ($$before the crash$$)');
+
+    await postgres.pause();
+    await expect(query('SELECT 1')).rejects.toThrow();
+    await postgres.resume();
+    await expect(query('SELECT 1')).resolves.toBeDefined();
+
+    const killed = postgres.pids();
+    await postgres.kill9();
+    expect(killed.every(isGone)).toBe(true);
+    await expect(query('SELECT 1')).rejects.toThrow();
+
+    await postgres.restart();
+    expect((await query('SELECT value FROM kept')).rows).toEqual([{ value: 'before the crash' }]);
+  });
+
+  it('leaves no process and no directory behind', async () => {
+    const postgresPids = postgres.pids();
+    const redisPid = redis.pid!;
+    expect(postgresPids.length).toBeGreaterThan(1);
+
+    await Promise.all([redis.destroy(), postgres.destroy()]);
+    await postgres.destroy(); // idempotent
+
+    expect(postgresPids.every(isGone)).toBe(true);
+    expect(isGone(redisPid)).toBe(true);
+    expect(fs.existsSync(postgres.dir)).toBe(false);
+    expect(await redis.ping(200)).toBe(false);
+  });
+});

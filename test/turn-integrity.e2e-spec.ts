@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
+import { FakeWeatherServer } from './support/fake-weather-server.js';
+import { openSse } from './support/sse-client.js';
+
+/** What the database still holds about a session, in every table that names it or its runs. */
+async function leftovers(t: TestApp, sessionId: string, threadIds: string[]) {
+  const [row] = await t.dataSource.query(
+    `SELECT (SELECT count(*)::int FROM chat_sessions WHERE id = $1) AS sessions,
+            (SELECT count(*)::int FROM chat_messages WHERE session_id = $1) AS messages,
+            (SELECT count(*)::int FROM chat_runs WHERE session_id = $1) AS runs,
+            (SELECT count(*)::int FROM checkpoints WHERE thread_id = ANY($2::text[])) AS checkpoints,
+            (SELECT count(*)::int FROM checkpoint_writes WHERE thread_id = ANY($2::text[])) AS checkpoint_writes,
+            (SELECT count(*)::int FROM checkpoint_blobs WHERE thread_id = ANY($2::text[])) AS checkpoint_blobs`,
+    [sessionId, threadIds],
+  );
+  return row;
+}
+
+const NOTHING = { sessions: 0, messages: 0, runs: 0, checkpoints: 0, checkpoint_writes: 0, checkpoint_blobs: 0 };
+
+describe('Turn integrity: ownership while a first turn runs, deletes that win', () => {
+  let t: TestApp;
+  let base: string;
+  const weather = new FakeWeatherServer();
+
+  beforeAll(async () => {
+    await weather.start();
+    t = await createTestApp({ WEATHER_BASE_URL: weather.url, WEATHER_GEOCODING_URL: weather.url });
+    base = await t.listen();
+  });
+  afterAll(async () => {
+    await t.close();
+    await weather.stop();
+  });
+  afterEach(() => weather.release());
+
+  const json = (user: string) => ({ ...t.auth(user), 'Content-Type': 'application/json' });
+
+  it("answers 404, not 409, to another user posting into a new session whose first turn still runs", async () => {
+    const owner = uniqueUser('owner');
+    const session = randomUUID();
+    weather.hold();
+    const inFlight = weather.nextRequest();
+    const stream = await openSse(`${base}/api/chat/stream`, {
+      method: 'POST',
+      headers: json(owner),
+      body: JSON.stringify({ message: 'weather in Paris', session_id: session }),
+    });
+    await inFlight;
+    const intruder = uniqueUser('intruder');
+    const sync = await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(intruder)).send({ message: 'hi', session_id: session });
+    expect(sync.status).toBe(404);
+    await request(t.app.getHttpServer()).post('/api/chat/stream').set(t.auth(intruder)).send({ message: 'hi', session_id: session }).expect(404);
+    await request(t.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(t.auth(intruder)).expect(404);
+    // The owner sees the session at once, and is told its turn is still running.
+    const mine = await request(t.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(t.auth(owner)).expect(200);
+    expect(mine.body.messages).toEqual([]);
+    await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(owner)).send({ message: 'again', session_id: session }).expect(409);
+    weather.release();
+    await stream.ended;
+    expect(stream.events.at(-1)!.event).toBe('done');
+    const after = await request(t.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(t.auth(owner)).expect(200);
+    expect(after.body.messages.map((m: { type: string }) => m.type)).toEqual(['human', 'ai']);
+  });
+
+  it('a delete during a streaming turn wins: the turn cannot commit and nothing of the session is left', async () => {
+    const user = uniqueUser('deleter');
+    weather.hold();
+    const inFlight = weather.nextRequest();
+    const stream = await openSse(`${base}/api/chat/stream`, {
+      method: 'POST',
+      headers: json(user),
+      body: JSON.stringify({ message: 'weather in Berlin?' }),
+    });
+    const metadata = await stream.waitFor((e) => e.event === 'metadata');
+    const { session_id, run_id } = metadata.data;
+    await inFlight;
+    await request(t.app.getHttpServer()).delete(`/api/sessions/${session_id}`).set(t.auth(user)).expect(200);
+    weather.release();
+    await stream.ended;
+    const last = stream.events.at(-1)!;
+    expect(last.event).toBe('error');
+    expect(last.data).toMatchObject({ code: 'session_deleted', message_saved: false });
+    await request(t.app.getHttpServer()).get(`/api/sessions/${session_id}/messages`).set(t.auth(user)).expect(404);
+    const list = await request(t.app.getHttpServer()).get('/api/sessions').set(t.auth(user)).expect(200);
+    expect(list.body.sessions).toEqual([]);
+    expect(await leftovers(t, session_id, [run_id])).toEqual(NOTHING);
+    // The run went with its session.
+    await request(t.app.getHttpServer()).get(`/api/chat/runs/${run_id}/stream`).set(t.auth(user)).expect(404);
+  });
+
+  it('a delete during a sync turn answers the turn 404 and leaves nothing behind', async () => {
+    const user = uniqueUser('sync-deleter');
+    const session = randomUUID();
+    weather.hold();
+    const inFlight = weather.nextRequest();
+    const turn = request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'weather in Paris', session_id: session }).then((r) => r);
+    await inFlight;
+    await request(t.app.getHttpServer()).delete(`/api/sessions/${session}`).set(t.auth(user)).expect(200);
+    weather.release();
+    const res = await turn;
+    expect(res.status).toBe(404);
+    expect(res.body.message).toMatch(/deleted while the turn ran/);
+    const [{ runs }] = await t.dataSource.query('SELECT count(*)::int AS runs FROM chat_runs WHERE session_id = $1', [session]);
+    expect(runs).toBe(0);
+    expect(await leftovers(t, session, [])).toMatchObject({ sessions: 0, messages: 0, runs: 0 });
+  });
+
+  it("deleting a session with a paused question removes the paused task's checkpoint and runs", async () => {
+    const user = uniqueUser('paused-delete');
+    const paused = await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'How long is the Aurora warranty?' }).expect(200);
+    const taskId: string = paused.body.pending_hitl.task_id;
+    const session: string = paused.body.session_id;
+    const before = await leftovers(t, session, [taskId]);
+    expect(before.checkpoints).toBeGreaterThan(0);
+    expect(before.runs).toBe(1);
+    await request(t.app.getHttpServer()).delete(`/api/sessions/${session}`).set(t.auth(user)).expect(200);
+    expect(await leftovers(t, session, [taskId])).toEqual(NOTHING);
+  });
+});

@@ -57,7 +57,7 @@ runBench('bench_chat', async (databaseUrl, onClose) => {
   setupApp(app, config, pino({ level: 'warn' }));
   await app.listen(0, '127.0.0.1');
   const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-  const token = new JwtService({ secret: config.auth.jwtSecret }).sign({ sub: 'bench-user' });
+  const token = new JwtService({ secret: config.auth.jwtSecret }).sign({ sub: 'bench-user' }, { expiresIn: '1h' });
   const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
   {
     console.log(`${TURNS} knowledge-base turns in one session, local provider, PostgreSQL + Redis`);

@@ -56,7 +56,7 @@ runBench('bench_sessions', async (databaseUrl, onClose) => {
         { type: 'ai', content: 'Thirty days.' },
       ]);
     }
-    const token = new JwtService({ secret: config.auth.jwtSecret }).sign({ sub: user });
+    const token = new JwtService({ secret: config.auth.jwtSecret }).sign({ sub: user }, { expiresIn: '1h' });
     const headers = { Authorization: `Bearer ${token}` };
     // Warm the cache and the JIT.
     await autocannon({ url: `${base}/api/sessions`, headers, connections: 2, amount: 200 });

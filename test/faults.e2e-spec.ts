@@ -8,6 +8,7 @@ import { OwnPostgres } from './support/own-postgres.js';
 import { OwnRedis } from './support/own-redis.js';
 import { ServiceProcess, startService, waitUntil } from './support/service-process.js';
 import { openSse, readSse } from './support/sse-client.js';
+import { TcpProxy } from './support/tcp-proxy.js';
 import { TEST_JWT_SECRET, testDatabaseUrl } from './support/test-env.js';
 
 /**
@@ -156,6 +157,35 @@ describe('Faults: PostgreSQL and Redis stopped, paused and killed; instances kil
     // The writer's invalidation was lost; the reader must still not serve the old copies.
     expect((await read()).map((m: { content: string }) => m.content)).toEqual(['one', 'two', 'three', 'four']);
     expect((await list())[0].message_count).toBe(4);
+  }, 60_000);
+
+  it('never caches a copy read before another instance wrote, when its write to Redis arrives late', async () => {
+    // The reader's Redis link delivers late: its cache write of what it read lands after the writer's invalidation.
+    const link = await new TcpProxy('127.0.0.1', redis.port).start();
+    try {
+      const writer = await app({ DATABASE_URL: testDatabaseUrl() });
+      const reader = await app({ DATABASE_URL: testDatabaseUrl(), REDIS_URL: `redis://127.0.0.1:${link.port}/0`, CACHE_COMMAND_TIMEOUT_MS: '5000' });
+      const user = uniqueUser('late-write');
+      const session = randomUUID();
+      await writer.storage.appendTurn(user, session, [{ type: 'human', content: 'one' }, { type: 'ai', content: 'two' }]);
+      const server = reader.app.getHttpServer();
+      await request(server).get('/health').expect(200); // the reader's Redis connections are open
+
+      link.hold();
+      const firstRead = request(server).get(`/api/sessions/${session}/messages`).set(reader.auth(user)).then((r) => r);
+      await link.waitForHeld(1); // its cache lookup
+      link.release();
+      link.hold();
+      await link.waitForHeld(1); // its cache write of the transcript it read from PostgreSQL
+      await writer.storage.appendTurn(user, session, [{ type: 'human', content: 'three' }, { type: 'ai', content: 'four' }]);
+      link.release();
+      expect((await firstRead).status).toBe(200);
+
+      const again = await request(server).get(`/api/sessions/${session}/messages`).set(reader.auth(user)).expect(200);
+      expect(again.body.messages.map((m: { content: string }) => m.content)).toEqual(['one', 'two', 'three', 'four']);
+    } finally {
+      await link.stop();
+    }
   }, 60_000);
 
   it('rejoining a run whose instance was killed ends with run_lost, and the session is free again', async () => {

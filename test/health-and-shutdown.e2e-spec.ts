@@ -89,7 +89,7 @@ describe('Graceful shutdown of the real process', () => {
       expect(output).toContain('listening');
 
       slowPg.setDelay(1500); // the next query takes 1.5 s: long enough to send SIGTERM mid-request
-      const token = new JwtService({ secret: TEST_JWT_SECRET }).sign({ sub: uniqueUser('shutdown') });
+      const token = new JwtService({ secret: TEST_JWT_SECRET }).sign({ sub: uniqueUser('shutdown') }, { expiresIn: '1h' });
       const inFlight = request(`http://127.0.0.1:${port}`).get('/api/sessions?cursor=' + Buffer.from(`1.${randomUUID()}`).toString('base64url')).set('Authorization', `Bearer ${token}`);
       const response = inFlight.then((res) => res);
       await new Promise((r) => setTimeout(r, 300));

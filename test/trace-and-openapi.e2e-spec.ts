@@ -83,7 +83,8 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
       { type: 'human', content: 'q', timestamp: new Date().toISOString(), rag_trace: null },
       { type: 'ai', content: 'a', timestamp: new Date().toISOString(), rag_trace: MESSY_TRACE },
     ];
-    await redis.set(messagesCacheKey(user, session), JSON.stringify({ value: cached, expires: Date.now() + 60_000 }));
+    const [{ version }] = await t.dataSource.query('SELECT version::text AS version FROM chat_sessions WHERE id = $1', [session]);
+    await redis.set(messagesCacheKey(user, session), JSON.stringify({ value: { version, messages: cached }, expires: Date.now() + 60_000 }));
     const res = await request(t.app.getHttpServer())
       .get(`/api/sessions/${session}/messages`)
       .set(t.auth(user))

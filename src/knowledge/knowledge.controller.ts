@@ -24,6 +24,7 @@ import { CurrentUser } from '../auth/current-user.decorator.js';
 import { ApiErrorResponses } from '../common/api-error.responses.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { normalizeChunks, normalizeRagTrace } from '../trace/trace.normalizer.js';
 import { UnreadableDocumentError, UnsupportedDocumentError } from './document-parser.js';
 import { DocumentsService } from './documents.service.js';
@@ -103,6 +104,8 @@ export class KnowledgeController {
 
   @Post('search')
   @HttpCode(200)
+  @RateLimit('search')
+  @ApiErrorResponses(429)
   @ApiOperation({ summary: 'Retrieval only, for tuning: the chunks found and the trace' })
   @ApiOkResponse({ type: KnowledgeSearchResponse })
   async search(@Body() body: KnowledgeSearchRequest): Promise<KnowledgeSearchResponse> {

@@ -12,6 +12,9 @@ export class TcpProxy {
   private readonly delayed = new Set<NodeJS.Timeout>();
   private mode: ProxyMode = 'forward';
   private delayMs = 0;
+  private holding = false;
+  private held: Array<() => void> = [];
+  private readonly heldWatchers = new Set<() => void>();
   port = 0;
 
   constructor(
@@ -35,6 +38,29 @@ export class TcpProxy {
   /** Forwards, holding each chunk from the client for `ms` first. */
   setDelay(ms: number): void {
     this.delayMs = ms;
+  }
+
+  /** Keeps what clients send from reaching the server until release(): a link that delivers late, in order. */
+  hold(): void {
+    this.holding = true;
+  }
+
+  release(): void {
+    this.holding = false;
+    for (const deliver of this.held.splice(0)) deliver();
+  }
+
+  /** Resolves once `count` chunks from clients are being held. */
+  waitForHeld(count: number): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (this.held.length < count) return;
+        this.heldWatchers.delete(check);
+        resolve();
+      };
+      this.heldWatchers.add(check);
+      check();
+    });
   }
 
   dropConnections(): void {
@@ -68,6 +94,11 @@ export class TcpProxy {
     client.on('close', () => upstream.destroy());
     client.on('data', (chunk) => {
       if (this.mode === 'stall') return;
+      if (this.holding) {
+        this.held.push(() => upstream.write(chunk));
+        for (const watcher of [...this.heldWatchers]) watcher();
+        return;
+      }
       if (this.delayMs === 0) {
         upstream.write(chunk);
         return;

@@ -1,0 +1,53 @@
+import request from 'supertest';
+import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
+import { TcpProxy } from './support/tcp-proxy.js';
+
+describe('Per-user rate limits on chat turns and searches', () => {
+  let a: TestApp;
+  let b: TestApp;
+  const limits = { RATE_LIMIT_CHAT_PER_MINUTE: '2', RATE_LIMIT_SEARCH_PER_MINUTE: '3', KNOWLEDGE_SEED_ON_START: 'false' };
+  beforeAll(async () => {
+    a = await createTestApp(limits);
+    b = await createTestApp(limits);
+  });
+  afterAll(async () => {
+    await a.close();
+    await b.close();
+  });
+
+  it('answers 429 with Retry-After past the budget, shared by every instance, per user', async () => {
+    const user = uniqueUser('limited');
+    await request(a.app.getHttpServer()).post('/api/chat').set(a.auth(user)).send({ message: 'hello' }).expect(200);
+    await request(b.app.getHttpServer()).post('/api/chat').set(b.auth(user)).send({ message: 'hello again' }).expect(200);
+    const refused = await request(a.app.getHttpServer()).post('/api/chat/stream').set(a.auth(user)).send({ message: 'one more' });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(refused.body).toMatchObject({ statusCode: 429, error: 'Too Many Requests', message: expect.stringMatching(/Too many chat turns/) });
+    // Someone else still has a budget.
+    await request(b.app.getHttpServer()).post('/api/chat').set(b.auth(uniqueUser('other'))).send({ message: 'hello' }).expect(200);
+  });
+
+  it('limits searches separately', async () => {
+    const user = uniqueUser('searcher');
+    for (let i = 0; i < 3; i += 1) {
+      await request(a.app.getHttpServer()).post('/api/knowledge/search').set(a.auth(user)).send({ query: 'warranty' }).expect(200);
+    }
+    await request(b.app.getHttpServer()).post('/api/knowledge/search').set(b.auth(user)).send({ query: 'warranty' }).expect(429);
+    await request(a.app.getHttpServer()).post('/api/chat').set(a.auth(user)).send({ message: 'hello' }).expect(200);
+  });
+
+  it('still limits, per instance, while Redis is unreachable', async () => {
+    const closed = await new TcpProxy('127.0.0.1', 6379).start();
+    const port = closed.port;
+    await closed.stop();
+    const offline = await createTestApp({ ...limits, REDIS_URL: `redis://127.0.0.1:${port}/15` });
+    try {
+      const user = uniqueUser('offline');
+      await request(offline.app.getHttpServer()).post('/api/chat').set(offline.auth(user)).send({ message: 'hello' }).expect(200);
+      await request(offline.app.getHttpServer()).post('/api/chat').set(offline.auth(user)).send({ message: 'hello' }).expect(200);
+      await request(offline.app.getHttpServer()).post('/api/chat').set(offline.auth(user)).send({ message: 'hello' }).expect(429);
+    } finally {
+      await offline.close();
+    }
+  });
+});

@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import request from 'supertest';
 import { JwtService } from '@nestjs/jwt';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { TcpProxy } from './support/tcp-proxy.js';
-import { TEST_JWT_SECRET, TEST_REDIS_URL, testDatabaseUrl } from './support/test-env.js';
+import { startService } from './support/service-process.js';
+import { TEST_JWT_SECRET, testDatabaseUrl } from './support/test-env.js';
 
 function throughProxy(url: string, port: number): string {
   const u = new URL(url);
@@ -53,57 +52,32 @@ describe('Health and database outage', () => {
 });
 
 describe('Graceful shutdown of the real process', () => {
-  async function freePort(): Promise<number> {
-    const server = net.createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as net.AddressInfo).port;
-    await new Promise((resolve) => server.close(resolve));
-    return port;
-  }
-
   it('on SIGTERM finishes the request in flight, then exits 0 having closed its pools', async () => {
     const pg = new URL(testDatabaseUrl());
-    const slowPg = await new TcpProxy(pg.hostname, Number(pg.port || 5432)).start();
-    const port = await freePort();
+    const heldPg = await new TcpProxy(pg.hostname, Number(pg.port || 5432)).start();
     // The built service, as `npm run build` leaves it (the test command builds before running Jest).
-    const child = spawn(process.execPath, ['dist/main.js'], {
-      env: {
-        ...process.env,
-        NODE_OPTIONS: '',
-        NODE_ENV: 'test',
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATABASE_URL: throughProxy(testDatabaseUrl(), slowPg.port),
-        REDIS_URL: TEST_REDIS_URL,
-        JWT_SECRET: TEST_JWT_SECRET,
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const service = await startService({ DATABASE_URL: throughProxy(testDatabaseUrl(), heldPg.port), KNOWLEDGE_SEED_ON_START: 'false' });
     try {
-      for (let i = 0; i < 200 && !output.includes('listening'); i += 1) await new Promise((r) => setTimeout(r, 100));
-      expect(output).toContain('listening');
-
-      slowPg.setDelay(1500); // the next query takes 1.5 s: long enough to send SIGTERM mid-request
       const token = new JwtService({ secret: TEST_JWT_SECRET }).sign({ sub: uniqueUser('shutdown') }, { expiresIn: '1h' });
-      const inFlight = request(`http://127.0.0.1:${port}`).get('/api/sessions?cursor=' + Buffer.from(`1.${randomUUID()}`).toString('base64url')).set('Authorization', `Bearer ${token}`);
-      const response = inFlight.then((res) => res);
-      await new Promise((r) => setTimeout(r, 300));
-      child.kill('SIGTERM');
+      heldPg.hold(); // the request's query waits at the database link until SIGTERM has been sent
+      const response = request(service.baseUrl)
+        .get('/api/sessions?cursor=' + Buffer.from(`1.${randomUUID()}`).toString('base64url'))
+        .set('Authorization', `Bearer ${token}`)
+        .then((res) => res);
+      await heldPg.waitForHeld(1);
+      service.kill('SIGTERM');
+      await service.waitForLog(/shutting down/);
+      heldPg.release();
 
       const res = await response;
       expect(res.status).toBe(200);
-      expect(await exited).toBe(0);
-      expect(output).toContain('shutdown complete');
+      expect((await service.exited).code).toBe(0);
+      expect(service.output()).toContain('shutdown complete');
       // Once stopped, it accepts nothing more.
-      await expect(request(`http://127.0.0.1:${port}`).get('/health')).rejects.toThrow();
+      await expect(request(service.baseUrl).get('/health')).rejects.toThrow();
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-      await slowPg.stop();
+      await service.stop();
+      await heldPg.stop();
     }
   }, 60000);
 });

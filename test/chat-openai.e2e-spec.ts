@@ -195,6 +195,6 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
       body: JSON.stringify({ message: 'Still there?' }),
     });
     expect(stream.events.map((e) => e.event)).toEqual(['metadata', 'error']);
-    expect(stream.events[1].data).toEqual({ code: 'model_timeout', message: expect.stringMatching(/did not answer in time/) });
+    expect(stream.events[1].data).toEqual({ code: 'model_timeout', message: expect.stringMatching(/did not answer in time.*Your message was saved/), message_saved: true });
   });
 });

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { ResilientCache } from '../src/cache/resilient-cache.service.js';
+import { messagesCacheKey } from '../src/session/conversation-storage.service.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { FakeWeatherServer } from './support/fake-weather-server.js';
 import { openSse } from './support/sse-client.js';
@@ -106,6 +108,23 @@ describe('Turn integrity: ownership while a first turn runs, deletes that win', 
     const [{ runs }] = await t.dataSource.query('SELECT count(*)::int AS runs FROM chat_runs WHERE session_id = $1', [session]);
     expect(runs).toBe(0);
     expect(await leftovers(t, session, [])).toMatchObject({ sessions: 0, messages: 0, runs: 0 });
+  });
+
+  it('a session deleted and created again under its id never serves a cached copy of its earlier life', async () => {
+    const user = uniqueUser('aba');
+    const session = randomUUID();
+    const cache = t.app.get(ResilientCache);
+    await t.storage.appendTurn(user, session, [{ type: 'human', content: 'OLD secret' }, { type: 'ai', content: 'OLD answer' }]);
+    await request(t.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(t.auth(user)).expect(200);
+    const oldCopy = await cache.get(messagesCacheKey(user, session));
+    expect(oldCopy).toBeDefined();
+    await request(t.app.getHttpServer()).delete(`/api/sessions/${session}`).set(t.auth(user)).expect(200);
+    await t.storage.openSession(user, session, 'again');
+    await t.storage.appendTurn(user, session, [{ type: 'human', content: 'NEW question' }, { type: 'ai', content: 'NEW answer' }], { createIfMissing: false });
+    // The delete of the old copy was lost (a Redis stall, another instance's late write): it is back in the cache.
+    await cache.set(messagesCacheKey(user, session), oldCopy);
+    const res = await request(t.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(t.auth(user)).expect(200);
+    expect(res.body.messages.map((m: { content: string }) => m.content)).toEqual(['NEW question', 'NEW answer']);
   });
 
   it("deleting a session with a paused question removes the paused task's checkpoint and runs", async () => {

@@ -30,7 +30,7 @@ import { ChatRequestContext } from './chat-request-context.js';
 import { TurnFailedError } from './chat.errors.js';
 import { ChatService } from './chat.service.js';
 import { RunIdParams } from './run-id.params.js';
-import { RunEventsService, RunEventsUnavailableError, RunStatusProbe } from './run-events.service.js';
+import { RunEventsGoneError, RunEventsService, RunEventsUnavailableError, RunStatusProbe } from './run-events.service.js';
 import { RunRegistry } from './run-registry.service.js';
 import { formatSse, LAST_EVENT_ID_RULE, openSse, parseLastEventId, RunEvent, startHeartbeat, TERMINAL_EVENTS } from './sse.js';
 
@@ -157,6 +157,7 @@ export class ChatController {
       stopFollowing = await this.events.follow(runId, afterId, onEvent, isRunning);
     } catch (error) {
       if (error instanceof RunEventsUnavailableError && !opened) throw new ServiceUnavailableException(error.message);
+      if (error instanceof RunEventsGoneError && !opened) throw new GoneException(error.message);
       throw error;
     }
     if (!opened && delivered === 0 && finished) {

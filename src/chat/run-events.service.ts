@@ -20,6 +20,9 @@ class LocalRun {
 
 export class RunEventsUnavailableError extends Error {}
 
+/** The run is over and none of its events after the given id are kept (expired, or all received already). */
+export class RunEventsGoneError extends Error {}
+
 /**
  * The terminal event a follower gets when the run ended without one in Redis:
  * its instance died (`run_lost`), or its last events were not kept.
@@ -147,39 +150,45 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
       }
       return false;
     };
-    /** True when the run has ended: its terminal event was delivered, or the lost-run event in its place. */
-    const endedWithoutUs = async (): Promise<boolean> => {
-      const status = await runStatus();
-      if (status === 'running') return false;
-      if (await readBatch()) return true; // it finished between the two reads
-      if (!stopped) listener(lostRunEvent(last + 1, status));
-      return true;
-    };
     try {
       if (await readBatch()) return () => undefined;
       // A database that cannot answer now does not end the stream: the poll asks again.
       const status = await runStatus().catch((): RunStatus => 'running');
       if (status !== 'running') {
         if (await readBatch()) return () => undefined; // it finished between the two reads
-        // Nothing to replay of a run that ended: the caller answers "gone".
-        if (last === afterId && status !== 'abandoned' && status !== null) return () => undefined;
+        if (last === afterId && status !== 'abandoned' && status !== null) {
+          throw new RunEventsGoneError(`The events of run ${runId} are no longer kept, or were all received already`);
+        }
         listener(lostRunEvent(last + 1, status));
         return () => undefined;
       }
     } catch (error) {
+      if (error instanceof RunEventsGoneError) throw error;
       throw new RunEventsUnavailableError(`run events cannot be read: ${(error as Error).message}`);
     }
     const poll = async () => {
       let checkedAt = Date.now();
+      let redisReadable = true;
       while (!stopped) {
         await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
         if (stopped) return;
         try {
           if (await readBatch()) return;
-          if (Date.now() - checkedAt >= this.config.chat.runHeartbeatMs) {
-            checkedAt = Date.now();
-            if (await endedWithoutUs()) return;
-          }
+          redisReadable = true;
+        } catch (error) {
+          redisReadable = false;
+          this.warn(error as Error);
+        }
+        // The run's status is checked on its own clock, whether or not Redis answers.
+        if (Date.now() - checkedAt < this.config.chat.runHeartbeatMs) continue;
+        checkedAt = Date.now();
+        try {
+          const status = await runStatus();
+          if (status === 'running') continue;
+          // Its terminal event is written before its status: one more read settles whether it came.
+          if (redisReadable && (await readBatch().catch(() => false))) return;
+          if (!stopped) listener(lostRunEvent(last + 1, status));
+          return;
         } catch (error) {
           this.warn(error as Error);
         }

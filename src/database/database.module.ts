@@ -1,20 +1,12 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { buildDataSourceOptions } from './data-source-options.js';
+import { withMaintenanceDataSource } from './maintenance.js';
 
-/** Applies pending migrations on a connection without statement limits: a migration may take longer than a request. */
 export async function runMigrations(config: AppConfig): Promise<void> {
-  const options = buildDataSourceOptions(config, 'maintenance');
-  const maintenance = new DataSource({ ...options, migrationsRun: false });
-  await maintenance.initialize();
-  try {
-    await maintenance.runMigrations({ transaction: 'each' });
-  } finally {
-    await maintenance.destroy();
-  }
+  await withMaintenanceDataSource(config, (maintenance) => maintenance.runMigrations({ transaction: 'each' }));
 }
 
 @Module({

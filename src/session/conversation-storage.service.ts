@@ -71,8 +71,8 @@ interface CachedTranscript {
  * commit together (the statement runs it whether or not it reads it).
  */
 const BUMP_LIST_VERSION = `bump AS (
-  INSERT INTO chat_user_versions (user_id, version) VALUES ($2, 1)
-  ON CONFLICT (user_id) DO UPDATE SET version = chat_user_versions.version + 1
+  INSERT INTO chat_user_versions (user_id) VALUES ($2)
+  ON CONFLICT (user_id) DO UPDATE SET version = nextval('chat_cache_version_seq')
 )`;
 
 export function messagesCacheKey(userId: string, sessionId: string): string {
@@ -150,7 +150,7 @@ export class ConversationStorage {
          UPDATE chat_sessions
             SET message_count = message_count + $3,
                 updated_at = clock_timestamp(),
-                version = version + 1,
+                version = nextval('chat_cache_version_seq'),
                 metadata = metadata || $4::jsonb,
                 title = CASE WHEN title = '' THEN $5 ELSE title END
           WHERE id = $1 AND user_id = $2
@@ -182,7 +182,7 @@ export class ConversationStorage {
       await this.createSessionIfMissing(manager, userId, sessionId, title);
       const [row] = await sqlRows<{ id: string }>(manager, `WITH ${BUMP_LIST_VERSION}
          UPDATE chat_sessions
-            SET message_count = $3, updated_at = clock_timestamp(), version = version + 1, metadata = metadata || $4::jsonb,
+            SET message_count = $3, updated_at = clock_timestamp(), version = nextval('chat_cache_version_seq'), metadata = metadata || $4::jsonb,
                 title = CASE WHEN title = '' THEN $5 ELSE title END
           WHERE id = $1 AND user_id = $2
         RETURNING id`,
@@ -262,8 +262,8 @@ export class ConversationStorage {
            INSERT INTO chat_sessions (id, user_id, title) VALUES ($1, $2, $3)
            ON CONFLICT (id) DO NOTHING RETURNING user_id
          ), bump AS (
-           INSERT INTO chat_user_versions (user_id, version) SELECT $2, 1 FROM inserted
-           ON CONFLICT (user_id) DO UPDATE SET version = chat_user_versions.version + 1
+           INSERT INTO chat_user_versions (user_id) SELECT $2 FROM inserted
+           ON CONFLICT (user_id) DO UPDATE SET version = nextval('chat_cache_version_seq')
          )
          SELECT user_id, true AS created FROM inserted
          UNION ALL

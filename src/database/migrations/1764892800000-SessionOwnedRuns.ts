@@ -8,20 +8,25 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   reference it: deleting a session deletes its runs, and deleting a run
  *   deletes its LangGraph checkpoints (a paused task's thread is the id of
  *   the run that paused), so no row outlives its session.
- * - `chat_sessions.version` counts the changes of a transcript and
- *   `chat_user_versions.version` those of a user's session list; both are
- *   bumped in the transaction of the change, and a cached copy is served only
- *   while its version is current.
+ * - `chat_sessions.version` marks the state of a transcript and
+ *   `chat_user_versions.version` that of a user's session list; both take a
+ *   new value from one sequence in the transaction of every change, and a
+ *   cached copy is served only while its version is current.
  */
 export class SessionOwnedRuns1764892800000 implements MigrationInterface {
   name = 'SessionOwnedRuns1764892800000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`ALTER TABLE "chat_sessions" ADD COLUMN "version" bigint NOT NULL DEFAULT 0`);
+    // One sequence for every version: a session deleted and created again under the same id never
+    // repeats a version its earlier life had, so no cached copy of the old one can pass for current.
+    await queryRunner.query(`CREATE SEQUENCE "chat_cache_version_seq"`);
+    await queryRunner.query(
+      `ALTER TABLE "chat_sessions" ADD COLUMN "version" bigint NOT NULL DEFAULT nextval('chat_cache_version_seq')`,
+    );
     await queryRunner.query(`
       CREATE TABLE "chat_user_versions" (
         "user_id" varchar(128) PRIMARY KEY,
-        "version" bigint NOT NULL DEFAULT 0
+        "version" bigint NOT NULL DEFAULT nextval('chat_cache_version_seq')
       )`);
     // Runs of sessions that never got a row (a first turn cut off before it committed) name nothing that exists.
     await queryRunner.query(
@@ -51,5 +56,6 @@ export class SessionOwnedRuns1764892800000 implements MigrationInterface {
     await queryRunner.query(`DROP INDEX "idx_chat_runs_session"`);
     await queryRunner.query(`DROP TABLE "chat_user_versions"`);
     await queryRunner.query(`ALTER TABLE "chat_sessions" DROP COLUMN "version"`);
+    await queryRunner.query(`DROP SEQUENCE "chat_cache_version_seq"`);
   }
 }

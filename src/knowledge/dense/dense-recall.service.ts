@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
+import { withMaintenanceDataSource } from '../../database/maintenance.js';
 import { EmbeddingProvider } from '../embeddings.js';
 import { MemoryDenseIndex } from './memory-dense-index.js';
 import { hasVectorColumn, PgvectorStore } from './pgvector-store.js';
@@ -53,13 +54,18 @@ export class DenseRecall implements OnModuleInit {
     }
     const store = new PgvectorStore(this.dataSource, this.embeddings.dimensions, this.config.dense.hnswEfSearch);
     const started = performance.now();
-    // Kept filled whichever backend serves queries, so that switching needs no re-ingest.
-    const filled = await store.backfill();
+    // Backfill and index build may outlast the app's statement limits: they run on a maintenance connection.
+    const filled = await withMaintenanceDataSource(this.config, async (maintenance) => {
+      const maintained = new PgvectorStore(maintenance, this.embeddings.dimensions, this.config.dense.hnswEfSearch);
+      // Kept filled whichever backend serves queries, so that switching needs no re-ingest.
+      const count = await maintained.backfill();
+      if (wanted !== 'memory') await maintained.ensureIndex();
+      return count;
+    });
     if (wanted === 'memory') {
       this.logger.log('dense retrieval: in-memory index (RAG_DENSE_BACKEND=memory)');
       return;
     }
-    await store.ensureIndex();
     this.pgvector = store;
     this.logger.log(
       `dense retrieval: pgvector, ${store.indexed ? `HNSW index ${store.indexName}` : 'exact scan (too many dimensions for HNSW)'}` +

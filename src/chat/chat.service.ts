@@ -188,12 +188,10 @@ export class ChatService {
             createIfMissing: false,
           },
         );
+        await this.markFinished(runId, 'interrupted');
         emit('hitl', pending);
         if (trace) emit('trace', trace);
         emit('done', { response: prompt, session_id: sessionId });
-        // The run's status follows its terminal event into Redis, so a follower that sees the status also finds the event.
-        await this.events.flushed(runId);
-        await this.markFinished(runId, 'interrupted');
         return { response: prompt, rag_trace: trace, session_id: sessionId, pending_hitl: pending, run_id: runId };
       }
 
@@ -210,11 +208,10 @@ export class ChatService {
           createIfMissing: false,
         },
       );
-      if (trace) emit('trace', trace);
-      emit('done', { response, session_id: sessionId });
-      await this.events.flushed(runId);
       await this.forgetCheckpoints(threadId);
       await this.markFinished(runId, 'done');
+      if (trace) emit('trace', trace);
+      emit('done', { response, session_id: sessionId });
       // Off the answer's path; drain() waits for it at shutdown.
       void this.track(this.summaries.maybeFold(userId, sessionId, committed.message_count));
       return { response, rag_trace: trace, session_id: sessionId, pending_hitl: null, run_id: runId };
@@ -232,18 +229,17 @@ export class ChatService {
             this.logger.error({ err: commitError, run_id: runId }, 'could not keep the human message');
             return false;
           }));
+      // A paused task's thread (another run's id) is kept so the user can answer again, unless its session is gone.
+      await this.forgetCheckpoints(runId);
+      if (code === 'session_deleted' && threadId !== runId) await this.forgetCheckpoints(threadId);
       const outcome = saved
         ? 'Your message was saved; retry to get an answer.'
         : code === 'session_deleted'
           ? 'Nothing was saved.'
           : 'Your message was NOT saved; please send it again.';
       const failure = new TurnFailedError(code, `${reason} ${outcome}`, saved);
-      emit('error', { code: failure.code, message: failure.message, message_saved: saved });
-      await this.events.flushed(runId);
-      // A paused task's thread (another run's id) is kept so the user can answer again, unless its session is gone.
-      await this.forgetCheckpoints(runId);
-      if (code === 'session_deleted' && threadId !== runId) await this.forgetCheckpoints(threadId);
       await this.markFinished(runId, 'error', failure.message);
+      emit('error', { code: failure.code, message: failure.message, message_saved: saved });
       throw failure;
     } finally {
       clearInterval(heartbeat);

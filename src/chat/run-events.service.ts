@@ -155,7 +155,12 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
       // A database that cannot answer now does not end the stream: the poll asks again.
       const status = await runStatus().catch((): RunStatus => 'running');
       if (status !== 'running') {
-        if (await readBatch()) return () => undefined; // it finished between the two reads
+        // Its status is recorded before its last events reach Redis (each write bounded by the command timeout).
+        for (let read = 0; read < 5; read += 1) {
+          if (await readBatch()) return () => undefined;
+          if (status === 'abandoned' || status === null) break;
+          await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
+        }
         if (last === afterId && status !== 'abandoned' && status !== null) {
           throw new RunEventsGoneError(`The events of run ${runId} are no longer kept, or were all received already`);
         }
@@ -185,8 +190,12 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
         try {
           const status = await runStatus();
           if (status === 'running') continue;
-          // Its terminal event is written before its status: one more read settles whether it came.
-          if (redisReadable && (await readBatch().catch(() => false))) return;
+          // Its last events may still be on their way to Redis: give them a few reads.
+          for (let read = 0; redisReadable && read < 5; read += 1) {
+            if (await readBatch().catch(() => false)) return;
+            if (status === 'abandoned' || status === null) break;
+            await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
+          }
           if (!stopped) listener(lostRunEvent(last + 1, status));
           return;
         } catch (error) {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { PDFParse } from 'pdf-parse';
+import { storableTextProblem, toStorableText } from '../common/storable-text.js';
 
 export class UnsupportedDocumentError extends Error {}
 export class UnreadableDocumentError extends Error {}
@@ -12,7 +13,12 @@ export interface ParsedDocument {
 
 const TEXT_TYPES: Record<string, string> = { '.txt': 'text/plain', '.md': 'text/markdown' };
 
-/** Reads .txt and .md as UTF-8 (one page, no number) and .pdf page by page, keeping page numbers. */
+/**
+ * Reads .txt and .md as UTF-8 (one page, no number) and .pdf page by page,
+ * keeping page numbers. Uploaded text PostgreSQL cannot store (invalid
+ * UTF-8, NUL) is refused; text extracted from a PDF, which the uploader does
+ * not control, is made storable (NUL removed, lone surrogates replaced).
+ */
 export async function parseDocument(filename: string, data: Buffer): Promise<ParsedDocument> {
   const extension = path.extname(filename).toLowerCase();
   if (TEXT_TYPES[extension]) {
@@ -22,6 +28,8 @@ export async function parseDocument(filename: string, data: Buffer): Promise<Par
     } catch {
       throw new UnreadableDocumentError(`${filename} is not valid UTF-8 text`);
     }
+    const problem = storableTextProblem(text);
+    if (problem) throw new UnreadableDocumentError(`${filename} ${problem}`);
     if (!text.trim()) throw new UnreadableDocumentError(`${filename} is empty`);
     return { contentType: TEXT_TYPES[extension], pageCount: null, pages: [{ page: null, text }] };
   }
@@ -30,7 +38,7 @@ export async function parseDocument(filename: string, data: Buffer): Promise<Par
     const parser = new PDFParse({ data: new Uint8Array(data) });
     try {
       const result = await parser.getText();
-      const pages = result.pages.map((p) => ({ page: p.num, text: p.text.replace(/\r/g, '') }));
+      const pages = storablePages(result.pages.map((p) => ({ page: p.num, text: p.text })));
       if (!pages.some((p) => p.text.trim())) {
         throw new UnreadableDocumentError(`${filename} has no extractable text (scanned images are not supported)`);
       }
@@ -43,4 +51,9 @@ export async function parseDocument(filename: string, data: Buffer): Promise<Par
     }
   }
   throw new UnsupportedDocumentError(`${filename}: only .txt, .md and .pdf files are accepted`);
+}
+
+/** Extracted page texts as they are stored: without carriage returns, NUL characters or lone surrogates. */
+export function storablePages(pages: Array<{ page: number; text: string }>): Array<{ page: number; text: string }> {
+  return pages.map(({ page, text }) => ({ page, text: toStorableText(text.replace(/\r/g, '')) }));
 }

@@ -6,7 +6,18 @@ import type { AppConfig } from '../config/app-config.js';
 export abstract class EmbeddingProvider {
   abstract readonly name: string;
   abstract readonly dimensions: number;
+  /** Texts per `embed` call during ingest: small where embedding runs on the event loop, large for a remote API. */
+  readonly ingestBatchSize: number = 256;
   abstract embed(texts: string[]): Promise<number[][]>;
+
+  /**
+   * `embed` for texts whose `tokenize` tokens are already known (ingest
+   * tokenizes each leaf once, for its search text and its embedding); a
+   * provider that does not use them embeds the texts.
+   */
+  embedTokenized(texts: string[], _tokens: string[][]): Promise<number[][]> {
+    return this.embed(texts);
+  }
 }
 
 function fnv1a(text: string, seed = 0x811c9dc5): number {
@@ -26,6 +37,8 @@ function fnv1a(text: string, seed = 0x811c9dc5): number {
  */
 export class LocalHashEmbeddings extends EmbeddingProvider {
   readonly name = 'local-hash';
+  /** Computed on the event loop: a batch of this many takes a few milliseconds. */
+  override readonly ingestBatchSize = 64;
 
   constructor(readonly dimensions: number) {
     super();
@@ -35,10 +48,19 @@ export class LocalHashEmbeddings extends EmbeddingProvider {
     return texts.map((text) => this.embedOne(text));
   }
 
+  override async embedTokenized(texts: string[], tokens: string[][]): Promise<number[][]> {
+    return texts.map((text, i) => this.embedTokens(tokens[i] ?? tokenize(text)));
+  }
+
   embedOne(text: string): number[] {
+    return this.embedTokens(tokenize(text));
+  }
+
+  /** The embedding of a text from its `tokenize` tokens. */
+  embedTokens(tokens: string[]): number[] {
     const vector = new Float64Array(this.dimensions);
     const features: string[] = [];
-    for (const token of tokenize(text)) {
+    for (const token of tokens) {
       features.push(`w:${token}`);
       if (/^[a-z0-9]{4,}$/.test(token)) {
         const padded = `#${token}#`;
@@ -55,7 +77,8 @@ export class LocalHashEmbeddings extends EmbeddingProvider {
     let norm = 0;
     for (const v of vector) norm += v * v;
     norm = Math.sqrt(norm) || 1;
-    return Array.from(vector, (v) => Number((v / norm).toFixed(6)));
+    // Most dimensions are 0 for a chunk-sized text; they need no rounding.
+    return Array.from(vector, (v) => (v === 0 ? 0 : Number((v / norm).toFixed(6))));
   }
 }
 

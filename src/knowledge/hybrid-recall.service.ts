@@ -1,14 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { sqlRows } from '../database/sql.js';
+import { DataSource, EntityManager } from 'typeorm';
+import { pgErrorCode, sqlRows } from '../database/sql.js';
 import { DenseRecall } from './dense/dense-recall.service.js';
 import { EmbeddingProvider } from './embeddings.js';
 import { RetrievalHit } from './retrieval.service.js';
-import { searchQueryTokens } from './search-text.js';
+import { fullTextQueryTerms } from './search-text.js';
 
 /** Most full-text matches ranked per query (see rankFullText). */
 export const FULL_TEXT_CANDIDATE_CAP = 1000;
+
+/** Longest a full-text statement may run before PostgreSQL cancels it; recall then answers from the dense ranking alone. */
+export const FULL_TEXT_STATEMENT_TIMEOUT_MS = 3000;
+
+/** PostgreSQL's query_canceled: a statement timeout (or a cancel request). */
+const QUERY_CANCELED = '57014';
 
 /** Reciprocal rank fusion constant (Cormack et al.). */
 export const RRF_K = 60;
@@ -34,6 +40,19 @@ export interface RecallResult {
   retriever: string;
   /** Set when the configured dense backend failed and another answered. */
   denseError?: string;
+  /** Distinct terms the full-text query kept, and those it left out (over FULL_TEXT_MAX_TERMS). */
+  fullTextTerms: number;
+  fullTextTermsDropped: number;
+  /** Set when the full-text ranking timed out and the dense ranking answered alone. */
+  fullTextError?: string;
+}
+
+export interface FullTextRanking {
+  ids: string[];
+  terms: number;
+  dropped: number;
+  /** Why `ids` is empty although the query had terms: the ranking hit the statement timeout. */
+  error?: string;
 }
 
 /**
@@ -50,35 +69,65 @@ export class HybridRecall {
     private readonly dense: DenseRecall,
   ) {}
 
+  /** Statement timeout of the full-text ranking (a property so tests can shorten it). */
+  statementTimeoutMs = FULL_TEXT_STATEMENT_TIMEOUT_MS;
+
   /** The `recallK` best leaves by fused rank, best first. */
   async recall(query: string, recallK: number): Promise<RecallResult> {
-    const [fullText, dense] = await Promise.all([this.fullTextRanking(query, recallK), this.dense.rank(query, recallK)]);
-    const fused = reciprocalRankFusion([fullText, dense.ids]).slice(0, recallK);
+    const [fullText, dense] = await Promise.all([this.fullTextRecall(query, recallK), this.dense.rank(query, recallK)]);
+    const fused = reciprocalRankFusion([fullText.ids, dense.ids]).slice(0, recallK);
     const details = await this.chunkDetails(fused.map((f) => f.id));
     const candidates = fused.flatMap((f, i) => {
       const chunk = details.get(f.id);
       return chunk ? [{ ...chunk, score: Number(f.score.toFixed(6)), rrf_rank: i + 1 }] : [];
     });
-    return { candidates, retriever: `hybrid-rrf-v1:${this.embeddings.name}:${dense.backend}`, denseError: dense.error };
+    return {
+      candidates,
+      retriever: `hybrid-rrf-v1:${this.embeddings.name}:${dense.backend}`,
+      denseError: dense.error,
+      fullTextTerms: fullText.terms,
+      fullTextTermsDropped: fullText.dropped,
+      fullTextError: fullText.error,
+    };
   }
 
   /** Leaf ids ranked by PostgreSQL full-text search (public for the evaluation bench). */
   async fullTextRanking(query: string, limit: number): Promise<string[]> {
-    const tokens = searchQueryTokens(query);
-    if (tokens.length === 0) return [];
-    // Chunks with every term first (few, precise: for Chinese, bigram runs act like phrases);
-    // then, when they are too few, chunks with any term.
-    const all = await this.rankFullText(tokens.join(' & '), limit);
-    if (all.length >= limit || tokens.length === 1) return all;
-    const any = await this.rankFullText(tokens.join(' | '), limit);
-    return [...new Set([...all, ...any])].slice(0, limit);
+    return (await this.fullTextRecall(query, limit)).ids;
   }
 
-  private async rankFullText(tsquery: string, limit: number): Promise<string[]> {
+  /**
+   * The full-text ranking with what bounds its cost: at most
+   * FULL_TEXT_MAX_TERMS distinct terms, at most FULL_TEXT_CANDIDATE_CAP
+   * matches ranked, and a statement timeout, after which the ranking is
+   * empty and says why (other database errors propagate).
+   */
+  async fullTextRecall(query: string, limit: number): Promise<FullTextRanking> {
+    const { lexemes, dropped } = fullTextQueryTerms(query);
+    const terms = lexemes.length;
+    if (terms === 0) return { ids: [], terms, dropped };
+    try {
+      const ids = await this.dataSource.transaction(async (manager) => {
+        await manager.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.round(this.statementTimeoutMs))}`);
+        // Chunks with every term first (few, precise: for Chinese, bigram runs act like phrases);
+        // then, when they are too few, chunks with any term.
+        const all = await this.rankFullText(manager, lexemes.join(' & '), limit);
+        if (all.length >= limit || terms === 1) return all;
+        const any = await this.rankFullText(manager, lexemes.join(' | '), limit);
+        return [...new Set([...all, ...any])].slice(0, limit);
+      });
+      return { ids, terms, dropped };
+    } catch (error) {
+      if (pgErrorCode(error) !== QUERY_CANCELED) throw error;
+      return { ids: [], terms, dropped, error: `full-text search cancelled after ${this.statementTimeoutMs} ms (statement timeout)` };
+    }
+  }
+
+  private async rankFullText(manager: EntityManager, tsquery: string, limit: number): Promise<string[]> {
     // Ranking reads every match's tsvector; capping the matches bounds the cost of very common terms
     // (the ranking is then over the first FULL_TEXT_CANDIDATE_CAP matches the GIN index yields).
     const rows = await sqlRows<{ id: string }>(
-      this.dataSource,
+      manager,
       `WITH matches AS (
          SELECT id, search_vector FROM knowledge_chunks, to_tsquery('simple', $1) q
           WHERE is_leaf AND search_vector @@ q

@@ -26,6 +26,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { normalizeChunks, normalizeRagTrace } from '../trace/trace.normalizer.js';
+import { InvalidDocumentNameError, uploadedDocumentName } from './document-name.js';
 import { UnreadableDocumentError, UnsupportedDocumentError } from './document-parser.js';
 import { DocumentsService } from './documents.service.js';
 import {
@@ -73,12 +74,12 @@ export class KnowledgeController {
   ): Promise<DocumentUploadResponse> {
     requireAdmin(user);
     if (!file) throw new BadRequestException('file is missing: send the document as multipart field "file"');
-    const filename = Buffer.from(file.originalname, 'latin1').toString('utf8');
     try {
-      const result = await this.documents.ingest(filename, file.buffer, user.userId);
+      const result = await this.documents.ingest(uploadedDocumentName(file.originalname), file.buffer, user.userId);
       res.status(result.duplicate ? 200 : 201);
       return result;
     } catch (error) {
+      if (error instanceof InvalidDocumentNameError) throw new BadRequestException(error.message);
       if (error instanceof UnsupportedDocumentError) throw new UnsupportedMediaTypeException(error.message);
       if (error instanceof UnreadableDocumentError) throw new UnprocessableEntityException(error.message);
       throw error;

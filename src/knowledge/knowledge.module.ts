@@ -20,9 +20,11 @@ import { RetrievalService } from './retrieval.service.js';
   imports: [
     ModelsModule,
     // Uploads over KNOWLEDGE_MAX_UPLOAD_BYTES are cut off while streaming and answered with 413.
+    // File names are read as UTF-8 (what clients send; `filename*` says its own charset); bytes that are not
+    // UTF-8 become U+FFFD, which the controller refuses (see uploadedDocumentName).
     MulterModule.registerAsync({
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({ limits: { fileSize: config.knowledge.maxUploadBytes, files: 1 } }),
+      useFactory: (config: AppConfig) => ({ limits: { fileSize: config.knowledge.maxUploadBytes, files: 1 }, defParamCharset: 'utf8' }),
     }),
   ],
   controllers: [KnowledgeController],

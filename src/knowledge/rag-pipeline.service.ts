@@ -99,6 +99,9 @@ export class RagPipeline extends RetrievalService {
     if (recalled.denseError) {
       step('recall_degraded', 'Dense search failed; answered from the in-memory index', { error: recalled.denseError });
     }
+    if (recalled.fullTextError) {
+      step('recall_degraded', 'Full-text search took too long; answered from the dense ranking alone', { error: recalled.fullTextError });
+    }
 
     let merged = candidates;
     let mergeTrace: Record<string, unknown> = {
@@ -163,6 +166,9 @@ export class RagPipeline extends RetrievalService {
         top_k: topK,
         recalled_count: candidates.length,
         initial_chunk_level: knowledge.chunkSizes.length,
+        full_text_terms: recalled.fullTextTerms,
+        full_text_terms_dropped: recalled.fullTextTermsDropped,
+        full_text_error: recalled.fullTextError ?? null,
         ...mergeTrace,
         candidates_after_merge: merged.length,
         ...rerankTrace,

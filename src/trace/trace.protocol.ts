@@ -75,6 +75,8 @@ export const RAG_TRACE_FIELDS_TABLE = {
   tool_used: { kind: 'bool', description: 'Whether the knowledge tool ran' },
   tool_name: { kind: 'string', maxLength: SHORT },
   query: { kind: 'string', maxLength: LONG, description: 'Query sent to retrieval' },
+  query_truncated: { kind: 'bool', description: 'Whether the question was too long to search whole and `query` is its shortened start' },
+  query_original_length: { kind: 'int', min: 0, description: 'Length of the question as received (UTF-16 code units)' },
   retrieval_stage: { kind: 'enum', values: RETRIEVAL_STAGES, enumName: 'RetrievalStage' },
   // complexity
   complexity: { kind: 'enum', values: COMPLEXITIES, enumName: 'Complexity' },
@@ -92,6 +94,15 @@ export const RAG_TRACE_FIELDS_TABLE = {
   top_k: { kind: 'int' },
   recalled_count: { kind: 'int' },
   initial_chunk_level: { kind: 'int' },
+  // full-text leg
+  full_text_terms: { kind: 'int', min: 0, description: 'Distinct terms in the full-text query' },
+  full_text_terms_dropped: { kind: 'int', min: 0, description: 'Distinct terms of the query left out of the full-text query (over the cap)' },
+  full_text_error: {
+    kind: 'string',
+    maxLength: MEDIUM,
+    nullable: true,
+    description: 'Why the full-text ranking is missing (it hit the statement timeout); the dense ranking answered alone',
+  },
   // child-chunk auto-merge
   auto_merge_enabled: { kind: 'bool' },
   auto_merge_applied: { kind: 'bool' },

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { ChatRequestContext } from '../../../chat/chat-request-context.js';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
+import { boundQuery, MAX_QUERY_LENGTH } from '../../../knowledge/bounded-query.js';
 import { clarificationPrompt } from '../../../knowledge/clarification.js';
 import { judgeComplexity } from '../../../knowledge/complexity.js';
 import { KnowledgeFlow, KnowledgeFlowResult } from '../../../knowledge/knowledge-flow.service.js';
@@ -37,7 +38,17 @@ export class KnowledgeSearchTool implements AgentToolFactory {
         const started = performance.now();
         const step = (stage: string, label: string, details?: Record<string, unknown>) => context.emitRagStep(stage, label, details);
         const resuming = context.resumingHitl;
-        const original = resuming?.pending.original_question ?? query;
+        // A question too long to search whole (a long message passed on as it is) is searched by its start;
+        // the trace says so. A resumed run's original question was shortened when the run paused.
+        const bounded = boundQuery(resuming?.pending.original_question ?? query);
+        const original = bounded.query;
+        const queryTrace = { query_truncated: bounded.truncated, query_original_length: bounded.originalLength };
+        if (bounded.truncated) {
+          step('query_truncated', `Searching the first ${original.length} of ${bounded.originalLength} characters`, {
+            original_length: bounded.originalLength,
+            length: original.length,
+          });
+        }
         // A resumed run reuses the paused run's verdict instead of judging complexity again.
         const complexity = resuming?.resumeState?.complexity
           ? { complexity: resuming.resumeState.complexity, complexity_reason: resuming.resumeState.complexity_reason ?? 'kept from the paused run', sub_questions: resuming.resumeState.sub_questions ?? [] }
@@ -53,6 +64,7 @@ export class KnowledgeSearchTool implements AgentToolFactory {
             tool_used: true,
             tool_name: KNOWLEDGE_TOOL_NAME,
             query: original,
+            ...queryTrace,
             retrieval_stage: 'subquestion_merge',
             ...complexity,
             sub_agent_count: complexity.sub_questions.length,
@@ -95,7 +107,7 @@ export class KnowledgeSearchTool implements AgentToolFactory {
           const hitlType = result.grade.evidence_ambiguity === 'needs_choice' ? 'choose' : 'clarify';
           const retrievalStatus = hitlType === 'choose' ? 'needs_choice' : 'needs_clarification';
           context.storeRagTrace(
-            { ...trace, tool_used: true, tool_name: KNOWLEDGE_TOOL_NAME, query: original, clarification_prompt: prompt },
+            { ...trace, tool_used: true, tool_name: KNOWLEDGE_TOOL_NAME, query: original, ...queryTrace, clarification_prompt: prompt },
             {
               original_question: original,
               hitl_route: hitlType,
@@ -120,6 +132,7 @@ export class KnowledgeSearchTool implements AgentToolFactory {
           tool_used: true,
           tool_name: KNOWLEDGE_TOOL_NAME,
           query: original,
+          ...queryTrace,
           top_k: topK,
           timings: { ...((trace.timings as object) ?? {}), total: totalMs },
         });
@@ -134,7 +147,10 @@ export class KnowledgeSearchTool implements AgentToolFactory {
         description:
           'Search the knowledge base (product manuals, policies) for passages that answer the question. ' +
           'Call at most once per turn, with the full question as the query.',
-        schema: z.object({ query: z.string().min(1).max(2000).describe('The question to search for') }),
+        // No upper bound: a long question (a whole long message) is searched by its start, not refused.
+        schema: z.object({
+          query: z.string().min(1).describe(`The question to search for (beyond ${MAX_QUERY_LENGTH} characters only its start is searched)`),
+        }),
       },
     );
   }

@@ -29,6 +29,8 @@ describe('Faults: PostgreSQL and Redis stopped, paused and killed; instances kil
     DATABASE_CREATE_IF_MISSING: 'false',
     REDIS_URL: redis.url(0),
     KNOWLEDGE_SEED_ON_START: 'false',
+    // These tests drive one user through many turns; the budget has its own test.
+    RATE_LIMIT_CHAT_PER_MINUTE: '0',
     WEATHER_BASE_URL: weather.url,
     WEATHER_GEOCODING_URL: weather.url,
   });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { ResilientCache } from '../src/cache/resilient-cache.service.js';
+import { RunRegistry } from '../src/chat/run-registry.service.js';
 import { messagesCacheKey } from '../src/session/conversation-storage.service.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { FakeWeatherServer } from './support/fake-weather-server.js';
@@ -125,6 +126,32 @@ describe('Turn integrity: ownership while a first turn runs, deletes that win', 
     await cache.set(messagesCacheKey(user, session), oldCopy);
     const res = await request(t.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(t.auth(user)).expect(200);
     expect(res.body.messages.map((m: { content: string }) => m.content)).toEqual(['NEW question', 'NEW answer']);
+  });
+
+  it('a run given up as abandoned (its heartbeat looked stale) cannot commit afterwards', async () => {
+    const user = uniqueUser('fenced');
+    const session = randomUUID();
+    weather.hold();
+    const inFlight = weather.nextRequest();
+    const turn = request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'weather in Paris', session_id: session }).then((r) => r);
+    await inFlight;
+    // Another instance decides the run is dead: its heartbeat is older than RUN_STALE_AFTER_MS.
+    const [[{ id: runId }]] = await t.dataSource.query(`UPDATE chat_runs SET heartbeat_at = now() - interval '1 hour' WHERE session_id = $1 RETURNING id`, [session]);
+    const other = await createTestApp();
+    try {
+      expect(await other.app.get(RunRegistry).status(runId)).toBe('abandoned');
+    } finally {
+      await other.close();
+    }
+    weather.release();
+    const res = await turn;
+    expect(res.status).toBe(503);
+    expect(res.body.message).toMatch(/given up as lost.*Nothing was saved/);
+    const transcript = await request(t.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(t.auth(user)).expect(200);
+    expect(transcript.body.messages).toEqual([]);
+    const [{ status }] = await t.dataSource.query('SELECT status FROM chat_runs WHERE id = $1', [runId]);
+    expect(status).toBe('abandoned');
+    await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'weather in Paris', session_id: session }).expect(200);
   });
 
   it("deleting a session with a paused question removes the paused task's checkpoint and runs", async () => {

@@ -71,6 +71,7 @@ export class ChatController {
           case 'model_timeout':
             throw new GatewayTimeoutException(error.message);
           case 'database_unavailable':
+          case 'run_lost':
             throw new ServiceUnavailableException(error.message);
           case 'session_deleted':
             throw new NotFoundException(error.message);

@@ -4,12 +4,22 @@ export class RunInProgressError extends Error {
   }
 }
 
+/** The run no longer holds its session (it was given up as abandoned): it may not commit. */
+export class RunNotRunningError extends Error {
+  constructor(
+    readonly runId: string,
+    readonly status: string | null,
+  ) {
+    super(`run ${runId} is no longer running (${status ?? 'gone'})`);
+  }
+}
+
 /**
  * Why a turn ended without an answer: the model failed or did not answer in
  * time, the database could not be reached, or the session was deleted while
  * the turn ran. `messageSaved` tells whether the user's message was kept.
  */
-export type TurnFailureCode = 'model_error' | 'model_timeout' | 'database_unavailable' | 'session_deleted';
+export type TurnFailureCode = 'model_error' | 'model_timeout' | 'database_unavailable' | 'session_deleted' | 'run_lost';
 
 export class TurnFailedError extends Error {
   constructor(

@@ -14,7 +14,7 @@ import { SessionNotFoundError } from '../session/session.errors.js';
 import { normalizeHitlResumeState, normalizePendingHitl } from '../trace/trace.normalizer.js';
 import type { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
 import { ChatRequestContext } from './chat-request-context.js';
-import { TurnFailedError, TurnFailureCode } from './chat.errors.js';
+import { RunNotRunningError, TurnFailedError, TurnFailureCode } from './chat.errors.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
 import { RunEventsService } from './run-events.service.js';
 import { RunRegistry } from './run-registry.service.js';
@@ -53,6 +53,9 @@ function textContent(message: BaseMessage): string {
 function classifyFailure(error: unknown): { code: TurnFailureCode; reason: string } {
   if (error instanceof SessionNotFoundError) {
     return { code: 'session_deleted', reason: 'The session was deleted while the turn ran.' };
+  }
+  if (error instanceof RunNotRunningError) {
+    return { code: 'run_lost', reason: 'This turn was given up as lost while it could not reach the database (its session may have moved on).' };
   }
   if (isDatabaseUnavailable(error)) {
     return { code: 'database_unavailable', reason: 'The database did not answer in time.' };
@@ -186,9 +189,9 @@ export class ChatService {
           {
             metadata: { [PENDING_HITL_KEY]: pending, [HITL_RESUME_KEY]: resumeState, [HITL_ROUNDS_KEY]: paused ? rounds + 1 : 1 },
             createIfMissing: false,
+            withinTransaction: (manager) => this.runs.finish(runId, 'interrupted', undefined, manager),
           },
         );
-        await this.markFinished(runId, 'interrupted');
         emit('hitl', pending);
         if (trace) emit('trace', trace);
         emit('done', { response: prompt, session_id: sessionId });
@@ -206,40 +209,56 @@ export class ChatService {
         {
           ...(recorded ? { metadata: { [PENDING_HITL_KEY]: null, [HITL_RESUME_KEY]: null, [HITL_ROUNDS_KEY]: null } } : {}),
           createIfMissing: false,
+          // The run's end commits with the turn: a client posting right after `done` finds the session free,
+          // and a run given up as abandoned meanwhile cannot commit at all.
+          withinTransaction: (manager) => this.runs.finish(runId, 'done', undefined, manager),
         },
       );
-      await this.forgetCheckpoints(threadId);
-      await this.markFinished(runId, 'done');
       if (trace) emit('trace', trace);
       emit('done', { response, session_id: sessionId });
+      await this.forgetCheckpoints(threadId);
       // Off the answer's path; drain() waits for it at shutdown.
       void this.track(this.summaries.maybeFold(userId, sessionId, committed.message_count));
       return { response, rag_trace: trace, session_id: sessionId, pending_hitl: null, run_id: runId };
     } catch (error) {
       context.close();
-      const { code, reason } = classifyFailure(error);
+      let { code, reason } = classifyFailure(error);
       this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, `turn failed: ${code}`);
-      // The user's message is kept when it can be: the session stays usable for the next turn.
-      const saved =
-        code !== 'session_deleted' &&
-        (await this.storage
-          .appendTurn(userId, sessionId, [{ type: 'human', content: message }], { createIfMissing: false })
-          .then(() => true)
-          .catch((commitError: Error) => {
-            this.logger.error({ err: commitError, run_id: runId }, 'could not keep the human message');
-            return false;
-          }));
+      // The user's message is kept when it can be, with the run's end in the same transaction.
+      let outcome: 'saved' | 'not_saved' | 'committed_after_all' = 'not_saved';
+      if (code !== 'session_deleted' && code !== 'run_lost') {
+        try {
+          await this.storage.appendTurn(userId, sessionId, [{ type: 'human', content: message }], {
+            createIfMissing: false,
+            withinTransaction: (manager) => this.runs.finish(runId, 'error', reason, manager),
+          });
+          outcome = 'saved';
+        } catch (saveError) {
+          if (saveError instanceof RunNotRunningError && (saveError.status === 'done' || saveError.status === 'interrupted')) {
+            // The turn's commit did land; only its acknowledgement was lost on the way back.
+            outcome = 'committed_after_all';
+          } else if (saveError instanceof SessionNotFoundError || saveError instanceof RunNotRunningError) {
+            ({ code, reason } = classifyFailure(saveError));
+          } else {
+            this.logger.error({ err: saveError, run_id: runId }, 'could not keep the human message');
+            void this.markFinished(runId, 'error', reason);
+          }
+        }
+      }
+      const saved = outcome !== 'not_saved';
+      const told =
+        outcome === 'committed_after_all'
+          ? 'The turn was saved after all (the database confirmed it late): reload the session to read the answer.'
+          : outcome === 'saved'
+            ? 'Your message was saved; retry to get an answer.'
+            : code === 'session_deleted' || code === 'run_lost'
+              ? 'Nothing was saved.'
+              : 'Your message was NOT saved; please send it again.';
+      const failure = new TurnFailedError(code, `${reason} ${told}`, saved);
+      emit('error', { code: failure.code, message: failure.message, message_saved: saved });
       // A paused task's thread (another run's id) is kept so the user can answer again, unless its session is gone.
       await this.forgetCheckpoints(runId);
       if (code === 'session_deleted' && threadId !== runId) await this.forgetCheckpoints(threadId);
-      const outcome = saved
-        ? 'Your message was saved; retry to get an answer.'
-        : code === 'session_deleted'
-          ? 'Nothing was saved.'
-          : 'Your message was NOT saved; please send it again.';
-      const failure = new TurnFailedError(code, `${reason} ${outcome}`, saved);
-      await this.markFinished(runId, 'error', failure.message);
-      emit('error', { code: failure.code, message: failure.message, message_saved: saved });
       throw failure;
     } finally {
       clearInterval(heartbeat);
@@ -312,10 +331,9 @@ export class ChatService {
   }
 
   /**
-   * Records the end of a turn. Its failure must not fail a committed turn
-   * (that would store the human message again); it is retried in the
-   * background, once per heartbeat, so the session is free again as soon as
-   * the database answers (at the latest the run looks abandoned once its
+   * Records the end of a turn whose own transaction could not: retried in
+   * the background, once per heartbeat, so the session is free again as soon
+   * as the database answers (at the latest the run looks abandoned once its
    * heartbeat is stale).
    */
   private async markFinished(runId: string, status: 'done' | 'interrupted' | 'error', error?: string): Promise<void> {

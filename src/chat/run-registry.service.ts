@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { isForeignKeyViolation, isUniqueViolation, sqlRows } from '../database/sql.js';
 import { SessionNotFoundError } from '../session/session.errors.js';
-import { RunInProgressError } from './chat.errors.js';
+import { RunInProgressError, RunNotRunningError } from './chat.errors.js';
 
 export type RunStatus = 'running' | 'done' | 'error' | 'interrupted' | 'abandoned';
 
@@ -64,11 +64,22 @@ export class RunRegistry {
     await this.dataSource.query(`UPDATE chat_runs SET heartbeat_at = now() WHERE id = $1 AND status = 'running'`, [runId]);
   }
 
-  async finish(runId: string, status: Exclude<RunStatus, 'running'>, error?: string): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE chat_runs SET status = $2, error = $3, finished_at = now() WHERE id = $1`,
+  /**
+   * Records the run's end, only while it is still running: a run already
+   * given up as abandoned keeps that status. Inside a turn's transaction
+   * (`manager`), a run that is no longer running throws RunNotRunningError,
+   * which rolls the turn back: its session may already serve another run.
+   */
+  async finish(runId: string, status: Exclude<RunStatus, 'running'>, error?: string, manager?: EntityManager): Promise<void> {
+    const rows = await sqlRows<{ id: string }>(
+      manager ?? this.dataSource,
+      `UPDATE chat_runs SET status = $2, error = $3, finished_at = now() WHERE id = $1 AND status = 'running' RETURNING id`,
       [runId, status, error ?? null],
     );
+    if (rows.length === 0 && manager) {
+      const [row] = await sqlRows<{ status: RunStatus }>(manager, 'SELECT status FROM chat_runs WHERE id = $1', [runId]);
+      throw new RunNotRunningError(runId, row?.status ?? null);
+    }
   }
 
   /** The run when it belongs to the user; null otherwise (another user's run looks missing). */

@@ -29,6 +29,12 @@ export interface AppendTurnOptions {
    * meanwhile stays deleted and the append fails with SessionNotFoundError.
    */
   createIfMissing?: boolean;
+  /**
+   * Runs inside the turn's transaction, after the messages are written; a
+   * throw rolls the whole turn back (the chat layer records the run's end
+   * there, so a run that lost its claim cannot commit).
+   */
+  withinTransaction?: (manager: EntityManager) => Promise<void>;
 }
 
 export interface AppendTurnResult {
@@ -160,6 +166,7 @@ export class ConversationStorage {
       const firstSeq = row.message_count - messages.length + 1;
       const seqs = messages.map((_, i) => firstSeq + i);
       await this.insertMessages(manager, sessionId, seqs, messages);
+      await options.withinTransaction?.(manager);
       return { session_id: sessionId, seqs, message_count: row.message_count, created };
     });
     await this.cache.del(messagesCacheKey(userId, sessionId), sessionsCacheKey(userId));

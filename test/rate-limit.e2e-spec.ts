@@ -5,7 +5,7 @@ import { TcpProxy } from './support/tcp-proxy.js';
 describe('Per-user rate limits on chat turns and searches', () => {
   let a: TestApp;
   let b: TestApp;
-  const limits = { RATE_LIMIT_CHAT_PER_MINUTE: '2', RATE_LIMIT_SEARCH_PER_MINUTE: '3', KNOWLEDGE_SEED_ON_START: 'false' };
+  const limits = { RATE_LIMIT_CHAT_PER_MINUTE: '2', RATE_LIMIT_SEARCH_PER_MINUTE: '3', RATE_LIMIT_UPLOAD_PER_MINUTE: '1', KNOWLEDGE_SEED_ON_START: 'false' };
   beforeAll(async () => {
     a = await createTestApp(limits);
     b = await createTestApp(limits);
@@ -34,6 +34,21 @@ describe('Per-user rate limits on chat turns and searches', () => {
     }
     await request(b.app.getHttpServer()).post('/api/knowledge/search').set(b.auth(user)).send({ query: 'warranty' }).expect(429);
     await request(a.app.getHttpServer()).post('/api/chat').set(a.auth(user)).send({ message: 'hello' }).expect(200);
+  });
+
+  it('limits document uploads before the file is read', async () => {
+    const admin = a.auth(uniqueUser('uploader'), { role: 'admin' });
+    const first = await request(a.app.getHttpServer())
+      .post('/api/knowledge/documents')
+      .set(admin)
+      .attach('file', Buffer.from(`Rate limit probe ${Date.now()} ${Math.random()}`), 'rate-limit-probe.txt');
+    expect(first.status).toBe(201);
+    const second = await request(b.app.getHttpServer())
+      .post('/api/knowledge/documents')
+      .set(admin)
+      .attach('file', Buffer.from('another probe'), 'rate-limit-probe-2.txt');
+    expect(second.status).toBe(429);
+    await request(a.app.getHttpServer()).delete(`/api/knowledge/documents/${first.body.document.id}`).set(admin).expect(200);
   });
 
   it('still limits, per instance, while Redis is unreachable', async () => {

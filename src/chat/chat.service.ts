@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { Command, GraphRecursionError } from '@langchain/langgraph';
+import pRetry from 'p-retry';
 import { AgentFactory, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
 import { CheckpointerProvider } from '../agent/checkpointer.provider.js';
 import { ModelTimeoutError } from '../agent/models/model-errors.js';
@@ -337,17 +338,14 @@ export class ChatService {
    * heartbeat is stale).
    */
   private async markFinished(runId: string, status: 'done' | 'interrupted' | 'error', error?: string): Promise<void> {
-    const giveUpAt = Date.now() + this.config.chat.runStaleAfterMs;
-    const attempt = async (): Promise<void> => {
-      try {
-        await this.runs.finish(runId, status, error);
-      } catch (failure) {
-        if (Date.now() >= giveUpAt) return;
-        this.logger.warn(`run ${runId} not yet marked ${status}: ${(failure as Error).message}; retrying`);
-        setTimeout(() => void attempt(), this.runs.heartbeatMs).unref();
-      }
-    };
-    await attempt();
+    await pRetry(() => this.runs.finish(runId, status, error), {
+      retries: Number.MAX_SAFE_INTEGER,
+      minTimeout: this.runs.heartbeatMs,
+      factor: 1,
+      maxRetryTime: this.config.chat.runStaleAfterMs,
+      unref: true,
+      onFailedAttempt: ({ error: failure }) => this.logger.warn(`run ${runId} not yet marked ${status}: ${failure.message}; retrying`),
+    }).catch(() => undefined);
   }
 
   private async forgetCheckpoints(runId: string): Promise<void> {

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import pRetry from 'p-retry';
 import { closeRedisClient, createRedisClient, RedisClient } from '../common/redis-client.js';
 import { withTimeout } from '../common/with-timeout.js';
 import type { AppConfig } from '../config/app-config.js';
@@ -65,6 +66,8 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(RunEventsService.name);
   private readonly local = new Map<string, LocalRun>();
   private readonly writeChains = new Map<string, Promise<void>>();
+  /** Runs whose Redis stream stopped at a write that kept failing: nothing more is written for them. */
+  private readonly brokenStreams = new Set<string>();
   private readonly redis: RedisClient;
   private warned = false;
 
@@ -209,22 +212,47 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
     };
   }
 
+  /**
+   * Writes the event to the run's Redis stream, after the run's previous
+   * ones. A write that fails is retried a few times (the id makes a retry of
+   * a write that did land harmless); if it still fails, the run's later events
+   * are not written either, so a reader finds a complete prefix, never a
+   * silent gap, and learns from the run's status that the rest is missing.
+   */
   private persist(runId: string, event: RunEvent): void {
     const key = runEventsKey(runId);
     const ttl = this.config.chat.runEventsTtlSeconds;
     const previous = this.writeChains.get(runId) ?? Promise.resolve();
-    const next = previous.then(async () => {
+    const write = async () => {
       if (!this.redis.isReady) throw new Error('Redis is not connected');
       // Bounded, so a stalled Redis neither holds the chain (and shutdown) nor grows it without end.
       await withTimeout(
         this.redis.multi().xAdd(key, `${event.id}-0`, { payload: JSON.stringify(event) }).expire(key, ttl).exec(),
         this.commandTimeoutMs,
         () => new Error(`Redis did not answer within ${this.commandTimeoutMs} ms`),
-      );
+      ).catch((error: Error) => {
+        // The same id already there: an earlier attempt landed although its reply did not come back.
+        if (/equal or smaller than the target stream top item/i.test(error.message)) return;
+        throw error;
+      });
+    };
+    const next = previous.then(async () => {
+      if (this.brokenStreams.has(runId)) return;
+      try {
+        await pRetry(write, { retries: 2, minTimeout: 100, factor: 2, randomize: true, unref: true });
+      } catch (error) {
+        this.brokenStreams.add(runId);
+        throw error;
+      }
     });
     const settled = next.catch((error: Error) => this.warn(error));
     this.writeChains.set(runId, settled);
-    if (TERMINAL_EVENTS.has(event.event)) void settled.then(() => this.writeChains.delete(runId));
+    if (TERMINAL_EVENTS.has(event.event)) {
+      void settled.then(() => {
+        this.writeChains.delete(runId);
+        this.brokenStreams.delete(runId);
+      });
+    }
   }
 
   private warn(error: Error): void {

@@ -5,6 +5,8 @@ import { withTimeout } from './with-timeout.js';
 function connectOptions(config: AppConfig) {
   return {
     url: config.redis.url,
+    // Commands fail at once while disconnected instead of queueing for as long as the outage lasts.
+    disableOfflineQueue: true,
     socket: {
       connectTimeout: Math.max(config.redis.commandTimeoutMs, 500),
       reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000),

@@ -196,6 +196,9 @@ export class EnvironmentVariables {
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(100000)
   RATE_LIMIT_SEARCH_PER_MINUTE = 60;
 
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(100000)
+  RATE_LIMIT_UPLOAD_PER_MINUTE = 10;
+
   @IsOptional() @Type(() => Number) @IsInt() @Min(1000) @Max(600000)
   SSE_HEARTBEAT_MS = 15000;
 
@@ -253,7 +256,7 @@ export interface AppConfig {
   embeddings: { provider: 'local' | 'openai'; model: string; dimensions: number };
   dense: { backend: 'auto' | 'pgvector' | 'memory'; hnswEfSearch: number };
   /** Requests per user and minute; 0 turns the limit off. */
-  rateLimit: { chatPerMinute: number; searchPerMinute: number };
+  rateLimit: { chatPerMinute: number; searchPerMinute: number; uploadPerMinute: number };
   chat: {
     recentMessages: number;
     sseHeartbeatMs: number;
@@ -376,7 +379,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     embeddings: { provider: vars.EMBEDDING_PROVIDER, model: vars.EMBEDDING_MODEL, dimensions: vars.EMBEDDING_DIMENSIONS },
     dense: { backend: vars.RAG_DENSE_BACKEND, hnswEfSearch: vars.RAG_HNSW_EF_SEARCH },
-    rateLimit: { chatPerMinute: vars.RATE_LIMIT_CHAT_PER_MINUTE, searchPerMinute: vars.RATE_LIMIT_SEARCH_PER_MINUTE },
+    rateLimit: {
+      chatPerMinute: vars.RATE_LIMIT_CHAT_PER_MINUTE,
+      searchPerMinute: vars.RATE_LIMIT_SEARCH_PER_MINUTE,
+      uploadPerMinute: vars.RATE_LIMIT_UPLOAD_PER_MINUTE,
+    },
     chat: {
       recentMessages: vars.CHAT_RECENT_MESSAGES,
       sseHeartbeatMs: vars.SSE_HEARTBEAT_MS,

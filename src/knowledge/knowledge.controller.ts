@@ -65,7 +65,8 @@ export class KnowledgeController {
   @ApiConsumes('multipart/form-data')
   @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
   @ApiOkResponse({ type: DocumentUploadResponse, description: '200 for a duplicate, 201 for a new document' })
-  @ApiErrorResponses(403, 413, 415, 422)
+  @ApiErrorResponses(403, 413, 415, 422, 429)
+  @RateLimit('upload')
   @UseInterceptors(FileInterceptor('file'))
   async upload(
     @CurrentUser() user: AuthUser,

@@ -5,6 +5,7 @@ import type { RequestWithUser } from '../auth/auth-user.js';
 import { RateLimitBucket, RateLimitService } from './rate-limit.service.js';
 
 const RATE_LIMIT_BUCKET = 'rateLimit:bucket';
+const BUCKET_NAMES: Record<RateLimitBucket, string> = { chat: 'chat turns', search: 'searches', upload: 'uploads' };
 
 @Injectable()
 export class RateLimitGuard implements CanActivate {
@@ -21,7 +22,7 @@ export class RateLimitGuard implements CanActivate {
     if (verdict.allowed) return true;
     context.switchToHttp().getResponse<Response>().setHeader('Retry-After', String(verdict.retryAfterSeconds));
     throw new HttpException(
-      `Too many ${bucket === 'chat' ? 'chat turns' : 'searches'} for this user; retry in ${verdict.retryAfterSeconds} s`,
+      `Too many ${BUCKET_NAMES[bucket]} for this user; retry in ${verdict.retryAfterSeconds} s`,
       HttpStatus.TOO_MANY_REQUESTS,
     );
   }

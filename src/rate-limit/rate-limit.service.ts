@@ -4,8 +4,8 @@ import { closeRedisClient, createRedisClient, RedisClient } from '../common/redi
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 
-/** The routes that cost the most: chat turns and knowledge searches, limited per user. */
-export type RateLimitBucket = 'chat' | 'search';
+/** The routes that cost the most: chat turns, knowledge searches and document uploads, limited per user. */
+export type RateLimitBucket = 'chat' | 'search' | 'upload';
 
 export type RateLimitVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
@@ -26,6 +26,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     const perMinute: Record<RateLimitBucket, number> = {
       chat: config.rateLimit.chatPerMinute,
       search: config.rateLimit.searchPerMinute,
+      upload: config.rateLimit.uploadPerMinute,
     };
     for (const bucket of Object.keys(perMinute) as RateLimitBucket[]) {
       const points = perMinute[bucket];

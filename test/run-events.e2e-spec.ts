@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import { createClient } from '@keyv/redis';
+import { loadConfig } from '../src/config/app-config.js';
+import { RunEventsService, runEventsKey } from '../src/chat/run-events.service.js';
+import { TcpProxy } from './support/tcp-proxy.js';
+import { waitUntil } from './support/service-process.js';
+import { TEST_REDIS_URL, testDatabaseUrl } from './support/test-env.js';
+
+describe("A run's events in Redis", () => {
+  it('are a complete prefix when a write fails: later events are not written after a gap', async () => {
+    const redisUrl = new URL(TEST_REDIS_URL);
+    const link = await new TcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379)).start();
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      DATABASE_URL: testDatabaseUrl(),
+      REDIS_URL: `redis://127.0.0.1:${link.port}${redisUrl.pathname}`,
+      CACHE_COMMAND_TIMEOUT_MS: '100',
+    });
+    const events = new RunEventsService(config);
+    const reader = createClient({ url: TEST_REDIS_URL });
+    await reader.connect();
+    const runId = randomUUID();
+    try {
+      events.onModuleInit();
+      await waitUntil(async () => (events as unknown as { redis: { isReady: boolean } }).redis.isReady, 'Redis connected', 5000, 10);
+      events.open(runId);
+      events.publish(runId, 'metadata', { run_id: runId });
+      await events.flushed(runId);
+      link.setMode('refuse'); // the connection drops; writes fail until it is back
+      events.publish(runId, 'token', { text: 'lost' });
+      await events.flushed(runId);
+      link.setMode('forward');
+      await waitUntil(async () => (events as unknown as { redis: { isReady: boolean } }).redis.isReady, 'Redis reconnected', 10000, 10);
+      events.publish(runId, 'token', { text: 'after the outage' });
+      events.publish(runId, 'done', { response: 'x' });
+      await events.flushed(runId);
+      const stored = await reader.xRange(runEventsKey(runId), '-', '+');
+      const ids = stored.map((entry) => JSON.parse(entry.message.payload as string).id as number);
+      expect(ids).toEqual(ids.map((_, i) => i + 1)); // 1..n: no gap
+      expect(ids.length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await events.onApplicationShutdown();
+      await reader.del(runEventsKey(runId));
+      await reader.quit();
+      await link.stop();
+    }
+  }, 30000);
+});

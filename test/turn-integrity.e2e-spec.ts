@@ -154,6 +154,16 @@ describe('Turn integrity: ownership while a first turn runs, deletes that win', 
     await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'weather in Paris', session_id: session }).expect(200);
   });
 
+  it('takes session ids in any case and answers with one spelling', async () => {
+    const user = uniqueUser('upper');
+    const session = randomUUID();
+    const res = await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'hello', session_id: session.toUpperCase() }).expect(200);
+    expect(res.body.session_id).toBe(session);
+    const transcript = await request(t.app.getHttpServer()).get(`/api/sessions/${session.toUpperCase()}/messages`).set(t.auth(user)).expect(200);
+    expect(transcript.body.session_id).toBe(session);
+    expect(transcript.body.messages).toHaveLength(2);
+  });
+
   it("deleting a session with a paused question removes the paused task's checkpoint and runs", async () => {
     const user = uniqueUser('paused-delete');
     const paused = await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'How long is the Aurora warranty?' }).expect(200);

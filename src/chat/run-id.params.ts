@@ -1,8 +1,10 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsUUID } from 'class-validator';
+import { LowercaseId } from '../common/storable-text.js';
 
 export class RunIdParams {
   @ApiProperty({ format: 'uuid' })
+  @LowercaseId()
   @IsUUID()
   run_id: string;
 }

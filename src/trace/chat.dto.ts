@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
-import { IsStorableText } from '../common/storable-text.js';
+import { IsStorableText, LowercaseId } from '../common/storable-text.js';
 import { PendingHitlState, RagTrace } from './trace.protocol.js';
 
 export const CHAT_MESSAGE_MAX_LENGTH = 8000;
@@ -15,6 +15,7 @@ export class ChatRequest {
 
   @ApiPropertyOptional({ description: 'Existing session; absent starts a new one', format: 'uuid' })
   @IsOptional()
+  @LowercaseId()
   @IsUUID()
   session_id?: string;
 }

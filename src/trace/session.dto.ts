@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
-import { IsStorableText } from '../common/storable-text.js';
+import { IsStorableText, LowercaseId } from '../common/storable-text.js';
 import { PendingHitlState, RagTrace } from './trace.protocol.js';
 
 export const MESSAGE_TYPES = ['human', 'ai', 'system'] as const;
@@ -84,6 +84,7 @@ export class SessionListQuery {
 
 export class SessionIdParams {
   @ApiProperty({ format: 'uuid' })
+  @LowercaseId()
   @IsUUID()
   session_id: string;
 }

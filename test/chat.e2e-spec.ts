@@ -54,7 +54,10 @@ describe('Chat turns with the local provider', () => {
       title: 'How do I reset the Aurora X1 router to factory settings?',
       message_count: 2,
     });
-    const [{ count }] = await t.dataSource.query('SELECT count(*)::int AS count FROM checkpoints');
+    const [{ count }] = await t.dataSource.query(
+      'SELECT count(*)::int AS count FROM checkpoints WHERE thread_id IN (SELECT id::text FROM chat_runs WHERE session_id = $1)',
+      [res.body.session_id],
+    );
     expect(count).toBe(0); // a finished run leaves no checkpoint
   });
 

@@ -15,10 +15,10 @@ import { SessionNotFoundError } from '../session/session.errors.js';
 import { normalizeHitlResumeState, normalizePendingHitl } from '../trace/trace.normalizer.js';
 import type { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
 import { ChatRequestContext } from './chat-request-context.js';
-import { RunNotRunningError, TurnFailedError, TurnFailureCode } from './chat.errors.js';
+import { RunInProgressError, RunNotRunningError, TurnFailedError, TurnFailureCode } from './chat.errors.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
 import { RunEventsService } from './run-events.service.js';
-import { RunRegistry } from './run-registry.service.js';
+import { RunRegistry, RunSlotTakenError } from './run-registry.service.js';
 import type { SseEventType } from './sse.js';
 
 export interface TurnResult {
@@ -103,10 +103,18 @@ export class ChatService {
    */
   async prepare(userId: string, message: string, sessionId?: string): Promise<PreparedTurn> {
     const id = sessionId ?? randomUUID();
-    await this.storage.openSession(userId, id, titleFrom(message));
     const runId = randomUUID();
-    await this.runs.start(runId, id, userId);
-    return { runId, sessionId: id, userId, message };
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      try {
+        await this.storage.openSession(userId, id, titleFrom(message), (manager) => this.runs.claim(manager, runId, id, userId));
+        return { runId, sessionId: id, userId, message };
+      } catch (error) {
+        if (!(error instanceof RunSlotTakenError)) throw error;
+        // A run whose instance died stops blocking its session once its heartbeat is stale.
+        if (!(await this.runs.releaseStale(id))) throw new RunInProgressError(id);
+      }
+    }
+    throw new RunInProgressError(id);
   }
 
   /** Runs a prepared turn to the end and answers it whole (POST /api/chat). */

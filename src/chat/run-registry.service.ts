@@ -3,9 +3,15 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { isForeignKeyViolation, isUniqueViolation, sqlRows } from '../database/sql.js';
-import { SessionNotFoundError } from '../session/session.errors.js';
-import { RunInProgressError, RunNotRunningError } from './chat.errors.js';
+import { isUniqueViolation, sqlRows } from '../database/sql.js';
+import { RunNotRunningError } from './chat.errors.js';
+
+/** The session already has a run in flight (internal: the caller decides between 409 and taking over a stale run). */
+export class RunSlotTakenError extends Error {
+  constructor(readonly sessionId: string) {
+    super(`session ${sessionId} has a run in flight`);
+  }
+}
 
 export type RunStatus = 'running' | 'done' | 'error' | 'interrupted' | 'abandoned';
 
@@ -33,31 +39,31 @@ export class RunRegistry {
     return this.config.chat.runHeartbeatMs;
   }
 
-  /** Claims the session's run slot; the session row must exist (see ConversationStorage.openSession). */
-  async start(runId: string, sessionId: string, userId: string): Promise<void> {
-    for (let attempt = 0; attempt < 2; attempt += 1) {
-      try {
-        await this.dataSource.query(
-          `INSERT INTO chat_runs (id, session_id, user_id, status) VALUES ($1, $2, $3, 'running')`,
-          [runId, sessionId, userId],
-        );
-        return;
-      } catch (error) {
-        // The session was deleted between opening it and claiming its slot.
-        if (isForeignKeyViolation(error)) throw new SessionNotFoundError(sessionId);
-        if (!isUniqueViolation(error)) throw error;
-        const released = await sqlRows(
-          this.dataSource,
-          `UPDATE chat_runs SET status = 'abandoned', finished_at = now(), error = 'no heartbeat'
-            WHERE session_id = $1 AND status = 'running'
-              AND heartbeat_at < now() - $2::int * INTERVAL '1 millisecond'
-          RETURNING id`,
-          [sessionId, this.config.chat.runStaleAfterMs],
-        );
-        if (released.length === 0) throw new RunInProgressError(sessionId);
-      }
+  /**
+   * Claims the session's run slot inside the transaction that opened the
+   * session. Throws RunSlotTakenError when a run is in flight there.
+   */
+  async claim(manager: EntityManager, runId: string, sessionId: string, userId: string): Promise<void> {
+    try {
+      await manager.query(`INSERT INTO chat_runs (id, session_id, user_id, status) VALUES ($1, $2, $3, 'running')`, [runId, sessionId, userId]);
+    } catch (error) {
+      // The transaction is spoiled and rolls back whole: a session it had just created goes with it.
+      if (isUniqueViolation(error)) throw new RunSlotTakenError(sessionId);
+      throw error;
     }
-    throw new RunInProgressError(sessionId);
+  }
+
+  /** Marks the session's running run abandoned when its heartbeat is stale; true when one was. */
+  async releaseStale(sessionId: string): Promise<boolean> {
+    const released = await sqlRows(
+      this.dataSource,
+      `UPDATE chat_runs SET status = 'abandoned', finished_at = now(), error = 'no heartbeat'
+        WHERE session_id = $1 AND status = 'running'
+          AND heartbeat_at < now() - $2::int * INTERVAL '1 millisecond'
+      RETURNING id`,
+      [sessionId, this.config.chat.runStaleAfterMs],
+    );
+    return released.length > 0;
   }
 
   async heartbeat(runId: string): Promise<void> {

@@ -25,8 +25,3 @@ export function pgErrorCode(error: unknown): string | undefined {
 export function isUniqueViolation(error: unknown): boolean {
   return pgErrorCode(error) === '23505';
 }
-
-/** Whether a failed query referenced a row that does not exist (PostgreSQL 23503). */
-export function isForeignKeyViolation(error: unknown): boolean {
-  return pgErrorCode(error) === '23503';
-}

@@ -259,31 +259,42 @@ export class ConversationStorage {
    * Opens the session a turn is about to run in: creates it (titled from the
    * message) when it does not exist, so the session exists — for its owner
    * only — from the moment its first turn starts. Throws SessionNotFoundError
-   * when it belongs to someone else.
+   * when it belongs to someone else. `withinTransaction` runs in the same
+   * transaction once the session is known to be the user's.
    */
-  async openSession(userId: string, sessionId: string, title: string): Promise<{ created: boolean }> {
-    for (let attempt = 0; attempt < 2; attempt += 1) {
-      const [row] = await sqlRows<{ user_id: string; created: boolean }>(
-        this.dataSource,
-        `WITH inserted AS (
-           INSERT INTO chat_sessions (id, user_id, title) VALUES ($1, $2, $3)
-           ON CONFLICT (id) DO NOTHING RETURNING user_id
-         ), bump AS (
-           INSERT INTO chat_user_versions (user_id) SELECT $2 FROM inserted
-           ON CONFLICT (user_id) DO UPDATE SET version = nextval('chat_cache_version_seq')
-         )
-         SELECT user_id, true AS created FROM inserted
-         UNION ALL
-         SELECT user_id, false AS created FROM chat_sessions WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
-        [sessionId, userId, this.clampTitle(title)],
-      );
-      // No row: another request created it after this statement's snapshot was taken; read it again.
-      if (!row) continue;
-      if (row.user_id !== userId) throw new SessionNotFoundError(sessionId);
-      if (row.created) await this.cache.del(sessionsCacheKey(userId));
-      return { created: row.created };
-    }
-    throw new SessionNotFoundError(sessionId);
+  async openSession(
+    userId: string,
+    sessionId: string,
+    title: string,
+    withinTransaction?: (manager: EntityManager) => Promise<void>,
+  ): Promise<{ created: boolean }> {
+    const opened = await this.dataSource.transaction(async (manager) => {
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        const [row] = await sqlRows<{ user_id: string; created: boolean }>(
+          manager,
+          `WITH inserted AS (
+             INSERT INTO chat_sessions (id, user_id, title) VALUES ($1, $2, $3)
+             ON CONFLICT (id) DO NOTHING RETURNING user_id
+           ), bump AS (
+             INSERT INTO chat_user_versions (user_id) SELECT $2 FROM inserted
+             ON CONFLICT (user_id) DO UPDATE SET version = nextval('chat_cache_version_seq')
+           )
+           SELECT user_id, true AS created FROM inserted
+           UNION ALL
+           SELECT user_id, false AS created FROM chat_sessions WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
+          [sessionId, userId, this.clampTitle(title)],
+        );
+        // No row: another request created it after this statement's snapshot was taken; read it again.
+        if (!row) continue;
+        if (row.user_id !== userId) throw new SessionNotFoundError(sessionId);
+        // The turn's claim on the session commits with it: one commit for both.
+        await withinTransaction?.(manager);
+        return { created: row.created };
+      }
+      throw new SessionNotFoundError(sessionId);
+    });
+    if (opened.created) await this.cache.del(sessionsCacheKey(userId));
+    return opened;
   }
 
   /** Who owns a session: null when it does not exist. */

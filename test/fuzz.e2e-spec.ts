@@ -34,7 +34,7 @@ describe('Fuzz: arbitrary Unicode through every string field', () => {
   const tokenFor = (sub: unknown) => `Bearer ${jwt.sign({ sub } as object, { algorithm: 'HS256', expiresIn: '1h' })}`;
 
   beforeAll(async () => {
-    t = await createTestApp({ RATE_LIMIT_CHAT_PER_MINUTE: '0', RATE_LIMIT_SEARCH_PER_MINUTE: '0' });
+    t = await createTestApp({ RATE_LIMIT_CHAT_PER_MINUTE: '0', RATE_LIMIT_SEARCH_PER_MINUTE: '0', RATE_LIMIT_UPLOAD_PER_MINUTE: '0' });
   });
   afterAll(() => t.close());
 
@@ -139,6 +139,41 @@ describe('Fuzz: arbitrary Unicode through every string field', () => {
       }),
       { numRuns: RUNS },
     );
+  }, 120_000);
+
+  it('uploaded file names and contents: 201 with the name stored exactly, or 400/422; never 5xx', async () => {
+    const admin = t.auth(uniqueUser('fuzz-upload'), { role: 'admin' });
+    const percentEncoded = (text: string) => [...Buffer.from(text, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+    let storedCount = 0;
+    await fc.assert(
+      fc.asyncProperty(hostileText, fc.constantFrom('.txt', '.md'), hostileText, async (stem, extension, content) => {
+        const name = `${stem}${extension}`;
+        const boundary = `----fuzz${randomUUID()}`;
+        // RFC 5987 filename*: any code point travels percent-encoded as UTF-8 (a lone surrogate as U+FFFD, as every UTF-8 encoder writes it).
+        const body = Buffer.concat([
+          Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename*=UTF-8''${percentEncoded(name)}\r\n`, 'latin1'),
+          Buffer.from('Content-Type: text/plain\r\n\r\n', 'latin1'),
+          Buffer.from(`${content} ${randomUUID()}`, 'utf8'),
+          Buffer.from(`\r\n--${boundary}--\r\n`, 'latin1'),
+        ]);
+        const res = await request(t.app.getHttpServer())
+          .post('/api/knowledge/documents')
+          .set(admin)
+          .set('Content-Type', `multipart/form-data; boundary=${boundary}`)
+          .send(body);
+        below500(res.status, `upload ${JSON.stringify(name)}`);
+        expect([201, 400, 415, 422]).toContain(res.status);
+        if (res.status !== 201) return;
+        storedCount += 1;
+        const sent = Buffer.from(name, 'utf8').toString('utf8');
+        expect(res.body.document.filename).toBe(sent);
+        const listed = await request(t.app.getHttpServer()).get('/api/knowledge/documents').set(admin).expect(200);
+        expect(listed.body.documents.find((d: { id: string }) => d.id === res.body.document.id)?.filename).toBe(sent);
+        await request(t.app.getHttpServer()).delete(`/api/knowledge/documents/${res.body.document.id}`).set(admin).expect(200);
+      }),
+      { numRuns: Math.ceil(RUNS / 2) },
+    );
+    expect(storedCount).toBeGreaterThan(0);
   }, 120_000);
 
   it('unknown and prototype keys, any value types and depths in bodies: 4xx, never 5xx', async () => {

@@ -164,6 +164,21 @@ describe('Turn integrity: ownership while a first turn runs, deletes that win', 
     expect(transcript.body.messages).toHaveLength(2);
   });
 
+  it('text the database cannot store is refused before it reaches a paused question, which still waits for its answer', async () => {
+    const user = uniqueUser('paused-hostile');
+    const server = t.app.getHttpServer();
+    const paused = await request(server).post('/api/chat').set(t.auth(user)).send({ message: 'How long is the Aurora warranty?' }).expect(200);
+    const session = paused.body.session_id;
+    expect(paused.body.pending_hitl).not.toBeNull();
+    for (const hostile of ['Aurora X1\u0000', 'Aurora X1\ud800', '\u200b \u200d']) {
+      await request(server).post('/api/chat').set(t.auth(user)).send({ message: hostile, session_id: session }).expect(400);
+    }
+    const list = await request(server).get('/api/sessions').set(t.auth(user)).expect(200);
+    expect(list.body.sessions[0].pending_hitl?.task_id).toBe(paused.body.pending_hitl.task_id);
+    const resumed = await request(server).post('/api/chat').set(t.auth(user)).send({ message: 'Aurora X1', session_id: session }).expect(200);
+    expect(resumed.body.rag_trace).toMatchObject({ hitl_resumed: true, user_supplement: 'Aurora X1' });
+  });
+
   it("deleting a session with a paused question removes the paused task's checkpoint and runs", async () => {
     const user = uniqueUser('paused-delete');
     const paused = await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'How long is the Aurora warranty?' }).expect(200);

@@ -293,7 +293,7 @@ export class ConversationStorage {
       }
       throw new SessionNotFoundError(sessionId);
     });
-    if (opened.created) await this.cache.del(sessionsCacheKey(userId));
+    // No cache delete here: the list's version moved with the new session, so a cached list is no longer served.
     return opened;
   }
 

@@ -190,24 +190,32 @@ describe('Faults: PostgreSQL and Redis stopped, paused and killed; instances kil
     }
   }, 60_000);
 
-  it('rejoining a run whose instance was killed ends with run_lost, and the session is free again', async () => {
+  /**
+   * A turn in flight on the built service (`doomed`, to be killed) waiting on the held weather service,
+   * and an in-process instance (`survivor`) on the same PostgreSQL and Redis, both with fast heartbeats.
+   */
+  async function turnOnDoomedInstance(label: string) {
     const fast = { RUN_HEARTBEAT_MS: '100', RUN_STALE_AFTER_MS: '400' };
     const doomed = await startService({ ...serviceEnv(), ...fast });
     services.push(doomed);
     const survivor = await app(fast);
     const base = await survivor.listen();
-    const user = uniqueUser('killed');
-    const headers = { ...survivor.auth(user), 'Content-Type': 'application/json' };
+    const user = uniqueUser(label);
     weather.hold();
     const inFlight = weather.nextRequest();
     const stream = await openSse(`${doomed.baseUrl}/api/chat/stream`, {
       method: 'POST',
-      headers,
+      headers: { ...survivor.auth(user), 'Content-Type': 'application/json' },
       body: JSON.stringify({ message: 'weather in Berlin?' }),
     });
     const { run_id, session_id } = (await stream.waitFor((e) => e.event === 'metadata')).data;
-    await stream.waitFor((e) => e.event === 'tool');
     await inFlight;
+    return { doomed, survivor, base, user, stream, run_id: run_id as string, session_id: session_id as string };
+  }
+
+  it('rejoining a run whose instance was killed ends with run_lost, and the session is free again', async () => {
+    const { doomed, survivor, base, user, stream, run_id, session_id } = await turnOnDoomedInstance('killed');
+    await stream.waitFor((e) => e.event === 'tool');
     doomed.kill('SIGKILL');
     await doomed.exited;
     stream.close();
@@ -228,21 +236,7 @@ describe('Faults: PostgreSQL and Redis stopped, paused and killed; instances kil
   }, 60_000);
 
   it('a follower on another instance is told run_lost when the run stops heartbeating mid-stream', async () => {
-    const fast = { RUN_HEARTBEAT_MS: '100', RUN_STALE_AFTER_MS: '400' };
-    const doomed = await startService({ ...serviceEnv(), ...fast });
-    services.push(doomed);
-    const survivor = await app(fast);
-    const base = await survivor.listen();
-    const user = uniqueUser('follower');
-    weather.hold();
-    const inFlight = weather.nextRequest();
-    const stream = await openSse(`${doomed.baseUrl}/api/chat/stream`, {
-      method: 'POST',
-      headers: { ...survivor.auth(user), 'Content-Type': 'application/json' },
-      body: JSON.stringify({ message: 'weather in Berlin?' }),
-    });
-    const { run_id } = (await stream.waitFor((e) => e.event === 'metadata')).data;
-    await inFlight;
+    const { doomed, survivor, base, user, stream, run_id } = await turnOnDoomedInstance('follower');
     const follower = await openSse(`${base}/api/chat/runs/${run_id}/stream`, { headers: survivor.auth(user) });
     await follower.waitFor((e) => e.event === 'tool');
     doomed.kill('SIGKILL');

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { DocumentsService } from '../src/knowledge/documents.service.js';
 import { HybridRecall } from '../src/knowledge/hybrid-recall.service.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
-import { makePdf } from './support/make-pdf.js';
+import { assemblePdf, makePdf } from './support/make-pdf.js';
 
 /** A PDF whose text extraction yields a NUL character: its font maps the code of "~" to U+0000 (ToUnicode). */
 function pdfWithNulInText(): Buffer {
@@ -21,17 +21,7 @@ function pdfWithNulInText(): Buffer {
     `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
     `<< /Length ${cmap.length} >>\nstream\n${cmap}\nendstream`,
   ];
-  let body = '%PDF-1.4\n';
-  const offsets: number[] = [];
-  for (let id = 1; id < objects.length; id += 1) {
-    offsets[id] = Buffer.byteLength(body, 'latin1');
-    body += `${id} 0 obj\n${objects[id]}\nendobj\n`;
-  }
-  const xref = Buffer.byteLength(body, 'latin1');
-  body += `xref\n0 ${objects.length}\n0000000000 65535 f \n`;
-  for (let id = 1; id < objects.length; id += 1) body += `${String(offsets[id]).padStart(10, '0')} 00000 n \n`;
-  body += `trailer\n<< /Size ${objects.length} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(body, 'latin1');
+  return assemblePdf(objects);
 }
 
 /** About `bytes` of mixed Chinese and English text, deterministic, in short lines of sentences. */

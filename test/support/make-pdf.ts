@@ -12,6 +12,11 @@ export function makePdf(pages: string[]): Buffer {
     objects[pageId] = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${pageId + 1} 0 R >>`;
     objects[pageId + 1] = `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`;
   });
+  return assemblePdf(objects);
+}
+
+/** Writes PDF objects (numbered from 1; index 0 unused) with their cross-reference table and trailer. */
+export function assemblePdf(objects: string[]): Buffer {
   let body = '%PDF-1.4\n';
   const offsets: number[] = [];
   for (let id = 1; id < objects.length; id += 1) {

@@ -122,6 +122,7 @@ describe('Faults: PostgreSQL and Redis stopped, paused and killed; instances kil
     // The answer comes while the server is still paused: nothing waits for the stall to end.
     const res = await turn;
     expect(res.status).toBe(503);
+    // It stalls on a checkpoint write, before its own commit: nothing of it can have landed.
     expect(res.body.message).toMatch(/Your message was NOT saved/);
     const during = await request(t.app.getHttpServer()).get('/api/sessions').set(t.auth(user));
     expect(during.status).toBe(503);

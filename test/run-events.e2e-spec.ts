@@ -7,6 +7,32 @@ import { waitUntil } from './support/service-process.js';
 import { TEST_REDIS_URL, testDatabaseUrl } from './support/test-env.js';
 
 describe("A run's events in Redis", () => {
+  it('treat a retried write that had landed after all as written, and go on', async () => {
+    const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), REDIS_URL: TEST_REDIS_URL });
+    const events = new RunEventsService(config);
+    const reader = createClient({ url: TEST_REDIS_URL });
+    await reader.connect();
+    const runId = randomUUID();
+    try {
+      events.onModuleInit();
+      await waitUntil(async () => (events as unknown as { redis: { isReady: boolean } }).redis.isReady, 'Redis connected', 5000, 10);
+      events.open(runId);
+      events.publish(runId, 'metadata', { run_id: runId });
+      await events.flushed(runId);
+      // The next event already reached Redis by an attempt whose reply was lost.
+      await reader.xAdd(runEventsKey(runId), '2-0', { payload: JSON.stringify({ id: 2, event: 'token', data: { text: 'a' } }) });
+      events.publish(runId, 'token', { text: 'a' });
+      events.publish(runId, 'done', { response: 'a' });
+      await events.flushed(runId);
+      const stored = await reader.xRange(runEventsKey(runId), '-', '+');
+      expect(stored.map((entry) => JSON.parse(entry.message.payload as string).event)).toEqual(['metadata', 'token', 'done']);
+    } finally {
+      await events.onApplicationShutdown();
+      await reader.del(runEventsKey(runId));
+      await reader.quit();
+    }
+  }, 30000);
+
   it('are a complete prefix when a write fails: later events are not written after a gap', async () => {
     const redisUrl = new URL(TEST_REDIS_URL);
     const link = await new TcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379)).start();

@@ -179,6 +179,34 @@ describe('Turn integrity: ownership while a first turn runs, deletes that win', 
     expect(resumed.body.rag_trace).toMatchObject({ hitl_resumed: true, user_supplement: 'Aurora X1' });
   });
 
+  it('says the outcome is not known when the database stops answering during the turn\'s own commit', async () => {
+    const strict = await createTestApp({ WEATHER_BASE_URL: weather.url, WEATHER_GEOCODING_URL: weather.url, DATABASE_LOCK_TIMEOUT_MS: '300' });
+    const blocker = t.dataSource.createQueryRunner();
+    try {
+      const user = uniqueUser('unknown-outcome');
+      const session = randomUUID();
+      weather.hold();
+      const inFlight = weather.nextRequest();
+      const turn = request(strict.app.getHttpServer()).post('/api/chat').set(strict.auth(user)).send({ message: 'weather in Paris', session_id: session }).then((r) => r);
+      await inFlight;
+      // Another transaction holds the session row: the turn's commit, and then the attempt to keep its message, time out on the lock.
+      await blocker.connect();
+      await blocker.startTransaction();
+      await blocker.query('SELECT id FROM chat_sessions WHERE id = $1 FOR UPDATE', [session]);
+      weather.release();
+      const res = await turn;
+      expect(res.status).toBe(503);
+      expect(res.body.message).toMatch(/Whether your message was saved is not known yet/);
+      await blocker.rollbackTransaction();
+      const transcript = await request(strict.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(strict.auth(user)).expect(200);
+      expect(transcript.body.messages).toEqual([]); // a lock timeout rolled the commit back: reloading tells the truth
+    } finally {
+      if (blocker.isTransactionActive) await blocker.rollbackTransaction();
+      await blocker.release();
+      await strict.close();
+    }
+  });
+
   it("deleting a session with a paused question removes the paused task's checkpoint and runs", async () => {
     const user = uniqueUser('paused-delete');
     const paused = await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'How long is the Aurora warranty?' }).expect(200);

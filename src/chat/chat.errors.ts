@@ -25,7 +25,8 @@ export class TurnFailedError extends Error {
   constructor(
     readonly code: TurnFailureCode,
     message: string,
-    readonly messageSaved: boolean,
+    /** Null when it is not known: the turn's own commit was in flight when the database stopped answering. */
+    readonly messageSaved: boolean | null,
   ) {
     super(message);
   }

@@ -152,6 +152,8 @@ export class ChatService {
     heartbeat.unref();
     emit('metadata', { run_id: runId, session_id: sessionId });
     let threadId = runId;
+    // Set while the turn's own commit is in flight: a failure then may have committed after all.
+    let committing = false;
     try {
       const history = await this.storage.getTurnContext(userId, sessionId, this.config.chat.recentMessages);
       const metadata = history?.metadata ?? {};
@@ -188,6 +190,7 @@ export class ChatService {
         });
         if (!pending) throw new Error('the knowledge tool paused with an invalid HITL payload');
         const prompt: string = pending.clarification_prompt ?? pending.original_question ?? '';
+        committing = true;
         await this.storage.appendTurn(
           userId,
           sessionId,
@@ -208,6 +211,7 @@ export class ChatService {
       }
 
       const response = outcome.answer;
+      committing = true;
       const committed = await this.storage.appendTurn(
         userId,
         sessionId,
@@ -234,7 +238,7 @@ export class ChatService {
       let { code, reason } = classifyFailure(error);
       this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, `turn failed: ${code}`);
       // The user's message is kept when it can be, with the run's end in the same transaction.
-      let outcome: 'saved' | 'not_saved' | 'committed_after_all' = 'not_saved';
+      let outcome: 'saved' | 'not_saved' | 'committed_after_all' | 'unknown' = 'not_saved';
       if (code !== 'session_deleted' && code !== 'run_lost') {
         try {
           await this.storage.appendTurn(userId, sessionId, [{ type: 'human', content: message }], {
@@ -250,13 +254,17 @@ export class ChatService {
             ({ code, reason } = classifyFailure(saveError));
           } else {
             this.logger.error({ err: saveError, run_id: runId }, 'could not keep the human message');
+            // The turn's commit, if it was in flight, may yet have landed: then the run reads `done` and nothing changes.
+            if (committing) outcome = 'unknown';
             void this.markFinished(runId, 'error', reason);
           }
         }
       }
-      const saved = outcome !== 'not_saved';
+      const saved = outcome === 'unknown' ? null : outcome !== 'not_saved';
       const told =
-        outcome === 'committed_after_all'
+        outcome === 'unknown'
+          ? 'Whether your message was saved is not known yet (the database stopped answering while the turn was being saved): reload the session before sending it again.'
+          : outcome === 'committed_after_all'
           ? 'The turn was saved after all (the database confirmed it late): reload the session to read the answer.'
           : outcome === 'saved'
             ? 'Your message was saved; retry to get an answer.'
@@ -267,7 +275,7 @@ export class ChatService {
       emit('error', { code: failure.code, message: failure.message, message_saved: saved });
       // A paused task's thread (another run's id) is kept so the user can answer again, unless its session is gone.
       await this.forgetCheckpoints(runId);
-      if (code === 'session_deleted' && threadId !== runId) await this.forgetCheckpoints(threadId);
+      if ((code === 'session_deleted' || outcome === 'committed_after_all') && threadId !== runId) await this.forgetCheckpoints(threadId);
       throw failure;
     } finally {
       clearInterval(heartbeat);

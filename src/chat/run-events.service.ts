@@ -232,7 +232,9 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
         () => new Error(`Redis did not answer within ${this.commandTimeoutMs} ms`),
       ).catch((error: Error) => {
         // The same id already there: an earlier attempt landed although its reply did not come back.
-        if (/equal or smaller than the target stream top item/i.test(error.message)) return;
+        // Inside MULTI, node-redis reports the command's error among the `replies` of a MultiErrorReply.
+        const replies = ((error as { replies?: unknown[] }).replies ?? []).map((reply) => (reply instanceof Error ? reply.message : String(reply)));
+        if ([error.message, ...replies].some((text) => /equal or smaller than the target stream top item/i.test(text))) return;
         throw error;
       });
     };

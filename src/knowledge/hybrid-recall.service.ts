@@ -1,7 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { pgErrorCode, sqlRows } from '../database/sql.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { DenseRecall } from './dense/dense-recall.service.js';
 import { EmbeddingProvider } from './embeddings.js';
 import { RetrievalHit } from './retrieval.service.js';
@@ -63,14 +65,21 @@ export interface FullTextRanking {
  */
 @Injectable()
 export class HybridRecall {
+  /**
+   * Statement timeout of the full-text ranking (a property so tests can shorten it): never longer than the
+   * service's own statement limit, so the server cancels it (57014, answered by the dense ranking) before
+   * the client-side read limit gives up on the connection.
+   */
+  statementTimeoutMs: number;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly embeddings: EmbeddingProvider,
     private readonly dense: DenseRecall,
-  ) {}
-
-  /** Statement timeout of the full-text ranking (a property so tests can shorten it). */
-  statementTimeoutMs = FULL_TEXT_STATEMENT_TIMEOUT_MS;
+    @Optional() @Inject(APP_CONFIG) config?: AppConfig,
+  ) {
+    this.statementTimeoutMs = Math.min(FULL_TEXT_STATEMENT_TIMEOUT_MS, config?.database.statementTimeoutMs ?? FULL_TEXT_STATEMENT_TIMEOUT_MS);
+  }
 
   /** The `recallK` best leaves by fused rank, best first. */
   async recall(query: string, recallK: number): Promise<RecallResult> {

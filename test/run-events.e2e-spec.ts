@@ -6,16 +6,26 @@ import { TcpProxy } from './support/tcp-proxy.js';
 import { waitUntil } from './support/service-process.js';
 import { TEST_REDIS_URL, testDatabaseUrl } from './support/test-env.js';
 
+/** A RunEventsService on its own, connected to Redis at `redisUrl`. */
+async function connectedRunEvents(redisUrl: string, commandTimeoutMs = '200'): Promise<RunEventsService> {
+  const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), REDIS_URL: redisUrl, CACHE_COMMAND_TIMEOUT_MS: commandTimeoutMs });
+  const events = new RunEventsService(config);
+  events.onModuleInit();
+  await redisReady(events);
+  return events;
+}
+
+function redisReady(events: RunEventsService): Promise<void> {
+  return waitUntil(async () => (events as unknown as { redis: { isReady: boolean } }).redis.isReady, 'Redis connected', 10000, 10);
+}
+
 describe("A run's events in Redis", () => {
   it('treat a retried write that had landed after all as written, and go on', async () => {
-    const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), REDIS_URL: TEST_REDIS_URL });
-    const events = new RunEventsService(config);
+    const events = await connectedRunEvents(TEST_REDIS_URL);
     const reader = createClient({ url: TEST_REDIS_URL });
     await reader.connect();
     const runId = randomUUID();
     try {
-      events.onModuleInit();
-      await waitUntil(async () => (events as unknown as { redis: { isReady: boolean } }).redis.isReady, 'Redis connected', 5000, 10);
       events.open(runId);
       events.publish(runId, 'metadata', { run_id: runId });
       await events.flushed(runId);
@@ -36,19 +46,11 @@ describe("A run's events in Redis", () => {
   it('are a complete prefix when a write fails: later events are not written after a gap', async () => {
     const redisUrl = new URL(TEST_REDIS_URL);
     const link = await new TcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379)).start();
-    const config = loadConfig({
-      NODE_ENV: 'test',
-      DATABASE_URL: testDatabaseUrl(),
-      REDIS_URL: `redis://127.0.0.1:${link.port}${redisUrl.pathname}`,
-      CACHE_COMMAND_TIMEOUT_MS: '100',
-    });
-    const events = new RunEventsService(config);
+    const events = await connectedRunEvents(`redis://127.0.0.1:${link.port}${redisUrl.pathname}`, '100');
     const reader = createClient({ url: TEST_REDIS_URL });
     await reader.connect();
     const runId = randomUUID();
     try {
-      events.onModuleInit();
-      await waitUntil(async () => (events as unknown as { redis: { isReady: boolean } }).redis.isReady, 'Redis connected', 5000, 10);
       events.open(runId);
       events.publish(runId, 'metadata', { run_id: runId });
       await events.flushed(runId);
@@ -56,7 +58,7 @@ describe("A run's events in Redis", () => {
       events.publish(runId, 'token', { text: 'lost' });
       await events.flushed(runId);
       link.setMode('forward');
-      await waitUntil(async () => (events as unknown as { redis: { isReady: boolean } }).redis.isReady, 'Redis reconnected', 10000, 10);
+      await redisReady(events);
       events.publish(runId, 'token', { text: 'after the outage' });
       events.publish(runId, 'done', { response: 'x' });
       await events.flushed(runId);

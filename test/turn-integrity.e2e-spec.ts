@@ -41,6 +41,15 @@ describe('Turn integrity: ownership while a first turn runs, deletes that win', 
 
   const json = (user: string) => ({ ...t.auth(user), 'Content-Type': 'application/json' });
 
+  /** Starts a sync weather turn and resolves once it waits on the held weather service; `answer` is its response. */
+  async function syncTurnWaitingOnWeather(on: TestApp, user: string, session: string) {
+    weather.hold();
+    const inFlight = weather.nextRequest();
+    const answer = request(on.app.getHttpServer()).post('/api/chat').set(on.auth(user)).send({ message: 'weather in Paris', session_id: session }).then((r) => r);
+    await inFlight;
+    return { answer };
+  }
+
   it("answers 404, not 409, to another user posting into a new session whose first turn still runs", async () => {
     const owner = uniqueUser('owner');
     const session = randomUUID();
@@ -97,10 +106,7 @@ describe('Turn integrity: ownership while a first turn runs, deletes that win', 
   it('a delete during a sync turn answers the turn 404 and leaves nothing behind', async () => {
     const user = uniqueUser('sync-deleter');
     const session = randomUUID();
-    weather.hold();
-    const inFlight = weather.nextRequest();
-    const turn = request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'weather in Paris', session_id: session }).then((r) => r);
-    await inFlight;
+    const { answer: turn } = await syncTurnWaitingOnWeather(t, user, session);
     await request(t.app.getHttpServer()).delete(`/api/sessions/${session}`).set(t.auth(user)).expect(200);
     weather.release();
     const res = await turn;
@@ -131,10 +137,7 @@ describe('Turn integrity: ownership while a first turn runs, deletes that win', 
   it('a run given up as abandoned (its heartbeat looked stale) cannot commit afterwards', async () => {
     const user = uniqueUser('fenced');
     const session = randomUUID();
-    weather.hold();
-    const inFlight = weather.nextRequest();
-    const turn = request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'weather in Paris', session_id: session }).then((r) => r);
-    await inFlight;
+    const { answer: turn } = await syncTurnWaitingOnWeather(t, user, session);
     // Another instance decides the run is dead: its heartbeat is older than RUN_STALE_AFTER_MS.
     const [[{ id: runId }]] = await t.dataSource.query(`UPDATE chat_runs SET heartbeat_at = now() - interval '1 hour' WHERE session_id = $1 RETURNING id`, [session]);
     const other = await createTestApp();
@@ -185,10 +188,7 @@ describe('Turn integrity: ownership while a first turn runs, deletes that win', 
     try {
       const user = uniqueUser('unknown-outcome');
       const session = randomUUID();
-      weather.hold();
-      const inFlight = weather.nextRequest();
-      const turn = request(strict.app.getHttpServer()).post('/api/chat').set(strict.auth(user)).send({ message: 'weather in Paris', session_id: session }).then((r) => r);
-      await inFlight;
+      const { answer: turn } = await syncTurnWaitingOnWeather(strict, user, session);
       // Another transaction holds the session row: the turn's commit, and then the attempt to keep its message, time out on the lock.
       await blocker.connect();
       await blocker.startTransaction();

@@ -51,6 +51,20 @@ export function lostRunEvent(id: number, status: RunStatus | null): RunEvent {
 const FOLLOW_POLL_MS = 100;
 const LOCAL_GRACE_MS = 60_000;
 
+/**
+ * A run's status is recorded before its last events reach Redis (each write
+ * bounded by the command timeout): for a run that ended, a few more reads
+ * settle whether its terminal event comes. True when it came.
+ */
+async function lastEventsArrive(status: RunStatus | null, readBatch: () => Promise<boolean>): Promise<boolean> {
+  const reads = status === 'abandoned' || status === null ? 1 : 5;
+  for (let read = 0; read < reads; read += 1) {
+    if (read > 0) await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
+    if (await readBatch()) return true;
+  }
+  return false;
+}
+
 export function runEventsKey(runId: string): string {
   return `chat_run_events:${runId}`;
 }
@@ -158,12 +172,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
       // A database that cannot answer now does not end the stream: the poll asks again.
       const status = await runStatus().catch((): RunStatus => 'running');
       if (status !== 'running') {
-        // Its status is recorded before its last events reach Redis (each write bounded by the command timeout).
-        for (let read = 0; read < 5; read += 1) {
-          if (await readBatch()) return () => undefined;
-          if (status === 'abandoned' || status === null) break;
-          await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
-        }
+        if (await lastEventsArrive(status, readBatch)) return () => undefined;
         if (last === afterId && status !== 'abandoned' && status !== null) {
           throw new RunEventsGoneError(`The events of run ${runId} are no longer kept, or were all received already`);
         }
@@ -193,12 +202,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
         try {
           const status = await runStatus();
           if (status === 'running') continue;
-          // Its last events may still be on their way to Redis: give them a few reads.
-          for (let read = 0; redisReadable && read < 5; read += 1) {
-            if (await readBatch().catch(() => false)) return;
-            if (status === 'abandoned' || status === null) break;
-            await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
-          }
+          if (redisReadable && (await lastEventsArrive(status, readBatch).catch(() => false))) return;
           if (!stopped) listener(lostRunEvent(last + 1, status));
           return;
         } catch (error) {

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsUUID } from 'class-validator';
-import { LowercaseId } from '../common/storable-text.js';
+import { LowercaseId } from '../common/lowercase-id.js';
 
 export class RunIdParams {
   @ApiProperty({ format: 'uuid' })

@@ -1,4 +1,3 @@
-import { Transform } from 'class-transformer';
 import { registerDecorator, ValidationOptions } from 'class-validator';
 
 /**
@@ -70,9 +69,4 @@ export function IsStorableText(options: { requireVisible?: boolean } = {}, valid
       },
     });
   };
-}
-
-/** class-transformer rule for UUIDs: one spelling (lower case) for ids given in any case, so they compare and key alike. */
-export function LowercaseId(): PropertyDecorator {
-  return Transform(({ value }) => (typeof value === 'string' ? value.toLowerCase() : value));
 }

@@ -1,5 +1,5 @@
 import { tokenize } from '../common/text.js';
-import { FULL_TEXT_MAX_TERMS, fullTextQueryTerms, searchDocumentText, searchQueryTokens, searchTextOfTokens } from './search-text.js';
+import { FULL_TEXT_MAX_TERMS, fullTextQueryTerms, searchDocumentText, searchTextOfTokens } from './search-text.js';
 
 /** The query lexemes as they were before the cap: every distinct token, in tokenize's order. */
 const uncapped = (query: string) => [...new Set(tokenize(query).map((t) => t.replace(/[^\p{L}\p{N}_]/gu, '')).filter(Boolean))].map((t) => `'${t}'`);
@@ -16,7 +16,6 @@ describe('full-text query terms', () => {
       const terms = fullTextQueryTerms(query);
       expect(terms.lexemes).toEqual(uncapped(query));
       expect(terms).toMatchObject({ total: terms.lexemes.length, dropped: 0 });
-      expect(searchQueryTokens(query)).toEqual(terms.lexemes);
     }
   });
 

@@ -54,8 +54,3 @@ export function fullTextQueryTerms(query: string, maxTerms = FULL_TEXT_MAX_TERMS
           .sort((a, b) => a.order - b.order);
   return { lexemes: kept.map(({ term }) => `'${term}'`), total: terms.length, dropped: terms.length - kept.length };
 }
-
-/** The query's distinct tokens, quoted as tsquery lexemes (at most FULL_TEXT_MAX_TERMS). */
-export function searchQueryTokens(query: string): string[] {
-  return fullTextQueryTerms(query).lexemes;
-}

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
-import { IsStorableText, LowercaseId } from '../common/storable-text.js';
+import { LowercaseId } from '../common/lowercase-id.js';
+import { IsStorableText } from '../common/storable-text.js';
 import { PendingHitlState, RagTrace } from './trace.protocol.js';
 
 export const CHAT_MESSAGE_MAX_LENGTH = 8000;

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
-import { IsStorableText, LowercaseId } from '../common/storable-text.js';
+import { LowercaseId } from '../common/lowercase-id.js';
+import { IsStorableText } from '../common/storable-text.js';
 import { PendingHitlState, RagTrace } from './trace.protocol.js';
 
 export const MESSAGE_TYPES = ['human', 'ai', 'system'] as const;

@@ -24,38 +24,20 @@ export function parseSse(text: string): { events: ParsedEvent[]; comments: strin
 }
 
 /**
- * Reads an SSE response with fetch. With `stopAfter`, drops the connection
- * once that many events arrived (a client going away mid-stream).
+ * Reads an SSE response with fetch to its end. With `stopAfter`, drops the
+ * connection once that many events arrived (a client going away mid-stream).
  */
 export async function readSse(
   url: string,
   init: RequestInit,
   stopAfter?: number,
 ): Promise<{ status: number; events: ParsedEvent[]; comments: string[]; raw: string }> {
-  const controller = new AbortController();
-  const response = await fetch(url, { ...init, signal: controller.signal });
-  if (!response.body || !response.headers.get('content-type')?.includes('text/event-stream')) {
-    return { status: response.status, events: [], comments: [], raw: await response.text() };
+  const live = await openSse(url, init);
+  if (stopAfter !== undefined) {
+    await live.waitFor(() => live.events.length >= stopAfter).then(live.close, () => undefined);
   }
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let raw = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      raw += decoder.decode(value, { stream: true });
-      const complete = raw.slice(0, raw.lastIndexOf('\n\n') + 2);
-      if (stopAfter !== undefined && parseSse(complete).events.length >= stopAfter) {
-        controller.abort();
-        raw = complete;
-        break;
-      }
-    }
-  } catch (error) {
-    if ((error as Error).name !== 'AbortError') throw error;
-  }
-  return { status: response.status, ...parseSse(raw), raw };
+  await live.ended;
+  return { status: live.status, events: live.events, comments: live.comments, raw: live.raw() };
 }
 
 /**
@@ -69,9 +51,11 @@ export interface LiveSse {
   comments: string[];
   waitFor(predicate: (event: ParsedEvent) => boolean): Promise<ParsedEvent>;
   waitForComment(text: string): Promise<void>;
-  /** Resolves when the server ends the stream. */
+  /** Resolves when the server ends the stream (or close() drops it). */
   ended: Promise<void>;
   close(): void;
+  /** The complete event blocks received so far; the whole body of a response that is not an event stream. */
+  raw(): string;
 }
 
 export async function openSse(url: string, init: RequestInit): Promise<LiveSse> {
@@ -84,8 +68,14 @@ export async function openSse(url: string, init: RequestInit): Promise<LiveSse> 
     for (const watcher of [...watchers]) watcher();
   };
   let finished = false;
+  let raw = '';
   const ended = (async () => {
-    if (!response.body) return;
+    if (!response.body || !response.headers.get('content-type')?.includes('text/event-stream')) {
+      raw = await response.text();
+      finished = true;
+      notify();
+      return;
+    }
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffer = '';
@@ -96,7 +86,9 @@ export async function openSse(url: string, init: RequestInit): Promise<LiveSse> 
         buffer += decoder.decode(value, { stream: true });
         const cut = buffer.lastIndexOf('\n\n');
         if (cut < 0) continue;
-        const parsed = parseSse(buffer.slice(0, cut + 2));
+        const complete = buffer.slice(0, cut + 2);
+        raw += complete;
+        const parsed = parseSse(complete);
         buffer = buffer.slice(cut + 2);
         events.push(...parsed.events);
         comments.push(...parsed.comments);
@@ -132,5 +124,6 @@ export async function openSse(url: string, init: RequestInit): Promise<LiveSse> 
     waitForComment: (text) => waitUntil(() => (comments.includes(text) ? true : undefined), `a "${text}" comment`).then(() => undefined),
     ended,
     close: () => controller.abort(),
+    raw: () => raw,
   };
 }

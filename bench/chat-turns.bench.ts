@@ -19,7 +19,7 @@ import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import pino from 'pino';
 import { routeAfterModel } from '../src/agent/agent.factory.js';
-import { LocalChatModel } from '../src/agent/models/local-chat-model.js';
+import { LocalChatModel } from '../src/models/local-chat-model.js';
 import { ToolRegistry } from '../src/agent/tools/tool-registry.service.js';
 import { AppModule } from '../src/app.module.js';
 import { ChatRequestContext } from '../src/chat/chat-request-context.js';

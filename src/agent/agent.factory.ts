@@ -7,8 +7,8 @@ import type { ChatRequestContext } from '../chat/chat-request-context.js';
 import { CheckpointerProvider } from './checkpointer.provider.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { MAIN_MODEL } from './models/chat-models.js';
-import { ModelTimeoutError } from './models/model-errors.js';
+import { MAIN_MODEL } from '../models/chat-models.js';
+import { ModelTimeoutError } from '../models/model-errors.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { ToolRegistry } from './tools/tool-registry.service.js';
 

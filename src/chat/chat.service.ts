@@ -5,7 +5,7 @@ import { Command, GraphRecursionError } from '@langchain/langgraph';
 import pRetry from 'p-retry';
 import { AgentFactory, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
 import { CheckpointerProvider } from '../agent/checkpointer.provider.js';
-import { ModelTimeoutError } from '../agent/models/model-errors.js';
+import { ModelTimeoutError } from '../models/model-errors.js';
 import { isDatabaseUnavailable } from '../common/http-exception.filter.js';
 import { clip } from '../common/text.js';
 import type { AppConfig } from '../config/app-config.js';

@@ -4,7 +4,7 @@ import { HumanMessage, SystemMessage } from '@langchain/core/messages';
 import { clip } from '../common/text.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { FAST_MODEL } from '../agent/models/chat-models.js';
+import { FAST_MODEL } from '../models/chat-models.js';
 import { ConversationStorage } from '../session/conversation-storage.service.js';
 
 /** Session metadata keys that hold the rolling summary. */

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { z } from 'zod';
-import { FAST_MODEL } from '../agent/models/model-tokens.js';
+import { FAST_MODEL } from '../models/model-tokens.js';
 import { clip } from '../common/text.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
-import { ModelsModule } from '../agent/models/models.module.js';
+import { ModelsModule } from '../models/models.module.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { DenseRecall } from './dense/dense-recall.service.js';

@@ -1,4 +1,4 @@
-import { containsCjk } from '../../common/text.js';
+import { containsCjk } from '../common/text.js';
 
 /** Rule-based intent detection for the offline model, for Chinese and English alike. */
 

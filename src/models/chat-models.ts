@@ -1,6 +1,6 @@
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { ChatOpenAI } from '@langchain/openai';
-import type { AppConfig } from '../../config/app-config.js';
+import type { AppConfig } from '../config/app-config.js';
 import { LocalChatModel, LocalModelRole } from './local-chat-model.js';
 
 export { FAST_MODEL, MAIN_MODEL } from './model-tokens.js';

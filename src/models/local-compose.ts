@@ -1,5 +1,5 @@
-import { clip, containsCjk, splitSentences, tokenize } from '../../common/text.js';
-import type { CurrentWeather } from '../tools/weather/weather.client.js';
+import { clip, containsCjk, splitSentences, tokenize } from '../common/text.js';
+import type { CurrentWeather } from '../agent/tools/weather/weather.client.js';
 
 /** Extractive answers for the offline model: sentences taken from tool results, with citations. */
 

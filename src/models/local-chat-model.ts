@@ -5,9 +5,9 @@ import { AIMessage, AIMessageChunk, BaseMessage, ToolMessage } from '@langchain/
 import { ChatGenerationChunk, ChatResult } from '@langchain/core/outputs';
 import type { Runnable } from '@langchain/core/runnables';
 import { randomUUID } from 'node:crypto';
-import { containsCjk } from '../../common/text.js';
-import { KNOWLEDGE_BUDGET_SPENT, KNOWLEDGE_TOOL_NAME, KnowledgeToolOutput } from '../tools/knowledge/knowledge-tool.constants.js';
-import { WEATHER_TOOL_NAME } from '../tools/weather/weather.tool.js';
+import { containsCjk } from '../common/text.js';
+import { KNOWLEDGE_BUDGET_SPENT, KNOWLEDGE_TOOL_NAME, KnowledgeToolOutput } from '../agent/tools/knowledge/knowledge-tool.constants.js';
+import { WEATHER_TOOL_NAME } from '../agent/tools/weather/weather.tool.js';
 import { composeFromPassages, composeWeather, summarizeExtractively } from './local-compose.js';
 import { detectIntent } from './local-intent.js';
 

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import type { AppConfig } from '../../config/app-config.js';
-import { APP_CONFIG } from '../../config/config.module.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { createChatModel } from './chat-models.js';
 import { FAST_MODEL, MAIN_MODEL } from './model-tokens.js';
 

@@ -22,7 +22,7 @@ import { routeAfterModel } from '../src/agent/agent.factory.js';
 import { LocalChatModel } from '../src/models/local-chat-model.js';
 import { ToolRegistry } from '../src/agent/tools/tool-registry.service.js';
 import { AppModule } from '../src/app.module.js';
-import { ChatRequestContext } from '../src/chat/chat-request-context.js';
+import { TurnContext } from '../src/agent/turn-context.js';
 import { CheckpointerProvider } from '../src/agent/checkpointer.provider.js';
 import { setupApp } from '../src/setup-app.js';
 import { benchConfig, fmt, median, percentile, runBench } from './support.js';
@@ -89,8 +89,8 @@ runBench('bench_chat', async (databaseUrl, onClose) => {
     // (a) baseline: the whole conversation in LangGraph state, checkpointed by PostgresSaver.
     const saver = new PostgresSaver(app.get(CheckpointerProvider).pool);
     const tools = app.get(ToolRegistry);
-    const context = ChatRequestContext.forSync({ userId: 'bench', sessionId: randomUUID(), runId: randomUUID() });
-    const boundTools = tools.createTools(context);
+    const context = new TurnContext({ userId: 'bench', sessionId: randomUUID(), runId: randomUUID(), mode: 'sync' });
+    const boundTools = tools.tools;
     const model = new LocalChatModel().bindTools(boundTools);
     const graph = new StateGraph(MessagesAnnotation)
       .addNode('agent', async (state) => ({ messages: [await model.invoke([new SystemMessage('You are helpful.'), ...state.messages])] }))
@@ -101,15 +101,15 @@ runBench('bench_chat', async (databaseUrl, onClose) => {
       .compile({ checkpointer: saver });
     const warmThread = randomUUID();
     for (let i = 0; i < 20; i += 1) {
-      context.resetKnowledgeToolBudget();
-      await graph.invoke({ messages: [new HumanMessage(QUESTIONS[i % QUESTIONS.length])] }, { configurable: { thread_id: warmThread } });
+      context.resetToolBudgets();
+      await graph.invoke({ messages: [new HumanMessage(QUESTIONS[i % QUESTIONS.length])] }, { configurable: context.configurable(warmThread) });
     }
     const thread = randomUUID();
     const baseline: number[] = [];
     for (let i = 0; i < TURNS; i += 1) {
-      context.resetKnowledgeToolBudget();
+      context.resetToolBudgets();
       const started = performance.now();
-      await graph.invoke({ messages: [new HumanMessage(QUESTIONS[i % QUESTIONS.length])] }, { configurable: { thread_id: thread } });
+      await graph.invoke({ messages: [new HumanMessage(QUESTIONS[i % QUESTIONS.length])] }, { configurable: context.configurable(thread) });
       baseline.push(performance.now() - started);
     }
     report('baseline: MessagesAnnotation + PostgresSaver', baseline);

@@ -2,7 +2,7 @@ import { Injectable, Module } from '@nestjs/common';
 import { tool } from '@langchain/core/tools';
 import request from 'supertest';
 import { z } from 'zod';
-import { AgentTool, AgentToolFactory } from '../src/agent/tools/agent-tool.js';
+import { AgentTool, AgentToolPlugin } from '../src/agent/tools/agent-tool.js';
 import { KNOWLEDGE_BUDGET_SPENT } from '../src/agent/tools/knowledge/knowledge-search.tool.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { FakeOpenAIServer } from './support/fake-openai-server.js';
@@ -11,8 +11,9 @@ import { readSse } from './support/sse-client.js';
 /** A third tool, added the way a team would: its own module, nothing else changed. */
 @AgentTool()
 @Injectable()
-class ClockTool implements AgentToolFactory {
+class ClockTool implements AgentToolPlugin {
   readonly name = 'current_time';
+  readonly promptRules = ['- For the current time somewhere, call current_time with its IANA time zone.'];
   create() {
     return tool(async ({ timezone }: { timezone: string }) => `It is 09:30 in ${timezone}.`, {
       name: this.name,
@@ -171,7 +172,10 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
     const user = uniqueUser('fail');
     llm.play({ status: 500, error: 'upstream exploded' });
     const failed = await chat(user, { message: 'Will this fail?' }).expect(502);
-    expect(failed.body.message).toMatch(/The model failed: .*Your message was saved/);
+    expect(failed.body.message).toMatch(/^The model failed \(its endpoint answered HTTP 500\)\. Your message was saved/);
+    // The endpoint's own error text is for the log, not for the client.
+    expect(failed.body.message).not.toContain('upstream exploded');
+    expect(failed.body.code).toBe('model_error');
     const [{ session_id }] = await t.dataSource.query(`SELECT session_id FROM chat_runs WHERE user_id = $1`, [user]);
     const messages = (await request(t.app.getHttpServer()).get(`/api/sessions/${session_id}/messages`).set(t.auth(user)).expect(200)).body.messages;
     expect(messages.map((m: { type: string; content: string }) => [m.type, m.content])).toEqual([['human', 'Will this fail?']]);

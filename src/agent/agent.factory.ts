@@ -1,16 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, SystemMessage } from '@langchain/core/messages';
+import type { RunnableConfig } from '@langchain/core/runnables';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
-import { ToolNode } from '@langchain/langgraph/prebuilt';
-import type { ChatRequestContext } from '../chat/chat-request-context.js';
-import { CheckpointerProvider } from './checkpointer.provider.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { MAIN_MODEL } from '../models/chat-models.js';
-import { ModelTimeoutError } from '../models/model-errors.js';
+import { ModelCallError, ModelTimeoutError } from '../models/model-errors.js';
+import { AgentToolsNode } from './agent-tools-node.js';
+import { CheckpointerProvider } from './checkpointer.provider.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { ToolRegistry } from './tools/tool-registry.service.js';
+import { turnContextOf } from './turn-context.js';
 
 /** Tool rounds allowed in one turn before the graph stops (each round is two super-steps). */
 export const MAX_TOOL_ROUNDS = 4;
@@ -20,9 +21,48 @@ export function routeAfterModel(state: typeof MessagesAnnotation.State): 'tools'
   return last instanceof AIMessage && (last.tool_calls?.length ?? 0) > 0 ? 'tools' : END;
 }
 
-/** F25: assembles the turn's agent around the shared model. */
+function buildAgentGraph(model: BaseChatModel, tools: ToolRegistry, checkpointer: CheckpointerProvider, timeoutMs: number) {
+  if (!model.bindTools) throw new Error('the configured chat model cannot call tools');
+  const bound = model.bindTools(tools.tools);
+  const promptRules = tools.promptRules;
+
+  const callModel = async (state: typeof MessagesAnnotation.State, config: RunnableConfig) => {
+    const turn = turnContextOf(config);
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const signal = config.signal ? AbortSignal.any([config.signal, deadline]) : deadline;
+    try {
+      const response = await bound.invoke([new SystemMessage(buildSystemPrompt(promptRules, turn.summary)), ...state.messages], {
+        ...config,
+        signal,
+      });
+      return { messages: [response] };
+    } catch (error) {
+      if (deadline.aborted) throw new ModelTimeoutError(timeoutMs);
+      if (config.signal?.aborted) throw error;
+      throw new ModelCallError(error);
+    }
+  };
+
+  return new StateGraph(MessagesAnnotation)
+    .addNode('agent', callModel)
+    .addNode('tools', new AgentToolsNode(tools.tools))
+    .addEdge(START, 'agent')
+    .addConditionalEdges('agent', routeAfterModel, ['tools', END])
+    .addEdge('tools', 'agent')
+    .compile({ checkpointer: checkpointer.saver });
+}
+
+export type AgentGraph = ReturnType<typeof buildAgentGraph>;
+
+/**
+ * F25: the agent's graph around the shared model and every registered tool,
+ * compiled once (on first use, after the tools are discovered). Each run
+ * carries its turn in `configurable` (see TurnContext).
+ */
 @Injectable()
 export class AgentFactory {
+  private compiled?: AgentGraph;
+
   constructor(
     @Inject(MAIN_MODEL) private readonly model: BaseChatModel,
     private readonly tools: ToolRegistry,
@@ -30,34 +70,8 @@ export class AgentFactory {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  createAgentForRequest(context: ChatRequestContext, options: { summary?: string } = {}) {
-    const tools = this.tools.createTools(context);
-    const systemPrompt = buildSystemPrompt(
-      tools.map((t) => t.name),
-      options.summary,
-    );
-    if (!this.model.bindTools) throw new Error('the configured chat model cannot call tools');
-    const model = this.model.bindTools(tools);
-
-    const timeoutMs = this.config.llm.timeoutMs;
-    const callModel = async (state: typeof MessagesAnnotation.State, config: { signal?: AbortSignal }) => {
-      const deadline = AbortSignal.timeout(timeoutMs);
-      const signal = config.signal ? AbortSignal.any([config.signal, deadline]) : deadline;
-      try {
-        const response = await model.invoke([new SystemMessage(systemPrompt), ...state.messages], { ...config, signal });
-        return { messages: [response] };
-      } catch (error) {
-        if (deadline.aborted) throw new ModelTimeoutError(timeoutMs);
-        throw error;
-      }
-    };
-
-    return new StateGraph(MessagesAnnotation)
-      .addNode('agent', callModel)
-      .addNode('tools', new ToolNode(tools, { handleToolErrors: true }))
-      .addEdge(START, 'agent')
-      .addConditionalEdges('agent', routeAfterModel, ['tools', END])
-      .addEdge('tools', 'agent')
-      .compile({ checkpointer: this.checkpointer.saver });
+  get graph(): AgentGraph {
+    this.compiled ??= buildAgentGraph(this.model, this.tools, this.checkpointer, this.config.llm.timeoutMs);
+    return this.compiled;
   }
 }

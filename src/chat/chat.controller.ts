@@ -3,15 +3,12 @@ import {
   Body,
   Controller,
   Get,
-  GatewayTimeoutException,
-  BadGatewayException,
   Headers,
   HttpCode,
   NotFoundException,
   Param,
   Post,
   Res,
-  ServiceUnavailableException,
   UseInterceptors,
   Inject,
   GoneException,
@@ -27,10 +24,9 @@ import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { ChatRequest, ChatResponse } from '../trace/chat.dto.js';
 import { TraceNormalizationInterceptor } from '../trace/trace.interceptor.js';
 import { ChatRequestContext } from './chat-request-context.js';
-import { TurnFailedError } from './chat.errors.js';
 import { ChatService } from './chat.service.js';
 import { RunIdParams } from './run-id.params.js';
-import { RunEventsGoneError, RunEventsService, RunEventsUnavailableError, RunStatusProbe } from './run-events.service.js';
+import { RunEventsService, RunStatusProbe } from './run-events.service.js';
 import { RunRegistry } from './run-registry.service.js';
 import { formatSse, LAST_EVENT_ID_RULE, openSse, parseLastEventId, RunEvent, startHeartbeat, TERMINAL_EVENTS } from './sse.js';
 
@@ -62,25 +58,9 @@ export class ChatController {
   @ApiErrorResponses(502, 504)
   async send(@CurrentUser() user: AuthUser, @Body() body: ChatRequest): Promise<ChatResponse> {
     const turn = await this.chat.prepare(user.userId, body.message, body.session_id);
-    try {
-      const result = await this.chat.runSync(turn, this.context);
-      return { response: result.response, rag_trace: result.rag_trace, session_id: result.session_id, pending_hitl: result.pending_hitl };
-    } catch (error) {
-      if (error instanceof TurnFailedError) {
-        switch (error.code) {
-          case 'model_timeout':
-            throw new GatewayTimeoutException(error.message);
-          case 'database_unavailable':
-          case 'run_lost':
-            throw new ServiceUnavailableException(error.message);
-          case 'session_deleted':
-            throw new NotFoundException(error.message);
-          default:
-            throw new BadGatewayException(error.message);
-        }
-      }
-      throw error;
-    }
+    // A failed turn answers by its code (coded-error.ts): 502/504 for the model, 503 for storage, 404 for a deleted session.
+    const result = await this.chat.runSync(turn, this.context.turnFor(turn, 'sync'));
+    return { response: result.response, rag_trace: result.rag_trace, session_id: result.session_id, pending_hitl: result.pending_hitl };
   }
 
   @Post('stream')
@@ -92,7 +72,7 @@ export class ChatController {
     // Ownership and the one-run-per-session rule answer as plain HTTP errors, before the stream opens.
     const turn = await this.chat.prepare(user.userId, body.message, body.session_id);
     openSse(res);
-    this.chat.startStreaming(turn, this.context);
+    this.chat.startStreaming(turn, this.context.turnFor(turn, 'stream'));
     await this.pipe(turn.runId, 0, res, async () => 'running');
   }
 
@@ -154,13 +134,8 @@ export class ChatController {
       stopFollowing();
       stopHeartbeat();
     });
-    try {
-      stopFollowing = await this.events.follow(runId, afterId, onEvent, isRunning);
-    } catch (error) {
-      if (error instanceof RunEventsUnavailableError && !opened) throw new ServiceUnavailableException(error.message);
-      if (error instanceof RunEventsGoneError && !opened) throw new GoneException(error.message);
-      throw error;
-    }
+    // Before the stream opened, RunEventsUnavailableError (503) and RunEventsGoneError (410) answer by their codes.
+    stopFollowing = await this.events.follow(runId, afterId, onEvent, isRunning);
     if (!opened && delivered === 0 && finished) {
       throw new GoneException(`The events of run ${runId} are no longer kept, or were all received already`);
     }

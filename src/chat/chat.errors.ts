@@ -1,11 +1,15 @@
-export class RunInProgressError extends Error {
+import { CodedError, ErrorCode } from '../common/coded-error.js';
+
+export class RunInProgressError extends CodedError {
+  readonly code = 'run_in_progress';
   constructor(readonly sessionId: string) {
     super(`Session ${sessionId} already has a turn in progress; wait for it to finish (or rejoin its stream) and try again`);
   }
 }
 
 /** The run no longer holds its session (it was given up as abandoned): it may not commit. */
-export class RunNotRunningError extends Error {
+export class RunNotRunningError extends CodedError {
+  readonly code = 'run_lost';
   constructor(
     readonly runId: string,
     readonly status: string | null,
@@ -14,14 +18,16 @@ export class RunNotRunningError extends Error {
   }
 }
 
+/** The codes a chat turn can end with instead of an answer: the SSE `error` event's `code`. */
+export type TurnFailureCode = Extract<ErrorCode, 'model_error' | 'model_timeout' | 'storage_unavailable' | 'session_deleted' | 'run_lost' | 'internal_error'>;
+
 /**
  * Why a turn ended without an answer: the model failed or did not answer in
- * time, the database could not be reached, or the session was deleted while
- * the turn ran. `messageSaved` tells whether the user's message was kept.
+ * time, the database could not be reached, the session was deleted while
+ * the turn ran, the run was given up as lost, or a bug. `messageSaved` tells
+ * whether the user's message was kept.
  */
-export type TurnFailureCode = 'model_error' | 'model_timeout' | 'database_unavailable' | 'session_deleted' | 'run_lost';
-
-export class TurnFailedError extends Error {
+export class TurnFailedError extends CodedError {
   constructor(
     readonly code: TurnFailureCode,
     message: string,

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
-import { Command, GraphRecursionError } from '@langchain/langgraph';
+import { Command, GraphRecursionError, INTERRUPT } from '@langchain/langgraph';
 import pRetry from 'p-retry';
 import { AgentFactory, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
 import { CheckpointerProvider } from '../agent/checkpointer.provider.js';
-import { ModelTimeoutError } from '../models/model-errors.js';
-import { isDatabaseUnavailable } from '../common/http-exception.filter.js';
+import { TurnContext } from '../agent/turn-context.js';
+import { CodedError } from '../common/coded-error.js';
+import { isDatabaseUnavailable } from '../common/database-unavailable.js';
 import { clip } from '../common/text.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -14,7 +15,6 @@ import { ConversationStorage, titleFrom, toLangChainMessages } from '../session/
 import { SessionNotFoundError } from '../session/session.errors.js';
 import { normalizeHitlResumeState, normalizePendingHitl } from '../trace/trace.normalizer.js';
 import type { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
-import { ChatRequestContext } from './chat-request-context.js';
 import { RunInProgressError, RunNotRunningError, TurnFailedError, TurnFailureCode } from './chat.errors.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
 import { RunEventsService } from './run-events.service.js';
@@ -50,29 +50,25 @@ function textContent(message: BaseMessage): string {
     : content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
 }
 
-/** Why the turn failed, in words for the user, before saying whether the message was kept. */
-function classifyFailure(error: unknown): { code: TurnFailureCode; reason: string } {
+/** Why the turn failed, in words for the user (never a driver's or a library's text), before saying whether the message was kept. */
+export function classifyFailure(error: unknown): { code: TurnFailureCode; reason: string } {
   if (error instanceof SessionNotFoundError) {
     return { code: 'session_deleted', reason: 'The session was deleted while the turn ran.' };
   }
   if (error instanceof RunNotRunningError) {
     return { code: 'run_lost', reason: 'This turn was given up as lost while it could not reach the database (its session may have moved on).' };
   }
-  if (isDatabaseUnavailable(error)) {
-    return { code: 'database_unavailable', reason: 'The database did not answer in time.' };
+  if (error instanceof TurnFailedError) return { code: error.code, reason: error.message };
+  if (error instanceof CodedError && (error.code === 'model_error' || error.code === 'model_timeout' || error.code === 'storage_unavailable')) {
+    return { code: error.code, reason: error.code === 'storage_unavailable' ? 'The database did not answer in time.' : error.message };
   }
-  if (error instanceof ModelTimeoutError) {
-    return { code: 'model_timeout', reason: `The model did not answer in time (${error.timeoutMs} ms).` };
+  if (isDatabaseUnavailable(error)) {
+    return { code: 'storage_unavailable', reason: 'The database did not answer in time.' };
   }
   if (error instanceof GraphRecursionError) {
     return { code: 'model_error', reason: 'The agent did not finish within its step limit.' };
   }
-  const e = error as { name?: string; message?: string; code?: string };
-  const text = `${e?.name ?? ''} ${e?.message ?? ''} ${e?.code ?? ''}`;
-  if (/timeout|timed out|aborted|ETIMEDOUT/i.test(text)) {
-    return { code: 'model_timeout', reason: 'The model did not answer in time.' };
-  }
-  return { code: 'model_error', reason: `The model failed: ${clip(e?.message ?? String(error), 300)}.` };
+  return { code: 'internal_error', reason: 'The turn failed on an internal error.' };
 }
 
 /**
@@ -118,8 +114,7 @@ export class ChatService {
   }
 
   /** Runs a prepared turn to the end and answers it whole (POST /api/chat). */
-  async runSync(turn: PreparedTurn, context: ChatRequestContext): Promise<TurnResult> {
-    context.begin({ userId: turn.userId, sessionId: turn.sessionId, runId: turn.runId, mode: 'sync' });
+  async runSync(turn: PreparedTurn, context: TurnContext): Promise<TurnResult> {
     return this.track(this.execute(turn, context, () => undefined));
   }
 
@@ -128,8 +123,7 @@ export class ChatService {
    * streaming (POST /api/chat/stream). The run does not depend on the caller's
    * connection: it finishes and commits even if nobody listens.
    */
-  startStreaming(turn: PreparedTurn, context: ChatRequestContext): void {
-    context.begin({ userId: turn.userId, sessionId: turn.sessionId, runId: turn.runId, mode: 'stream' });
+  startStreaming(turn: PreparedTurn, context: TurnContext): void {
     this.events.open(turn.runId);
     const emit: Emit = (event, data) => this.events.publish(turn.runId, event, data);
     void this.track(this.execute(turn, context, emit)).catch(() => undefined);
@@ -146,7 +140,7 @@ export class ChatService {
     return promise;
   }
 
-  private async execute(turn: PreparedTurn, context: ChatRequestContext, emit: Emit): Promise<TurnResult> {
+  private async execute(turn: PreparedTurn, context: TurnContext, emit: Emit): Promise<TurnResult> {
     const { runId, sessionId, userId, message } = turn;
     const heartbeat = setInterval(() => void this.runs.heartbeat(runId).catch(() => undefined), this.runs.heartbeatMs);
     heartbeat.unref();
@@ -154,6 +148,8 @@ export class ChatService {
     let threadId = runId;
     // Set while the turn's own commit is in flight: a failure then may have committed after all.
     let committing = false;
+    // Set once the commit landed: nothing after it may fail the turn or store it again.
+    let committed: TurnResult | null = null;
     try {
       const history = await this.storage.getTurnContext(userId, sessionId, this.config.chat.recentMessages);
       const metadata = history?.metadata ?? {};
@@ -161,7 +157,7 @@ export class ChatService {
       // A message to a session with a paused task is the user's supplement for it.
       const recorded = normalizePendingHitl(metadata[PENDING_HITL_KEY]);
       // A task whose checkpoint is gone cannot be resumed: the message is then an ordinary turn.
-      const paused = recorded?.task_id && (await this.isWaiting(context, recorded.task_id)) ? recorded : null;
+      const paused = recorded?.task_id && (await this.isWaiting(recorded.task_id)) ? recorded : null;
       if (recorded && !paused) this.logger.warn(`paused task ${recorded.task_id} has no checkpoint; treating the message as a new turn`);
       const rounds = Number.isInteger(metadata[HITL_ROUNDS_KEY]) ? (metadata[HITL_ROUNDS_KEY] as number) : 1;
       if (paused) context.resumeHitl(paused, normalizeHitlResumeState(metadata[HITL_RESUME_KEY]), rounds);
@@ -177,7 +173,8 @@ export class ChatService {
         input = { messages: [...toLangChainMessages(recent), new HumanMessage(message)] };
       }
 
-      const outcome = await this.runGraph(context, input, summary, emit, threadId);
+      context.summary = summary;
+      const outcome = await this.runGraph(context, input, emit, threadId);
       const { trace, resumeState } = context.takeRagTrace();
       context.close();
 
@@ -204,15 +201,16 @@ export class ChatService {
             withinTransaction: (manager) => this.runs.finish(runId, 'interrupted', undefined, manager),
           },
         );
+        committed = { response: prompt, rag_trace: trace, session_id: sessionId, pending_hitl: pending, run_id: runId };
         emit('hitl', pending);
         if (trace) emit('trace', trace);
         emit('done', { response: prompt, session_id: sessionId });
-        return { response: prompt, rag_trace: trace, session_id: sessionId, pending_hitl: pending, run_id: runId };
+        return committed;
       }
 
       const response = outcome.answer;
       committing = true;
-      const committed = await this.storage.appendTurn(
+      const stored = await this.storage.appendTurn(
         userId,
         sessionId,
         [
@@ -227,14 +225,20 @@ export class ChatService {
           withinTransaction: (manager) => this.runs.finish(runId, 'done', undefined, manager),
         },
       );
+      committed = { response, rag_trace: trace, session_id: sessionId, pending_hitl: null, run_id: runId };
       if (trace) emit('trace', trace);
       emit('done', { response, session_id: sessionId });
       await this.forgetCheckpoints(threadId);
       // Off the answer's path; drain() waits for it at shutdown.
-      void this.track(this.summaries.maybeFold(userId, sessionId, committed.message_count));
-      return { response, rag_trace: trace, session_id: sessionId, pending_hitl: null, run_id: runId };
+      void this.track(this.summaries.maybeFold(userId, sessionId, stored.message_count));
+      return committed;
     } catch (error) {
       context.close();
+      if (committed) {
+        // The turn is stored and its run finished: a failure after that (telling followers, cleaning up) is logged, not reported.
+        this.logger.error({ err: error, run_id: runId, session_id: sessionId }, 'failure after the turn committed');
+        return committed;
+      }
       let { code, reason } = classifyFailure(error);
       this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, `turn failed: ${code}`);
       // The user's message is kept when it can be, with the run's end in the same transaction.
@@ -283,17 +287,15 @@ export class ChatService {
   }
 
   private async runGraph(
-    context: ChatRequestContext,
+    context: TurnContext,
     input: { messages: BaseMessage[] } | Command,
-    summary: string | undefined,
     emit: Emit,
     threadId: string,
   ): Promise<{ answer: string; interrupt?: Record<string, unknown> }> {
-    const graph = this.agents.createAgentForRequest(context, { summary });
-    const stream = await graph.stream(
+    const stream = await this.agents.graph.stream(
       input as { messages: BaseMessage[] },
       {
-        configurable: { thread_id: threadId },
+        configurable: context.configurable(threadId),
         // Sync turns need only node updates, so the model is called without streaming.
         streamMode: context.mode === 'stream' ? ['messages', 'custom', 'updates'] : ['updates'],
         recursionLimit: MAX_TOOL_ROUNDS * 2 + 2,
@@ -340,11 +342,10 @@ export class ChatService {
     return { answer: finalAnswer ?? streamedTokens, interrupt: paused };
   }
 
-  /** Whether the thread's last checkpoint holds an interrupt waiting for an answer. */
-  private async isWaiting(context: ChatRequestContext, threadId: string): Promise<boolean> {
-    const graph = this.agents.createAgentForRequest(context);
-    const state = await graph.getState({ configurable: { thread_id: threadId } });
-    return state.tasks.some((task) => (task.interrupts?.length ?? 0) > 0);
+  /** Whether the thread's last checkpoint holds an interrupt waiting for an answer: one read of the saver. */
+  private async isWaiting(threadId: string): Promise<boolean> {
+    const tuple = await this.checkpointer.saver.getTuple({ configurable: { thread_id: threadId } });
+    return tuple?.pendingWrites?.some(([, channel]) => channel === INTERRUPT) ?? false;
   }
 
   /**

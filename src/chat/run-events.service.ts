@@ -1,3 +1,4 @@
+import { CodedError } from '../common/coded-error.js';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import pRetry from 'p-retry';
 import { closeRedisClient, createRedisClient, RedisClient } from '../common/redis-client.js';
@@ -19,10 +20,14 @@ class LocalRun {
   finished = false;
 }
 
-export class RunEventsUnavailableError extends Error {}
+export class RunEventsUnavailableError extends CodedError {
+  readonly code = 'run_events_unavailable';
+}
 
 /** The run is over and none of its events after the given id are kept (expired, or all received already). */
-export class RunEventsGoneError extends Error {}
+export class RunEventsGoneError extends CodedError {
+  readonly code = 'run_events_gone';
+}
 
 /**
  * The terminal event a follower gets when the run ended without one in Redis:

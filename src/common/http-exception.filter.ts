@@ -1,42 +1,18 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { RunInProgressError } from '../chat/chat.errors.js';
-import { InvalidCursorError, SessionNotFoundError } from '../session/session.errors.js';
+import { CodedError, ErrorCode } from './coded-error.js';
+import { isDatabaseUnavailable } from './database-unavailable.js';
 import { currentRequestId } from '../logging/request-context.js';
+
+export { isDatabaseUnavailable } from './database-unavailable.js';
 
 export interface ErrorBody {
   statusCode: number;
   error: string;
   message: string;
+  /** The error's code from the table in coded-error.ts, when it has one. */
+  code?: ErrorCode;
   request_id?: string;
-}
-
-// 57014: statement_timeout cancelled the statement; 55P03: lock_timeout; 57P01-03: shutdown, crash, starting up; 53300: too many connections.
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57014', '55P03', '57P01', '57P02', '57P03', '53300']);
-const UNAVAILABLE_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout|the database system is (starting up|shutting down)/i;
-
-/**
- * PostgreSQL unreachable, restarting, stalled past the statement limits or
- * out of connections: the client may retry, nothing was wrong with the request.
- */
-export function isDatabaseUnavailable(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 3; depth += 1) {
-    const e = current as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown };
-    if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
-    if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) return true;
-    current = e.driverError ?? e.cause;
-  }
-  return false;
-}
-
-/** Domain errors mapped to HTTP answers; everything not listed and not an HttpException is a 500. */
-function domainStatus(error: unknown): number | undefined {
-  if (error instanceof SessionNotFoundError) return HttpStatus.NOT_FOUND;
-  if (error instanceof InvalidCursorError) return HttpStatus.BAD_REQUEST;
-  if (error instanceof RunInProgressError) return HttpStatus.CONFLICT;
-  return undefined;
 }
 
 function reasonPhrase(status: number): string {
@@ -67,8 +43,8 @@ export function bodyParserMessage(error: unknown, status: number): string {
   return (error as Error).message ?? 'Unreadable request body';
 }
 
-export function buildErrorBody(status: number, message: string): ErrorBody {
-  return { statusCode: status, error: reasonPhrase(status), message, request_id: currentRequestId() };
+export function buildErrorBody(status: number, message: string, code?: ErrorCode): ErrorBody {
+  return { statusCode: status, error: reasonPhrase(status), message, ...(code ? { code } : {}), request_id: currentRequestId() };
 }
 
 /** Gives every error the same JSON shape: statusCode, error, message, request_id. */
@@ -81,15 +57,19 @@ export class HttpExceptionFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<Request>();
     let status: number;
     let message: string;
+    let code: ErrorCode | undefined;
     if (exception instanceof HttpException) {
       status = exception.getStatus();
       message = messageOf(exception);
-    } else if (domainStatus(exception) !== undefined) {
-      status = domainStatus(exception)!;
-      message = (exception as Error).message;
+    } else if (exception instanceof CodedError) {
+      status = exception.httpStatus;
+      message = exception.message;
+      code = exception.code;
+      if (status >= 500) this.logger.warn({ err: exception, method: request.method, url: request.url }, exception.code);
     } else if (isDatabaseUnavailable(exception)) {
       status = HttpStatus.SERVICE_UNAVAILABLE;
       message = 'Database unavailable; retry shortly';
+      code = 'storage_unavailable';
       this.logger.warn({ err: exception, method: request.method, url: request.url }, 'database unavailable');
     } else if (bodyParserStatus(exception) !== undefined) {
       status = bodyParserStatus(exception)!;
@@ -97,12 +77,13 @@ export class HttpExceptionFilter implements ExceptionFilter {
     } else {
       status = HttpStatus.INTERNAL_SERVER_ERROR;
       message = 'Internal server error';
+      code = 'internal_error';
       this.logger.error(
         { err: exception, method: request.method, url: request.url },
         exception instanceof Error ? exception.stack : undefined,
       );
     }
     if (response.headersSent) return;
-    response.status(status).json(buildErrorBody(status, message));
+    response.status(status).json(buildErrorBody(status, message, code));
   }
 }

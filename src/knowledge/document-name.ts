@@ -1,7 +1,10 @@
+import { CodedError } from '../common/coded-error.js';
 import { hasControlCharacter, storableTextProblem } from '../common/storable-text.js';
 
 /** A document's file name that cannot be stored as given (answered with 400). */
-export class InvalidDocumentNameError extends Error {}
+export class InvalidDocumentNameError extends CodedError {
+  readonly code = 'invalid_document_name';
+}
 
 /** Longest file name, in characters (Unicode code points, as PostgreSQL counts `varchar(255)`). */
 export const MAX_DOCUMENT_NAME_LENGTH = 255;

@@ -1,9 +1,14 @@
+import { CodedError } from '../common/coded-error.js';
 import path from 'node:path';
 import { PDFParse } from 'pdf-parse';
 import { storableTextProblem, toStorableText } from '../common/storable-text.js';
 
-export class UnsupportedDocumentError extends Error {}
-export class UnreadableDocumentError extends Error {}
+export class UnsupportedDocumentError extends CodedError {
+  readonly code = 'unsupported_document';
+}
+export class UnreadableDocumentError extends CodedError {
+  readonly code = 'unreadable_document';
+}
 
 export interface ParsedDocument {
   contentType: string;

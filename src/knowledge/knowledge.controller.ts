@@ -10,8 +10,6 @@ import {
   Param,
   Post,
   Res,
-  UnprocessableEntityException,
-  UnsupportedMediaTypeException,
   UploadedFile,
   UseInterceptors,
   BadRequestException,
@@ -26,8 +24,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { normalizeChunks, normalizeRagTrace } from '../trace/trace.normalizer.js';
-import { InvalidDocumentNameError, uploadedDocumentName } from './document-name.js';
-import { UnreadableDocumentError, UnsupportedDocumentError } from './document-parser.js';
+import { uploadedDocumentName } from './document-name.js';
 import { DocumentsService } from './documents.service.js';
 import {
   DocumentDeleteResponse,
@@ -75,16 +72,10 @@ export class KnowledgeController {
   ): Promise<DocumentUploadResponse> {
     requireAdmin(user);
     if (!file) throw new BadRequestException('file is missing: send the document as multipart field "file"');
-    try {
-      const result = await this.documents.ingest(uploadedDocumentName(file.originalname), file.buffer, user.userId);
-      res.status(result.duplicate ? 200 : 201);
-      return result;
-    } catch (error) {
-      if (error instanceof InvalidDocumentNameError) throw new BadRequestException(error.message);
-      if (error instanceof UnsupportedDocumentError) throw new UnsupportedMediaTypeException(error.message);
-      if (error instanceof UnreadableDocumentError) throw new UnprocessableEntityException(error.message);
-      throw error;
-    }
+    // A bad name (400), an unsupported type (415) or an unreadable file (422) answers by its error code.
+    const result = await this.documents.ingest(uploadedDocumentName(file.originalname), file.buffer, user.userId);
+    res.status(result.duplicate ? 200 : 201);
+    return result;
   }
 
   @Get('documents')

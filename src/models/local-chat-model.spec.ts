@@ -1,34 +1,75 @@
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { LocalChatModel, streamPieces } from './local-chat-model.js';
-import { composeFromPassages, composeWeather } from './local-compose.js';
-import { detectIntent } from './local-intent.js';
+import { composeFromPassages } from './local-compose.js';
+import { detectSmallTalk } from './local-intent.js';
+import { LOCAL_ROUTING_KEY, LocalToolRouting } from './local-tool-routing.js';
+
+/** A routing hint as a tool plug-in declares it. */
+const knowledgeRouting: LocalToolRouting = {
+  priority: 0,
+  capability: { en: 'search the manuals', zh: '查手册' },
+  route: (message) => ({ call: { query: message } }),
+  compose: (question, output) => {
+    const parsed = JSON.parse(output) as { query: string; chunks: never[] };
+    return composeFromPassages(parsed.query || question, parsed.chunks);
+  },
+};
+const echoRouting: LocalToolRouting = {
+  priority: 5,
+  capability: { en: 'echo words', zh: '复述' },
+  route: (message) => (/^echo\b/i.test(message) ? (message.trim().length > 4 ? { call: { words: message.slice(5) } } : { ask: 'What should I echo?' }) : null),
+  compose: (_question, output) => `Echo: ${output}`,
+};
+const tool = (name: string, routing?: LocalToolRouting) =>
+  ({ name, description: 'd', schema: {}, metadata: routing ? { [LOCAL_ROUTING_KEY]: routing } : {} }) as never;
 
 describe('local model rules', () => {
   it.each([
-    ['你好', { kind: 'greeting' }],
-    ['Hello!', { kind: 'greeting' }],
-    ['谢谢', { kind: 'thanks' }],
-    ['北京今天天气怎么样？', { kind: 'weather', location: '北京' }],
-    ['请问广州明天会不会下雨', { kind: 'weather', location: '广州' }],
-    ['What is the weather in New York today?', { kind: 'weather', location: 'New York' }],
-    ['Berlin weather', { kind: 'weather', location: 'Berlin' }],
-    ["what's the weather like?", { kind: 'weather', location: null }],
-    ['保修期多久？', { kind: 'question' }],
-  ])('%s → %j', (message, intent) => {
-    expect(detectIntent(message)).toEqual(intent);
+    ['你好', 'greeting'],
+    ['Hello!', 'greeting'],
+    ['谢谢', 'thanks'],
+    ['保修期多久？', null],
+    ['北京今天天气怎么样？', null],
+  ])('%s → %j', (message, kind) => {
+    expect(detectSmallTalk(message)).toEqual(kind);
   });
 
-  it('calls only tools that are bound', async () => {
+  it('calls only tools that are bound, by their routing hints, highest priority first', async () => {
     const bare = new LocalChatModel();
     const reply = await bare.invoke([new HumanMessage('How do I reset the router?')]);
     expect(reply.tool_calls ?? []).toEqual([]);
-    const bound = bare.bindTools([{ name: 'knowledge_search', description: 'd', schema: {} } as never]);
+    const withoutHint = bare.bindTools([tool('knowledge_search')]);
+    expect((await withoutHint.invoke([new HumanMessage('How do I reset the router?')])).tool_calls ?? []).toEqual([]);
+    const bound = bare.bindTools([tool('knowledge_search', knowledgeRouting), tool('echo', echoRouting)]);
     const call = await bound.invoke([new HumanMessage('How do I reset the router?')]);
     expect(call.tool_calls?.[0]).toMatchObject({ name: 'knowledge_search', args: { query: 'How do I reset the router?' } });
+    const echo = await bound.invoke([new HumanMessage('echo hello there')]);
+    expect(echo.tool_calls?.[0]).toMatchObject({ name: 'echo', args: { words: 'hello there' } });
+    const ask = await bound.invoke([new HumanMessage('echo')]);
+    expect(ask.content).toBe('What should I echo?');
+    const greeting = await bound.invoke([new HumanMessage('Hello!')]);
+    expect(greeting.content).toBe('Hello! I can search the manuals or echo words for you.');
+    expect((await bound.invoke([new HumanMessage('你好')])).content).toBe('你好！我可以查手册，也可以复述。');
+  });
+
+  it('answers from a tool result with that tool’s hint, and never shows a failed tool’s error text', async () => {
+    const model = new LocalChatModel().bindTools([tool('knowledge_search', knowledgeRouting), tool('echo', echoRouting)]);
+    const echoed = await model.invoke([
+      new HumanMessage('echo hi'),
+      new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'echo', args: { words: 'hi' } }] }),
+      new ToolMessage({ content: 'hi', tool_call_id: 'c1', name: 'echo' }),
+    ]);
+    expect(echoed.content).toBe('Echo: hi');
+    const failed = await model.invoke([
+      new HumanMessage('echo hi'),
+      new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'echo', args: { words: 'hi' } }] }),
+      new ToolMessage({ content: 'Error: connect ECONNREFUSED 10.0.0.1:5432', tool_call_id: 'c1', name: 'echo', status: 'error' }),
+    ]);
+    expect(failed.content).toBe('The echo tool failed.');
   });
 
   it('composes a cited answer from the tool result that follows the question', async () => {
-    const model = new LocalChatModel({ toolNames: ['knowledge_search'] });
+    const model = new LocalChatModel().bindTools([tool('knowledge_search', knowledgeRouting)]);
     const output = JSON.stringify({
       query: 'q',
       chunks: [{ source: 'policy.md', page: 3, text: 'Policy\nReturns are accepted within 30 days. Shipping is free.', score: 1 }],
@@ -52,8 +93,5 @@ describe('local model rules', () => {
 
   it('says so when nothing was found, in the language of the question', () => {
     expect(composeFromPassages('保修多久？', [])).toBe('知识库中没有找到与这个问题相关的内容。');
-    expect(composeWeather('weather in Oslo', 'Weather unavailable: the weather service is unreachable.')).toBe(
-      'I could not get the weather: the weather service is unreachable.',
-    );
   });
 });

@@ -5,17 +5,22 @@ import { AIMessage, AIMessageChunk, BaseMessage, ToolMessage } from '@langchain/
 import { ChatGenerationChunk, ChatResult } from '@langchain/core/outputs';
 import type { Runnable } from '@langchain/core/runnables';
 import { randomUUID } from 'node:crypto';
-import { containsCjk } from '../common/text.js';
-import { KNOWLEDGE_BUDGET_SPENT, KNOWLEDGE_TOOL_NAME, KnowledgeToolOutput } from '../agent/tools/knowledge/knowledge-tool.constants.js';
-import { WEATHER_TOOL_NAME } from '../agent/tools/weather/weather.tool.js';
-import { composeFromPassages, composeWeather, summarizeExtractively } from './local-compose.js';
-import { detectIntent } from './local-intent.js';
+import { clip, containsCjk } from '../common/text.js';
+import { summarizeExtractively } from './local-compose.js';
+import { detectSmallTalk } from './local-intent.js';
+import { isLocalToolRouting, LOCAL_ROUTING_KEY, LocalToolRouting } from './local-tool-routing.js';
 
 export type LocalModelRole = 'main' | 'fast';
 
+/** A tool the model is bound to, with its routing hint when it has one. */
+export interface LocalBoundTool {
+  name: string;
+  routing?: LocalToolRouting;
+}
+
 interface LocalChatModelFields extends BaseChatModelParams {
   role?: LocalModelRole;
-  toolNames?: string[];
+  tools?: LocalBoundTool[];
 }
 
 type Reply = { kind: 'text'; text: string } | { kind: 'tool'; name: string; args: Record<string, unknown> };
@@ -31,21 +36,36 @@ export function streamPieces(text: string): string[] {
   return text.match(/[\u3400-\u9fff\uf900-\ufaff]{1,2}|[^\s\u3400-\u9fff\uf900-\ufaff]+\s*|\s+/g) ?? [];
 }
 
+function boundToolOf(tool: BindToolsInput): LocalBoundTool {
+  const candidate = tool as { name?: unknown; metadata?: Record<string, unknown>; function?: { name?: string } };
+  const name = typeof candidate.name === 'string' ? candidate.name : candidate.function?.name ?? '';
+  const routing = candidate.metadata?.[LOCAL_ROUTING_KEY];
+  return { name, routing: isLocalToolRouting(routing) ? routing : undefined };
+}
+
 /**
  * The offline, deterministic chat model (LLM_PROVIDER=local). It does not
- * understand language: it routes by rules (greeting, weather, everything else
- * to the knowledge base), calls the bound tools, and composes answers by
- * extracting the sentences of the tool results that share most words with
- * the question, citing their sources. Same input, same output.
+ * understand language: it answers greetings and thanks itself, and routes
+ * everything else by the routing hints of the tools it is bound to (each
+ * tool says when it applies and how to answer from its output). Same input,
+ * same output.
  */
 export class LocalChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMessageChunk> {
   readonly role: LocalModelRole;
-  readonly toolNames: string[];
+  /** In binding order. */
+  readonly tools: LocalBoundTool[];
+  /** Highest routing priority first; ties keep the binding order. */
+  private readonly routingOrder: LocalBoundTool[];
 
   constructor(fields: LocalChatModelFields = {}) {
     super(fields);
     this.role = fields.role ?? 'main';
-    this.toolNames = fields.toolNames ?? [];
+    this.tools = fields.tools ?? [];
+    this.routingOrder = [...this.tools].sort((a, b) => (b.routing?.priority ?? -Infinity) - (a.routing?.priority ?? -Infinity));
+  }
+
+  get toolNames(): string[] {
+    return this.tools.map((tool) => tool.name);
   }
 
   static lc_name(): string {
@@ -60,8 +80,7 @@ export class LocalChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMe
     tools: BindToolsInput[],
     kwargs?: Partial<BaseChatModelCallOptions>,
   ): Runnable<BaseLanguageModelInput, AIMessageChunk, BaseChatModelCallOptions> {
-    const names = tools.map((t) => ('name' in t && typeof t.name === 'string' ? t.name : (t as { function?: { name?: string } }).function?.name ?? ''));
-    const bound = new LocalChatModel({ role: this.role, toolNames: names.filter(Boolean) });
+    const bound = new LocalChatModel({ role: this.role, tools: tools.map(boundToolOf).filter((tool) => tool.name) });
     return kwargs ? bound.withConfig(kwargs) : bound;
   }
 
@@ -108,52 +127,44 @@ export class LocalChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMe
     if (toolResults.length > 0) return { kind: 'text', text: this.composeFromTools(question, toolResults) };
 
     const zh = containsCjk(question);
-    const intent = detectIntent(question);
-    switch (intent.kind) {
-      case 'greeting':
-        return {
-          kind: 'text',
-          text: zh
-            ? '你好！我可以在知识库（产品手册、政策等）中查找答案，也可以查询天气。'
-            : 'Hello! I can look things up in the knowledge base (manuals, policies) or check the weather for you.',
-        };
-      case 'thanks':
-        return { kind: 'text', text: zh ? '不客气！还有什么可以帮你？' : "You're welcome! Anything else?" };
-      case 'weather':
-        if (!this.toolNames.includes(WEATHER_TOOL_NAME)) break;
-        if (!intent.location) {
-          return { kind: 'text', text: zh ? '请告诉我想查询哪个城市的天气。' : 'Which city should I check the weather for?' };
-        }
-        return { kind: 'tool', name: WEATHER_TOOL_NAME, args: { location: intent.location } };
-      case 'question':
-        if (this.toolNames.includes(KNOWLEDGE_TOOL_NAME)) return { kind: 'tool', name: KNOWLEDGE_TOOL_NAME, args: { query: question } };
-        break;
+    const smallTalk = detectSmallTalk(question);
+    if (smallTalk === 'greeting') {
+      const capabilities = this.tools.flatMap((tool) => (tool.routing ? [tool.routing.capability[zh ? 'zh' : 'en']] : []));
+      if (capabilities.length === 0) return { kind: 'text', text: zh ? '你好！有什么可以帮你？' : 'Hello! How can I help?' };
+      return {
+        kind: 'text',
+        text: zh ? `你好！我可以${capabilities.join('，也可以')}。` : `Hello! I can ${joinEnglish(capabilities)} for you.`,
+      };
+    }
+    if (smallTalk === 'thanks') return { kind: 'text', text: zh ? '不客气！还有什么可以帮你？' : "You're welcome! Anything else?" };
+    for (const tool of this.routingOrder) {
+      const route = tool.routing?.route(question);
+      if (!route) continue;
+      if ('ask' in route) return { kind: 'text', text: route.ask };
+      return { kind: 'tool', name: tool.name, args: route.call };
     }
     return {
       kind: 'text',
       text: zh
-        ? '我是离线的本地模型，只能根据知识库和天气工具回答，这条消息没有合适的工具可用。'
-        : 'I am the offline local model: I answer from the knowledge base and the weather tool, and neither fits this message.',
+        ? '我是离线的本地模型，只能借助工具回答，这条消息没有合适的工具可用。'
+        : 'I am the offline local model: I answer with my tools, and none of them fits this message.',
     };
   }
 
   private composeFromTools(question: string, results: ToolMessage[]): string {
+    const zh = containsCjk(question);
     return results
       .map((result) => {
         const content = textOf(result);
-        if (result.name === KNOWLEDGE_TOOL_NAME) {
-          if (content === KNOWLEDGE_BUDGET_SPENT) return content;
-          try {
-            const output = JSON.parse(content) as KnowledgeToolOutput;
-            // The tool's query includes the user's clarifications, when there were any.
-            return composeFromPassages(output.query || question, output.chunks ?? []);
-          } catch {
-            return content;
-          }
-        }
-        if (result.name === WEATHER_TOOL_NAME) return composeWeather(question, content);
-        return `${result.name}: ${content.slice(0, 1000)}`;
+        // The tool's own error text is for a model that can read it, not for the user.
+        if (result.status === 'error') return zh ? `工具 ${result.name} 调用失败。` : `The ${result.name} tool failed.`;
+        const routing = this.tools.find((tool) => tool.name === result.name)?.routing;
+        return routing ? routing.compose(question, content) : `${result.name}: ${clip(content, 1000)}`;
       })
       .join('\n\n');
   }
+}
+
+function joinEnglish(phrases: string[]): string {
+  return phrases.length <= 1 ? phrases.join('') : `${phrases.slice(0, -1).join(', ')} or ${phrases.at(-1)}`;
 }

@@ -1,11 +1,15 @@
+import { CodedError } from '../common/coded-error.js';
+
 /** Raised for a missing session and for another user's session alike, so neither can be told apart. */
-export class SessionNotFoundError extends Error {
+export class SessionNotFoundError extends CodedError {
+  readonly code = 'session_not_found';
   constructor(readonly sessionId: string) {
     super(`Session ${sessionId} not found`);
   }
 }
 
-export class InvalidCursorError extends Error {
+export class InvalidCursorError extends CodedError {
+  readonly code = 'invalid_cursor';
   constructor() {
     super('cursor is invalid: pass the next_cursor of a previous page');
   }

@@ -1,17 +1,28 @@
 import { DiscoveryService } from '@nestjs/core';
 import type { StructuredToolInterface } from '@langchain/core/tools';
-import type { ChatRequestContext } from '../../chat/chat-request-context.js';
+import type { LocalToolRouting } from '../../models/local-tool-routing.js';
 
 /**
- * A tool the agent may call. One provider per tool, each in its own module,
- * marked with @AgentTool(): the registry discovers them, so adding a tool
- * means adding a module and nothing else. `create` runs once per turn and
- * may bind the turn's context.
+ * A tool the agent may call: a plug-in. One provider per tool, each in its
+ * own module, marked with @AgentTool(); the registry discovers them, and
+ * everything the agent knows about a tool comes from here: the system prompt
+ * gets its `promptRules`, the offline model its `localRouting`. No core file
+ * names a tool.
+ *
+ * `create` runs once, when the agent's graph is compiled. The tool reads the
+ * turn it runs for from its run config: `turnContextOf(config)`.
  */
-export interface AgentToolFactory {
+export interface AgentToolPlugin {
   readonly name: string;
-  create(context: ChatRequestContext): StructuredToolInterface;
+  /** Lines of the system prompt about when and how to use the tool ("- For current weather, call …"). */
+  readonly promptRules: readonly string[];
+  /** How the offline model decides to call the tool and answers from its output; without it, that model never calls it. */
+  readonly localRouting?: LocalToolRouting;
+  create(): StructuredToolInterface;
 }
 
-/** Marks a provider as an agent tool factory. */
+/** Marks a provider as an agent tool plug-in. */
 export const AgentTool = DiscoveryService.createDecorator<void>();
+
+/** The failure a tool reports to the model instead of failing the turn (a place not found, a service down). */
+export class ToolReportedError extends Error {}

@@ -1,40 +1,59 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { StructuredToolInterface } from '@langchain/core/tools';
-import type { ChatRequestContext } from '../../chat/chat-request-context.js';
-import { AgentTool, AgentToolFactory } from './agent-tool.js';
+import { LOCAL_ROUTING_KEY } from '../../models/local-tool-routing.js';
+import { AgentTool, AgentToolPlugin } from './agent-tool.js';
 
-/** Collects every @AgentTool() provider of the application. */
+/** Collects every @AgentTool() provider of the application, once, at start-up. */
 @Injectable()
 export class ToolRegistry implements OnApplicationBootstrap {
   private readonly logger = new Logger(ToolRegistry.name);
-  private factories: AgentToolFactory[] = [];
+  private plugins: AgentToolPlugin[] = [];
+  private built?: StructuredToolInterface[];
 
   constructor(private readonly discovery: DiscoveryService) {}
 
   onApplicationBootstrap(): void {
+    this.discover();
+  }
+
+  private discover(): AgentToolPlugin[] {
+    if (this.built) return this.plugins;
     const found = this.discovery
       .getProviders({ metadataKey: AgentTool.KEY })
-      .map((wrapper) => wrapper.instance as AgentToolFactory | undefined)
-      .filter((instance): instance is AgentToolFactory => !!instance && typeof instance.create === 'function');
+      .map((wrapper) => wrapper.instance as AgentToolPlugin | undefined)
+      .filter((instance): instance is AgentToolPlugin => !!instance && typeof instance.create === 'function');
     const names = new Set<string>();
-    this.factories = found.filter((factory) => {
-      if (names.has(factory.name)) {
-        this.logger.warn(`tool ${factory.name} is registered twice; keeping the first`);
+    this.plugins = found.filter((plugin) => {
+      if (names.has(plugin.name)) {
+        this.logger.warn(`tool ${plugin.name} is registered twice; keeping the first`);
         return false;
       }
-      names.add(factory.name);
+      names.add(plugin.name);
       return true;
     });
+    this.built = this.plugins.map((plugin) => {
+      const tool = plugin.create() as StructuredToolInterface & { metadata?: Record<string, unknown> };
+      // The offline model finds a tool's routing hint on the tool it is bound to.
+      if (plugin.localRouting) tool.metadata = { ...tool.metadata, [LOCAL_ROUTING_KEY]: plugin.localRouting };
+      return tool;
+    });
     this.logger.log(`agent tools: ${[...names].join(', ') || 'none'}`);
+    return this.plugins;
   }
 
   get toolNames(): string[] {
-    return this.factories.map((factory) => factory.name);
+    return this.discover().map((plugin) => plugin.name);
   }
 
-  /** The turn's tools, each bound to its context. */
-  createTools(context: ChatRequestContext): StructuredToolInterface[] {
-    return this.factories.map((factory) => factory.create(context));
+  /** The system prompt's lines for every tool. */
+  get promptRules(): string[] {
+    return this.discover().flatMap((plugin) => plugin.promptRules);
+  }
+
+  /** The tools, built once; each reads its turn from its run config. */
+  get tools(): StructuredToolInterface[] {
+    this.discover();
+    return this.built!;
   }
 }

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { RunnableConfig } from '@langchain/core/runnables';
 import { tool } from '@langchain/core/tools';
 import { interrupt } from '@langchain/langgraph';
 import { z } from 'zod';
-import type { ChatRequestContext } from '../../../chat/chat-request-context.js';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
 import { boundQuery, MAX_QUERY_LENGTH } from '../../../knowledge/bounded-query.js';
@@ -10,18 +10,48 @@ import { clarificationPrompt } from '../../../knowledge/clarification.js';
 import { judgeComplexity } from '../../../knowledge/complexity.js';
 import { KnowledgeFlow, KnowledgeFlowResult } from '../../../knowledge/knowledge-flow.service.js';
 import { SubQuestionFanOut } from '../../../knowledge/sub-question-fanout.service.js';
-import { AgentTool, AgentToolFactory } from '../agent-tool.js';
-import { KNOWLEDGE_BUDGET_SPENT, KNOWLEDGE_TOOL_NAME, KnowledgeToolOutput, MAX_HITL_ROUNDS } from './knowledge-tool.constants.js';
+import { composeFromPassages } from '../../../models/local-compose.js';
+import type { LocalToolRouting } from '../../../models/local-tool-routing.js';
+import { turnContextOf } from '../../turn-context.js';
+import { AgentTool, AgentToolPlugin } from '../agent-tool.js';
+import {
+  KNOWLEDGE_BUDGET_SPENT,
+  KNOWLEDGE_TOOL_BUDGET,
+  KNOWLEDGE_TOOL_NAME,
+  KnowledgeToolOutput,
+  MAX_HITL_ROUNDS,
+} from './knowledge-tool.constants.js';
 
 export { KNOWLEDGE_BUDGET_SPENT, KNOWLEDGE_TOOL_NAME, MAX_HITL_ROUNDS } from './knowledge-tool.constants.js';
 export type { KnowledgeToolOutput } from './knowledge-tool.constants.js';
 
-
+/** The offline model's answer from the tool's output: the passages' best sentences, cited. */
+function composeKnowledgeAnswer(question: string, output: string): string {
+  if (output === KNOWLEDGE_BUDGET_SPENT) return output;
+  try {
+    const parsed = JSON.parse(output) as KnowledgeToolOutput;
+    // The tool's query includes the user's clarifications, when there were any.
+    return composeFromPassages(parsed.query || question, parsed.chunks ?? []);
+  } catch {
+    return output;
+  }
+}
 
 @AgentTool()
 @Injectable()
-export class KnowledgeSearchTool implements AgentToolFactory {
+export class KnowledgeSearchTool implements AgentToolPlugin {
   readonly name = KNOWLEDGE_TOOL_NAME;
+  readonly promptRules = [
+    `- For questions about products, manuals, policies or anything the company documents, call ${KNOWLEDGE_TOOL_NAME} once with the full question, then answer only from the passages it returns, citing each fact as [source]. If the passages do not answer the question, say so; do not invent facts.`,
+    `- ${KNOWLEDGE_TOOL_NAME} may run at most once per turn; if it reports that the budget is spent, answer from what you already have.`,
+  ];
+  /** The catch-all of the offline model: any message no other tool claims is searched. */
+  readonly localRouting: LocalToolRouting = {
+    priority: 0,
+    capability: { en: 'look things up in the knowledge base (manuals, policies)', zh: '在知识库（产品手册、政策等）中查找答案' },
+    route: (message) => ({ call: { query: message } }),
+    compose: composeKnowledgeAnswer,
+  };
 
   constructor(
     private readonly flow: KnowledgeFlow,
@@ -29,14 +59,14 @@ export class KnowledgeSearchTool implements AgentToolFactory {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  create(context: ChatRequestContext) {
+  create() {
     return tool(
-      async ({ query }: { query: string }, config?: { writer?: unknown }) => {
-        if (!context.acquireKnowledgeToolSlot()) return KNOWLEDGE_BUDGET_SPENT;
-        context.useStreamWriter(config?.writer);
+      async ({ query }: { query: string }, config?: RunnableConfig & { writer?: unknown }) => {
+        const context = turnContextOf(config);
+        if (!context.acquireToolCall(KNOWLEDGE_TOOL_NAME, KNOWLEDGE_TOOL_BUDGET)) return KNOWLEDGE_BUDGET_SPENT;
         const topK = this.config.knowledge.topK;
         const started = performance.now();
-        const step = (stage: string, label: string, details?: Record<string, unknown>) => context.emitRagStep(stage, label, details);
+        const step = context.stepReporter(config?.writer);
         const resuming = context.resumingHitl;
         // A question too long to search whole (a long message passed on as it is) is searched by its start;
         // the trace says so. A resumed run's original question was shortened when the run paused.

@@ -1,15 +1,35 @@
 import { Injectable } from '@nestjs/common';
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
-import { AgentTool, AgentToolFactory } from '../agent-tool.js';
+import { containsCjk } from '../../../common/text.js';
+import type { LocalToolRouting } from '../../../models/local-tool-routing.js';
+import { AgentTool, AgentToolPlugin } from '../agent-tool.js';
+import { composeWeatherAnswer } from './weather-answer.js';
+import { detectWeatherRequest } from './weather-intent.js';
 import { PlaceNotFoundError, WeatherClient, WeatherUnavailableError } from './weather.client.js';
 
 export const WEATHER_TOOL_NAME = 'get_weather';
 
 @AgentTool()
 @Injectable()
-export class WeatherTool implements AgentToolFactory {
+export class WeatherTool implements AgentToolPlugin {
   readonly name = WEATHER_TOOL_NAME;
+  readonly promptRules = [
+    `- For current weather, call ${WEATHER_TOOL_NAME} with the place name. If it reports a failure, explain that the weather service is unavailable.`,
+  ];
+  readonly localRouting: LocalToolRouting = {
+    priority: 10,
+    capability: { en: 'check the weather', zh: '查询天气' },
+    route: (message) => {
+      const request = detectWeatherRequest(message);
+      if (!request) return null;
+      if (!request.location) {
+        return { ask: containsCjk(message) ? '请告诉我想查询哪个城市的天气。' : 'Which city should I check the weather for?' };
+      }
+      return { call: { location: request.location } };
+    },
+    compose: composeWeatherAnswer,
+  };
 
   constructor(private readonly client: WeatherClient) {}
 

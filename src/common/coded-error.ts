@@ -1,0 +1,46 @@
+/**
+ * Every error a module throws on purpose carries a code from this table,
+ * and the table says what it answers: the HTTP status (the exception filter
+ * reads it) and, for the failures of a chat turn, the SSE `error` event's
+ * `code`, which is the same string. A code without a status does not
+ * compile.
+ */
+export const ERROR_CODE_STATUS = {
+  // session
+  session_not_found: 404,
+  invalid_cursor: 400,
+  // chat runs
+  run_in_progress: 409,
+  run_events_gone: 410,
+  run_events_unavailable: 503,
+  // a chat turn that ended without an answer (HTTP status of POST /api/chat; SSE `error` code of a stream)
+  model_error: 502,
+  model_timeout: 504,
+  storage_unavailable: 503,
+  session_deleted: 404,
+  run_lost: 503,
+  internal_error: 500,
+  // knowledge
+  invalid_document_name: 400,
+  unsupported_document: 415,
+  unreadable_document: 422,
+} as const satisfies Record<string, 400 | 404 | 409 | 410 | 415 | 422 | 500 | 502 | 503 | 504>;
+
+export type ErrorCode = keyof typeof ERROR_CODE_STATUS;
+
+/** An error with a code of the table; its message is written for the client and never carries driver text. */
+export abstract class CodedError extends Error {
+  abstract readonly code: ErrorCode;
+
+  get httpStatus(): number {
+    return ERROR_CODE_STATUS[this.code];
+  }
+}
+
+/** Wraps a failure whose own message is internal (a driver's, a library's): the client sees `message`, the log sees `cause`. */
+export class StorageUnavailableError extends CodedError {
+  readonly code = 'storage_unavailable';
+  constructor(cause?: unknown) {
+    super('The database did not answer in time; retry shortly', { cause });
+  }
+}

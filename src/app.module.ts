@@ -8,6 +8,7 @@ import { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { KnowledgeModule } from './knowledge/knowledge.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { SessionModule } from './session/session.module.js';
 import { TraceModule } from './trace/trace.module.js';
@@ -40,6 +41,7 @@ export class AppModule {
         RateLimitModule,
         TraceModule,
         SessionModule,
+        KnowledgeModule,
         ChatModule,
         HealthModule,
       ],

@@ -21,7 +21,7 @@ import { ApiErrorResponses } from '../common/api-error.responses.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
-import { ChatRequest, ChatResponse } from '../trace/chat.dto.js';
+import { ChatRequest, ChatResponse } from './chat.dto.js';
 import { TraceNormalizationInterceptor } from '../trace/trace.interceptor.js';
 import { ChatRequestContext } from './chat-request-context.js';
 import { ChatService } from './chat.service.js';

@@ -1,8 +1,6 @@
 import { DataSourceOptions } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { boundedPoolOptions, ListenedClient } from './pg-clients.js';
-import { ChatMessage } from '../session/chat-message.entity.js';
-import { ChatSession } from '../session/chat-session.entity.js';
 import { InitialSchema1764547200000 } from './migrations/1764547200000-InitialSchema.js';
 import { ChatRuns1764633600000 } from './migrations/1764633600000-ChatRuns.js';
 import { LangGraphCheckpoints1764633600001 } from './migrations/1764633600001-LangGraphCheckpoints.js';
@@ -10,7 +8,6 @@ import { KnowledgeBase1764720000000 } from './migrations/1764720000000-Knowledge
 import { PgvectorEmbeddings1764806400000 } from './migrations/1764806400000-PgvectorEmbeddings.js';
 import { SessionOwnedRuns1764892800000 } from './migrations/1764892800000-SessionOwnedRuns.js';
 
-export const ENTITIES = [ChatSession, ChatMessage];
 export const MIGRATIONS = [
   InitialSchema1764547200000,
   ChatRuns1764633600000,
@@ -34,7 +31,8 @@ export function buildDataSourceOptions(config: AppConfig, use: 'app' | 'maintena
   return {
     type: 'postgres',
     url: config.database.url,
-    entities: ENTITIES,
+    // Each feature module registers its own entities (TypeOrmModule.forFeature + autoLoadEntities); the schema is the migrations'.
+    entities: [],
     migrations: MIGRATIONS,
     migrationsTableName: 'typeorm_migrations',
     migrationsRun: config.database.migrationsRun,

@@ -15,7 +15,7 @@ export async function runMigrations(config: AppConfig): Promise<void> {
       inject: [APP_CONFIG],
       useFactory: async (config: AppConfig) => {
         if (config.database.migrationsRun) await runMigrations(config);
-        return { ...buildDataSourceOptions(config), migrationsRun: false, retryAttempts: 0 };
+        return { ...buildDataSourceOptions(config), migrationsRun: false, retryAttempts: 0, autoLoadEntities: true };
       },
     }),
   ],

@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn, Unique } from 'typeorm';
-import type { MessageType } from '../trace/session.dto.js';
+import type { MessageType } from './session.dto.js';
 import type { ChatSession } from './chat-session.entity.js';
 
 @Entity({ name: 'chat_messages' })

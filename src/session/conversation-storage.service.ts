@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { ResilientCache } from '../cache/resilient-cache.service.js';
 import { sqlRows } from '../database/sql.js';
-import { MessageInfo, MessageType, SESSION_PAGE_DEFAULT, SESSION_PAGE_MAX, SessionInfo } from '../trace/session.dto.js';
+import { MessageInfo, MessageType, SESSION_PAGE_DEFAULT, SESSION_PAGE_MAX, SessionInfo } from './session.dto.js';
 import { normalizeAndValidateRagTrace, normalizePendingHitl, normalizeRagTrace } from '../trace/trace.normalizer.js';
 import { toStorableText } from '../common/storable-text.js';
 import { decodeCursor, encodeCursor } from './session-cursor.js';

@@ -9,7 +9,7 @@ import {
   SessionListQuery,
   SessionListResponse,
   SessionMessagesResponse,
-} from '../trace/session.dto.js';
+} from './session.dto.js';
 import { TraceNormalizationInterceptor } from '../trace/trace.interceptor.js';
 import { ConversationStorage } from './conversation-storage.service.js';
 

@@ -21,6 +21,8 @@ export const EVIDENCE_AMBIGUITIES = ['missing_condition', 'needs_choice'] as con
 export const REWRITE_MODES = ['step_back', 'hyde'] as const;
 export const HITL_ROUTES = ['clarify', 'choose'] as const;
 export const HITL_RETRIEVAL_STATUSES = ['needs_clarification', 'needs_choice'] as const;
+/** Who answered a judgement: the fast model, the local judge (LLM_PROVIDER=local), or the local judge after the model failed. */
+export const JUDGE_SOURCES = ['model', 'local', 'local_fallback'] as const;
 
 export const MAX_SUB_QUESTIONS = 4;
 export const MAX_CHUNKS_PER_LIST = 100;
@@ -82,6 +84,8 @@ export const RAG_TRACE_FIELDS_TABLE = {
   complexity: { kind: 'enum', values: COMPLEXITIES, enumName: 'Complexity' },
   complexity_reason: { kind: 'string', maxLength: MEDIUM },
   sub_questions: { kind: 'strings', maxItems: MAX_SUB_QUESTIONS, maxLength: MEDIUM },
+  complexity_judge: { kind: 'enum', values: JUDGE_SOURCES, enumName: 'JudgeSource', description: 'Who judged complexity' },
+  complexity_fallback_reason: { kind: 'string', maxLength: SHORT, nullable: true, description: 'Why the local judge answered for the model' },
   sub_agent_count: { kind: 'int' },
   merged_evidence_count: { kind: 'int' },
   // retrieval config
@@ -132,11 +136,15 @@ export const RAG_TRACE_FIELDS_TABLE = {
   evidence_ambiguity: { kind: 'enum', values: EVIDENCE_AMBIGUITIES, enumName: 'EvidenceAmbiguity', nullable: true },
   grade_confidence: { kind: 'number', min: 0, max: 1 },
   grade_reason: { kind: 'string', maxLength: MEDIUM },
+  grade_judge: { kind: 'enum', values: JUDGE_SOURCES, enumName: 'JudgeSource', description: 'Who graded the evidence' },
+  grade_fallback_reason: { kind: 'string', maxLength: SHORT, nullable: true, description: 'Why the local judge answered for the model' },
   // rewrite
   rewrite_mode: { kind: 'enum', values: REWRITE_MODES, enumName: 'RewriteMode', nullable: true },
   rewritten_query: { kind: 'string', maxLength: LONG, nullable: true },
   step_back_question: { kind: 'string', maxLength: LONG, nullable: true },
   hypothetical_doc: { kind: 'string', maxLength: LONG, nullable: true },
+  rewrite_judge: { kind: 'enum', values: JUDGE_SOURCES, enumName: 'JudgeSource', description: 'Who chose and wrote the rewrite' },
+  rewrite_fallback_reason: { kind: 'string', maxLength: SHORT, nullable: true, description: 'Why the local rewriter answered for the model' },
   rewrite_chunks: chunks('Evidence recalled with the rewritten query'),
   // final
   final_chunks: chunks('Evidence the answer was composed from'),

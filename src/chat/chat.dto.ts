@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { LowercaseId } from '../common/lowercase-id.js';
 import { IsStorableText } from '../common/storable-text.js';
-import { PendingHitlState, RagTrace } from './trace.protocol.js';
+import { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
 
 export const CHAT_MESSAGE_MAX_LENGTH = 8000;
 

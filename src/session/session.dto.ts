@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { LowercaseId } from '../common/lowercase-id.js';
 import { IsStorableText } from '../common/storable-text.js';
-import { PendingHitlState, RagTrace } from './trace.protocol.js';
+import { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
 
 export const MESSAGE_TYPES = ['human', 'ai', 'system'] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];

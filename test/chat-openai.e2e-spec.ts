@@ -85,6 +85,9 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
     expect(res.body.rag_trace).toMatchObject({ grade_route: 'answer', grade_reason: 'The passages answer it.', grade_confidence: 0.9 });
     expect(llm.requests[0].tools.map((t) => t.function.name).sort()).toEqual(['current_time', 'get_weather', 'knowledge_search']);
     expect(llm.requests[0].messages[0].role).toBe('system');
+    // Each tool's own prompt rules, the added module's included, make up the system prompt.
+    expect(llm.requests[0].messages[0].content).toContain('- For the current time somewhere, call current_time with its IANA time zone.');
+    expect(llm.requests[0].messages[0].content).toContain('call knowledge_search once with the full question');
     const toolMessage = llm.requests[2].messages.find((m) => m.role === 'tool');
     expect(JSON.parse(toolMessage!.content as string).chunks[0].source).toBe('aurora-x2-mesh-manual.md');
   });

@@ -6,6 +6,8 @@
  * compile.
  */
 export const ERROR_CODE_STATUS = {
+  // any module: a resource of the caller's that does not exist (or is another user's)
+  not_found: 404,
   // session
   session_not_found: 404,
   invalid_cursor: 400,

@@ -1,4 +1,4 @@
-import { CodedError } from '../common/coded-error.js';
+import { CodedError, ErrorCode } from '../common/coded-error.js';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import pRetry from 'p-retry';
 import { closeRedisClient, createRedisClient, RedisClient } from '../common/redis-client.js';
@@ -39,7 +39,7 @@ export function lostRunEvent(id: number, status: RunStatus | null): RunEvent {
         id,
         event: 'error',
         data: {
-          code: 'run_lost',
+          code: 'run_lost' satisfies ErrorCode,
           message: 'The run stopped without finishing (its instance went away). Read the session to see what was saved, then retry.',
         },
       }
@@ -47,7 +47,7 @@ export function lostRunEvent(id: number, status: RunStatus | null): RunEvent {
         id,
         event: 'error',
         data: {
-          code: 'events_incomplete',
+          code: 'events_incomplete' satisfies ErrorCode,
           message: `The run ended (${status}) but its last events were not kept. Read the session's messages for the outcome.`,
         },
       };

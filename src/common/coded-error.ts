@@ -22,6 +22,8 @@ export const ERROR_CODE_STATUS = {
   session_deleted: 404,
   run_lost: 503,
   internal_error: 500,
+  // SSE only: a followed run ended but its last events were not kept
+  events_incomplete: 503,
   // knowledge
   invalid_document_name: 400,
   unsupported_document: 415,

@@ -1,4 +1,28 @@
-import { ConfigValidationError, DEVELOPMENT_JWT_SECRET, loadConfig } from './app-config.js';
+import {
+  configFromEnvironment,
+  ConfigValidationError,
+  DEVELOPMENT_JWT_SECRET,
+  EMBEDDING_PROVIDERS,
+  ENVIRONMENT,
+  Environment,
+  LLM_PROVIDERS,
+  loadConfig,
+  RERANK_PROVIDERS,
+} from './app-config.js';
+import { ENVIRONMENT_BLOCKS, environmentSchema } from './environment.js';
+
+/** The lines of the error loadConfig throws for `env` (without the heading). */
+function problemLines(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigValidationError);
+    const [heading, ...lines] = (error as Error).message.split('\n');
+    expect(heading).toBe('Invalid environment configuration:');
+    return lines;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
 
 describe('loadConfig', () => {
   it('has defaults that work on a local machine', () => {
@@ -92,5 +116,142 @@ describe('loadConfig', () => {
 
   it('treats empty variables as unset', () => {
     expect(loadConfig({ PORT: '', JWT_SECRET: '' }).port).toBe(3000);
+  });
+
+  it('accepts exactly true and false for switches', () => {
+    expect(loadConfig({ MIGRATIONS_RUN: 'false', RAG_AUTO_MERGE: 'false' })).toMatchObject({
+      database: { migrationsRun: false },
+      knowledge: { autoMerge: false },
+    });
+    for (const value of ['TRUE', 'yes', '1', 'off']) {
+      expect(problemLines({ KNOWLEDGE_SEED_ON_START: value })).toEqual(['KNOWLEDGE_SEED_ON_START: must be true or false']);
+    }
+  });
+
+  it('reads chunk sizes, recall settings and trims trailing slashes from the weather URLs', () => {
+    const config = loadConfig({
+      KNOWLEDGE_CHUNK_SIZES: '2000,800,300',
+      RAG_RECALL_K: 'not-a-number',
+      RAG_AUTO_MERGE_THRESHOLD: '0.75',
+      WEATHER_BASE_URL: 'http://weather.test//',
+    });
+    expect(config.knowledge).toMatchObject({ chunkSizes: [2000, 800, 300], recallKRaw: 'not-a-number', autoMergeThreshold: 0.75 });
+    expect(config.weather.baseUrl).toBe('http://weather.test');
+    expect(loadConfig({}).knowledge.chunkSizes).toEqual([1200, 400]);
+  });
+
+  describe('reports every problem at once', () => {
+    it('names each bad variable and each failed cross-check, one line each, in one error', () => {
+      const lines = problemLines({
+        PORT: 'eighty',
+        REDIS_URL: 'localhost:6379',
+        LOG_LEVEL: 'loud',
+        LLM_PROVIDER: 'openai',
+        RERANK_PROVIDER: 'http',
+        RUN_HEARTBEAT_MS: '10000',
+        KNOWLEDGE_CHUNK_SIZES: '400,1200',
+        NODE_ENV: 'production',
+      });
+      expect(lines).toEqual([
+        'PORT: must be an integer from 0 to 65535',
+        'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
+        'REDIS_URL: must be a redis:// or rediss:// URL',
+        expect.stringMatching(/^LLM_API_KEY: required when LLM_PROVIDER=openai/),
+        'RERANK_URL: required when RERANK_PROVIDER=http',
+        'KNOWLEDGE_CHUNK_SIZES: sizes must decrease from parent to leaf and exceed KNOWLEDGE_CHUNK_OVERLAP',
+        expect.stringMatching(/^RUN_STALE_AFTER_MS: must be at least twice RUN_HEARTBEAT_MS/),
+        'JWT_SECRET: required when NODE_ENV=production',
+      ]);
+    });
+
+    it('skips a cross-check whose own variables are invalid, instead of reporting a consequence', () => {
+      expect(problemLines({ HTTP_REQUEST_TIMEOUT_MS: 'soon', HTTP_HEADERS_TIMEOUT_MS: '6000' })).toEqual([
+        'HTTP_REQUEST_TIMEOUT_MS: must be an integer from 1000 to 600000',
+      ]);
+      expect(problemLines({ NODE_ENV: 'staging' })).toEqual(['NODE_ENV: must be one of development, production, test (got "staging")']);
+    });
+
+    it('keeps the problems as data too', () => {
+      try {
+        loadConfig({ PORT: '-1', CACHE_TTL_SECONDS: '0' });
+        throw new Error('accepted');
+      } catch (error) {
+        expect((error as ConfigValidationError).problems.map((p) => p.variable)).toEqual(['PORT', 'CACHE_TTL_SECONDS']);
+      }
+    });
+  });
+
+  describe('provider names', () => {
+    it.each([
+      ['LLM_PROVIDER', LLM_PROVIDERS],
+      ['EMBEDDING_PROVIDER', EMBEDDING_PROVIDERS],
+      ['RERANK_PROVIDER', RERANK_PROVIDERS],
+    ] as const)('%s accepts exactly its registered names and names them when it refuses one', (variable, names) => {
+      expect(problemLines({ [variable]: 'mystery' })).toEqual([`${variable}: must be one of ${names.join(', ')} (got "mystery")`]);
+      // Case matters: the name is a key, not free text.
+      expect(problemLines({ [variable]: names[0].toUpperCase() })[0]).toMatch(new RegExp(`^${variable}: must be one of`));
+    });
+  });
+
+  describe('openai endpoints', () => {
+    it('refuses EMBEDDING_PROVIDER=openai with neither a base URL nor a key', () => {
+      expect(problemLines({ EMBEDDING_PROVIDER: 'openai' })).toEqual([
+        expect.stringMatching(/^EMBEDDING_API_KEY: required when EMBEDDING_PROVIDER=openai \(or set EMBEDDING_BASE_URL/),
+      ]);
+      // The chat model's own endpoint being local says nothing about where embeddings go.
+      expect(problemLines({ EMBEDDING_PROVIDER: 'openai', LLM_PROVIDER: 'local' })).toHaveLength(1);
+    });
+
+    it('gives the embeddings their own endpoint, falling back to the LLM_ one', () => {
+      expect(loadConfig({ EMBEDDING_PROVIDER: 'openai', EMBEDDING_BASE_URL: 'http://127.0.0.1:8001/v1' }).embeddings).toMatchObject({
+        provider: 'openai',
+        baseUrl: 'http://127.0.0.1:8001/v1',
+        apiKey: undefined,
+      });
+      expect(loadConfig({ EMBEDDING_PROVIDER: 'openai', LLM_BASE_URL: 'http://llm.test/v1', LLM_API_KEY: 'llm-key' }).embeddings).toMatchObject({
+        baseUrl: 'http://llm.test/v1',
+        apiKey: 'llm-key',
+      });
+      expect(
+        loadConfig({
+          EMBEDDING_PROVIDER: 'openai',
+          LLM_BASE_URL: 'http://llm.test/v1',
+          LLM_API_KEY: 'llm-key',
+          EMBEDDING_BASE_URL: 'http://embed.test/v1',
+          EMBEDDING_API_KEY: 'embed-key',
+        }).embeddings,
+      ).toMatchObject({ baseUrl: 'http://embed.test/v1', apiKey: 'embed-key' });
+    });
+
+    it('refuses a malformed EMBEDDING_BASE_URL', () => {
+      expect(problemLines({ EMBEDDING_BASE_URL: 'embed.test' })).toEqual(['EMBEDDING_BASE_URL: must be an http(s) URL']);
+    });
+
+    it('keeps the chat provider rule: openai needs LLM_API_KEY or LLM_BASE_URL', () => {
+      expect(problemLines({ LLM_PROVIDER: 'openai' })).toEqual([expect.stringMatching(/^LLM_API_KEY: required when LLM_PROVIDER=openai/)]);
+      expect(loadConfig({ LLM_PROVIDER: 'openai', LLM_BASE_URL: 'http://127.0.0.1:8000/v1' }).llm).toMatchObject({ provider: 'openai' });
+    });
+  });
+
+  describe('the schema', () => {
+    it('declares each variable once, with a description', () => {
+      const declared = Object.values(ENVIRONMENT_BLOCKS).flatMap((block) => Object.keys(block));
+      expect(new Set(declared).size).toBe(declared.length);
+      expect(declared.sort()).toEqual(Object.keys(ENVIRONMENT).sort());
+      expect(Object.entries(ENVIRONMENT).filter(([, schema]) => !schema.description?.trim()).map(([name]) => name)).toEqual([]);
+    });
+
+    it('maps every variable it declares into AppConfig', () => {
+      const env = environmentSchema.parse({});
+      const read = new Set<string>();
+      const tracking = new Proxy(env, {
+        get(target, name, receiver) {
+          read.add(String(name));
+          return Reflect.get(target, name, receiver);
+        },
+      }) as Environment;
+      configFromEnvironment(tracking);
+      expect(Object.keys(ENVIRONMENT).filter((name) => !read.has(name))).toEqual([]);
+    });
   });
 });

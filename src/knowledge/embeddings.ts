@@ -1,6 +1,7 @@
 import { OpenAIEmbeddings } from '@langchain/openai';
 import { tokenize } from '../common/text.js';
 import type { AppConfig } from '../config/app-config.js';
+import { openAIClientFields } from '../models/openai-endpoint.js';
 
 /** Turns texts into unit-length vectors; the knowledge base's dense retrieval leg. */
 export abstract class EmbeddingProvider {
@@ -36,6 +37,12 @@ function fnv1a(text: string, seed = 0x811c9dc5): number {
  * captures shared vocabulary and spelling, not meaning.
  */
 export class LocalHashEmbeddings extends EmbeddingProvider {
+  static readonly providerName = 'local';
+
+  static fromConfig(config: AppConfig): LocalHashEmbeddings {
+    return new LocalHashEmbeddings(config.embeddings.dimensions);
+  }
+
   readonly name = 'local-hash';
   /** Computed on the event loop: a batch of this many takes a few milliseconds. */
   override readonly ingestBatchSize = 64;
@@ -82,9 +89,20 @@ export class LocalHashEmbeddings extends EmbeddingProvider {
   }
 }
 
-/** Any OpenAI-compatible embeddings endpoint (EMBEDDING_PROVIDER=openai; shares LLM_BASE_URL and LLM_API_KEY). */
+/**
+ * Any OpenAI-compatible embeddings endpoint (EMBEDDING_PROVIDER=openai):
+ * EMBEDDING_BASE_URL and EMBEDDING_API_KEY, each falling back to its LLM_
+ * counterpart.
+ */
 export class OpenAICompatibleEmbeddings extends EmbeddingProvider {
+  static readonly providerName = 'openai';
+
+  static fromConfig(config: AppConfig): OpenAICompatibleEmbeddings {
+    return new OpenAICompatibleEmbeddings(config);
+  }
+
   readonly name: string;
+  readonly dimensions: number;
   private readonly client: OpenAIEmbeddings;
 
   constructor(config: AppConfig) {
@@ -94,22 +112,17 @@ export class OpenAICompatibleEmbeddings extends EmbeddingProvider {
     this.client = new OpenAIEmbeddings({
       model: config.embeddings.model,
       dimensions: config.embeddings.dimensions,
-      apiKey: config.llm.apiKey ?? 'not-needed',
-      configuration: config.llm.baseUrl ? { baseURL: config.llm.baseUrl } : undefined,
+      ...openAIClientFields({
+        baseUrl: config.embeddings.baseUrl,
+        apiKey: config.embeddings.apiKey,
+        variables: { provider: 'EMBEDDING_PROVIDER', baseUrl: 'EMBEDDING_BASE_URL', apiKey: 'EMBEDDING_API_KEY' },
+      }),
       timeout: config.llm.timeoutMs,
       maxRetries: config.llm.maxRetries,
     });
   }
 
-  readonly dimensions: number;
-
   async embed(texts: string[]): Promise<number[][]> {
     return this.client.embedDocuments(texts);
   }
-}
-
-export function createEmbeddingProvider(config: AppConfig): EmbeddingProvider {
-  return config.embeddings.provider === 'openai'
-    ? new OpenAICompatibleEmbeddings(config)
-    : new LocalHashEmbeddings(config.embeddings.dimensions);
 }

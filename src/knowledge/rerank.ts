@@ -1,5 +1,5 @@
 import { tokenize } from '../common/text.js';
-import type { AppConfig } from '../config/app-config.js';
+import { AppConfig, ConfigValidationError } from '../config/app-config.js';
 import { LocalHashEmbeddings } from './embeddings.js';
 
 /** Scores passages against a query, 0..1, higher is more relevant; one score per passage, in order. */
@@ -15,6 +15,12 @@ export abstract class RerankProvider {
  * terms the passage contains, half the cosine similarity of local embeddings.
  */
 export class LocalRerank extends RerankProvider {
+  static readonly providerName = 'local';
+
+  static fromConfig(config: AppConfig): LocalRerank {
+    return new LocalRerank(config.rerank.timeoutMs);
+  }
+
   readonly model = 'local-lexical-cosine';
   readonly endpoint = null;
   private readonly embeddings = new LocalHashEmbeddings(256);
@@ -44,14 +50,21 @@ export class RerankUnavailableError extends Error {}
 
 /** A Jina/Cohere-style HTTP rerank API: POST {model, query, documents, top_n} → {results: [{index, relevance_score}]}. */
 export class HttpRerank extends RerankProvider {
+  static readonly providerName = 'http';
+
+  static fromConfig(config: AppConfig): HttpRerank {
+    return new HttpRerank(config.rerank);
+  }
+
   readonly model: string;
   readonly endpoint: string;
   readonly timeoutMs: number;
 
   constructor(private readonly config: AppConfig['rerank']) {
     super();
+    if (!config.url) throw new ConfigValidationError([{ variable: 'RERANK_URL', message: 'required when RERANK_PROVIDER=http' }]);
     this.model = config.model;
-    this.endpoint = config.url!;
+    this.endpoint = config.url;
     this.timeoutMs = config.timeoutMs;
   }
 
@@ -86,7 +99,11 @@ export class HttpRerank extends RerankProvider {
   }
 }
 
-export function createRerankProvider(config: AppConfig): RerankProvider | null {
-  if (config.rerank.provider === 'none') return null;
-  return config.rerank.provider === 'http' ? new HttpRerank(config.rerank) : new LocalRerank(config.rerank.timeoutMs);
+/** RERANK_PROVIDER=none: no reranker; the fused order stands. */
+export class NoRerank {
+  static readonly providerName = 'none';
+
+  static fromConfig(): null {
+    return null;
+  }
 }

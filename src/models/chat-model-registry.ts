@@ -1,0 +1,17 @@
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { ProviderRegistry } from '../common/provider-registry.js';
+import { LLM_PROVIDERS } from '../config/app-config.js';
+import type { LocalModelRole } from './local-chat-model.js';
+import { LocalChatProvider } from './local-chat-provider.js';
+import { OpenAIChatProvider } from './openai-chat-provider.js';
+
+/** Which model a role gets: `main` (answers, tool calls) or `fast` (summaries, grading). */
+export type ChatModelRole = LocalModelRole;
+
+/** The chat model providers, chosen by LLM_PROVIDER. */
+export const CHAT_MODEL_PROVIDERS = new ProviderRegistry<BaseChatModel, [role: ChatModelRole]>({
+  variable: 'LLM_PROVIDER',
+  select: (config) => config.llm.provider,
+  accepted: LLM_PROVIDERS,
+  providers: [LocalChatProvider, OpenAIChatProvider],
+});

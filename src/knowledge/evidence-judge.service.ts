@@ -6,6 +6,7 @@ import { clip } from '../common/text.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Grade, gradeEvidence } from './grading.js';
+import { JudgeSource, judgeWithFallback, ModelJudgement } from './judges/model-judgement.js';
 import type { RetrievalHit } from './retrieval.service.js';
 
 const GradeSchema = z.object({
@@ -25,37 +26,41 @@ const INSTRUCTIONS =
   'the question does not tell apart (list them in options), "missing_condition" when a needed condition is missing. ' +
   'Judge relevance (strong/weak), answerability (sufficient/partial/none), a confidence in 0..1 and a one-sentence reason.';
 
+/** A grade and who gave it (trace fields `grade_judge`, `grade_fallback_reason`). */
+export interface JudgedGrade extends Grade {
+  grade_judge: JudgeSource;
+  grade_fallback_reason: string | null;
+}
+
 /**
  * Grades evidence: by scores and coverage offline (LLM_PROVIDER=local), by
  * the fast model with structured output when a real model is configured. A
- * model failure falls back to the local judge, and the reason says so.
+ * model failure falls back to the local judge, and the trace says why.
+ * Nothing retrieved is graded locally whatever the provider: there is nothing to judge.
  */
 @Injectable()
 export class EvidenceJudge {
   private readonly logger = new Logger(EvidenceJudge.name);
-  private readonly structured;
+  private readonly model: ModelJudgement<typeof GradeSchema> | null;
 
   constructor(
     @Inject(FAST_MODEL) model: BaseChatModel,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.structured =
-      config.llm.provider === 'local' ? null : model.withStructuredOutput(GradeSchema, { name: 'grade_evidence', method: 'functionCalling' });
+    this.model = config.llm.provider === 'local' ? null : new ModelJudgement(model, GradeSchema, 'grade_evidence', config.llm.timeoutMs);
   }
 
-  async grade(question: string, hits: RetrievalHit[]): Promise<Grade> {
-    if (!this.structured || hits.length === 0) return gradeEvidence(question, hits);
-    const passages = hits.map((hit, i) => `[${i + 1}] (${hit.source}${hit.page ? ` p.${hit.page}` : ''}) ${clip(hit.text, 800)}`).join('\n');
-    try {
-      const verdict = await this.structured.invoke([
-        { role: 'system', content: INSTRUCTIONS },
-        { role: 'user', content: `Question: ${question}\n\nPassages:\n${passages}` },
-      ]);
-      return GradeSchema.parse(verdict);
-    } catch (error) {
-      this.logger.warn(`LLM judge failed, graded locally: ${(error as Error).message}`);
-      const local = gradeEvidence(question, hits);
-      return { ...local, grade_reason: `${local.grade_reason} (local judge: the LLM judge failed)` };
-    }
+  async grade(question: string, hits: RetrievalHit[]): Promise<JudgedGrade> {
+    const model = this.model;
+    const passages = () => hits.map((hit, i) => `[${i + 1}] (${hit.source}${hit.page ? ` p.${hit.page}` : ''}) ${clip(hit.text, 800)}`).join('\n');
+    const judged = await judgeWithFallback<Grade>(
+      'grade',
+      model && hits.length > 0 ? () => model.ask(INSTRUCTIONS, `Question: ${question}\n\nPassages:\n${passages()}`) : null,
+      () => gradeEvidence(question, hits),
+      this.logger,
+    );
+    const grade =
+      judged.judge === 'local_fallback' ? { ...judged.value, grade_reason: `${judged.value.grade_reason} (local judge: the LLM judge failed)` } : judged.value;
+    return { ...grade, grade_judge: judged.judge, grade_fallback_reason: judged.fallbackReason };
   }
 }

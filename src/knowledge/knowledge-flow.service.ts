@@ -1,14 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import { EvidenceJudge } from './evidence-judge.service.js';
+import type { RagTraceFields } from '../trace/trace.protocol.js';
+import { EvidenceJudge, JudgedGrade } from './evidence-judge.service.js';
 import { Grade } from './grading.js';
+import { RewriteJudge } from './judges/rewrite-judge.service.js';
 import { RetrievalHit, RetrievalService, StepReporter } from './retrieval.service.js';
-import { rewriteQuery } from './rewrite.js';
+import { GradingStage, gradeTrace } from './stages/grading.stage.js';
+import { StageContext } from './stages/retrieval-stage.js';
+import { RewriteStage } from './stages/rewrite.stage.js';
 
 export interface KnowledgeFlowResult {
   hits: RetrievalHit[];
-  grade: Grade;
+  grade: JudgedGrade;
   /** Trace fields of every stage that ran. */
-  trace: Record<string, unknown>;
+  trace: RagTraceFields;
 }
 
 /**
@@ -18,53 +22,56 @@ export interface KnowledgeFlowResult {
  */
 @Injectable()
 export class KnowledgeFlow {
+  private readonly grading: GradingStage;
+  private readonly rewriting: RewriteStage;
+
   constructor(
     private readonly retrieval: RetrievalService,
-    private readonly judge: EvidenceJudge,
-  ) {}
+    judge: EvidenceJudge,
+    rewriter: RewriteJudge,
+  ) {
+    this.grading = new GradingStage(judge);
+    this.rewriting = new RewriteStage(rewriter, retrieval);
+  }
 
   async run(query: string, topK: number, onStep: StepReporter = () => undefined): Promise<KnowledgeFlowResult> {
+    // Grading and rewrite are not timed: `timings` holds the retrieval stages (the rewrite's recall as rewrite_*).
+    const context: StageContext = { step: onStep, time: (_stage, work) => work() };
     const first = await this.retrieval.search(query, topK, { onStep });
-    let grade = await this.judge.grade(query, first.hits);
-    onStep('grade', `Evidence ${grade.evidence_status}`, { route: grade.grade_route, confidence: grade.grade_confidence });
-    let hits = first.hits;
-    let trace: Record<string, unknown> = {
+    let trace: RagTraceFields = {
       ...first.trace,
       retrieval_mode: first.mode,
       pipeline_id: first.pipelineId,
       retrieval_stage: 'initial',
       rewrite_mode: null,
     };
+    const graded = await this.grading.run({ query, topK, candidates: first.hits, trace }, context);
+    let hits = first.hits;
+    let grade = graded.grade;
 
     if (grade.grade_route === 'answer' && grade.evidence_relevance === 'weak') {
-      const rewrite = rewriteQuery(query);
-      onStep('rewrite', rewrite.rewrite_mode === 'step_back' ? 'Asking a step-back question' : 'Searching with a hypothetical answer', {
-        mode: rewrite.rewrite_mode,
-      });
-      const second = await this.retrieval.search(rewrite.rewritten_query, topK, { onStep });
-      const secondGrade = await this.judge.grade(query, second.hits);
+      const rewritten = await this.rewriting.run({ query, topK, candidates: hits, trace }, context);
+      const secondGrade = await this.grading.grade(query, rewritten.candidates);
       const better = rank(secondGrade) > rank(grade);
       trace = {
         ...trace,
-        ...rewrite,
-        rewrite_chunks: second.hits,
+        ...rewritten.trace,
         retrieval_stage: better ? 'rewrite' : 'initial',
-        timings: { ...(trace.timings as object), ...prefixed('rewrite_', second.trace?.timings as Record<string, number>) },
+        timings: { ...trace.timings, ...rewritten.trace.timings },
       };
       if (better) {
-        hits = second.hits;
+        hits = rewritten.candidates;
         grade = secondGrade;
         onStep('grade', `Evidence after rewrite ${grade.evidence_status}`, { route: grade.grade_route });
       }
     }
 
-    const { options: _options, ...gradeFields } = grade;
     return {
       hits,
       grade,
       trace: {
         ...trace,
-        ...gradeFields,
+        ...gradeTrace(grade),
         final_chunks: hits,
         final_empty: hits.length === 0,
         ...(grade.grade_route === 'clarify'
@@ -81,8 +88,4 @@ export class KnowledgeFlow {
 const ANSWERABILITY = { none: 0, partial: 1, sufficient: 2 } as const;
 function rank(grade: Grade): number {
   return ANSWERABILITY[grade.evidence_answerability] * 10 + (grade.evidence_relevance === 'strong' ? 5 : 0) + grade.grade_confidence;
-}
-
-function prefixed(prefix: string, timings: Record<string, number> | undefined): Record<string, number> {
-  return Object.fromEntries(Object.entries(timings ?? {}).map(([k, v]) => [`${prefix}${k}`, v]));
 }

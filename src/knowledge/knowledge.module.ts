@@ -6,14 +6,17 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { DenseRecall } from './dense/dense-recall.service.js';
 import { DocumentsService } from './documents.service.js';
 import { EvidenceJudge } from './evidence-judge.service.js';
-import { createEmbeddingProvider, EmbeddingProvider } from './embeddings.js';
+import { createEmbeddingProvider } from './embedding-registry.js';
+import { EmbeddingProvider } from './embeddings.js';
 import { HybridRecall } from './hybrid-recall.service.js';
 import { KnowledgeFlow } from './knowledge-flow.service.js';
+import { ComplexityJudge } from './judges/complexity-judge.service.js';
+import { RewriteJudge } from './judges/rewrite-judge.service.js';
 import { SubQuestionFanOut } from './sub-question-fanout.service.js';
 import { KnowledgeSeeder } from './knowledge-seeder.service.js';
 import { KnowledgeController } from './knowledge.controller.js';
 import { RagPipeline, RERANK_PROVIDER } from './rag-pipeline.service.js';
-import { createRerankProvider } from './rerank.js';
+import { createRerankProvider } from './rerank-registry.js';
 import { RetrievalService } from './retrieval.service.js';
 
 @Module({
@@ -39,7 +42,9 @@ import { RetrievalService } from './retrieval.service.js';
     KnowledgeFlow,
     SubQuestionFanOut,
     EvidenceJudge,
+    RewriteJudge,
+    ComplexityJudge,
   ],
-  exports: [RetrievalService, DocumentsService, KnowledgeFlow, SubQuestionFanOut],
+  exports: [RetrievalService, DocumentsService, KnowledgeFlow, SubQuestionFanOut, ComplexityJudge],
 })
 export class KnowledgeModule {}

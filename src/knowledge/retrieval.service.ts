@@ -1,5 +1,10 @@
-/** One retrieved passage: the wire shape of RetrievedChunk. */
-export interface RetrievalHit {
+import type { RagTraceFields } from '../trace/trace.protocol.js';
+
+/**
+ * One retrieved passage: the wire shape of RetrievedChunk. A type alias, not an
+ * interface, so a list of hits is assignable to the trace's chunk lists.
+ */
+export type RetrievalHit = {
   chunk_id: string;
   source: string;
   page: number | null;
@@ -7,7 +12,7 @@ export interface RetrievalHit {
   score: number;
   rrf_rank?: number;
   rerank_score?: number;
-}
+};
 
 /** Reports a pipeline stage as it happens (the request context's emitRagStep). */
 export type StepReporter = (stage: string, label: string, details?: Record<string, unknown>) => void;
@@ -18,8 +23,8 @@ export interface RetrievalResult {
   recalled: number;
   mode: string;
   pipelineId: string;
-  /** Trace fields the retrieval stage owns (recall configuration, chunk level, timings). */
-  trace?: Record<string, unknown>;
+  /** Trace fields the retrieval stages own (recall configuration, merge, rerank, threshold, timings). */
+  trace?: RagTraceFields;
 }
 
 /**

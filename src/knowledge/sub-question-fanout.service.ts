@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Annotation, END, Send, START, StateGraph } from '@langchain/langgraph';
-import { EvidenceJudge } from './evidence-judge.service.js';
-import { Grade } from './grading.js';
+import type { RagTraceFields } from '../trace/trace.protocol.js';
+import { EvidenceJudge, JudgedGrade } from './evidence-judge.service.js';
 import { KnowledgeFlow } from './knowledge-flow.service.js';
 import { RetrievalHit, StepReporter } from './retrieval.service.js';
 
@@ -9,7 +9,7 @@ interface SubResult {
   index: number;
   question: string;
   hits: RetrievalHit[];
-  trace: Record<string, unknown>;
+  trace: RagTraceFields;
 }
 
 const FanOutState = Annotation.Root({
@@ -20,8 +20,8 @@ const FanOutState = Annotation.Root({
 
 export interface FanOutResult {
   hits: RetrievalHit[];
-  grade: Grade;
-  subTraces: Array<Record<string, unknown>>;
+  grade: JudgedGrade;
+  subTraces: RagTraceFields[];
   mergedEvidenceCount: number;
 }
 

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 /** What the fake model does for one request. */
 export type FakeReply =
   | { content: string }
-  | { toolCalls: Array<{ name: string; args: Record<string, unknown> }> }
+  /** `args` as a string is sent as it is (say, arguments that are not JSON). */
+  | { toolCalls: Array<{ name: string; args: Record<string, unknown> | string }> }
   | { status: number; error: string }
   | { hang: true };
 
@@ -13,16 +14,21 @@ interface RecordedRequest {
   model: string;
   messages: Array<{ role: string; content: unknown; tool_calls?: unknown; name?: string }>;
   tools: Array<{ function: { name: string } }>;
+  /** The function the request forces (`tool_choice`), as structured output by function calling does. */
+  forcedFunction: string | null;
 }
 
 /**
  * An OpenAI-compatible chat completions endpoint that plays scripted
  * replies in order (streamed or whole, as the client asks), so the real
- * @langchain/openai client code runs against it.
+ * @langchain/openai client code runs against it. Replies queued with
+ * `playFor(name, …)` answer the requests that force the function `name`
+ * (structured output) before the ordered script does.
  */
 export class FakeOpenAIServer {
   private server?: http.Server;
   private script: FakeReply[] = [];
+  private readonly byFunction = new Map<string, FakeReply[]>();
   readonly requests: RecordedRequest[] = [];
   url = '';
 
@@ -37,13 +43,19 @@ export class FakeOpenAIServer {
     return this;
   }
 
-  /** Replies for the next requests, in order; when the script runs out, the fake answers "(no script)". */
+  /** Replies for the next requests, in order; when the script runs out, the fake answers "(no script)" (see nextScripted). */
   play(...replies: FakeReply[]): void {
     this.script.push(...replies);
   }
 
+  /** Replies for the next requests that force the function `name` (`tool_choice`), in order; then the ordered script answers them. */
+  playFor(name: string, ...replies: FakeReply[]): void {
+    this.byFunction.set(name, [...(this.byFunction.get(name) ?? []), ...replies]);
+  }
+
   reset(): void {
     this.script = [];
+    this.byFunction.clear();
     this.requests.length = 0;
   }
 
@@ -52,14 +64,28 @@ export class FakeOpenAIServer {
     await new Promise((resolve) => this.server?.close(resolve));
   }
 
+  /**
+   * The next reply of the ordered script. A scripted call of one function is never the answer to a request forcing
+   * another (a real model calls the function it is made to call): that request gets "(no script)" and the call
+   * stays for the request it was written for.
+   */
+  private nextScripted(forcedFunction: string | null): FakeReply {
+    const next = this.script[0];
+    if (forcedFunction && next && 'toolCalls' in next && !next.toolCalls.some((call) => call.name === forcedFunction)) {
+      return { content: '(no script)' };
+    }
+    return this.script.shift() ?? { content: '(no script)' };
+  }
+
   private handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string): void {
     if (!req.url?.endsWith('/chat/completions')) {
       res.writeHead(404).end();
       return;
     }
-    const request = JSON.parse(raw) as RecordedRequest & { stream?: boolean };
-    this.requests.push({ stream: !!request.stream, model: request.model, messages: request.messages, tools: request.tools ?? [] });
-    const reply = this.script.shift() ?? { content: '(no script)' };
+    const request = JSON.parse(raw) as RecordedRequest & { stream?: boolean; tool_choice?: { function?: { name?: string } } | string };
+    const forcedFunction = typeof request.tool_choice === 'object' ? (request.tool_choice.function?.name ?? null) : null;
+    this.requests.push({ stream: !!request.stream, model: request.model, messages: request.messages, tools: request.tools ?? [], forcedFunction });
+    const reply = (forcedFunction ? this.byFunction.get(forcedFunction)?.shift() : undefined) ?? this.nextScripted(forcedFunction);
     if ('hang' in reply) return; // never answers
     if ('status' in reply) {
       res.writeHead(reply.status, { 'Content-Type': 'application/json' });
@@ -73,7 +99,7 @@ export class FakeOpenAIServer {
             index,
             id: `call_${this.requests.length}_${index}`,
             type: 'function',
-            function: { name: call.name, arguments: JSON.stringify(call.args) },
+            function: { name: call.name, arguments: typeof call.args === 'string' ? call.args : JSON.stringify(call.args) },
           }))
         : undefined;
     const content = 'content' in reply ? reply.content : null;

@@ -78,17 +78,19 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
     expect(res.body.response).toBe('Three years [aurora-x2-mesh-manual.md].');
     expect(res.body.rag_trace).toMatchObject({ tool_used: true, query: 'Aurora X2 warranty' });
 
-    expect(llm.requests).toHaveLength(3);
-    expect(llm.requests.map((r) => r.stream)).toEqual([false, false, false]); // a sync turn asks for whole answers
-    expect(llm.requests.map((r) => r.model)).toEqual(['main-model', 'fast-model', 'main-model']);
-    expect(llm.requests[1].tools.map((t) => t.function.name)).toEqual(['grade_evidence']); // the judge's structured output
+    // The main model, the fast model judging complexity (unscripted here: the local judge answers) and grading, the main model.
+    expect(llm.requests).toHaveLength(4);
+    expect(llm.requests.map((r) => r.stream)).toEqual([false, false, false, false]); // a sync turn asks for whole answers
+    expect(llm.requests.map((r) => r.model)).toEqual(['main-model', 'fast-model', 'fast-model', 'main-model']);
+    expect(llm.requests.map((r) => r.forcedFunction)).toEqual([null, 'judge_complexity', 'grade_evidence', null]); // the judges' structured output
     expect(res.body.rag_trace).toMatchObject({ grade_route: 'answer', grade_reason: 'The passages answer it.', grade_confidence: 0.9 });
+    expect(res.body.rag_trace).toMatchObject({ grade_judge: 'model', complexity_judge: 'local_fallback' });
     expect(llm.requests[0].tools.map((t) => t.function.name).sort()).toEqual(['current_time', 'get_weather', 'knowledge_search']);
     expect(llm.requests[0].messages[0].role).toBe('system');
     // Each tool's own prompt rules, the added module's included, make up the system prompt.
     expect(llm.requests[0].messages[0].content).toContain('- For the current time somewhere, call current_time with its IANA time zone.');
     expect(llm.requests[0].messages[0].content).toContain('call knowledge_search once with the full question');
-    const toolMessage = llm.requests[2].messages.find((m) => m.role === 'tool');
+    const toolMessage = llm.requests[3].messages.find((m) => m.role === 'tool');
     expect(JSON.parse(toolMessage!.content as string).chunks[0].source).toBe('aurora-x2-mesh-manual.md');
   });
 
@@ -118,10 +120,41 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
     );
     const res = await chat(uniqueUser(), { message: 'What is the return policy and how do refunds work?' }).expect(200);
     expect(res.body.rag_trace.query).toBe('returns');
-    const toolContents = llm.requests[2].messages.filter((m) => m.role === 'tool').map((m) => m.content as string);
+    const answering = llm.requests.filter((r) => r.model === 'main-model').at(-1)!;
+    const toolContents = answering.messages.filter((m) => m.role === 'tool').map((m) => m.content as string);
     expect(toolContents).toHaveLength(2);
     expect(JSON.parse(toolContents[0]).query).toBe('returns');
     expect(toolContents[1]).toBe(KNOWLEDGE_BUDGET_SPENT);
+  });
+
+  it('lets the fast model split a question into the sub-questions the knowledge tool searches', async () => {
+    const question = 'Can I return a router, and how long is the X2 warranty?';
+    llm.play({ toolCalls: [{ name: 'knowledge_search', args: { query: question } }] }, { content: 'Both answered.' });
+    llm.playFor('judge_complexity', {
+      toolCalls: [
+        {
+          name: 'judge_complexity',
+          args: {
+            complexity: 'complex',
+            complexity_reason: 'Two separate things.',
+            sub_questions: ['What is the return policy for routers?', 'How long is the Aurora X2 warranty?'],
+          },
+        },
+      ],
+    });
+    const res = await chat(uniqueUser('split'), { message: question }).expect(200);
+    expect(res.body.rag_trace).toMatchObject({
+      complexity: 'complex',
+      complexity_judge: 'model',
+      complexity_reason: 'Two separate things.',
+      sub_questions: ['What is the return policy for routers?', 'How long is the Aurora X2 warranty?'],
+      retrieval_stage: 'subquestion_merge',
+      sub_agent_count: 2,
+    });
+    expect(res.body.rag_trace.sub_traces.map((sub: { query: string }) => sub.query)).toEqual([
+      'What is the return policy for routers?',
+      'How long is the Aurora X2 warranty?',
+    ]);
   });
 
   it('lets the LLM judge pause the turn for a choice, and resumes it with the answer', async () => {

@@ -54,7 +54,7 @@ describe('Knowledge judgements by the fast model, with the local judges as fallb
       LLM_MODEL: 'main-model',
       LLM_FAST_MODEL: 'fast-model',
       LLM_MAX_RETRIES: '0',
-      LLM_TIMEOUT_MS: String(JUDGE_TIMEOUT_MS),
+      LLM_JUDGE_TIMEOUT_MS: String(JUDGE_TIMEOUT_MS),
     });
     flow = t.app.get(KnowledgeFlow);
     retrieval = t.app.get(RetrievalService);

@@ -19,14 +19,15 @@ describe('TurnContext', () => {
 
   it('stores a normalized trace, hands it out once, and lets it be peeked', () => {
     const turn = new TurnContext({ ...identity, mode: 'sync' });
-    turn.storeRagTrace({ tool_used: true, junk: 1, final_chunks: [{ text: 'no source' }] }, { original_question: 'q', hitl_route: 'nope' });
+    // Typed at compile time, normalized at run time all the same (a plug-in may be plain JavaScript).
+    turn.storeRagTrace({ tool_used: true, junk: 1, final_chunks: [{ text: 'no source' }] } as never, { original_question: 'q', hitl_route: 'nope' } as never);
     expect(turn.peekRagTrace()).toEqual({ tool_used: true, final_chunks: [], protocol_version: 1 });
     expect(turn.takeRagTrace()).toEqual({
       trace: { tool_used: true, final_chunks: [], protocol_version: 1 },
       resumeState: { original_question: 'q' },
     });
     expect(turn.takeRagTrace()).toEqual({ trace: null, resumeState: null });
-    turn.storeRagTrace('not a trace');
+    turn.storeRagTrace('not a trace' as never);
     expect(turn.peekRagTrace()).toBeNull();
   });
 

@@ -109,7 +109,7 @@ export class TurnContext {
   }
 
   /** F08: keeps this turn's trace (normalized and validated) and the optional HITL resume snapshot. */
-  storeRagTrace(trace: unknown, resumeState?: unknown): void {
+  storeRagTrace(trace: RagTrace, resumeState?: HitlResumeState): void {
     this.ragTrace = normalizeAndValidateRagTrace(trace);
     this.hitlSnapshot = resumeState === undefined ? null : normalizeHitlResumeState(resumeState);
   }

@@ -202,9 +202,11 @@ export class ChatService {
           },
         );
         committed = { response: prompt, rag_trace: trace, session_id: sessionId, pending_hitl: pending, run_id: runId };
-        emit('hitl', pending);
-        if (trace) emit('trace', trace);
-        emit('done', { response: prompt, session_id: sessionId });
+        this.announce(runId, () => {
+          emit('hitl', pending);
+          if (trace) emit('trace', trace);
+          emit('done', { response: prompt, session_id: sessionId });
+        });
         return committed;
       }
 
@@ -226,8 +228,10 @@ export class ChatService {
         },
       );
       committed = { response, rag_trace: trace, session_id: sessionId, pending_hitl: null, run_id: runId };
-      if (trace) emit('trace', trace);
-      emit('done', { response, session_id: sessionId });
+      this.announce(runId, () => {
+        if (trace) emit('trace', trace);
+        emit('done', { response, session_id: sessionId });
+      });
       await this.forgetCheckpoints(threadId);
       // Off the answer's path; drain() waits for it at shutdown.
       void this.track(this.summaries.maybeFold(userId, sessionId, stored.message_count));
@@ -340,6 +344,15 @@ export class ChatService {
       }
     }
     return { answer: finalAnswer ?? streamedTokens, interrupt: paused };
+  }
+
+  /** Tells the run's followers how a committed turn ended; the turn stands whatever happens to the telling. */
+  private announce(runId: string, tell: () => void): void {
+    try {
+      tell();
+    } catch (error) {
+      this.logger.error({ err: error, run_id: runId }, 'could not publish the end of a committed turn');
+    }
   }
 
   /** Whether the thread's last checkpoint holds an interrupt waiting for an answer: one read of the saver. */

@@ -60,6 +60,7 @@ export function configFromEnvironment(env: Environment) {
       model: env.LLM_MODEL,
       fastModel: env.LLM_FAST_MODEL ?? env.LLM_MODEL,
       timeoutMs: env.LLM_TIMEOUT_MS,
+      judgeTimeoutMs: env.LLM_JUDGE_TIMEOUT_MS,
       maxRetries: env.LLM_MAX_RETRIES,
     },
     weather: {

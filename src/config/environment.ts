@@ -113,9 +113,12 @@ const llm = {
   LLM_BASE_URL: httpUrl().optional().describe('base URL of the OpenAI-compatible API'),
   LLM_API_KEY: z.string().optional().describe('its API key; with openai, this or LLM_BASE_URL is required'),
   LLM_MODEL: z.string().default('gpt-4o-mini').describe('main model (answers, tool calls)'),
-  LLM_FAST_MODEL: z.string().optional().describe('fast model (summaries, grading); unset: LLM_MODEL').meta({ readmeDefault: 'LLM_MODEL' }),
+  LLM_FAST_MODEL: z.string().optional().describe('fast model (summaries and the complexity, grading and rewrite judgements); unset: LLM_MODEL').meta({ readmeDefault: 'LLM_MODEL' }),
   LLM_TIMEOUT_MS: integer(100, 600000).default(60000).describe('longest wait for one model call'),
   LLM_MAX_RETRIES: integer(0, 10).default(2).describe('retries of a failed model call'),
+  LLM_JUDGE_TIMEOUT_MS: integer(100, 600000)
+    .default(10000)
+    .describe('longest wait for one judgement of the fast model (complexity, grading, rewrite) before the local judge answers'),
 };
 
 const weather = {

@@ -47,7 +47,7 @@ export class EvidenceJudge {
     @Inject(FAST_MODEL) model: BaseChatModel,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.model = config.llm.provider === 'local' ? null : new ModelJudgement(model, GradeSchema, 'grade_evidence', config.llm.timeoutMs);
+    this.model = config.llm.provider === 'local' ? null : new ModelJudgement(model, GradeSchema, 'grade_evidence', config.llm.judgeTimeoutMs);
   }
 
   async grade(question: string, hits: RetrievalHit[]): Promise<JudgedGrade> {

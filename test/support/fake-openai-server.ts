@@ -71,7 +71,8 @@ export class FakeOpenAIServer {
    */
   private nextScripted(forcedFunction: string | null): FakeReply {
     const next = this.script[0];
-    if (forcedFunction && next && 'toolCalls' in next && !next.toolCalls.some((call) => call.name === forcedFunction)) {
+    // A request forcing a function takes from the ordered script only a call of that function (or a failure to play).
+    if (forcedFunction && next && !('status' in next) && !('hang' in next) && !('toolCalls' in next && next.toolCalls.some((call) => call.name === forcedFunction))) {
       return { content: '(no script)' };
     }
     return this.script.shift() ?? { content: '(no script)' };

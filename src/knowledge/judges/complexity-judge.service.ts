@@ -45,7 +45,7 @@ export class ComplexityJudge {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.model =
-      config.llm.provider === 'local' ? null : new ModelJudgement(model, ComplexitySchema, 'judge_complexity', config.llm.timeoutMs);
+      config.llm.provider === 'local' ? null : new ModelJudgement(model, ComplexitySchema, 'judge_complexity', config.llm.judgeTimeoutMs);
   }
 
   async judge(question: string): Promise<JudgedComplexity> {

@@ -35,8 +35,8 @@ function fakeModel(reply: (call: Call) => Promise<unknown>): { model: BaseChatMo
   return { model, calls };
 }
 
-const openai = (timeoutMs = 1000) => ({ llm: { provider: 'openai', timeoutMs } }) as AppConfig;
-const local = { llm: { provider: 'local', timeoutMs: 1000 } } as AppConfig;
+const openai = (timeoutMs = 1000) => ({ llm: { provider: 'openai', timeoutMs, judgeTimeoutMs: timeoutMs } }) as AppConfig;
+const local = { llm: { provider: 'local', timeoutMs: 1000, judgeTimeoutMs: 1000 } } as AppConfig;
 const hit = (text: string) => ({ chunk_id: '1', source: 'router.md', page: null, text, score: 0.03, rerank_score: 0.2 });
 
 describe('judgeWithFallback', () => {

@@ -41,7 +41,7 @@ export class RewriteJudge {
     @Inject(FAST_MODEL) model: BaseChatModel,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.model = config.llm.provider === 'local' ? null : new ModelJudgement(model, RewriteSchema, 'rewrite_query', config.llm.timeoutMs);
+    this.model = config.llm.provider === 'local' ? null : new ModelJudgement(model, RewriteSchema, 'rewrite_query', config.llm.judgeTimeoutMs);
   }
 
   async rewrite(query: string, weakHits: readonly RetrievalHit[]): Promise<JudgedRewrite> {

@@ -7,7 +7,7 @@ import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
 import { boundQuery, MAX_QUERY_LENGTH } from '../../../knowledge/bounded-query.js';
 import { clarificationPrompt } from '../../../knowledge/clarification.js';
-import { judgeComplexity } from '../../../knowledge/complexity.js';
+import { ComplexityJudge } from '../../../knowledge/judges/complexity-judge.service.js';
 import { KnowledgeFlow, KnowledgeFlowResult } from '../../../knowledge/knowledge-flow.service.js';
 import { SubQuestionFanOut } from '../../../knowledge/sub-question-fanout.service.js';
 import { composeFromPassages } from '../../../models/local-compose.js';
@@ -56,6 +56,7 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
   constructor(
     private readonly flow: KnowledgeFlow,
     private readonly fanOut: SubQuestionFanOut,
+    private readonly complexityJudge: ComplexityJudge,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -82,7 +83,7 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
         // A resumed run reuses the paused run's verdict instead of judging complexity again.
         const complexity = resuming?.resumeState?.complexity
           ? { complexity: resuming.resumeState.complexity, complexity_reason: resuming.resumeState.complexity_reason ?? 'kept from the paused run', sub_questions: resuming.resumeState.sub_questions ?? [] }
-          : judgeComplexity(original);
+          : await this.complexityJudge.judge(original);
         step('complexity', complexity.complexity === 'complex' ? `Splitting into ${complexity.sub_questions.length} sub-questions` : 'One question', {
           complexity: complexity.complexity,
         });

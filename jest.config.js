@@ -1,7 +1,9 @@
 /**
  * NestJS 12 ships ES modules only, so Jest runs in its native ESM mode
- * (node --experimental-vm-modules, see package.json). Two projects: unit
- * specs beside the code, and end-to-end specs on real PostgreSQL and Redis.
+ * (node --experimental-vm-modules, see package.json). Three projects: unit
+ * specs beside the code, integration specs (one module on real PostgreSQL
+ * and Redis, without the app) and end-to-end specs (the whole app). Jest runs
+ * a global setup shared by several projects once.
  */
 const common = {
   testEnvironment: 'node',
@@ -20,6 +22,14 @@ export default {
       ...common,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
+      testTimeout: 30000,
+    },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.int-spec.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.mjs',
       globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
       testTimeout: 30000,

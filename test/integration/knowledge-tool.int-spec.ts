@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import { AIMessage, BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { Command } from '@langchain/langgraph';
+import { AgentFactory, AgentGraph } from '../../src/agent/agent.factory.js';
+import { AgentModule } from '../../src/agent/agent.module.js';
+import { KNOWLEDGE_BUDGET_SPENT, KNOWLEDGE_TOOL_NAME } from '../../src/agent/tools/knowledge/knowledge-search.tool.js';
+import type { KnowledgeToolOutput } from '../../src/agent/tools/knowledge/knowledge-tool.constants.js';
+import { TurnContext } from '../../src/agent/turn-context.js';
+import { DocumentsService } from '../../src/knowledge/documents.service.js';
+import { normalizePendingHitl } from '../../src/trace/trace.normalizer.js';
+import { createTestModule, TestModule } from '../support/test-module.js';
+
+// Two manuals that differ only by a model name the question does not give, and one on another subject.
+const DOCUMENTS: Record<string, string> = {
+  'x1-router-manual.md':
+    '# X1 Router manual\n\n## Factory reset\nTo reset the X1 router to its factory settings, press and hold the reset button ' +
+    'on the back for 10 seconds until the status light blinks amber. The router then restarts with its factory settings.\n',
+  'x2-router-manual.md':
+    '# X2 Router manual\n\n## Factory reset\nTo reset the X2 router to its factory settings, push a paper clip into the reset ' +
+    'pinhole for 5 seconds until the status light turns red. The router then restarts with its factory settings.\n',
+  'office-coffee-machine.md':
+    '# Office coffee machine\n\n## Descaling\nDescale the office coffee machine every month: fill the water tank with descaling ' +
+    'liquid, press the descale button and wait until the machine beeps three times.\n',
+};
+
+const AMBIGUOUS = 'How do I reset the router to factory settings?';
+
+type Update = Record<string, { messages?: BaseMessage[] } | undefined> & { __interrupt__?: Array<{ value?: Record<string, unknown> }> };
+
+describe('Knowledge tool on its own (AgentModule, real PostgreSQL, local model)', () => {
+  let t: TestModule;
+  let graph: AgentGraph;
+
+  beforeAll(async () => {
+    t = await createTestModule({ imports: [AgentModule], env: { RAG_DENSE_BACKEND: 'memory' } });
+    const documents = t.module.get(DocumentsService);
+    for (const [name, text] of Object.entries(DOCUMENTS)) await documents.ingest(name, Buffer.from(text), 'integration-test');
+    graph = t.module.get(AgentFactory).graph;
+  });
+  afterAll(() => t?.close());
+
+  const turnContext = () => new TurnContext({ userId: 'alice', sessionId: randomUUID(), runId: randomUUID(), mode: 'sync' });
+
+  /** One graph run of `turn` on `threadId`: its node updates, in order. */
+  async function run(input: { messages: BaseMessage[] } | Command | null, turn: TurnContext, threadId: string): Promise<Update[]> {
+    const updates: Update[] = [];
+    const stream = await graph.stream(input as { messages: BaseMessage[] }, { configurable: turn.configurable(threadId), streamMode: 'updates' });
+    for await (const update of stream as AsyncIterable<Update>) updates.push(update);
+    return updates;
+  }
+
+  const toolMessages = (updates: Update[]) => updates.flatMap((update) => update.tools?.messages ?? []).filter((m) => m instanceof ToolMessage);
+  const finalAnswer = (updates: Update[]) => {
+    const messages = updates.flatMap((update) => update.agent?.messages ?? []);
+    const last = messages.at(-1);
+    return last instanceof AIMessage && !last.tool_calls?.length ? String(last.content) : undefined;
+  };
+
+  /** Asks the ambiguous question on a new thread and returns the pause. */
+  async function pause() {
+    const threadId = randomUUID();
+    const turn = turnContext();
+    const updates = await run({ messages: [new HumanMessage(AMBIGUOUS)] }, turn, threadId);
+    const interrupt = updates.find((update) => update.__interrupt__?.length)?.__interrupt__![0].value;
+    turn.close();
+    return { threadId, updates, interrupt, ...turn.takeRagTrace() };
+  }
+
+  it('pauses a question whose evidence splits between two similar documents, with both as options', async () => {
+    const { threadId, updates, interrupt, trace, resumeState } = await pause();
+
+    expect(interrupt).toMatchObject({
+      original_question: AMBIGUOUS,
+      hitl_type: 'choose',
+      retrieval_status: 'needs_choice',
+      options: expect.arrayContaining(['x1 router manual', 'x2 router manual']),
+      clarification_prompt: expect.any(String),
+    });
+    expect(finalAnswer(updates)).toBeUndefined(); // the turn stopped at the question, without an answer
+    expect(toolMessages(updates)).toHaveLength(0);
+
+    // The paused run waits in the PostgreSQL checkpointer, at the tools node.
+    const state = await graph.getState({ configurable: { thread_id: threadId } });
+    expect(state.next).toEqual(['tools']);
+    const waiting = state.tasks.flatMap((task) => task.interrupts ?? []);
+    expect(waiting).toHaveLength(1);
+    expect(waiting[0].value).toEqual(interrupt);
+
+    expect(trace).toMatchObject({ tool_used: true, grade_route: 'clarify', evidence_status: 'needs_choice', evidence_ambiguity: 'needs_choice' });
+    expect(resumeState).toMatchObject({ original_question: AMBIGUOUS, hitl_route: 'choose', retrieval_status: 'needs_choice' });
+  });
+
+  it.each([
+    { choice: 'X1', chosen: 'x1-router-manual.md', other: 'x2-router-manual.md', fact: '10 seconds' },
+    { choice: 'X2', chosen: 'x2-router-manual.md', other: 'x1-router-manual.md', fact: 'paper clip' },
+  ])('resumes with the choice $choice and answers from $chosen', async ({ choice, chosen, other, fact }) => {
+    const paused = await pause();
+    expect(paused.interrupt).toBeDefined();
+    const pending = normalizePendingHitl({ ...paused.interrupt, task_id: paused.threadId, user_supplement: null, created_at: new Date().toISOString() });
+    expect(pending).not.toBeNull();
+
+    // The user's answer comes in a later turn (another run), resuming the paused thread.
+    const resumed = turnContext();
+    resumed.resumeHitl(pending!, paused.resumeState, 1);
+    const updates = await run(new Command({ resume: choice }), resumed, paused.threadId);
+
+    expect(updates.some((update) => update.__interrupt__?.length)).toBe(false);
+    const [output] = toolMessages(updates);
+    const parsed = JSON.parse(String(output.content)) as KnowledgeToolOutput;
+    expect(parsed.query).toBe(`${AMBIGUOUS} ${choice}`);
+    expect(parsed.chunks[0].source).toBe(chosen);
+    const answer = finalAnswer(updates)!;
+    // The offline model cites the passages it quotes, best first: the chosen manual leads.
+    expect(answer).toContain(fact);
+    expect(answer.match(/\[([^\]]+\.md)\]/)?.[1]).toBe(chosen);
+    expect(answer.indexOf(fact)).toBeLessThan(answer.indexOf(`[${other}]`) === -1 ? Infinity : answer.indexOf(`[${other}]`));
+
+    const { trace } = resumed.takeRagTrace();
+    expect(trace).toMatchObject({
+      tool_used: true,
+      hitl_resumed: true,
+      retrieval_stage: 'hitl',
+      user_supplement: choice,
+      query: AMBIGUOUS,
+      pre_resume_snapshot: { grade_route: 'clarify', evidence_status: 'needs_choice', query: AMBIGUOUS },
+    });
+    expect(trace!.hitl_chunks![0].source).toBe(chosen);
+    expect((await graph.getState({ configurable: { thread_id: paused.threadId } })).next).toEqual([]);
+  });
+
+  it('searches once per turn: a second call in the same turn is told the budget is spent, the next turn searches again', async () => {
+    const question = 'How do I descale the office coffee machine?';
+    const threadId = randomUUID();
+    // A model asking for two searches at once: the agent's turn, as the agent node would have left it.
+    await graph.updateState(
+      { configurable: { thread_id: threadId } },
+      {
+        messages: [
+          new HumanMessage(question),
+          new AIMessage({
+            content: '',
+            tool_calls: [
+              { id: 'call_first', name: KNOWLEDGE_TOOL_NAME, args: { query: question }, type: 'tool_call' },
+              { id: 'call_second', name: KNOWLEDGE_TOOL_NAME, args: { query: 'coffee machine descaling' }, type: 'tool_call' },
+            ],
+          }),
+        ],
+      },
+      'agent',
+    );
+    const turn = turnContext();
+    const updates = await run(null, turn, threadId);
+
+    const outputs = toolMessages(updates).map((message) => String(message.content));
+    expect(outputs).toHaveLength(2);
+    expect(outputs.filter((output) => output === KNOWLEDGE_BUDGET_SPENT)).toHaveLength(1);
+    const searched = JSON.parse(outputs.find((output) => output !== KNOWLEDGE_BUDGET_SPENT)!) as KnowledgeToolOutput;
+    expect(searched.chunks[0].source).toBe('office-coffee-machine.md');
+    expect(turn.takeRagTrace().trace).toMatchObject({ tool_used: true, tool_name: KNOWLEDGE_TOOL_NAME });
+
+    // The budget belongs to the turn: the next one searches again.
+    const next = turnContext();
+    const nextUpdates = await run({ messages: [new HumanMessage(question)] }, next, randomUUID());
+    const [nextOutput] = toolMessages(nextUpdates).map((message) => String(message.content));
+    expect(nextOutput).not.toBe(KNOWLEDGE_BUDGET_SPENT);
+    expect(finalAnswer(nextUpdates)).toContain('[office-coffee-machine.md]');
+  });
+});

@@ -1,5 +1,5 @@
-import { tokenize } from '../common/text.js';
 import type { RetrievalHit } from './retrieval.service.js';
+import { matchKeys, wordKeys } from './term-match.js';
 
 export interface Grade {
   grade_route: 'answer' | 'clarify';
@@ -16,21 +16,125 @@ export interface Grade {
 const STRONG_SCORE = 0.5;
 const SUFFICIENT_COVERAGE = 0.6;
 const PARTIAL_COVERAGE = 0.3;
+/** A document whose best hit scores at least this share of the best one competes with it. */
 const CLOSE_RATIO = 0.8;
+/** Without a shared title word in the question, the best-matching document must match at least this share of its words. */
+const SUBJECT_COVERAGE = 0.5;
+const MAX_OPTIONS = 4;
 
 function titleOf(source: string): string {
   return source.replace(/\.(md|txt|pdf)$/i, '').replace(/[-_]+/g, ' ');
 }
 
+/** A retrieved document as the judge sees it: its best score, the keys of its title and of its retrieved passages. */
+interface RetrievedDocument {
+  title: string;
+  score: number;
+  titleKeys: Set<string>;
+  evidenceKeys: Set<string>;
+}
+
+const scoreOf = (hit: RetrievalHit) => hit.rerank_score ?? hit.score;
+
+function documentsOf(hits: RetrievalHit[]): RetrievedDocument[] {
+  const bySource = new Map<string, RetrievedDocument>();
+  for (const hit of hits) {
+    let document = bySource.get(hit.source);
+    if (!document) {
+      const title = titleOf(hit.source);
+      document = { title, score: scoreOf(hit), titleKeys: matchKeys(title), evidenceKeys: new Set() };
+      bySource.set(hit.source, document);
+    }
+    document.score = Math.max(document.score, scoreOf(hit));
+    for (const key of matchKeys(hit.text)) document.evidenceKeys.add(key);
+  }
+  // A stable sort: documents that score the same keep their retrieval order.
+  return [...bySource.values()].sort((a, b) => b.score - a.score);
+}
+
+const intersect = (a: Set<string>, b: Set<string>) => new Set([...a].filter((key) => b.has(key)));
+
+/**
+ * Whether the question points at `document` among `others`: it names every
+ * word of the document's title that the other titles lack (its qualifier,
+ * say "x2" or "business"), or one such word that the others' passages never
+ * use. A title word the other documents' passages use too (the X2 manual
+ * calls its main node a "router") does not tell them apart.
+ */
+function namesDocument(terms: Set<string>, own: Set<string>, others: RetrievedDocument[]): boolean {
+  const named = [...own].filter((key) => terms.has(key));
+  return named.length === own.size || named.some((key) => others.every((other) => !other.evidenceKeys.has(key)));
+}
+
+const CJK_BIGRAM = /^[\u3400-\u9fff\uf900-\ufaff]{2}$/;
+
+/**
+ * The words of `document`'s title that the other titles lack. A Chinese
+ * bigram that reaches into the shared part of the titles (础版 of 基础版服务条款
+ * beside 专业版服务条款) is an artefact of bigram tokens, not a word of the
+ * qualifier, and is left out when that leaves something.
+ */
+function ownTitleKeys(document: RetrievedDocument, group: RetrievedDocument[], shared: Set<string>): Set<string> {
+  const own = new Set(document.titleKeys);
+  for (const other of group) if (other !== document) for (const key of other.titleKeys) own.delete(key);
+  const sharedCharacters = new Set([...shared].flatMap((key) => [...key]));
+  const words = [...own].filter((key) => !(CJK_BIGRAM.test(key) && [...key].some((character) => sharedCharacters.has(character))));
+  return words.length > 0 ? new Set(words) : own;
+}
+
+/**
+ * The documents the user has to choose between, or null: the best document
+ * and those scoring alike whose titles share a subject with it ("warranty",
+ * "服务条款") but each carry words the others lack (a plan, model, region or
+ * year), when the question names none of those qualifiers and the passages of
+ * each match the question about equally well.
+ */
+function documentsToChooseBetween(query: string, terms: Set<string>, hits: RetrievalHit[]): RetrievedDocument[] | null {
+  const [top, ...rest] = documentsOf(hits);
+  if (!top || top.score <= 0) return null;
+  const group = [top];
+  let shared = top.titleKeys;
+  for (const document of rest) {
+    if (group.length === MAX_OPTIONS || document.score < CLOSE_RATIO * top.score) break;
+    const common = intersect(shared, document.titleKeys);
+    if (common.size === 0) continue;
+    group.push(document);
+    shared = common;
+  }
+  if (group.length < 2) return null;
+
+  const owns = group.map((document) => ownTitleKeys(document, group, shared));
+  if (owns.some((own) => own.size === 0)) return null;
+  if (group.some((document, i) => namesDocument(terms, owns[i], group.filter((other) => other !== document)))) return null;
+
+  // Comparable passages: each document matches about as many of the question's terms as the best one.
+  const covered = group.map((document) => [...terms].filter((key) => document.evidenceKeys.has(key)).length);
+  const most = Math.max(...covered);
+  if (Math.min(...covered) < Math.max(1, Math.floor(CLOSE_RATIO * most))) return null;
+  if (![...terms].some((key) => shared.has(key))) {
+    // The question's subject is in no title, or in one only (the router case): the passages must carry it.
+    const words = [...wordKeys(query)];
+    const matched = Math.max(...group.map((document) => words.filter((key) => document.evidenceKeys.has(key)).length));
+    if (words.length === 0 || matched / words.length < SUBJECT_COVERAGE) return null;
+  }
+  return group;
+}
+
+function listed(titles: string[]): string {
+  return titles.length <= 2 ? titles.join(' and ') : `${titles.slice(0, -1).join(', ')} and ${titles.at(-1)}`;
+}
+
 /**
  * The local judge: grades evidence by what it can measure. Coverage is the
- * share of the question's terms found in the passages; relevance comes from
- * the rerank scores (or coverage when there are none). Evidence that splits
- * between documents scoring alike, each named by words the question does not
- * contain (say "X1" and "X2"), is ambiguous: the user must choose.
+ * share of the question's terms (compared by stem, see term-match) found in
+ * the passages; relevance comes from the rerank scores (or coverage when
+ * there are none). Evidence that splits between documents scoring alike,
+ * told apart by title words the question does not contain (say "X1" and
+ * "X2", "basic" and "pro", "2023" and "2024"), is ambiguous: the user must
+ * choose.
  */
 export function gradeEvidence(query: string, hits: RetrievalHit[]): Grade {
-  const terms = new Set(tokenize(query));
+  const terms = matchKeys(query);
   if (hits.length === 0 || terms.size === 0) {
     return {
       grade_route: 'answer',
@@ -43,44 +147,29 @@ export function gradeEvidence(query: string, hits: RetrievalHit[]): Grade {
       options: [],
     };
   }
-  const evidenceWords = new Set(hits.flatMap((hit) => tokenize(hit.text)));
+  const evidenceKeys = new Set(hits.flatMap((hit) => [...matchKeys(hit.text)]));
   let covered = 0;
-  for (const term of terms) if (evidenceWords.has(term)) covered += 1;
+  for (const term of terms) if (evidenceKeys.has(term)) covered += 1;
   const coverage = covered / terms.size;
   const top = hits[0].rerank_score ?? coverage;
   const relevance: Grade['evidence_relevance'] = top >= STRONG_SCORE || coverage >= SUFFICIENT_COVERAGE ? 'strong' : 'weak';
   const answerability: Grade['evidence_answerability'] =
     coverage >= SUFFICIENT_COVERAGE && relevance === 'strong' ? 'sufficient' : coverage >= PARTIAL_COVERAGE ? 'partial' : 'none';
 
-  // Competing documents: the best hit of each of the two best documents score alike.
-  const bestPerSource = new Map<string, RetrievalHit>();
-  for (const hit of hits) if (!bestPerSource.has(hit.source)) bestPerSource.set(hit.source, hit);
-  const [first, second] = [...bestPerSource.values()];
-  if (first && second) {
-    const score = (hit: RetrievalHit) => hit.rerank_score ?? hit.score;
-    const close = score(second) >= CLOSE_RATIO * score(first);
-    const distinguishing = (hit: RetrievalHit, other: RetrievalHit) => {
-      const own = new Set(tokenize(titleOf(hit.source)));
-      for (const word of tokenize(titleOf(other.source))) own.delete(word);
-      return [...own];
+  const competing = documentsToChooseBetween(query, terms, hits);
+  if (competing) {
+    const [first, second] = competing;
+    const titles = competing.map((document) => document.title);
+    return {
+      grade_route: 'clarify',
+      evidence_status: 'needs_choice',
+      evidence_relevance: relevance,
+      evidence_answerability: answerability === 'sufficient' ? 'partial' : answerability,
+      evidence_ambiguity: 'needs_choice',
+      grade_confidence: Number((0.5 + 0.5 * (1 - Math.abs(first.score - second.score) / first.score)).toFixed(2)),
+      grade_reason: `The evidence splits between ${listed(titles)}, which the question does not tell apart.`,
+      options: titles,
     };
-    const firstOwn = distinguishing(first, second);
-    const secondOwn = distinguishing(second, first);
-    // The question already names one of them: nothing to choose.
-    const alreadyChosen = [...firstOwn, ...secondOwn].some((word) => terms.has(word));
-    const sharedTitleWords = tokenize(titleOf(first.source)).filter((w) => tokenize(titleOf(second.source)).includes(w) && terms.has(w));
-    if (close && !alreadyChosen && firstOwn.length > 0 && secondOwn.length > 0 && sharedTitleWords.length > 0) {
-      return {
-        grade_route: 'clarify',
-        evidence_status: 'needs_choice',
-        evidence_relevance: relevance,
-        evidence_answerability: answerability === 'sufficient' ? 'partial' : answerability,
-        evidence_ambiguity: 'needs_choice',
-        grade_confidence: Number((0.5 + 0.5 * (1 - Math.abs(score(first) - score(second)) / Math.max(score(first), 1e-9))).toFixed(2)),
-        grade_reason: `The evidence splits between ${titleOf(first.source)} and ${titleOf(second.source)}, which the question does not tell apart.`,
-        options: [titleOf(first.source), titleOf(second.source)],
-      };
-    }
   }
   const status: Grade['evidence_status'] = answerability === 'sufficient' ? 'sufficient' : 'partial';
   return {

@@ -16,8 +16,12 @@ const ENDS_IN_CJK = /[\u3400-\u9fff]$/;
  * from the end of the previous piece. A sentence longer than `size` is cut
  * hard.
  */
+const MARKDOWN_HEADING = /^#{1,6}\s/;
+
 export class SentencePacker {
   private current = '';
+  /** A heading stays on a line of its own, so readers of the chunk (the offline model's answers) can tell it from its text. */
+  private afterHeading = false;
 
   constructor(
     private readonly size: number,
@@ -41,7 +45,8 @@ export class SentencePacker {
 
   private add(sentence: string): void {
     const current = this.current;
-    const joiner = current && !ENDS_IN_CJK.test(current) ? ' ' : '';
+    const joiner = !current ? '' : this.afterHeading ? '\n' : ENDS_IN_CJK.test(current) ? '' : ' ';
+    this.afterHeading = MARKDOWN_HEADING.test(sentence);
     if (current && current.length + joiner.length + sentence.length > this.size) {
       this.emit(current);
       const tail = this.overlap > 0 ? current.slice(-this.overlap) : '';

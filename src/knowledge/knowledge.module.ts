@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { MulterModule } from '@nestjs/platform-express';
 import { ModelsModule } from '../models/models.module.js';
 import type { AppConfig } from '../config/app-config.js';
@@ -22,6 +23,7 @@ import { RetrievalService } from './retrieval.service.js';
 @Module({
   imports: [
     ModelsModule,
+    DiscoveryModule,
     // Uploads over KNOWLEDGE_MAX_UPLOAD_BYTES are cut off while streaming and answered with 413.
     // File names are read as UTF-8 (what clients send; `filename*` says its own charset); bytes that are not
     // UTF-8 become U+FFFD, which the controller refuses (see uploadedDocumentName).

@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
@@ -9,7 +10,7 @@ import { RetrievalResult, RetrievalService, StepReporter } from './retrieval.ser
 import { AutoMergeStage } from './stages/auto-merge.stage.js';
 import { RecallStage } from './stages/recall.stage.js';
 import { RerankStage } from './stages/rerank.stage.js';
-import { RetrievalStage, runStages } from './stages/retrieval-stage.js';
+import { RetrievalStage, RetrievalStagePlugin, runStages } from './stages/retrieval-stage.js';
 import { ThresholdStage } from './stages/threshold.stage.js';
 import { toHit } from './stages/to-hit.js';
 
@@ -21,18 +22,22 @@ const ignoreStep: StepReporter = () => undefined;
 
 /**
  * The retrieval pipeline: its stages in order (hybrid recall, auto-merge,
- * rerank, minimum relevance and top_k). Each stage writes the trace fields
- * it owns from what it did, and reports itself as a step.
+ * rerank, minimum relevance and top_k), plus any @RetrievalStagePlugin()
+ * provider of the application, each after the stage it names. Each stage
+ * writes the trace fields it owns from what it did, and reports itself as a
+ * step.
  */
 @Injectable()
-export class RagPipeline extends RetrievalService {
-  private readonly stages: readonly RetrievalStage<RecallCandidate>[];
+export class RagPipeline extends RetrievalService implements OnApplicationBootstrap {
+  private readonly logger = new Logger(RagPipeline.name);
+  private stages: readonly RetrievalStage<RecallCandidate>[];
 
   constructor(
     recall: HybridRecall,
     @Inject(RERANK_PROVIDER) reranker: RerankProvider | null,
     @InjectDataSource() dataSource: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
+    private readonly discovery: DiscoveryService,
   ) {
     super();
     this.stages = [
@@ -41,6 +46,22 @@ export class RagPipeline extends RetrievalService {
       new RerankStage(reranker),
       new ThresholdStage(config.knowledge),
     ];
+  }
+
+  onApplicationBootstrap(): void {
+    const stages = [...this.stages];
+    for (const wrapper of this.discovery.getProviders({ metadataKey: RetrievalStagePlugin.KEY })) {
+      const plugin = wrapper.instance as RetrievalStage<RecallCandidate> | undefined;
+      if (!plugin || typeof plugin.run !== 'function') continue;
+      const { after } = this.discovery.getMetadataByDecorator(RetrievalStagePlugin, wrapper) ?? { after: '' };
+      const index = stages.findIndex((stage) => stage.name === after);
+      if (index < 0) {
+        throw new Error(`retrieval stage ${plugin.name} runs after "${after}", which is not a stage (${stages.map((s) => s.name).join(', ')})`);
+      }
+      stages.splice(index + 1, 0, plugin);
+    }
+    this.stages = stages;
+    this.logger.log(`retrieval stages: ${stages.map((stage) => stage.name).join(' → ')}`);
   }
 
   async search(query: string, topK: number, options: { onStep?: StepReporter } = {}): Promise<RetrievalResult> {

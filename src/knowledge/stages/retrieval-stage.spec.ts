@@ -105,7 +105,7 @@ describe('RagPipeline: recall, auto-merge, rerank, threshold as a list of stages
     }
   }
   const pipeline = (reranker: RerankProvider | null) =>
-    new RagPipeline(recall, reranker, null as never /* no parents to look up: the leaves have none */, { knowledge } as AppConfig);
+    new RagPipeline(recall, reranker, null as never /* no parents to look up: the leaves have none */, { knowledge } as AppConfig, null as never);
 
   it('writes every stage\'s trace fields and steps, with the timings of the stages that worked', async () => {
     const steps: Array<[string, string]> = [];

@@ -1,3 +1,4 @@
+import { DiscoveryService } from '@nestjs/core';
 import type { RagTraceFields } from '../../trace/trace.protocol.js';
 import type { RetrievalHit, StepReporter } from '../retrieval.service.js';
 
@@ -40,6 +41,14 @@ export interface RetrievalStage<C extends RetrievalHit> {
   readonly name: string;
   run(state: StageState<C>, context: StageContext): Promise<StageResult<C>>;
 }
+
+/**
+ * Marks a provider as a retrieval stage plug-in, run right after the named
+ * built-in stage (`recall`, `auto_merge`, `rerank` or `threshold`). A team's
+ * stage is then a class in a module of its own; the pipeline finds it at
+ * start-up, and an unknown `after` stops the start.
+ */
+export const RetrievalStagePlugin = DiscoveryService.createDecorator<{ after: string }>();
 
 export interface StagesOutcome<C extends RetrievalHit> {
   candidates: C[];

@@ -8,10 +8,13 @@ import { OpenAIChatProvider } from './openai-chat-provider.js';
 /** Which model a role gets: `main` (answers, tool calls) or `fast` (summaries, grading). */
 export type ChatModelRole = LocalModelRole;
 
+/** The chat model provider classes: add a provider's class here (and its name to LLM_PROVIDERS). */
+export const CHAT_MODEL_PROVIDER_CLASSES = [LocalChatProvider, OpenAIChatProvider] as const;
+
 /** The chat model providers, chosen by LLM_PROVIDER. */
 export const CHAT_MODEL_PROVIDERS = new ProviderRegistry<BaseChatModel, [role: ChatModelRole]>({
   variable: 'LLM_PROVIDER',
   select: (config) => config.llm.provider,
   accepted: LLM_PROVIDERS,
-  providers: [LocalChatProvider, OpenAIChatProvider],
+  providers: CHAT_MODEL_PROVIDER_CLASSES,
 });

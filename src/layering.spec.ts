@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import ts from 'typescript';
 
 /**
  * Imports run one way: config → logging, common → database, trace, models →
@@ -40,13 +41,31 @@ function moduleOf(file: string): string {
   return relative.length === 1 ? '(root)' : relative[0];
 }
 
+/** Every module a source imports, in any form TypeScript knows (import, import type, export … from, import(), typeof import()). */
+export function importedModules(source: string): string[] {
+  return ts.preProcessFile(source, true, true).importedFiles.map((file) => file.fileName);
+}
+
 function importsOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((match) => path.resolve(path.dirname(file), match[1]));
+  return importedModules(readFileSync(file, 'utf8'))
+    .filter((name) => name.startsWith('.'))
+    .map((name) => path.resolve(path.dirname(file), name));
 }
 
 describe('module layering', () => {
   const files = sourceFiles(SRC);
+
+  it.each([
+    ['single quotes', `import { ChatService } from '../chat/chat.service.js';`],
+    ['double quotes', `import { ChatService } from "../chat/chat.service.js";`],
+    ['import type', `import type { TurnResult } from "../chat/chat.service.js";`],
+    ['export from', `export { ChatService } from "../chat/chat.service.js";`],
+    ['dynamic import, template literal', 'const chat = await import(`../chat/chat.service.js`);'],
+    ['dynamic import', 'const chat = await import("../chat/chat.service.js");'],
+    ['import type query', `let t: typeof import('../chat/chat.service.js');`],
+  ])('sees an import written with %s', (_form, source) => {
+    expect(importedModules(source)).toEqual(['../chat/chat.service.js']);
+  });
 
   it('knows the rank of every module', () => {
     expect([...new Set(files.map(moduleOf))].filter((module) => RANK[module] === undefined)).toEqual([]);

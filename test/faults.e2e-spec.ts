@@ -255,7 +255,7 @@ describe('Faults: PostgreSQL and Redis stopped, paused and killed; instances kil
     await redis.pause();
     const res = await request(other.app.getHttpServer()).get(`/api/chat/runs/${runId}/stream`).set(other.auth(user)).set('Last-Event-ID', '1');
     expect(res.status).toBe(503);
-    expect(res.body.message).toMatch(/run events cannot be read/);
+    expect(res.body).toMatchObject({ code: 'run_events_unavailable', message: 'run events cannot be read (the event store did not answer); retry shortly' });
     // Closing does not wait for the stalled Redis either.
     await other.close();
     apps.splice(apps.indexOf(other), 1);

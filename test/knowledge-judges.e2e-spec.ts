@@ -30,7 +30,7 @@ const weakGrade = () =>
 
 /** What a failing model does, and the reason the trace gives for the fallback. */
 const FAILURES: Array<{ kind: string; reply: (name: string) => FakeReply; reason: RegExp }> = [
-  { kind: 'HTTP 500', reply: () => ({ status: 500, error: 'judge down' }), reason: /^model error: .*500.*judge down/ },
+  { kind: 'HTTP 500', reply: () => ({ status: 500, error: 'judge down' }), reason: /^model error: the endpoint answered HTTP 500$/ },
   { kind: 'arguments that are not JSON', reply: (name) => call(name, '{"not": json'), reason: /^invalid output: / },
   { kind: 'arguments outside the schema', reply: (name) => call(name, { unexpected: true }), reason: /^invalid output: / },
   { kind: 'text instead of the call', reply: () => ({ content: 'I think it is simple.' }), reason: /^invalid output: / },

@@ -1,18 +1,27 @@
+import { Logger } from '@nestjs/common';
 import { ToolMessage } from '@langchain/core/messages';
 import type { ToolCall } from '@langchain/core/messages/tool';
+import { ToolInputParsingException } from '@langchain/core/tools';
 import { Command, isGraphBubbleUp, LangGraphRunnableConfig } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { CodedError } from '../common/coded-error.js';
 import { isDatabaseUnavailable } from '../common/database-unavailable.js';
+import { ToolReportedError } from './tools/agent-tool.js';
 
 /**
- * LangGraph's ToolNode, except that a failure of the service itself (a coded
- * error, the database down) fails the turn with its code instead of being
- * handed to the model as the tool's answer. Any other tool failure (bad
- * arguments from the model, a tool's own error) is reported to the model,
- * as ToolNode does, so it can correct itself.
+ * LangGraph's ToolNode, with the failures of a tool sorted out:
+ * - a failure of the service itself (a coded error, the database down)
+ *   fails the turn with its code;
+ * - arguments the model got wrong, and a tool's own ToolReportedError, go
+ *   back to the model as the tool's answer, so it can correct itself or
+ *   explain;
+ * - anything else (a bug, a library's or driver's error) is logged, and the
+ *   model only learns that the tool failed: its text is internal.
+ * Failed calls are ToolMessages with `status: 'error'`.
  */
 export class AgentToolsNode extends ToolNode {
+  private readonly logger = new Logger('AgentTools');
+
   constructor(tools: ConstructorParameters<typeof ToolNode>[0]) {
     super(tools, { handleToolErrors: false });
   }
@@ -22,12 +31,14 @@ export class AgentToolsNode extends ToolNode {
       return await super.runTool(call, config, state);
     } catch (error) {
       if (isGraphBubbleUp(error) || error instanceof CodedError || isDatabaseUnavailable(error)) throw error;
-      return new ToolMessage({
-        status: 'error',
-        content: `Error: ${(error as Error)?.message ?? String(error)}\n Please fix your mistakes.`,
-        name: call.name,
-        tool_call_id: call.id ?? '',
-      });
+      let content: string;
+      if (error instanceof ToolInputParsingException || error instanceof ToolReportedError) {
+        content = `Error: ${error.message}\n Please fix your mistakes.`;
+      } else {
+        this.logger.error({ err: error, tool: call.name }, `tool ${call.name} failed`);
+        content = `Error: the ${call.name} tool failed on an internal error; do not retry it in this turn.`;
+      }
+      return new ToolMessage({ status: 'error', content, name: call.name, tool_call_id: call.id ?? '' });
     }
   }
 }

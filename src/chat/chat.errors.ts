@@ -18,8 +18,13 @@ export class RunNotRunningError extends CodedError {
   }
 }
 
-/** The codes a chat turn can end with instead of an answer: the SSE `error` event's `code`. */
-export type TurnFailureCode = Extract<ErrorCode, 'model_error' | 'model_timeout' | 'storage_unavailable' | 'session_deleted' | 'run_lost' | 'internal_error'>;
+/**
+ * The code a chat turn ends with instead of an answer: the SSE `error`
+ * event's `code`, the HTTP error body's `code`. Mostly `model_error`,
+ * `model_timeout`, `storage_unavailable`, `session_deleted`, `run_lost` or
+ * `internal_error`; a tool's own coded error keeps its code.
+ */
+export type TurnFailureCode = ErrorCode;
 
 /**
  * Why a turn ended without an answer: the model failed or did not answer in

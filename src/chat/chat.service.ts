@@ -59,9 +59,8 @@ export function classifyFailure(error: unknown): { code: TurnFailureCode; reason
     return { code: 'run_lost', reason: 'This turn was given up as lost while it could not reach the database (its session may have moved on).' };
   }
   if (error instanceof TurnFailedError) return { code: error.code, reason: error.message };
-  if (error instanceof CodedError && (error.code === 'model_error' || error.code === 'model_timeout' || error.code === 'storage_unavailable')) {
-    return { code: error.code, reason: error.code === 'storage_unavailable' ? 'The database did not answer in time.' : error.message };
-  }
+  // Any other coded error (a model's, a tool's, storage's) ends the turn with its own code, status and words.
+  if (error instanceof CodedError) return { code: error.code, reason: error.message };
   if (isDatabaseUnavailable(error)) {
     return { code: 'storage_unavailable', reason: 'The database did not answer in time.' };
   }
@@ -279,7 +278,7 @@ export class ChatService {
             : code === 'session_deleted' || code === 'run_lost'
               ? 'Nothing was saved.'
               : 'Your message was NOT saved; please send it again.';
-      const failure = new TurnFailedError(code, `${reason} ${told}`, saved);
+      const failure = new TurnFailedError(code, `${/[.!?。！？]$/.test(reason) ? reason : `${reason}.`} ${told}`, saved);
       emit('error', { code: failure.code, message: failure.message, message_saved: saved });
       // A paused task's thread (another run's id) is kept so the user can answer again, unless its session is gone.
       await this.forgetCheckpoints(runId);
@@ -338,7 +337,9 @@ export class ChatService {
         }
         for (const message of update.tools?.messages ?? []) {
           if (message instanceof ToolMessage) {
-            emit('tool', { name: message.name, phase: 'end', summary: clip(textContent(message), 200) });
+            // A failed call's text is for the model (and may be internal); the client is told that it failed.
+            const summary = message.status === 'error' ? `${message.name} failed` : clip(textContent(message), 200);
+            emit('tool', { name: message.name, phase: 'end', summary });
           }
         }
       }

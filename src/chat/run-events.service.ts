@@ -186,7 +186,8 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
       }
     } catch (error) {
       if (error instanceof RunEventsGoneError) throw error;
-      throw new RunEventsUnavailableError(`run events cannot be read: ${(error as Error).message}`);
+      this.logger.warn({ err: error, run_id: runId }, 'run events cannot be read');
+      throw new RunEventsUnavailableError('run events cannot be read (the event store did not answer); retry shortly');
     }
     const poll = async () => {
       let checkedAt = Date.now();

@@ -40,11 +40,3 @@ export abstract class CodedError extends Error {
     return ERROR_CODE_STATUS[this.code];
   }
 }
-
-/** Wraps a failure whose own message is internal (a driver's, a library's): the client sees `message`, the log sees `cause`. */
-export class StorageUnavailableError extends CodedError {
-  readonly code = 'storage_unavailable';
-  constructor(cause?: unknown) {
-    super('The database did not answer in time; retry shortly', { cause });
-  }
-}

@@ -50,7 +50,8 @@ export async function parseDocument(filename: string, data: Buffer): Promise<Par
       return { contentType: 'application/pdf', pageCount: result.total, pages };
     } catch (error) {
       if (error instanceof UnreadableDocumentError) throw error;
-      throw new UnreadableDocumentError(`${filename} could not be read as a PDF: ${(error as Error).message}`);
+      // The parser's own words may quote the file's internals; the client is told what it can act on.
+      throw new UnreadableDocumentError(`${filename} could not be read as a PDF (damaged, encrypted or not a PDF)`);
     } finally {
       await parser.destroy().catch(() => undefined);
     }

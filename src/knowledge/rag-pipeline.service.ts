@@ -48,17 +48,38 @@ export class RagPipeline extends RetrievalService implements OnApplicationBootst
     ];
   }
 
+  /**
+   * Places the plug-in stages: each right after the stage it names, after the
+   * plug-ins already placed there (so they run in module import order); a
+   * plug-in may follow another plug-in, whatever the order they are found in.
+   */
   onApplicationBootstrap(): void {
     const stages = [...this.stages];
-    for (const wrapper of this.discovery.getProviders({ metadataKey: RetrievalStagePlugin.KEY })) {
-      const plugin = wrapper.instance as RetrievalStage<RecallCandidate> | undefined;
-      if (!plugin || typeof plugin.run !== 'function') continue;
-      const { after } = this.discovery.getMetadataByDecorator(RetrievalStagePlugin, wrapper) ?? { after: '' };
-      const index = stages.findIndex((stage) => stage.name === after);
-      if (index < 0) {
-        throw new Error(`retrieval stage ${plugin.name} runs after "${after}", which is not a stage (${stages.map((s) => s.name).join(', ')})`);
+    let pending = this.discovery
+      .getProviders({ metadataKey: RetrievalStagePlugin.KEY })
+      .filter((wrapper) => typeof (wrapper.instance as RetrievalStage<RecallCandidate> | undefined)?.run === 'function')
+      .map((wrapper) => ({
+        stage: wrapper.instance as RetrievalStage<RecallCandidate>,
+        after: this.discovery.getMetadataByDecorator(RetrievalStagePlugin, wrapper)?.after ?? '',
+      }));
+    const lastPlacedAfter = new Map<string, string>();
+    while (pending.length > 0) {
+      const unplaced: typeof pending = [];
+      for (const plugin of pending) {
+        const anchor = lastPlacedAfter.get(plugin.after) ?? plugin.after;
+        const index = stages.findIndex((stage) => stage.name === anchor);
+        if (index < 0) {
+          unplaced.push(plugin);
+          continue;
+        }
+        stages.splice(index + 1, 0, plugin.stage);
+        lastPlacedAfter.set(plugin.after, plugin.stage.name);
       }
-      stages.splice(index + 1, 0, plugin);
+      if (unplaced.length === pending.length) {
+        const { stage, after } = unplaced[0];
+        throw new Error(`retrieval stage ${stage.name} runs after "${after}", which is not a stage (${stages.map((s) => s.name).join(', ')})`);
+      }
+      pending = unplaced;
     }
     this.stages = stages;
     this.logger.log(`retrieval stages: ${stages.map((stage) => stage.name).join(' → ')}`);

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { withMaintenanceDataSource } from '../../database/maintenance.js';
+import { pgErrorCode } from '../../database/sql.js';
 import { EmbeddingProvider } from '../embeddings.js';
 import { MemoryDenseIndex } from './memory-dense-index.js';
 import { hasVectorColumn, PgvectorStore } from './pgvector-store.js';
@@ -91,8 +92,10 @@ export class DenseRecall implements OnModuleInit {
       try {
         return { ids: await this.pgvector.rank(vector, limit), backend: this.backend };
       } catch (error) {
-        const reason = `pgvector search failed: ${(error as Error).message}`;
-        this.logger.warn(`${reason}; answered from the in-memory index`);
+        // The trace and the step event (clients read both) get the SQLSTATE; the driver's words go to the log.
+        const code = pgErrorCode(error);
+        const reason = `pgvector search failed${code ? ` (SQLSTATE ${code})` : ''}`;
+        this.logger.warn({ err: error }, `${reason}; answered from the in-memory index`);
         return { ids: await this.memory.rank(vector, limit), backend: 'memory', error: reason };
       }
     }

@@ -65,15 +65,18 @@ export class ModelJudgement<S extends z.ZodObject> {
   }
 }
 
+/**
+ * Why the local judge answered, for the trace (which clients read): the kind
+ * of failure in our words and the HTTP status the model endpoint answered,
+ * never the endpoint's or the library's own text (that goes to the log).
+ */
 function fallbackReason(error: unknown): string {
-  const message = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').trim();
-  const kind =
-    error instanceof JudgementTimeoutError
-      ? 'timeout'
-      : error instanceof InvalidJudgementError || error instanceof OutputParserException
-        ? 'invalid output'
-        : 'model error';
-  return clip(`${kind}: ${message}`, FALLBACK_REASON_MAX_LENGTH);
+  if (error instanceof JudgementTimeoutError) return clip(`timeout: ${error.message}`, FALLBACK_REASON_MAX_LENGTH);
+  // Our own words about what was wrong with the reply; a parser's words quote the reply itself.
+  if (error instanceof InvalidJudgementError) return clip(`invalid output: ${error.message}`, FALLBACK_REASON_MAX_LENGTH);
+  if (error instanceof OutputParserException) return 'invalid output: the reply held no usable structured answer';
+  const status = (error as { status?: unknown })?.status;
+  return typeof status === 'number' ? `model error: the endpoint answered HTTP ${status}` : 'model error: the call failed';
 }
 
 /**
@@ -92,7 +95,7 @@ export async function judgeWithFallback<T>(
     return { value: await askModel(), judge: 'model', fallbackReason: null };
   } catch (error) {
     const reason = fallbackReason(error);
-    logger.warn(`${judgement}: the model failed (${reason}); the local judge answered`);
+    logger.warn({ err: error }, `${judgement}: the model failed (${reason}); the local judge answered`);
     return { value: local(), judge: 'local_fallback', fallbackReason: reason };
   }
 }

@@ -36,9 +36,9 @@ interface RetrievedDocument {
 
 const scoreOf = (hit: RetrievalHit) => hit.rerank_score ?? hit.score;
 
-function documentsOf(hits: RetrievalHit[]): RetrievedDocument[] {
+function documentsOf(hits: RetrievalHit[], hitKeys: Set<string>[]): RetrievedDocument[] {
   const bySource = new Map<string, RetrievedDocument>();
-  for (const hit of hits) {
+  hits.forEach((hit, i) => {
     let document = bySource.get(hit.source);
     if (!document) {
       const title = titleOf(hit.source);
@@ -46,8 +46,8 @@ function documentsOf(hits: RetrievalHit[]): RetrievedDocument[] {
       bySource.set(hit.source, document);
     }
     document.score = Math.max(document.score, scoreOf(hit));
-    for (const key of matchKeys(hit.text)) document.evidenceKeys.add(key);
-  }
+    for (const key of hitKeys[i]) document.evidenceKeys.add(key);
+  });
   // A stable sort: documents that score the same keep their retrieval order.
   return [...bySource.values()].sort((a, b) => b.score - a.score);
 }
@@ -89,8 +89,8 @@ function ownTitleKeys(document: RetrievedDocument, group: RetrievedDocument[], s
  * year), when the question names none of those qualifiers and the passages of
  * each match the question about equally well.
  */
-function documentsToChooseBetween(query: string, terms: Set<string>, hits: RetrievalHit[]): RetrievedDocument[] | null {
-  const [top, ...rest] = documentsOf(hits);
+function documentsToChooseBetween(query: string, terms: Set<string>, hits: RetrievalHit[], hitKeys: Set<string>[]): RetrievedDocument[] | null {
+  const [top, ...rest] = documentsOf(hits, hitKeys);
   if (!top || top.score <= 0) return null;
   const group = [top];
   let shared = top.titleKeys;
@@ -147,7 +147,9 @@ export function gradeEvidence(query: string, hits: RetrievalHit[]): Grade {
       options: [],
     };
   }
-  const evidenceKeys = new Set(hits.flatMap((hit) => [...matchKeys(hit.text)]));
+  // Each passage is tokenized once, for the coverage and for telling documents apart.
+  const hitKeys = hits.map((hit) => matchKeys(hit.text));
+  const evidenceKeys = new Set(hitKeys.flatMap((keys) => [...keys]));
   let covered = 0;
   for (const term of terms) if (evidenceKeys.has(term)) covered += 1;
   const coverage = covered / terms.size;
@@ -156,7 +158,7 @@ export function gradeEvidence(query: string, hits: RetrievalHit[]): Grade {
   const answerability: Grade['evidence_answerability'] =
     coverage >= SUFFICIENT_COVERAGE && relevance === 'strong' ? 'sufficient' : coverage >= PARTIAL_COVERAGE ? 'partial' : 'none';
 
-  const competing = documentsToChooseBetween(query, terms, hits);
+  const competing = documentsToChooseBetween(query, terms, hits, hitKeys);
   if (competing) {
     const [first, second] = competing;
     const titles = competing.map((document) => document.title);

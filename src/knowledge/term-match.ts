@@ -12,8 +12,19 @@ const wordSegmenter = new Intl.Segmenter('zh', { granularity: 'word' });
  * else unchanged.
  */
 export function matchKey(token: string): string {
-  return ENGLISH_WORD.test(token) ? stemmer(token) : token;
+  if (!ENGLISH_WORD.test(token)) return token;
+  let stem = stems.get(token);
+  if (stem === undefined) {
+    // Documents reuse a small vocabulary: the stems of the words seen last are kept, within a bound.
+    if (stems.size >= STEM_CACHE_SIZE) stems.clear();
+    stem = stemmer(token);
+    stems.set(token, stem);
+  }
+  return stem;
 }
+
+const STEM_CACHE_SIZE = 20_000;
+const stems = new Map<string, string>();
 
 /** The distinct comparison keys of a text (its `tokenize` tokens, each through `matchKey`). */
 export function matchKeys(text: string): Set<string> {

@@ -122,8 +122,9 @@ describe('Faults: PostgreSQL and Redis stopped, paused and killed; instances kil
     // The answer comes while the server is still paused: nothing waits for the stall to end.
     const res = await turn;
     expect(res.status).toBe(503);
+    expect(res.body.code).toBe('storage_unavailable');
     // It stalls on a checkpoint write, before its own commit: nothing of it can have landed.
-    expect(res.body.message).toMatch(/Your message was NOT saved/);
+    expect(res.body.message).toMatch(/^The database did not answer in time\. Your message was NOT saved/);
     const during = await request(t.app.getHttpServer()).get('/api/sessions').set(t.auth(user));
     expect(during.status).toBe(503);
     await postgres.resume();

@@ -9,7 +9,8 @@ import { buildDataSourceOptions } from './data-source-options.js';
  */
 export async function withMaintenanceDataSource<T>(config: AppConfig, work: (dataSource: DataSource) => Promise<T>): Promise<T> {
   const options = buildDataSourceOptions(config, 'maintenance');
-  const maintenance = new DataSource({ ...options, migrationsRun: false, extra: { ...options.extra, max: 2 } });
+  // Three: the migrations' lock, their query runner, and a migration's own pool client (the LangGraph checkpoint tables).
+  const maintenance = new DataSource({ ...options, migrationsRun: false, extra: { ...options.extra, max: 3 } });
   await maintenance.initialize();
   try {
     return await work(maintenance);

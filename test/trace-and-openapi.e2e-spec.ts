@@ -79,12 +79,13 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
     const user = uniqueUser('cached-legacy');
     const session = randomUUID();
     await t.storage.appendTurn(user, session, [{ type: 'human', content: 'q' }]);
+    const fields = { status: 'complete', run_id: null, feedback: null, timestamp: new Date().toISOString() };
     const cached = [
-      { type: 'human', content: 'q', timestamp: new Date().toISOString(), rag_trace: null },
-      { type: 'ai', content: 'a', timestamp: new Date().toISOString(), rag_trace: MESSY_TRACE },
+      { ...fields, id: randomUUID(), seq: 1, type: 'human', content: 'q', rag_trace: null },
+      { ...fields, id: randomUUID(), seq: 2, type: 'ai', content: 'a', rag_trace: MESSY_TRACE },
     ];
     const [{ version }] = await t.dataSource.query('SELECT version::text AS version FROM chat_sessions WHERE id = $1', [session]);
-    await redis.set(messagesCacheKey(user, session), JSON.stringify({ value: { version, messages: cached }, expires: Date.now() + 60_000 }));
+    await redis.set(messagesCacheKey(user, session), JSON.stringify({ value: { format: 2, version, messages: cached }, expires: Date.now() + 60_000 }));
     const res = await request(t.app.getHttpServer())
       .get(`/api/sessions/${session}/messages`)
       .set(t.auth(user))
@@ -123,7 +124,10 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
         '/api/chat',
+        '/api/chat/runs/{run_id}',
+        '/api/chat/runs/{run_id}/cancel',
         '/api/chat/runs/{run_id}/stream',
+        '/api/chat/runs/{run_id}/ticket',
         '/api/chat/stream',
         '/api/knowledge/documents',
         '/api/knowledge/documents/{id}',
@@ -131,6 +135,7 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
         '/api/sessions',
         '/api/sessions/{session_id}',
         '/api/sessions/{session_id}/messages',
+        '/api/sessions/{session_id}/messages/{message_id}/feedback',
         '/health',
       ].sort(),
     );

@@ -7,6 +7,8 @@ import { LangGraphCheckpoints1764633600001 } from './migrations/1764633600001-La
 import { KnowledgeBase1764720000000 } from './migrations/1764720000000-KnowledgeBase.js';
 import { PgvectorEmbeddings1764806400000 } from './migrations/1764806400000-PgvectorEmbeddings.js';
 import { SessionOwnedRuns1764892800000 } from './migrations/1764892800000-SessionOwnedRuns.js';
+import { CancelledRuns1764979200000 } from './migrations/1764979200000-CancelledRuns.js';
+import { ClientMessageFields1764979200005 } from './migrations/1764979200005-ClientMessageFields.js';
 
 export const MIGRATIONS = [
   InitialSchema1764547200000,
@@ -15,6 +17,8 @@ export const MIGRATIONS = [
   KnowledgeBase1764720000000,
   PgvectorEmbeddings1764806400000,
   SessionOwnedRuns1764892800000,
+  CancelledRuns1764979200000,
+  ClientMessageFields1764979200005,
 ];
 
 /**

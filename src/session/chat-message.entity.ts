@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn, Unique } from 'typeorm';
-import type { MessageType } from './session.dto.js';
+import type { FeedbackRating, MessageStatus, MessageType } from './session.dto.js';
 import type { ChatSession } from './chat-session.entity.js';
 
 @Entity({ name: 'chat_messages' })
@@ -27,6 +27,27 @@ export class ChatMessage {
 
   @Column({ name: 'rag_trace', type: 'jsonb', nullable: true })
   ragTrace: Record<string, unknown> | null;
+
+  /** The message's id on the wire (the bigint `id` stays internal); drawn by the database at insert. */
+  @Column({ name: 'public_id', type: 'uuid', unique: true, default: () => 'gen_random_uuid()' })
+  publicId: string;
+
+  /** The run that stored the message; no foreign key, so it outlives a purged run. */
+  @Column({ name: 'run_id', type: 'uuid', nullable: true })
+  runId: string | null;
+
+  @Column({ type: 'varchar', length: 16, default: 'complete' })
+  status: MessageStatus;
+
+  /** Rating, comment and time are all set or all null (a check constraint). */
+  @Column({ name: 'feedback_rating', type: 'varchar', length: 8, nullable: true })
+  feedbackRating: FeedbackRating | null;
+
+  @Column({ name: 'feedback_comment', type: 'text', nullable: true })
+  feedbackComment: string | null;
+
+  @Column({ name: 'feedback_updated_at', type: 'timestamptz', nullable: true })
+  feedbackUpdatedAt: Date | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

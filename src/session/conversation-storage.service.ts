@@ -1,22 +1,37 @@
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage } from '@langchain/core/messages';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { ResilientCache } from '../cache/resilient-cache.service.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { sqlRows } from '../database/sql.js';
-import { MessageInfo, MessageType, SESSION_PAGE_DEFAULT, SESSION_PAGE_MAX, SessionInfo } from './session.dto.js';
+import {
+  FeedbackRating,
+  MessageInfo,
+  MessageStatus,
+  MessageType,
+  SESSION_PAGE_DEFAULT,
+  SESSION_PAGE_MAX,
+  SessionInfo,
+  TITLE_MAX_LENGTH,
+} from './session.dto.js';
 import { normalizeAndValidateRagTrace, normalizePendingHitl, normalizeRagTrace } from '../trace/trace.normalizer.js';
 import { toStorableText } from '../common/storable-text.js';
 import { decodeCursor, encodeCursor } from './session-cursor.js';
 import { SessionNotFoundError } from './session.errors.js';
 
-export const TITLE_MAX_LENGTH = 200;
+export { TITLE_MAX_LENGTH };
 
 /** A message to store; `rag_trace` is normalized before it is written. */
 export interface NewMessage {
   type: MessageType;
   content: string;
   rag_trace?: unknown;
+  /** `complete` unless given: what a cancelled or failed turn keeps says so. */
+  status?: MessageStatus;
+  /** The run that stores the message. */
+  run_id?: string;
 }
 
 export interface AppendTurnOptions {
@@ -50,25 +65,88 @@ export interface SessionPage {
   next_cursor: string | null;
 }
 
+export interface MessagePage {
+  messages: MessageInfo[];
+  /** The seq to pass as `before` for the older page; null when the page starts the conversation. */
+  next_before: number | null;
+}
+
 interface SessionRow {
   id: string;
   title: string;
+  created_at: Date;
   updated_at: Date;
   updated_micros: string;
   message_count: number;
   pending_hitl: unknown;
+  /** The running run, read with the row and never cached. */
+  active_run_id: string | null;
+  active_run_started_at: Date | null;
 }
+
+interface MessageRow {
+  id: string;
+  seq: number;
+  type: MessageType;
+  status: MessageStatus;
+  run_id: string | null;
+  content: string;
+  rag_trace: unknown;
+  created_at: Date;
+  feedback_rating: FeedbackRating | null;
+  feedback_comment: string | null;
+  feedback_updated_at: Date | null;
+}
+
+/**
+ * The shape of what the caches hold: a cached copy in any other shape (written
+ * by an older version of the service) is a miss, whatever its version says.
+ */
+const CACHE_FORMAT = 2;
+
+type CachedSessionRow = Omit<SessionRow, 'created_at' | 'updated_at' | 'active_run_id' | 'active_run_started_at'> & {
+  created_at: string;
+  updated_at: string;
+};
 
 /** What the session-list cache holds: the head of the list, one row more than a page can ask for, at a list version. */
 interface CachedSessionHead {
+  format: typeof CACHE_FORMAT;
   version: string;
-  rows: Array<Omit<SessionRow, 'updated_at'> & { updated_at: string }>;
+  rows: CachedSessionRow[];
 }
 
 /** What the transcript cache holds: the messages at a transcript version. */
 interface CachedTranscript {
+  format: typeof CACHE_FORMAT;
   version: string;
   messages: MessageInfo[];
+}
+
+/** The columns a MessageRow is read from, on `chat_messages` aliased `m`. */
+const MESSAGE_COLUMNS = `m.public_id::text AS id, m.seq, m.type, m.status, m.run_id::text AS run_id, m.content, m.rag_trace,
+  m.created_at, m.feedback_rating, m.feedback_comment, m.feedback_updated_at`;
+
+function toMessageInfo(row: MessageRow): MessageInfo {
+  return {
+    id: row.id,
+    seq: row.seq,
+    type: row.type,
+    status: row.status,
+    run_id: row.run_id,
+    content: row.content,
+    timestamp: row.created_at.toISOString(),
+    rag_trace: normalizeRagTrace(row.rag_trace),
+    feedback:
+      row.feedback_rating && row.feedback_updated_at
+        ? { rating: row.feedback_rating, comment: row.feedback_comment, updated_at: row.feedback_updated_at.toISOString() }
+        : null,
+  };
+}
+
+/** `text` as an ILIKE pattern matching itself anywhere (escape character: backslash). */
+function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /**
@@ -80,6 +158,14 @@ const BUMP_LIST_VERSION = `bump AS (
   INSERT INTO chat_user_versions (user_id) VALUES ($2)
   ON CONFLICT (user_id) DO UPDATE SET version = nextval('chat_cache_version_seq')
 )`;
+
+/**
+ * A running run counts as active while its heartbeat is fresh: one whose
+ * instance died is given up after RUN_STALE_AFTER_MS (`$n`, milliseconds), as
+ * the run registry does, and rejoining it would only answer `run_lost`.
+ */
+const ACTIVE_RUN_FRESH = (run: string, staleAfterMs: string) =>
+  `${run}.heartbeat_at >= now() - ${staleAfterMs}::int * INTERVAL '1 millisecond'`;
 
 export function messagesCacheKey(userId: string, sessionId: string): string {
   return `chat_messages:${userId}:${sessionId}`;
@@ -135,6 +221,7 @@ export class ConversationStorage {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly cache: ResilientCache,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -204,36 +291,79 @@ export class ConversationStorage {
   /** F23: the full transcript in conversation order, or null when the user has no such session. */
   async getSessionMessages(userId: string, sessionId: string): Promise<MessageInfo[] | null> {
     const key = messagesCacheKey(userId, sessionId);
-    const cached = await this.cache.get<CachedTranscript>(key);
-    if (cached && typeof cached.version === 'string' && Array.isArray(cached.messages)) {
-      const current = await this.transcriptVersion(userId, sessionId);
-      if (current === null) return null;
-      if (current === cached.version) return normalizeMessageRecords(cached.messages);
-    }
+    const cached = await this.currentCachedTranscript(userId, sessionId);
+    if (cached === null) return null;
+    if (cached) return cached;
 
-    const rows = await sqlRows<{
-      version: string;
-      type: MessageType | null;
-      content: string;
-      rag_trace: unknown;
-      created_at: Date;
-    }>(this.dataSource, `SELECT s.version::text AS version, m.type, m.content, m.rag_trace, m.created_at
+    const rows = await sqlRows<{ version: string } & (MessageRow | { [K in keyof MessageRow]: null })>(
+      this.dataSource,
+      `SELECT s.version::text AS version, ${MESSAGE_COLUMNS}
          FROM chat_sessions s
          LEFT JOIN chat_messages m ON m.session_id = s.id
         WHERE s.id = $1 AND s.user_id = $2
         ORDER BY m.seq`,
-      [sessionId, userId],);
+      [sessionId, userId],
+    );
     if (rows.length === 0) return null;
-    const records: MessageInfo[] = rows
-      .filter((row) => row.type !== null)
-      .map((row) => ({
-        type: row.type as MessageType,
-        content: row.content,
-        timestamp: row.created_at.toISOString(),
-        rag_trace: normalizeRagTrace(row.rag_trace),
-      }));
-    await this.cache.set(key, { version: rows[0].version, messages: records } satisfies CachedTranscript);
+    const records: MessageInfo[] = rows.filter((row): row is { version: string } & MessageRow => row.id !== null).map(toMessageInfo);
+    await this.cache.set(key, { format: CACHE_FORMAT, version: rows[0].version, messages: records } satisfies CachedTranscript);
     return records;
+  }
+
+  /**
+   * A page of the transcript: the last `limit` messages before seq `before`
+   * (all of them without `limit`, up to the newest without `before`), in
+   * conversation order. Served from the cached transcript when it is current,
+   * else the page alone is read. Null when the user has no such session.
+   */
+  async getSessionMessagePage(
+    userId: string,
+    sessionId: string,
+    page: { before?: number; limit?: number } = {},
+  ): Promise<MessagePage | null> {
+    if (page.before === undefined && page.limit === undefined) {
+      const messages = await this.getSessionMessages(userId, sessionId);
+      return messages && { messages, next_before: null };
+    }
+    const cached = await this.currentCachedTranscript(userId, sessionId);
+    if (cached === null) return null;
+    if (cached) {
+      const earlier = page.before === undefined ? cached : cached.filter((m) => m.seq < page.before!);
+      const messages = page.limit === undefined ? earlier : earlier.slice(-page.limit);
+      return { messages, next_before: messages.length < earlier.length ? messages[0].seq : null };
+    }
+    const rows = await sqlRows<{ found: boolean } & (MessageRow | { [K in keyof MessageRow]: null })>(
+      this.dataSource,
+      `SELECT true AS found, p.*
+         FROM chat_sessions s
+         LEFT JOIN LATERAL (
+           SELECT ${MESSAGE_COLUMNS} FROM chat_messages m
+            WHERE m.session_id = s.id AND m.seq < $3
+            ORDER BY m.seq DESC
+            LIMIT $4
+         ) p ON true
+        WHERE s.id = $1 AND s.user_id = $2`,
+      [sessionId, userId, page.before ?? 2 ** 31 - 1, page.limit === undefined ? null : page.limit + 1],
+    );
+    if (rows.length === 0) return null;
+    const newestFirst = rows.filter((row): row is { found: boolean } & MessageRow => row.id !== null).map(toMessageInfo);
+    const hasOlder = page.limit !== undefined && newestFirst.length > page.limit;
+    const messages = newestFirst.slice(0, page.limit).reverse();
+    return { messages, next_before: hasOlder ? messages[0].seq : null };
+  }
+
+  /**
+   * The cached transcript when its version is the current one; undefined when
+   * there is none (or it is out of date); null when the user has no such session.
+   */
+  private async currentCachedTranscript(userId: string, sessionId: string): Promise<MessageInfo[] | null | undefined> {
+    const cached = await this.cache.get<CachedTranscript>(messagesCacheKey(userId, sessionId));
+    if (!cached || cached.format !== CACHE_FORMAT || typeof cached.version !== 'string' || !Array.isArray(cached.messages)) {
+      return undefined;
+    }
+    const current = await this.transcriptVersion(userId, sessionId);
+    if (current === null) return null;
+    return current === cached.version ? normalizeMessageRecords(cached.messages) : undefined;
   }
 
   /** The transcript's current version, or null when the user has no such session. */
@@ -246,13 +376,31 @@ export class ConversationStorage {
     return row?.version ?? null;
   }
 
-  private async listVersion(userId: string): Promise<string> {
-    const [row] = await sqlRows<{ version: string }>(
+  /**
+   * The user's session-list version and the runs in flight in their sessions,
+   * in one round trip: the list is cached, its running runs never are.
+   */
+  private async listVersionAndActiveRuns(userId: string): Promise<{ version: string; runs: Map<string, { run_id: string; started_at: string }> }> {
+    // Two plain index lookups in one statement: cheaper to plan than scalar subqueries with json_agg.
+    const rows = await sqlRows<{ version: string | null; session_id: string | null; run_id: string | null; started_at: Date | null }>(
       this.dataSource,
-      'SELECT version::text AS version FROM chat_user_versions WHERE user_id = $1',
-      [userId],
+      `SELECT version::text AS version, NULL::uuid AS session_id, NULL::uuid AS run_id, NULL::timestamptz AS started_at
+         FROM chat_user_versions WHERE user_id = $1
+       UNION ALL
+       SELECT NULL, r.session_id, r.id, r.created_at
+         FROM chat_runs r
+        WHERE r.user_id = $1 AND r.status = 'running' AND ${ACTIVE_RUN_FRESH('r', '$2')}`,
+      [userId, this.config.chat.runStaleAfterMs],
     );
-    return row?.version ?? '0';
+    let version = '0';
+    const runs = new Map<string, { run_id: string; started_at: string }>();
+    for (const row of rows) {
+      if (row.version !== null) version = row.version;
+      else if (row.session_id && row.run_id && row.started_at) {
+        runs.set(row.session_id, { run_id: row.run_id, started_at: row.started_at.toISOString() });
+      }
+    }
+    return { version, runs };
   }
 
   /**
@@ -374,34 +522,105 @@ export class ConversationStorage {
     return { messages: toLangChainMessages(messages), metadata: row.metadata };
   }
 
-  /** F22: a page of the user's sessions, newest first. The first page is served from the cache. */
+  /**
+   * F22: a page of the user's sessions, newest first, optionally only those
+   * whose title contains `q`. The first page without `q` is served from the
+   * cache; `active_run` is read from the database every time.
+   */
   async listSessionInfos(
     userId: string,
-    page: { limit?: number; cursor?: string } = {},
+    page: { limit?: number; cursor?: string; q?: string } = {},
   ): Promise<SessionPage> {
     const limit = Math.min(Math.max(page.limit ?? SESSION_PAGE_DEFAULT, 1), SESSION_PAGE_MAX);
-    if (page.cursor) {
-      const after = decodeCursor(page.cursor);
-      const rows = await this.querySessionRows(userId, limit + 1, after);
+    const titleContains = page.q ? page.q : undefined;
+    if (page.cursor || titleContains !== undefined) {
+      const after = page.cursor ? decodeCursor(page.cursor) : undefined;
+      const rows = await this.querySessionRows(userId, limit + 1, { after, titleContains });
       return this.toPage(rows, limit);
     }
     const key = sessionsCacheKey(userId);
     const cached = await this.cache.get<CachedSessionHead>(key);
-    const version = await this.listVersion(userId);
-    if (cached && cached.version === version && Array.isArray(cached.rows)) {
+    const { version, runs } = await this.listVersionAndActiveRuns(userId);
+    if (cached && cached.format === CACHE_FORMAT && cached.version === version && Array.isArray(cached.rows)) {
       return this.toPage(
-        cached.rows.map((row) => ({ ...row, updated_at: new Date(row.updated_at) })),
+        cached.rows.map((row) => {
+          const run = runs.get(row.id);
+          return {
+            ...row,
+            created_at: new Date(row.created_at),
+            updated_at: new Date(row.updated_at),
+            active_run_id: run?.run_id ?? null,
+            active_run_started_at: run ? new Date(run.started_at) : null,
+          };
+        }),
         limit,
       );
     }
     // The version is read before the rows: rows newer than it are cached under an old version, which only costs a miss.
     const rows = await this.querySessionRows(userId, SESSION_PAGE_MAX + 1);
     const head: CachedSessionHead = {
+      format: CACHE_FORMAT,
       version,
-      rows: rows.map((row) => ({ ...row, updated_at: row.updated_at.toISOString() })),
+      rows: rows.map(({ active_run_id: _run, active_run_started_at: _started, ...row }) => ({
+        ...row,
+        created_at: row.created_at.toISOString(),
+        updated_at: row.updated_at.toISOString(),
+      })),
     };
     await this.cache.set(key, head);
     return this.toPage(rows, limit);
+  }
+
+  /**
+   * Renames the user's session (the title is stored as given: the caller
+   * trims and validates it) and returns it; null when the user has no such
+   * session. The list version moves in the same statement. `updated_at` stays:
+   * a rename does not move the session up the list.
+   */
+  async renameSession(userId: string, sessionId: string, title: string): Promise<SessionInfo | null> {
+    const renamed = await sqlRows<{ id: string }>(
+      this.dataSource,
+      `WITH ${BUMP_LIST_VERSION}
+       UPDATE chat_sessions SET title = $3 WHERE id = $1 AND user_id = $2 RETURNING id`,
+      [sessionId, userId, this.clampTitle(title)],
+    );
+    if (renamed.length === 0) return null;
+    await this.cache.del(sessionsCacheKey(userId));
+    const rows = await this.querySessionRows(userId, 1, { sessionId });
+    return rows.length > 0 ? this.toPage(rows, 1).sessions[0] : null;
+  }
+
+  /**
+   * Sets (or, with null, clears) the owner's feedback on one message of the
+   * session and returns the message; null when the user has no such session
+   * or the message is not in it. The transcript version moves in the same statement.
+   */
+  async setMessageFeedback(
+    userId: string,
+    sessionId: string,
+    messageId: string,
+    feedback: { rating: FeedbackRating; comment: string | null } | null,
+  ): Promise<MessageInfo | null> {
+    const [row] = await sqlRows<MessageRow>(
+      this.dataSource,
+      `WITH session AS (
+         UPDATE chat_sessions SET version = nextval('chat_cache_version_seq')
+          WHERE id = $1 AND user_id = $2
+            AND EXISTS (SELECT 1 FROM chat_messages WHERE session_id = $1 AND public_id = $3)
+         RETURNING id
+       )
+       UPDATE chat_messages m
+          SET feedback_rating = $4::varchar,
+              feedback_comment = $5::text,
+              feedback_updated_at = CASE WHEN $4::varchar IS NULL THEN NULL ELSE clock_timestamp() END
+         FROM session
+        WHERE m.session_id = session.id AND m.public_id = $3
+       RETURNING ${MESSAGE_COLUMNS}`,
+      [sessionId, userId, messageId, feedback?.rating ?? null, feedback?.comment ?? null],
+    );
+    if (!row) return null;
+    await this.cache.del(messagesCacheKey(userId, sessionId));
+    return toMessageInfo(row);
   }
 
   /** F21: ids of all the user's sessions, newest first. */
@@ -426,18 +645,13 @@ export class ConversationStorage {
   }
 
   private async messageRows(sessionId: string, fromSeq: number, toSeq: number): Promise<MessageInfo[]> {
-    const rows = await sqlRows<{ type: MessageType; content: string; rag_trace: unknown; created_at: Date }>(
+    const rows = await sqlRows<MessageRow>(
       this.dataSource,
-      `SELECT type, content, rag_trace, created_at FROM chat_messages
-        WHERE session_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`,
+      `SELECT ${MESSAGE_COLUMNS} FROM chat_messages m
+        WHERE m.session_id = $1 AND m.seq > $2 AND m.seq <= $3 ORDER BY m.seq`,
       [sessionId, fromSeq, toSeq],
     );
-    return rows.map((row) => ({
-      type: row.type,
-      content: row.content,
-      timestamp: row.created_at.toISOString(),
-      rag_trace: normalizeRagTrace(row.rag_trace),
-    }));
+    return rows.map(toMessageInfo);
   }
 
   private clampTitle(title: string): string {
@@ -464,9 +678,10 @@ export class ConversationStorage {
   ): Promise<void> {
     if (messages.length === 0) return;
     await manager.query(
-      `INSERT INTO chat_messages (session_id, seq, type, content, rag_trace, created_at)
-       SELECT $1, t.seq, t.type, t.content, t.rag_trace, clock_timestamp()
-         FROM unnest($2::int[], $3::varchar[], $4::text[], $5::jsonb[]) AS t(seq, type, content, rag_trace)`,
+      `INSERT INTO chat_messages (session_id, seq, type, content, rag_trace, status, run_id, created_at)
+       SELECT $1, t.seq, t.type, t.content, t.rag_trace, t.status, t.run_id, clock_timestamp()
+         FROM unnest($2::int[], $3::varchar[], $4::text[], $5::jsonb[], $6::varchar[], $7::uuid[])
+              AS t(seq, type, content, rag_trace, status, run_id)`,
       [
         sessionId,
         seqs,
@@ -477,28 +692,46 @@ export class ConversationStorage {
           const trace = normalizeAndValidateRagTrace(m.rag_trace);
           return trace ? JSON.stringify(trace) : null;
         }),
+        messages.map((m) => m.status ?? 'complete'),
+        messages.map((m) => m.run_id ?? null),
       ],
     );
   }
 
+  /** The user's sessions newest first, each with its fresh running run, after a cursor, matching a title, or one by id. */
   private async querySessionRows(
     userId: string,
     take: number,
-    after?: { updatedMicros: string; id: string },
+    filter: { after?: { updatedMicros: string; id: string }; titleContains?: string; sessionId?: string } = {},
   ): Promise<SessionRow[]> {
-    const params: unknown[] = [userId, take];
-    let keyset = '';
-    if (after) {
-      params.push(after.updatedMicros, after.id);
-      keyset = `AND (updated_at, id) < (TIMESTAMPTZ 'epoch' + $3::bigint * INTERVAL '1 microsecond', $4::uuid)`;
+    const params: unknown[] = [userId, take, this.config.chat.runStaleAfterMs];
+    const conditions: string[] = [];
+    if (filter.after) {
+      params.push(filter.after.updatedMicros, filter.after.id);
+      conditions.push(
+        `(s.updated_at, s.id) < (TIMESTAMPTZ 'epoch' + $${params.length - 1}::bigint * INTERVAL '1 microsecond', $${params.length}::uuid)`,
+      );
     }
-    return await sqlRows<SessionRow>(this.dataSource, `SELECT id, title, updated_at, message_count, metadata->'pending_hitl' AS pending_hitl,
-              (EXTRACT(EPOCH FROM updated_at) * 1000000)::bigint::text AS updated_micros
-         FROM chat_sessions
-        WHERE user_id = $1 ${keyset}
-        ORDER BY updated_at DESC, id DESC
+    if (filter.titleContains !== undefined) {
+      params.push(containsPattern(filter.titleContains));
+      conditions.push(`s.title ILIKE $${params.length} ESCAPE '\\'`);
+    }
+    if (filter.sessionId !== undefined) {
+      params.push(filter.sessionId);
+      conditions.push(`s.id = $${params.length}`);
+    }
+    return await sqlRows<SessionRow>(
+      this.dataSource,
+      `SELECT s.id, s.title, s.created_at, s.updated_at, s.message_count, s.metadata->'pending_hitl' AS pending_hitl,
+              (EXTRACT(EPOCH FROM s.updated_at) * 1000000)::bigint::text AS updated_micros,
+              r.id::text AS active_run_id, r.created_at AS active_run_started_at
+         FROM chat_sessions s
+         LEFT JOIN chat_runs r ON r.session_id = s.id AND r.status = 'running' AND ${ACTIVE_RUN_FRESH('r', '$3')}
+        WHERE s.user_id = $1 ${conditions.map((condition) => `AND ${condition}`).join(' ')}
+        ORDER BY s.updated_at DESC, s.id DESC
         LIMIT $2`,
-      params,);
+      params,
+    );
   }
 
   private toPage(rows: SessionRow[], limit: number): SessionPage {
@@ -508,9 +741,14 @@ export class ConversationStorage {
       sessions: pageRows.map((row) => ({
         session_id: row.id,
         title: row.title,
+        created_at: row.created_at.toISOString(),
         updated_at: row.updated_at.toISOString(),
         message_count: row.message_count,
         pending_hitl: normalizePendingHitl(row.pending_hitl),
+        active_run:
+          row.active_run_id && row.active_run_started_at
+            ? { run_id: row.active_run_id, started_at: row.active_run_started_at.toISOString() }
+            : null,
       })),
       next_cursor:
         rows.length > limit && last ? encodeCursor({ updatedMicros: last.updated_micros, id: last.id }) : null,

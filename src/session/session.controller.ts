@@ -1,14 +1,20 @@
-import { Controller, Delete, Get, NotFoundException, Param, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, NotFoundException, Param, Patch, Put, Query, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { ApiErrorResponses } from '../common/api-error.responses.js';
 import {
+  MessageFeedbackBody,
+  MessageIdParams,
+  MessageInfo,
   SessionDeleteResponse,
   SessionIdParams,
+  SessionInfo,
   SessionListQuery,
   SessionListResponse,
+  SessionMessagesQuery,
   SessionMessagesResponse,
+  SessionRenameBody,
 } from './session.dto.js';
 import { TraceNormalizationInterceptor } from '../trace/trace.interceptor.js';
 import { ConversationStorage } from './conversation-storage.service.js';
@@ -22,25 +28,72 @@ export class SessionController {
   constructor(private readonly storage: ConversationStorage) {}
 
   @Get()
-  @ApiOperation({ summary: "The caller's sessions, newest first, paginated" })
-  @ApiOkResponse({ type: SessionListResponse })
+  @ApiOperation({ summary: "The caller's sessions, newest first, paginated, optionally filtered by title (`q`)" })
+  @ApiOkResponse({ type: SessionListResponse, description: 'A page of sessions and the cursor of the next one' })
   list(@CurrentUser() user: AuthUser, @Query() query: SessionListQuery): Promise<SessionListResponse> {
     return this.storage.listSessionInfos(user.userId, query);
   }
 
   @Get(':session_id/messages')
-  @ApiOperation({ summary: 'A session transcript in conversation order' })
-  @ApiOkResponse({ type: SessionMessagesResponse })
+  @ApiOperation({
+    summary: 'A session transcript in conversation order: all of it, or with `limit` the page before `before`',
+  })
+  @ApiOkResponse({ type: SessionMessagesResponse, description: 'The messages, oldest first, and the `before` of the older page' })
   @ApiErrorResponses(404)
-  async messages(@CurrentUser() user: AuthUser, @Param() params: SessionIdParams): Promise<SessionMessagesResponse> {
-    const messages = await this.storage.getSessionMessages(user.userId, params.session_id);
-    if (!messages) throw new NotFoundException(`Session ${params.session_id} not found`);
-    return { session_id: params.session_id, messages };
+  async messages(
+    @CurrentUser() user: AuthUser,
+    @Param() params: SessionIdParams,
+    @Query() query: SessionMessagesQuery,
+  ): Promise<SessionMessagesResponse> {
+    const page = await this.storage.getSessionMessagePage(user.userId, params.session_id, query);
+    if (!page) throw new NotFoundException(`Session ${params.session_id} not found`);
+    return { session_id: params.session_id, messages: page.messages, next_before: page.next_before };
+  }
+
+  @Patch(':session_id')
+  @ApiOperation({ summary: 'Rename a session (the title is trimmed; the session keeps its place in the list)' })
+  @ApiOkResponse({ type: SessionInfo, description: 'The renamed session' })
+  @ApiErrorResponses(404, 413)
+  async rename(
+    @CurrentUser() user: AuthUser,
+    @Param() params: SessionIdParams,
+    @Body() body: SessionRenameBody,
+  ): Promise<SessionInfo> {
+    const session = await this.storage.renameSession(user.userId, params.session_id, body.title);
+    if (!session) throw new NotFoundException(`Session ${params.session_id} not found`);
+    return session;
+  }
+
+  @Put(':session_id/messages/:message_id/feedback')
+  @ApiOperation({ summary: "Set the caller's rating (and optional comment) of a message; replaces any earlier one" })
+  @ApiOkResponse({ type: MessageInfo, description: 'The message with its feedback' })
+  @ApiErrorResponses(404, 413)
+  async setFeedback(
+    @CurrentUser() user: AuthUser,
+    @Param() params: MessageIdParams,
+    @Body() body: MessageFeedbackBody,
+  ): Promise<MessageInfo> {
+    const message = await this.storage.setMessageFeedback(user.userId, params.session_id, params.message_id, {
+      rating: body.rating,
+      comment: body.comment ? body.comment : null,
+    });
+    if (!message) throw new NotFoundException(`Message ${params.message_id} not found in session ${params.session_id}`);
+    return message;
+  }
+
+  @Delete(':session_id/messages/:message_id/feedback')
+  @ApiOperation({ summary: "Clear the caller's feedback on a message (idempotent)" })
+  @ApiOkResponse({ type: MessageInfo, description: 'The message, its feedback now null' })
+  @ApiErrorResponses(404)
+  async clearFeedback(@CurrentUser() user: AuthUser, @Param() params: MessageIdParams): Promise<MessageInfo> {
+    const message = await this.storage.setMessageFeedback(user.userId, params.session_id, params.message_id, null);
+    if (!message) throw new NotFoundException(`Message ${params.message_id} not found in session ${params.session_id}`);
+    return message;
   }
 
   @Delete(':session_id')
   @ApiOperation({ summary: 'Delete a session and all its messages' })
-  @ApiOkResponse({ type: SessionDeleteResponse })
+  @ApiOkResponse({ type: SessionDeleteResponse, description: 'The session is gone' })
   @ApiErrorResponses(404)
   async remove(@CurrentUser() user: AuthUser, @Param() params: SessionIdParams): Promise<SessionDeleteResponse> {
     const deleted = await this.storage.deleteSession(user.userId, params.session_id);

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
+import { Transform, Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min, MinLength, ValidateBy, ValidationOptions } from 'class-validator';
 import { LowercaseId } from '../common/lowercase-id.js';
 import { IsStorableText } from '../common/storable-text.js';
 import { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
@@ -8,12 +8,76 @@ import { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
 export const MESSAGE_TYPES = ['human', 'ai', 'system'] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 
+export const MESSAGE_STATUSES = ['complete', 'cancelled', 'failed'] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+
+export const FEEDBACK_RATINGS = ['up', 'down'] as const;
+export type FeedbackRating = (typeof FEEDBACK_RATINGS)[number];
+
 export const SESSION_PAGE_MAX = 100;
 export const SESSION_PAGE_DEFAULT = 20;
+export const MESSAGE_PAGE_MAX = 200;
+export const TITLE_MAX_LENGTH = 200;
+export const SEARCH_MAX_LENGTH = 200;
+export const FEEDBACK_COMMENT_MAX_LENGTH = 2000;
+
+/**
+ * At most `max` Unicode code points, as PostgreSQL counts a varchar's length
+ * (class-validator's MaxLength does not count variation selectors at all).
+ */
+function MaxCodePoints(max: number, validationOptions?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'maxCodePoints',
+      constraints: [max],
+      validator: {
+        validate: (value: unknown) => typeof value !== 'string' || [...value].length <= max,
+        defaultMessage: (args) => `${args?.property} must be at most ${max} characters long`,
+      },
+    },
+    validationOptions,
+  );
+}
+
+const trimmed = () => Transform(({ value }) => (typeof value === 'string' ? value.trim() : value));
+
+/**
+ * A query parameter that must be a plain decimal integer of at most 9 digits
+ * ("1e3", "0x10", " 5", "5.0" and repeated parameters are refused, not coerced).
+ */
+const strictInteger = () =>
+  Transform(({ value }) => (typeof value === 'string' && /^[0-9]{1,9}$/.test(value) ? Number(value) : Number.NaN));
+
+export class MessageFeedback {
+  @ApiProperty({ enum: FEEDBACK_RATINGS, enumName: 'FeedbackRating' })
+  rating: FeedbackRating;
+
+  @ApiProperty({ type: String, nullable: true })
+  comment: string | null;
+
+  @ApiProperty({ description: 'ISO 8601 time the feedback was last set' })
+  updated_at: string;
+}
 
 export class MessageInfo {
+  @ApiProperty({ format: 'uuid', description: 'Stable id of the message' })
+  id: string;
+
+  @ApiProperty({ type: 'integer', minimum: 1, description: '1-based position in the conversation' })
+  seq: number;
+
   @ApiProperty({ enum: MESSAGE_TYPES, enumName: 'MessageType' })
   type: MessageType;
+
+  @ApiProperty({
+    enum: MESSAGE_STATUSES,
+    enumName: 'MessageStatus',
+    description: '`cancelled` or `failed` for what a stopped or failed turn kept',
+  })
+  status: MessageStatus;
+
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The run that stored the message' })
+  run_id: string | null;
 
   @ApiProperty()
   content: string;
@@ -23,14 +87,58 @@ export class MessageInfo {
 
   @ApiProperty({ type: () => RagTrace, nullable: true })
   rag_trace: RagTrace | null;
+
+  @ApiProperty({ type: () => MessageFeedback, nullable: true, description: "The owner's rating, null when none" })
+  feedback: MessageFeedback | null;
 }
 
 export class SessionMessagesResponse {
   @ApiProperty({ format: 'uuid' })
   session_id: string;
 
-  @ApiProperty({ type: () => MessageInfo, isArray: true, description: 'In conversation order' })
+  @ApiProperty({ type: () => MessageInfo, isArray: true, description: 'In conversation order (newest last)' })
   messages: MessageInfo[];
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'Pass as `before` for the page of older messages; null when this page starts the conversation',
+  })
+  next_before: number | null;
+}
+
+export class SessionMessagesQuery {
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    description: 'Only messages with a smaller seq (exclusive); absent: up to the newest',
+  })
+  @IsOptional()
+  @strictInteger()
+  @IsInt({ message: 'before must be a non-negative integer of at most 9 digits' })
+  @Min(1)
+  before?: number;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MESSAGE_PAGE_MAX,
+    description: 'The last `limit` messages before `before`; absent: all of them',
+  })
+  @IsOptional()
+  @strictInteger()
+  @IsInt({ message: 'limit must be an integer' })
+  @Min(1)
+  @Max(MESSAGE_PAGE_MAX)
+  limit?: number;
+}
+
+export class ActiveRun {
+  @ApiProperty({ format: 'uuid', description: 'Rejoin with GET /api/chat/runs/{run_id}/stream' })
+  run_id: string;
+
+  @ApiProperty({ description: 'ISO 8601 time the run started' })
+  started_at: string;
 }
 
 export class SessionInfo {
@@ -40,7 +148,10 @@ export class SessionInfo {
   @ApiProperty()
   title: string;
 
-  @ApiProperty({ description: 'ISO 8601 time of the last change' })
+  @ApiProperty({ description: 'ISO 8601 time the session was created' })
+  created_at: string;
+
+  @ApiProperty({ description: 'ISO 8601 time of the last turn or transcript change (a rename does not move it)' })
   updated_at: string;
 
   @ApiProperty({ type: 'integer', minimum: 0 })
@@ -48,6 +159,13 @@ export class SessionInfo {
 
   @ApiProperty({ type: () => PendingHitlState, nullable: true, description: 'A question waiting for the user' })
   pending_hitl: PendingHitlState | null;
+
+  @ApiProperty({
+    type: () => ActiveRun,
+    nullable: true,
+    description: 'The run in flight in this session (read fresh, never from the cache), or null',
+  })
+  active_run: ActiveRun | null;
 }
 
 export class SessionListResponse {
@@ -81,6 +199,39 @@ export class SessionListQuery {
   @MaxLength(200)
   @IsStorableText()
   cursor?: string;
+
+  @ApiPropertyOptional({
+    maxLength: SEARCH_MAX_LENGTH,
+    description: 'Only sessions whose title contains this text, case-insensitively (`%`, `_` and `\\` match themselves); empty: all',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxCodePoints(SEARCH_MAX_LENGTH)
+  @IsStorableText()
+  q?: string;
+}
+
+export class SessionRenameBody {
+  @ApiProperty({ minLength: 1, maxLength: TITLE_MAX_LENGTH, example: 'Router questions', description: 'Trimmed before it is stored' })
+  @trimmed()
+  @IsString()
+  @MinLength(1, { message: 'title should not be empty' })
+  @MaxCodePoints(TITLE_MAX_LENGTH)
+  @IsStorableText({ requireVisible: true })
+  title: string;
+}
+
+export class MessageFeedbackBody {
+  @ApiProperty({ enum: FEEDBACK_RATINGS, enumName: 'FeedbackRating', example: 'up' })
+  @IsIn(FEEDBACK_RATINGS)
+  rating: FeedbackRating;
+
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: FEEDBACK_COMMENT_MAX_LENGTH, example: 'Clear and correct' })
+  @IsOptional()
+  @IsString()
+  @MaxCodePoints(FEEDBACK_COMMENT_MAX_LENGTH)
+  @IsStorableText()
+  comment?: string | null;
 }
 
 export class SessionIdParams {
@@ -88,4 +239,16 @@ export class SessionIdParams {
   @LowercaseId()
   @IsUUID()
   session_id: string;
+}
+
+export class MessageIdParams {
+  @ApiProperty({ format: 'uuid' })
+  @LowercaseId()
+  @IsUUID()
+  session_id: string;
+
+  @ApiProperty({ format: 'uuid' })
+  @LowercaseId()
+  @IsUUID()
+  message_id: string;
 }

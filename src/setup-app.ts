@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { INestApplication } from '@nestjs/common';
+import type { CorsOptions } from '@nestjs/common/interfaces/external/cors-options.interface.js';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
@@ -14,7 +15,8 @@ export function buildOpenApiDocument(app: INestApplication) {
     .setTitle('Agentic-RAG chat backend')
     .setDescription(
       'Sessions, chat turns (whole or streamed as SSE) and RAG traces. Every /api route needs ' +
-        '`Authorization: Bearer <JWT>` (HS256, user id in `sub`). Mint a local token with `npm run token -- <user>`.',
+        '`Authorization: Bearer <JWT>` (HS256, user id in `sub`); a run\'s stream also takes `?ticket=` (a stream ticket, for EventSource). ' +
+        'Mint a local token with `npm run token -- <user>`.',
     )
     .setVersion('0.1.0')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
@@ -30,6 +32,9 @@ export function buildOpenApiDocument(app: INestApplication) {
  */
 export function setupApp(app: NestExpressApplication, config: AppConfig, logger: PinoLogger): void {
   app.use(httpLogging(logger));
+  // After the request log, so preflights are logged and carry x-request-id too.
+  const cors = corsOptions(config.http.corsOrigins);
+  if (cors) app.enableCors(cors);
   app.use(express.json({ limit: config.http.bodyLimit }));
   app.use(express.urlencoded({ extended: false, limit: config.http.bodyLimit }));
   app.use(rejectHostileShapes);
@@ -44,6 +49,25 @@ export function setupApp(app: NestExpressApplication, config: AppConfig, logger:
     jsonDocumentUrl: 'docs-json',
     swaggerOptions: { persistAuthorization: true },
   });
+}
+
+/**
+ * CORS for browsers on the listed origins (`CORS_ORIGINS`; none: CORS off,
+ * so no Access-Control-* header is ever sent). A request from an origin not
+ * listed gets no `Access-Control-Allow-Origin`, so the browser refuses it.
+ * No cookies are used (bearer tokens and stream tickets), so credentials
+ * stay off and `*` is possible outside production.
+ */
+export function corsOptions(origins: readonly string[]): CorsOptions | undefined {
+  if (origins.length === 0) return undefined;
+  return {
+    origin: origins.includes('*') ? '*' : [...origins],
+    methods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID', 'X-Request-ID'],
+    exposedHeaders: ['X-Request-ID', 'Retry-After'],
+    optionsSuccessStatus: 204,
+    maxAge: 600,
+  };
 }
 
 /** Deeper request bodies are refused: no request of this API nests more than a few levels. */

@@ -4,6 +4,7 @@ import { JwtModule } from '@nestjs/jwt';
 import { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { JwtAuthGuard } from './jwt-auth.guard.js';
+import { StreamTicketService } from './stream-ticket.service.js';
 
 @Global()
 @Module({
@@ -25,7 +26,7 @@ import { JwtAuthGuard } from './jwt-auth.guard.js';
       },
     }),
   ],
-  providers: [{ provide: APP_GUARD, useClass: JwtAuthGuard }],
-  exports: [JwtModule],
+  providers: [StreamTicketService, { provide: APP_GUARD, useClass: JwtAuthGuard }],
+  exports: [JwtModule, StreamTicketService],
 })
 export class AuthModule {}

@@ -1,18 +1,22 @@
-import { CanActivate, ExecutionContext, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { BadRequestException, CanActivate, ExecutionContext, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
+import { ModuleRef, Reflector } from '@nestjs/core';
 import { JwtService, TokenExpiredError } from '@nestjs/jwt';
 import type { Request } from 'express';
 import { hasControlCharacter, hasVisibleCharacter, storableTextProblem } from '../common/storable-text.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { CREDENTIAL_QUERY_PARAMETERS, redactCredentials } from '../logging/http-logging.js';
 import { AuthUser, RequestWithUser } from './auth-user.js';
 import { IS_PUBLIC } from './public.decorator.js';
+import { ACCEPTS_STREAM_TICKET, STREAM_TICKET_PARAMETER } from './stream-ticket.decorator.js';
+import { RunOwnership, STREAM_TICKET_AUDIENCE, StreamTicketService } from './stream-ticket.service.js';
 
 interface TokenClaims {
   sub?: unknown;
   role?: unknown;
   exp?: unknown;
   iat?: unknown;
+  aud?: unknown;
 }
 
 /** The user_id columns are varchar(128). */
@@ -36,24 +40,69 @@ export function userIdProblem(sub: unknown): string | null {
   return null;
 }
 
-/** Global guard: every route needs `Authorization: Bearer <HS256 JWT>` unless marked @Public(). */
+/**
+ * Global guard: every route needs `Authorization: Bearer <HS256 JWT>` unless
+ * marked @Public(); a route marked @AcceptsStreamTicket() also accepts
+ * `?ticket=<stream ticket>` for its own run. Credentials are never taken
+ * from any other query parameter.
+ */
 @Injectable()
 export class JwtAuthGuard implements CanActivate {
+  private runOwnership?: RunOwnership;
+
   constructor(
     private readonly jwt: JwtService,
     private readonly reflector: Reflector,
+    private readonly tickets: StreamTicketService,
+    private readonly moduleRef: ModuleRef,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
+    const targets = [context.getHandler(), context.getClass()];
+    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets);
     if (isPublic) return true;
     const request = context.switchToHttp().getRequest<Request & RequestWithUser>();
-    request.user = await this.authenticate(request.headers.authorization);
+    const query = (request.query ?? {}) as Record<string, unknown>;
+    for (const name of CREDENTIAL_QUERY_PARAMETERS) {
+      if (name !== STREAM_TICKET_PARAMETER && query[name] !== undefined) {
+        throw new UnauthorizedException(`A token is never accepted in the query string (${name}): send "Authorization: Bearer <token>"`);
+      }
+    }
+    const ticket = query[STREAM_TICKET_PARAMETER];
+    if (ticket === undefined) {
+      request.user = await this.authenticate(request.headers.authorization);
+      return true;
+    }
+    if (!this.reflector.getAllAndOverride<boolean>(ACCEPTS_STREAM_TICKET, targets)) {
+      throw new UnauthorizedException('This route does not accept a stream ticket: send "Authorization: Bearer <token>"');
+    }
+    if (request.headers.authorization !== undefined) {
+      throw new BadRequestException('Send either the Authorization header or ?ticket=, not both');
+    }
+    request.user = await this.authenticateTicket(ticket, (request.params as Record<string, unknown> | undefined)?.run_id);
+    // The ticket is spent for this request: nothing later (error logs included) sees it in the URL.
+    request.url = redactCredentials(request.url);
+    request.originalUrl = redactCredentials(request.originalUrl);
     return true;
+  }
+
+  private async authenticateTicket(ticket: unknown, pathRunId: unknown): Promise<AuthUser> {
+    if (typeof ticket !== 'string' || ticket === '') throw new UnauthorizedException('Malformed stream ticket: send exactly one ?ticket=');
+    const claims = await this.tickets.verify(ticket);
+    if (typeof pathRunId !== 'string' || claims.run_id !== pathRunId.toLowerCase()) {
+      throw new UnauthorizedException('Stream ticket is for another run');
+    }
+    if (userIdProblem(claims.sub) !== null || !(await this.ownership().isOwnedBy(claims.run_id, claims.sub))) {
+      throw new UnauthorizedException("Stream ticket does not belong to this run's user");
+    }
+    // A ticket only opens its run's stream: never an admin credential.
+    return { userId: claims.sub, isAdmin: false };
+  }
+
+  private ownership(): RunOwnership {
+    this.runOwnership ??= this.moduleRef.get(RunOwnership, { strict: false });
+    return this.runOwnership;
   }
 
   private async authenticate(header: string | undefined): Promise<AuthUser> {
@@ -68,6 +117,9 @@ export class JwtAuthGuard implements CanActivate {
     } catch (error) {
       if (error instanceof TokenExpiredError) throw new UnauthorizedException('Token expired');
       throw new UnauthorizedException('Invalid token: signature or format rejected');
+    }
+    if (claims.aud === STREAM_TICKET_AUDIENCE || (Array.isArray(claims.aud) && claims.aud.includes(STREAM_TICKET_AUDIENCE))) {
+      throw new UnauthorizedException('A stream ticket is not a bearer token: pass it as ?ticket= on its run\'s stream route');
     }
     const problem = userIdProblem(claims.sub);
     if (problem) throw new UnauthorizedException(`Invalid token: "sub" ${problem}`);

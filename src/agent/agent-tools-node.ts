@@ -30,7 +30,8 @@ export class AgentToolsNode extends ToolNode {
     try {
       return await super.runTool(call, config, state);
     } catch (error) {
-      if (isGraphBubbleUp(error) || error instanceof CodedError || isDatabaseUnavailable(error)) throw error;
+      // A cancelled run stops here too: its tools' aborts are not failures to report to the model.
+      if (config.signal?.aborted || isGraphBubbleUp(error) || error instanceof CodedError || isDatabaseUnavailable(error)) throw error;
       let content: string;
       if (error instanceof ToolInputParsingException || error instanceof ToolReportedError) {
         content = `Error: ${error.message}\n Please fix your mistakes.`;

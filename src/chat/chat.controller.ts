@@ -17,16 +17,18 @@ import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, Api
 import type { Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
+import { AcceptsStreamTicket } from '../auth/stream-ticket.decorator.js';
 import { ApiErrorResponses } from '../common/api-error.responses.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
-import { ChatRequest, ChatResponse } from './chat.dto.js';
+import { ChatRequest, ChatResponse, RunInfo } from './chat.dto.js';
 import { TraceNormalizationInterceptor } from '../trace/trace.interceptor.js';
 import { ChatRequestContext } from './chat-request-context.js';
 import { ChatService } from './chat.service.js';
 import { RunIdParams } from './run-id.params.js';
 import { RunEventsService, RunStatusProbe } from './run-events.service.js';
+import { RunCancellation } from './run-cancellation.service.js';
 import { RunRegistry } from './run-registry.service.js';
 import { formatSse, LAST_EVENT_ID_RULE, openSse, parseLastEventId, RunEvent, startHeartbeat, TERMINAL_EVENTS } from './sse.js';
 
@@ -35,6 +37,9 @@ const SSE_DESCRIPTION =
   '`metadata` {run_id, session_id} first; `step` {stage, label, elapsed_ms, total_ms}; `token` {text}; ' +
   '`tool` {name, phase: start|end, summary}; `hitl` PendingHitlState; `trace` RagTrace; then `done` ' +
   '{response, session_id} or `error` {code, message}. A `: heartbeat` comment line comes at least every 15 s.';
+
+/** How often a cancel looks whether the run stopped. */
+const CANCEL_POLL_MS = 25;
 
 @ApiTags('chat')
 @ApiBearerAuth()
@@ -46,8 +51,43 @@ export class ChatController {
     private readonly context: ChatRequestContext,
     private readonly runs: RunRegistry,
     private readonly events: RunEventsService,
+    private readonly cancellation: RunCancellation,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
+
+  @Get('runs/:run_id')
+  @ApiOperation({ summary: 'A run of the caller: its session, status and times (find it from SessionInfo.active_run or a 409 body)' })
+  @ApiOkResponse({ type: RunInfo, description: 'The run' })
+  async run(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<RunInfo> {
+    const run = await this.runs.info(params.run_id, user.userId);
+    if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
+    return run;
+  }
+
+  @Post('runs/:run_id/cancel')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Cancel a run',
+    description:
+      'Aborts the model and tool calls of the run on whichever instance runs it, keeps the human message and the answer so far ' +
+      '(marked `cancelled`), ends its stream with an `error` event of code `cancelled`, and frees the session before answering. ' +
+      'Idempotent: a run that already ended answers as it ended.',
+  })
+  @ApiOkResponse({ type: RunInfo, description: 'The run after the cancel' })
+  async cancel(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<RunInfo> {
+    const run = await this.runs.info(params.run_id, user.userId);
+    if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
+    if (run.status !== 'running') return run;
+    await this.cancellation.request(run.run_id);
+    const deadline = Date.now() + this.config.chat.runCancelWaitMs;
+    while (Date.now() < deadline && (await this.runs.status(run.run_id)) === 'running') {
+      await new Promise((resolve) => setTimeout(resolve, CANCEL_POLL_MS));
+    }
+    // The running instance did not stop it in time (it may be gone or cut off): the cancel records it, and that instance
+    // stops at its next heartbeat without committing.
+    await this.runs.finish(run.run_id, 'cancelled', 'cancelled by the user');
+    return (await this.runs.info(run.run_id, user.userId)) ?? run;
+  }
 
   @Post()
   @HttpCode(200)
@@ -77,6 +117,7 @@ export class ChatController {
   }
 
   @Get('runs/:run_id/stream')
+  @AcceptsStreamTicket()
   @ApiOperation({
     summary: "Rejoin a run's event stream",
     description: `Replays the events after \`Last-Event-ID\` and follows the rest, from any instance. ${SSE_DESCRIPTION}`,

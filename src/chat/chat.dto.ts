@@ -34,3 +34,26 @@ export class ChatResponse {
   @ApiProperty({ type: () => PendingHitlState, nullable: true })
   pending_hitl: PendingHitlState | null;
 }
+
+export const RUN_STATUS_VALUES = ['running', 'done', 'error', 'interrupted', 'abandoned', 'cancelled'] as const;
+
+export class RunInfo {
+  @ApiProperty({ format: 'uuid' })
+  run_id: string;
+
+  @ApiProperty({ format: 'uuid' })
+  session_id: string;
+
+  @ApiProperty({
+    enum: RUN_STATUS_VALUES,
+    enumName: 'RunStatus',
+    description: '`running`; or how it ended: `done`, `interrupted` (paused for the user), `error`, `abandoned` (its instance died), `cancelled`',
+  })
+  status: (typeof RUN_STATUS_VALUES)[number];
+
+  @ApiProperty({ description: 'ISO 8601 time the run started' })
+  started_at: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'ISO 8601 time the run ended; null while it runs' })
+  finished_at: string | null;
+}

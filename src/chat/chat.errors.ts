@@ -2,8 +2,15 @@ import { CodedError, ErrorCode } from '../common/coded-error.js';
 
 export class RunInProgressError extends CodedError {
   readonly code = 'run_in_progress';
-  constructor(readonly sessionId: string) {
-    super(`Session ${sessionId} already has a turn in progress; wait for it to finish (or rejoin its stream) and try again`);
+  override readonly details: { run_id: string | null };
+  constructor(
+    readonly sessionId: string,
+    readonly runId: string | null,
+  ) {
+    super(
+      `Session ${sessionId} already has a turn in progress${runId ? ` (run ${runId})` : ''}; wait for it to finish, rejoin its stream or cancel it, and try again`,
+    );
+    this.details = { run_id: runId };
   }
 }
 

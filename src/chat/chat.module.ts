@@ -1,18 +1,21 @@
 import { BeforeApplicationShutdown, Module } from '@nestjs/common';
 import { AgentModule } from '../agent/agent.module.js';
+import { AuthModule } from '../auth/auth.module.js';
 import { SessionModule } from '../session/session.module.js';
 import { TraceModule } from '../trace/trace.module.js';
 import { ChatRequestContext } from './chat-request-context.js';
 import { ChatController } from './chat.controller.js';
 import { ChatService } from './chat.service.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
+import { RunCancellation } from './run-cancellation.service.js';
 import { RunEventsService } from './run-events.service.js';
 import { RunRegistry } from './run-registry.service.js';
+import { runOwnershipProvider, StreamTicketController } from './stream-ticket.controller.js';
 
 @Module({
-  imports: [AgentModule, SessionModule, TraceModule],
-  controllers: [ChatController],
-  providers: [ChatRequestContext, ChatService, RunRegistry, RunEventsService, ConversationSummaryService],
+  imports: [AgentModule, AuthModule, SessionModule, TraceModule],
+  controllers: [ChatController, StreamTicketController],
+  providers: [ChatRequestContext, ChatService, RunRegistry, RunEventsService, RunCancellation, ConversationSummaryService, runOwnershipProvider],
   exports: [ChatService],
 })
 export class ChatModule implements BeforeApplicationShutdown {

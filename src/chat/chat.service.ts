@@ -18,6 +18,7 @@ import type { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
 import { RunInProgressError, RunNotRunningError, TurnFailedError, TurnFailureCode } from './chat.errors.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
 import { RunEventsService } from './run-events.service.js';
+import { RunCancellation } from './run-cancellation.service.js';
 import { RunRegistry, RunSlotTakenError } from './run-registry.service.js';
 import type { SseEventType } from './sse.js';
 
@@ -88,6 +89,7 @@ export class ChatService {
     private readonly runs: RunRegistry,
     private readonly events: RunEventsService,
     private readonly summaries: ConversationSummaryService,
+    private readonly cancellation: RunCancellation,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -106,10 +108,10 @@ export class ChatService {
       } catch (error) {
         if (!(error instanceof RunSlotTakenError)) throw error;
         // A run whose instance died stops blocking its session once its heartbeat is stale.
-        if (!(await this.runs.releaseStale(id))) throw new RunInProgressError(id);
+        if (!(await this.runs.releaseStale(id))) throw new RunInProgressError(id, await this.runs.runningIn(id).catch(() => null));
       }
     }
-    throw new RunInProgressError(id);
+    throw new RunInProgressError(id, await this.runs.runningIn(id).catch(() => null));
   }
 
   /** Runs a prepared turn to the end and answers it whole (POST /api/chat). */
@@ -141,8 +143,19 @@ export class ChatService {
 
   private async execute(turn: PreparedTurn, context: TurnContext, emit: Emit): Promise<TurnResult> {
     const { runId, sessionId, userId, message } = turn;
-    const heartbeat = setInterval(() => void this.runs.heartbeat(runId).catch(() => undefined), this.runs.heartbeatMs);
+    const cancelled = this.cancellation.register(runId);
+    // A run no longer `running` in the database (cancelled while Redis could not carry the request, or given up) stops here too.
+    const heartbeat = setInterval(
+      () =>
+        void this.runs
+          .heartbeat(runId)
+          .then((running) => running || this.cancellation.abortLocal(runId))
+          .catch(() => undefined),
+      this.runs.heartbeatMs,
+    );
     heartbeat.unref();
+    // What the model said before the turn stopped: kept with a cancelled turn.
+    const progress = { answer: '' };
     emit('metadata', { run_id: runId, session_id: sessionId });
     let threadId = runId;
     // Set while the turn's own commit is in flight: a failure then may have committed after all.
@@ -173,7 +186,7 @@ export class ChatService {
       }
 
       context.summary = summary;
-      const outcome = await this.runGraph(context, input, emit, threadId);
+      const outcome = await this.runGraph(context, input, emit, threadId, cancelled, progress);
       const { trace, resumeState } = context.takeRagTrace();
       context.close();
 
@@ -191,8 +204,8 @@ export class ChatService {
           userId,
           sessionId,
           [
-            { type: 'human', content: message },
-            { type: 'ai', content: prompt, rag_trace: trace },
+            { type: 'human', content: message, run_id: runId },
+            { type: 'ai', content: prompt, rag_trace: trace, run_id: runId },
           ],
           {
             metadata: { [PENDING_HITL_KEY]: pending, [HITL_RESUME_KEY]: resumeState, [HITL_ROUNDS_KEY]: paused ? rounds + 1 : 1 },
@@ -215,8 +228,8 @@ export class ChatService {
         userId,
         sessionId,
         [
-          { type: 'human', content: message },
-          { type: 'ai', content: response, rag_trace: trace },
+          { type: 'human', content: message, run_id: runId },
+          { type: 'ai', content: response, rag_trace: trace, run_id: runId },
         ],
         {
           ...(recorded ? { metadata: { [PENDING_HITL_KEY]: null, [HITL_RESUME_KEY]: null, [HITL_ROUNDS_KEY]: null } } : {}),
@@ -237,6 +250,7 @@ export class ChatService {
       return committed;
     } catch (error) {
       context.close();
+      if (cancelled.aborted && !committed) return await this.commitCancelled(turn, threadId, progress.answer, context, emit);
       if (committed) {
         // The turn is stored and its run finished: a failure after that (telling followers, cleaning up) is logged, not reported.
         this.logger.error({ err: error, run_id: runId, session_id: sessionId }, 'failure after the turn committed');
@@ -248,13 +262,17 @@ export class ChatService {
       let outcome: 'saved' | 'not_saved' | 'committed_after_all' | 'unknown' = 'not_saved';
       if (code !== 'session_deleted' && code !== 'run_lost') {
         try {
-          await this.storage.appendTurn(userId, sessionId, [{ type: 'human', content: message }], {
+          await this.storage.appendTurn(userId, sessionId, [{ type: 'human', content: message, run_id: runId, status: 'failed' }], {
             createIfMissing: false,
             withinTransaction: (manager) => this.runs.finish(runId, 'error', reason, manager),
           });
           outcome = 'saved';
         } catch (saveError) {
-          if (saveError instanceof RunNotRunningError && (saveError.status === 'done' || saveError.status === 'interrupted')) {
+          if (saveError instanceof RunNotRunningError && saveError.status === 'cancelled') {
+            // Cancelled meanwhile by a request that could not reach this instance: the cancel stands, nothing was kept.
+            code = 'cancelled';
+            reason = 'The turn was cancelled.';
+          } else if (saveError instanceof RunNotRunningError && (saveError.status === 'done' || saveError.status === 'interrupted')) {
             // The turn's commit did land; only its acknowledgement was lost on the way back.
             outcome = 'committed_after_all';
           } else if (saveError instanceof SessionNotFoundError || saveError instanceof RunNotRunningError) {
@@ -286,7 +304,44 @@ export class ChatService {
       throw failure;
     } finally {
       clearInterval(heartbeat);
+      this.cancellation.release(runId);
     }
+  }
+
+  /**
+   * Ends a cancelled turn: the human message and whatever the model had said
+   * are kept, marked `cancelled`, with the run's end in the same transaction,
+   * so the session is free the moment the cancel returns.
+   */
+  private async commitCancelled(turn: PreparedTurn, threadId: string, partial: string, context: TurnContext, emit: Emit): Promise<never> {
+    const { runId, sessionId, userId, message } = turn;
+    const { trace } = context.takeRagTrace();
+    let saved: boolean | null = true;
+    try {
+      await this.storage.appendTurn(
+        userId,
+        sessionId,
+        [
+          { type: 'human', content: message, run_id: runId, status: 'cancelled' },
+          ...(partial ? [{ type: 'ai' as const, content: partial, rag_trace: trace, run_id: runId, status: 'cancelled' as const }] : []),
+        ],
+        { createIfMissing: false, withinTransaction: (manager) => this.runs.finish(runId, 'cancelled', 'cancelled by the user', manager) },
+      );
+    } catch (error) {
+      this.logger.warn({ err: error, run_id: runId }, 'a cancelled turn could not be kept');
+      saved = error instanceof SessionNotFoundError || error instanceof RunNotRunningError ? false : null;
+      if (saved === null) void this.markFinished(runId, 'cancelled', 'cancelled by the user');
+    }
+    const told = saved
+      ? `Your message${partial ? ' and the answer so far were' : ' was'} saved, marked cancelled.`
+      : saved === false
+        ? 'Nothing was saved.'
+        : 'Whether your message was saved is not known yet: reload the session.';
+    const failure = new TurnFailedError('cancelled', `The turn was cancelled. ${told}`, saved);
+    emit('error', { code: failure.code, message: failure.message, message_saved: saved });
+    await this.forgetCheckpoints(runId);
+    if (threadId !== runId) await this.forgetCheckpoints(threadId);
+    throw failure;
   }
 
   private async runGraph(
@@ -294,11 +349,14 @@ export class ChatService {
     input: { messages: BaseMessage[] } | Command,
     emit: Emit,
     threadId: string,
+    signal: AbortSignal,
+    progress: { answer: string },
   ): Promise<{ answer: string; interrupt?: Record<string, unknown> }> {
     const stream = await this.agents.graph.stream(
       input as { messages: BaseMessage[] },
       {
         configurable: context.configurable(threadId),
+        signal,
         // Sync turns need only node updates, so the model is called without streaming.
         streamMode: context.mode === 'stream' ? ['messages', 'custom', 'updates'] : ['updates'],
         recursionLimit: MAX_TOOL_ROUNDS * 2 + 2,
@@ -314,6 +372,7 @@ export class ChatService {
           const text = textContent(messageChunk);
           if (text) {
             streamedTokens += text;
+            progress.answer = streamedTokens;
             emit('token', { text });
           }
         }
@@ -368,7 +427,7 @@ export class ChatService {
    * as the database answers (at the latest the run looks abandoned once its
    * heartbeat is stale).
    */
-  private async markFinished(runId: string, status: 'done' | 'interrupted' | 'error', error?: string): Promise<void> {
+  private async markFinished(runId: string, status: 'done' | 'interrupted' | 'error' | 'cancelled', error?: string): Promise<void> {
     await pRetry(() => this.runs.finish(runId, status, error), {
       retries: Number.MAX_SAFE_INTEGER,
       minTimeout: this.runs.heartbeatMs,

@@ -13,13 +13,23 @@ export class RunSlotTakenError extends Error {
   }
 }
 
-export type RunStatus = 'running' | 'done' | 'error' | 'interrupted' | 'abandoned';
+export const RUN_STATUSES = ['running', 'done', 'error', 'interrupted', 'abandoned', 'cancelled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
 
 export interface RunRecord {
   id: string;
   session_id: string;
   user_id: string;
   status: RunStatus;
+}
+
+/** What a client learns of a run (GET /api/chat/runs/:run_id). */
+export interface RunInfoRecord {
+  run_id: string;
+  session_id: string;
+  status: RunStatus;
+  started_at: string;
+  finished_at: string | null;
 }
 
 /**
@@ -66,8 +76,10 @@ export class RunRegistry {
     return released.length > 0;
   }
 
-  async heartbeat(runId: string): Promise<void> {
-    await this.dataSource.query(`UPDATE chat_runs SET heartbeat_at = now() WHERE id = $1 AND status = 'running'`, [runId]);
+  /** Records that the run is alive; false when it is no longer running (it was cancelled, or given up as abandoned). */
+  async heartbeat(runId: string): Promise<boolean> {
+    const rows = await sqlRows(this.dataSource, `UPDATE chat_runs SET heartbeat_at = now() WHERE id = $1 AND status = 'running' RETURNING id`, [runId]);
+    return rows.length > 0;
   }
 
   /**
@@ -96,6 +108,29 @@ export class RunRegistry {
       [runId, userId],
     );
     return row ?? null;
+  }
+
+  /** The run as its owner may see it; null for another user's run and for a missing one alike. */
+  async info(runId: string, userId: string): Promise<RunInfoRecord | null> {
+    const [row] = await sqlRows<{ run_id: string; session_id: string; status: RunStatus; started_at: Date; finished_at: Date | null }>(
+      this.dataSource,
+      `SELECT id AS run_id, session_id, status, created_at AS started_at, finished_at FROM chat_runs WHERE id = $1 AND user_id = $2`,
+      [runId, userId],
+    );
+    if (!row) return null;
+    return {
+      run_id: row.run_id,
+      session_id: row.session_id,
+      status: row.status,
+      started_at: new Date(row.started_at).toISOString(),
+      finished_at: row.finished_at ? new Date(row.finished_at).toISOString() : null,
+    };
+  }
+
+  /** The running run of a session, if any. */
+  async runningIn(sessionId: string): Promise<string | null> {
+    const [row] = await sqlRows<{ id: string }>(this.dataSource, `SELECT id FROM chat_runs WHERE session_id = $1 AND status = 'running'`, [sessionId]);
+    return row?.id ?? null;
   }
 
   /**

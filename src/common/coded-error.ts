@@ -13,6 +13,8 @@ export const ERROR_CODE_STATUS = {
   invalid_cursor: 400,
   // chat runs
   run_in_progress: 409,
+  // a chat turn the user cancelled (POST /api/chat/runs/:run_id/cancel)
+  cancelled: 409,
   run_events_gone: 410,
   run_events_unavailable: 503,
   // a chat turn that ended without an answer (HTTP status of POST /api/chat; SSE `error` code of a stream)
@@ -35,6 +37,8 @@ export type ErrorCode = keyof typeof ERROR_CODE_STATUS;
 /** An error with a code of the table; its message is written for the client and never carries driver text. */
 export abstract class CodedError extends Error {
   abstract readonly code: ErrorCode;
+  /** Fields the error body carries beside its message (say the `run_id` a 409 points at). */
+  readonly details?: Record<string, unknown>;
 
   get httpStatus(): number {
     return ERROR_CODE_STATUS[this.code];

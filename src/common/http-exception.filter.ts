@@ -43,8 +43,8 @@ export function bodyParserMessage(error: unknown, status: number): string {
   return (error as Error).message ?? 'Unreadable request body';
 }
 
-export function buildErrorBody(status: number, message: string, code?: ErrorCode): ErrorBody {
-  return { statusCode: status, error: reasonPhrase(status), message, ...(code ? { code } : {}), request_id: currentRequestId() };
+export function buildErrorBody(status: number, message: string, code?: ErrorCode, details?: Record<string, unknown>): ErrorBody {
+  return { ...details, statusCode: status, error: reasonPhrase(status), message, ...(code ? { code } : {}), request_id: currentRequestId() };
 }
 
 /** Gives every error the same JSON shape: statusCode, error, message, request_id. */
@@ -58,6 +58,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
     let status: number;
     let message: string;
     let code: ErrorCode | undefined;
+    let details: Record<string, unknown> | undefined;
     if (exception instanceof HttpException) {
       status = exception.getStatus();
       message = messageOf(exception);
@@ -65,6 +66,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
       status = exception.httpStatus;
       message = exception.message;
       code = exception.code;
+      details = exception.details;
       if (status >= 500) this.logger.warn({ err: exception, method: request.method, url: request.url }, exception.code);
     } else if (isDatabaseUnavailable(exception)) {
       status = HttpStatus.SERVICE_UNAVAILABLE;
@@ -84,6 +86,6 @@ export class HttpExceptionFilter implements ExceptionFilter {
       );
     }
     if (response.headersSent) return;
-    response.status(status).json(buildErrorBody(status, message, code));
+    response.status(status).json(buildErrorBody(status, message, code, details));
   }
 }

@@ -46,10 +46,14 @@ export function configFromEnvironment(env: Environment) {
       usingDevelopmentSecret: env.JWT_SECRET === undefined,
       maxTokenLifetimeSeconds: env.JWT_MAX_LIFETIME_SECONDS,
     },
+    /** Stream tickets (EventSource rejoin); apart from `auth` so that object stays the bearer-token settings. */
+    streamTickets: { ttlSeconds: env.STREAM_TICKET_TTL_SECONDS },
     http: {
       bodyLimit: env.BODY_LIMIT,
       requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
       headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS ?? Math.min(10000, env.HTTP_REQUEST_TIMEOUT_MS),
+      /** Empty: CORS off. */
+      corsOrigins: env.CORS_ORIGINS ?? [],
     },
     logLevel: env.LOG_LEVEL,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
@@ -108,6 +112,7 @@ export function configFromEnvironment(env: Environment) {
       runEventsTtlSeconds: env.RUN_EVENTS_TTL_SECONDS,
       runHeartbeatMs: env.RUN_HEARTBEAT_MS,
       runStaleAfterMs: env.RUN_STALE_AFTER_MS,
+      runCancelWaitMs: env.RUN_CANCEL_WAIT_MS,
     },
   };
 }

@@ -67,6 +67,12 @@ const http = {
     .regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb or 1mb')
     .default('1mb')
     .describe('largest request body'),
+  CORS_ORIGINS: z
+    .string()
+    .transform((list) => list.split(',').map((origin) => origin.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^(\*|https?:\/\/[^/?#\s]+)$/, 'must be a comma-separated list of origins (scheme://host[:port], no path) or *')))
+    .optional()
+    .describe('origins browsers may call the API from (comma-separated, or *); unset: CORS off'),
 };
 
 const database = {
@@ -100,6 +106,7 @@ const auth = {
     .describe('HS256 secret; unset: the development secret, refused in production')
     .meta({ readmeDefault: 'development secret' }),
   JWT_MAX_LIFETIME_SECONDS: integer(60, 86400 * 30).default(86400).describe('longest token lifetime accepted'),
+  STREAM_TICKET_TTL_SECONDS: integer(5, 3600).default(60).describe('lifetime of a stream ticket (EventSource rejoin)'),
 };
 
 const rateLimit = {
@@ -185,6 +192,9 @@ const chat = {
   RUN_EVENTS_TTL_SECONDS: integer(60, 86400 * 7).default(3600).describe("how long a run's events stay in Redis"),
   RUN_HEARTBEAT_MS: integer(50, 600000).default(5000).describe('how often a running run records that it is alive'),
   RUN_STALE_AFTER_MS: integer(100, 3600000).default(15000).describe('a run without heartbeat for this long is abandoned'),
+  RUN_CANCEL_WAIT_MS: integer(100, 60000)
+    .default(5000)
+    .describe('how long a cancel waits for the running instance to stop the run before recording it cancelled itself'),
 };
 
 /** The variables in blocks, by concern. */
@@ -284,6 +294,11 @@ const CROSS_CHECKS: readonly CrossCheck[] = [
           variable: 'HTTP_HEADERS_TIMEOUT_MS',
           message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)',
         }
+      : undefined,
+  ),
+  crossCheck(['CORS_ORIGINS', 'NODE_ENV'], (env) =>
+    env.NODE_ENV === 'production' && env.CORS_ORIGINS?.includes('*')
+      ? { variable: 'CORS_ORIGINS', message: 'must list the allowed origins when NODE_ENV=production (* is refused)' }
       : undefined,
   ),
   crossCheck(['JWT_SECRET', 'NODE_ENV'], (env) =>

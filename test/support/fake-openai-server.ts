@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 
 /** What the fake model does for one request. */
 export type FakeReply =
-  | { content: string }
+  /** With `hangAfter`, a streamed reply sends that many pieces and then never finishes (a model cut off mid-answer). */
+  | { content: string; hangAfter?: number }
   /** `args` as a string is sent as it is (say, arguments that are not JSON). */
   | { toolCalls: Array<{ name: string; args: Record<string, unknown> | string }> }
   | { status: number; error: string }
@@ -131,7 +132,10 @@ export class FakeOpenAIServer {
       for (const call of toolCalls) send({ tool_calls: [call] });
       send({}, 'tool_calls');
     } else {
-      for (const piece of (content ?? '').match(/\S+\s*/g) ?? []) send({ content: piece });
+      const pieces = (content ?? '').match(/\S+\s*/g) ?? [];
+      const hangAfter = 'hangAfter' in reply ? reply.hangAfter : undefined;
+      for (const piece of pieces.slice(0, hangAfter ?? pieces.length)) send({ content: piece });
+      if (hangAfter !== undefined) return; // never finishes; the client's abort closes it
       send({}, 'stop');
     }
     res.end('data: [DONE]\n\n');

@@ -27,11 +27,13 @@ const WMO: Record<number, string> = {
 export class WeatherClient {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
-  async current(place: string): Promise<CurrentWeather> {
+  /** `signal` aborts the calls (the turn was cancelled). */
+  async current(place: string, signal?: AbortSignal): Promise<CurrentWeather> {
     const { baseUrl, geocodingUrl } = this.config.weather;
     const language = /[\u3400-\u9fff]/.test(place) ? 'zh' : 'en';
     const geo = await this.getJson<{ results?: Array<{ name: string; country?: string; latitude: number; longitude: number }> }>(
       `${geocodingUrl}/v1/search?${new URLSearchParams({ name: place, count: '1', language, format: 'json' })}`,
+      signal,
     );
     const hit = geo.results?.[0];
     if (!hit) throw new PlaceNotFoundError(`No place named "${place}" was found`);
@@ -43,6 +45,7 @@ export class WeatherClient {
         longitude: String(hit.longitude),
         current: 'temperature_2m,relative_humidity_2m,wind_speed_10m,weather_code',
       })}`,
+      signal,
     );
     const now = forecast.current;
     if (!now || typeof now.temperature_2m !== 'number') throw new WeatherUnavailableError('the weather service sent no current conditions');
@@ -56,11 +59,13 @@ export class WeatherClient {
     };
   }
 
-  private async getJson<T>(url: string): Promise<T> {
+  private async getJson<T>(url: string, cancel?: AbortSignal): Promise<T> {
     let response: Response;
+    const deadline = AbortSignal.timeout(this.config.weather.timeoutMs);
     try {
-      response = await fetch(url, { signal: AbortSignal.timeout(this.config.weather.timeoutMs) });
+      response = await fetch(url, { signal: cancel ? AbortSignal.any([cancel, deadline]) : deadline });
     } catch (error) {
+      if (cancel?.aborted) throw cancel.reason;
       const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${this.config.weather.timeoutMs} ms` : 'unreachable';
       throw new WeatherUnavailableError(`the weather service is ${reason}`);
     }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { RunnableConfig } from '@langchain/core/runnables';
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
 import { containsCjk } from '../../../common/text.js';
@@ -35,9 +36,9 @@ export class WeatherTool implements AgentToolPlugin {
 
   create() {
     return tool(
-      async ({ location }: { location: string }) => {
+      async ({ location }: { location: string }, config?: RunnableConfig) => {
         try {
-          return JSON.stringify(await this.client.current(location));
+          return JSON.stringify(await this.client.current(location, config?.signal));
         } catch (error) {
           // A failure is something for the model to explain, not an error of the turn.
           if (error instanceof WeatherUnavailableError || error instanceof PlaceNotFoundError) {

@@ -1,0 +1,89 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { closeRedisClient, createRedisClient, RedisClient } from '../common/redis-client.js';
+import { withTimeout } from '../common/with-timeout.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+
+/** The Redis channel cancel requests travel on: every instance listens, the one running the run aborts it. */
+export const RUN_CANCEL_CHANNEL = 'chat_run_cancel';
+
+/** Why a run's signal was aborted: the user cancelled it. */
+export class RunCancelledSignal extends Error {
+  constructor(readonly runId: string) {
+    super(`run ${runId} was cancelled`);
+    this.name = 'RunCancelledSignal';
+  }
+}
+
+/**
+ * Cancelling runs across instances: each run started here registers an
+ * AbortController; a cancel request aborts it at once when the run is local
+ * and is published on Redis for the instance that runs it otherwise. Redis
+ * down only slows a remote cancel down: the heartbeat of a run marked
+ * cancelled in the database aborts it too (see ChatService).
+ */
+@Injectable()
+export class RunCancellation implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(RunCancellation.name);
+  private readonly local = new Map<string, AbortController>();
+  private readonly publisher: RedisClient;
+  private readonly subscriber: RedisClient;
+  private warned = false;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+    this.publisher = createRedisClient(config, (error) => this.warn(error));
+    this.subscriber = createRedisClient(config, (error) => this.warn(error));
+  }
+
+  /** Resolves once this instance listens for cancel requests (it never rejects: without Redis, heartbeats stop cancelled runs). */
+  listening: Promise<void> = Promise.resolve();
+
+  onModuleInit(): void {
+    this.publisher.connect().catch((error: Error) => this.warn(error));
+    this.listening = this.subscriber
+      .connect()
+      .then(() => this.subscriber.subscribe(RUN_CANCEL_CHANNEL, (runId) => void this.abortLocal(runId)))
+      .catch((error: Error) => this.warn(error));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const timeoutMs = Math.max(this.config.redis.commandTimeoutMs * 5, 1000);
+    await Promise.all([closeRedisClient(this.subscriber, timeoutMs), closeRedisClient(this.publisher, timeoutMs)]);
+  }
+
+  /** The signal a run started here is aborted with when it is cancelled. */
+  register(runId: string): AbortSignal {
+    const controller = new AbortController();
+    this.local.set(runId, controller);
+    return controller.signal;
+  }
+
+  release(runId: string): void {
+    this.local.delete(runId);
+  }
+
+  /** Aborts the run here, when it runs here; true when it did. */
+  abortLocal(runId: string): boolean {
+    const controller = this.local.get(runId);
+    if (!controller) return false;
+    if (!controller.signal.aborted) controller.abort(new RunCancelledSignal(runId));
+    return true;
+  }
+
+  /** Asks whichever instance runs the run to abort it. */
+  async request(runId: string): Promise<void> {
+    if (this.abortLocal(runId)) return;
+    try {
+      await withTimeout(this.publisher.publish(RUN_CANCEL_CHANNEL, runId), this.config.redis.commandTimeoutMs, () => new Error('Redis did not answer in time'));
+    } catch (error) {
+      this.warn(error as Error);
+    }
+  }
+
+  private warn(error: Error): void {
+    if (this.warned) return;
+    this.warned = true;
+    this.logger.warn(`cancel requests cannot travel through Redis (${error.message}); remote runs stop at their next heartbeat instead`);
+    setTimeout(() => (this.warned = false), 30_000).unref();
+  }
+}

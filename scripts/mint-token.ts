@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
-import { JwtService } from '@nestjs/jwt';
-import { userIdProblem } from '../src/auth/jwt-auth.guard.js';
+import jwt from 'jsonwebtoken';
+import { userIdProblem } from '../src/auth/user-id.js';
 import { ConfigValidationError, loadConfig } from '../src/config/app-config.js';
 
 const USAGE = 'usage: npm run token -- <user-id> [--admin] [--expires-in 12h]   (seconds, or 30m, 12h, 1d …)';
@@ -43,14 +43,14 @@ export function mintToken(args: string[], env: NodeJS.ProcessEnv = process.env):
     expiresIn = /^\d+$/.test(expiresRaw.trim()) ? Number(expiresRaw.trim()) : expiresRaw;
   }
 
-  const jwt = new JwtService({ secret: config.auth.jwtSecret });
+  // jsonwebtoken itself (what @nestjs/jwt signs with), so the script starts without Nest.
   let token: string;
   try {
-    token = jwt.sign({ sub: userId, ...(admin ? { role: 'admin' } : {}) }, { algorithm: 'HS256', expiresIn: expiresIn as number });
+    token = jwt.sign({ sub: userId, ...(admin ? { role: 'admin' } : {}) }, config.auth.jwtSecret, { algorithm: 'HS256', expiresIn: expiresIn as number });
   } catch {
     throw new MintTokenError(`--expires-in must be a number of seconds or a duration such as 30m, 12h or 1d (got ${JSON.stringify(expiresRaw)})`);
   }
-  const { exp, iat } = jwt.decode<{ exp?: number; iat?: number }>(token);
+  const { exp, iat } = jwt.decode(token) as { exp?: number; iat?: number };
   const lifetime = (exp ?? 0) - (iat ?? 0);
   if (lifetime <= 0) throw new MintTokenError(`--expires-in ${expiresRaw} gives no lifetime: pass a positive duration such as 30m or 12h`);
   if (lifetime > max) {

@@ -2,12 +2,12 @@ import { BadRequestException, CanActivate, ExecutionContext, Inject, Injectable,
 import { ModuleRef, Reflector } from '@nestjs/core';
 import { JwtService, TokenExpiredError } from '@nestjs/jwt';
 import type { Request } from 'express';
-import { hasControlCharacter, hasVisibleCharacter, storableTextProblem } from '../common/storable-text.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { CREDENTIAL_QUERY_PARAMETERS, redactCredentials } from '../logging/http-logging.js';
 import { AuthUser, RequestWithUser } from './auth-user.js';
 import { IS_PUBLIC } from './public.decorator.js';
+import { userIdProblem } from './user-id.js';
 import { ACCEPTS_STREAM_TICKET, STREAM_TICKET_PARAMETER } from './stream-ticket.decorator.js';
 import { RunOwnership, STREAM_TICKET_AUDIENCE, StreamTicketService } from './stream-ticket.service.js';
 
@@ -19,26 +19,7 @@ interface TokenClaims {
   aud?: unknown;
 }
 
-/** The user_id columns are varchar(128). */
-export const MAX_USER_ID_LENGTH = 128;
-
-/**
- * Why `sub` cannot serve as a user id, or null when it can. A user id is
- * stored and compared exactly as sent, so it must be text PostgreSQL keeps
- * unchanged: a lone surrogate would be stored as U+FFFD (and so would its
- * look-alikes, which would then share one user's sessions) and NUL is refused
- * by the database. Control characters and invisible-only ids are refused too:
- * they cannot be told apart in logs and listings.
- */
-export function userIdProblem(sub: unknown): string | null {
-  if (typeof sub !== 'string' || sub.length === 0) return 'must name the user (a non-empty string)';
-  if (sub.length > MAX_USER_ID_LENGTH) return `must be at most ${MAX_USER_ID_LENGTH} characters long`;
-  const storable = storableTextProblem(sub);
-  if (storable) return storable;
-  if (hasControlCharacter(sub)) return 'contains a control character';
-  if (!hasVisibleCharacter(sub)) return 'must contain a visible character (not only white space or invisible characters)';
-  return null;
-}
+export { MAX_USER_ID_LENGTH, userIdProblem } from './user-id.js';
 
 /**
  * Global guard: every route needs `Authorization: Bearer <HS256 JWT>` unless

@@ -8,7 +8,6 @@ import { CheckpointerProvider } from '../agent/checkpointer.provider.js';
 import { TurnContext } from '../agent/turn-context.js';
 import { CodedError } from '../common/coded-error.js';
 import { isDatabaseUnavailable } from '../common/database-unavailable.js';
-import { clip } from '../common/text.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { ConversationStorage, titleFrom, toLangChainMessages } from '../session/conversation-storage.service.js';
@@ -18,9 +17,10 @@ import type { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
 import { RunInProgressError, RunNotRunningError, TurnFailedError, TurnFailureCode } from './chat.errors.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
 import { RunEventsService } from './run-events.service.js';
-import { RunCancellation } from './run-cancellation.service.js';
+import { RunCancellation, RunCancelledSignal } from './run-cancellation.service.js';
 import { RunRegistry, RunSlotTakenError } from './run-registry.service.js';
 import type { SseEventType } from './sse.js';
+import { toolEndSummary, toolFailedSummary, toolStartSummary } from './sse-events.dto.js';
 
 export interface TurnResult {
   response: string;
@@ -103,7 +103,7 @@ export class ChatService {
     const runId = randomUUID();
     for (let attempt = 0; attempt < 2; attempt += 1) {
       try {
-        await this.storage.openSession(userId, id, titleFrom(message), (manager) => this.runs.claim(manager, runId, id, userId));
+        await this.storage.openSession(userId, id, titleFrom(message), (manager) => this.runs.claim(manager, runId, id, userId, message));
         return { runId, sessionId: id, userId, message };
       } catch (error) {
         if (!(error instanceof RunSlotTakenError)) throw error;
@@ -149,7 +149,12 @@ export class ChatService {
       () =>
         void this.runs
           .heartbeat(runId)
-          .then((running) => running || this.cancellation.abortLocal(runId))
+          .then((status) => {
+            // Cancelled through the database; or its session was deleted, or it was given up: the work stops either way.
+            if (status === 'cancelled') this.cancellation.abortLocal(runId);
+            else if (status === null) this.cancellation.abortLocal(runId, new SessionNotFoundError(sessionId));
+            else if (status !== 'running') this.cancellation.abortLocal(runId, new RunNotRunningError(runId, status));
+          })
           .catch(() => undefined),
       this.runs.heartbeatMs,
     );
@@ -250,13 +255,15 @@ export class ChatService {
       return committed;
     } catch (error) {
       context.close();
-      if (cancelled.aborted && !committed) return await this.commitCancelled(turn, threadId, progress.answer, context, emit);
+      if (cancelled.reason instanceof RunCancelledSignal && !committed) return await this.commitCancelled(turn, progress.answer, context, emit);
       if (committed) {
         // The turn is stored and its run finished: a failure after that (telling followers, cleaning up) is logged, not reported.
         this.logger.error({ err: error, run_id: runId, session_id: sessionId }, 'failure after the turn committed');
         return committed;
       }
-      let { code, reason } = classifyFailure(error);
+      // A run stopped because its session went away or it was given up fails for that reason, not for the abort it caused.
+      const cause = cancelled.aborted && cancelled.reason instanceof Error ? cancelled.reason : error;
+      let { code, reason } = classifyFailure(cause);
       this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, `turn failed: ${code}`);
       // The user's message is kept when it can be, with the run's end in the same transaction.
       let outcome: 'saved' | 'not_saved' | 'committed_after_all' | 'unknown' = 'not_saved';
@@ -269,9 +276,10 @@ export class ChatService {
           outcome = 'saved';
         } catch (saveError) {
           if (saveError instanceof RunNotRunningError && saveError.status === 'cancelled') {
-            // Cancelled meanwhile by a request that could not reach this instance: the cancel stands, nothing was kept.
+            // Cancelled meanwhile by a request that could not reach this instance: the cancel stood and kept the message itself.
             code = 'cancelled';
             reason = 'The turn was cancelled.';
+            outcome = 'saved';
           } else if (saveError instanceof RunNotRunningError && (saveError.status === 'done' || saveError.status === 'interrupted')) {
             // The turn's commit did land; only its acknowledgement was lost on the way back.
             outcome = 'committed_after_all';
@@ -313,7 +321,8 @@ export class ChatService {
    * are kept, marked `cancelled`, with the run's end in the same transaction,
    * so the session is free the moment the cancel returns.
    */
-  private async commitCancelled(turn: PreparedTurn, threadId: string, partial: string, context: TurnContext, emit: Emit): Promise<never> {
+  private async commitCancelled(turn: PreparedTurn, answerSoFar: string, context: TurnContext, emit: Emit): Promise<never> {
+    let partial = answerSoFar;
     const { runId, sessionId, userId, message } = turn;
     const { trace } = context.takeRagTrace();
     let saved: boolean | null = true;
@@ -328,9 +337,14 @@ export class ChatService {
         { createIfMissing: false, withinTransaction: (manager) => this.runs.finish(runId, 'cancelled', 'cancelled by the user', manager) },
       );
     } catch (error) {
-      this.logger.warn({ err: error, run_id: runId }, 'a cancelled turn could not be kept');
-      saved = error instanceof SessionNotFoundError || error instanceof RunNotRunningError ? false : null;
-      if (saved === null) void this.markFinished(runId, 'cancelled', 'cancelled by the user');
+      if (error instanceof RunNotRunningError && error.status === 'cancelled') {
+        // The cancel could not reach this instance in time and ended the run itself, keeping the message (not the answer so far).
+        partial = '';
+      } else {
+        this.logger.warn({ err: error, run_id: runId }, 'a cancelled turn could not be kept');
+        saved = error instanceof SessionNotFoundError || error instanceof RunNotRunningError ? false : null;
+        if (saved === null) void this.markFinished(runId, 'cancelled', 'cancelled by the user');
+      }
     }
     const told = saved
       ? `Your message${partial ? ' and the answer so far were' : ' was'} saved, marked cancelled.`
@@ -339,9 +353,31 @@ export class ChatService {
         : 'Whether your message was saved is not known yet: reload the session.';
     const failure = new TurnFailedError('cancelled', `The turn was cancelled. ${told}`, saved);
     emit('error', { code: failure.code, message: failure.message, message_saved: saved });
+    // A paused task's thread (another run's id) is kept: its question still waits for an answer, as after a failure.
     await this.forgetCheckpoints(runId);
-    if (threadId !== runId) await this.forgetCheckpoints(threadId);
     throw failure;
+  }
+
+  /**
+   * Ends a run the cancel could not stop through its instance (Redis could
+   * not carry the request, or that instance did not answer in time): the run
+   * is recorded cancelled and the message that started it kept, marked
+   * cancelled, in one transaction. False when the run had ended meanwhile.
+   */
+  async forceCancel(runId: string, userId: string, sessionId: string): Promise<boolean> {
+    const message = await this.runs.message(runId);
+    try {
+      await this.storage.appendTurn(
+        userId,
+        sessionId,
+        message ? [{ type: 'human', content: message, run_id: runId, status: 'cancelled' }] : [],
+        { createIfMissing: false, withinTransaction: (manager) => this.runs.finish(runId, 'cancelled', 'cancelled by the user', manager) },
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof RunNotRunningError || error instanceof SessionNotFoundError) return false;
+      throw error;
+    }
   }
 
   private async runGraph(
@@ -388,7 +424,7 @@ export class ChatService {
           if (!(message instanceof AIMessage)) continue;
           if (message.tool_calls?.length) {
             for (const call of message.tool_calls) {
-              emit('tool', { name: call.name, phase: 'start', summary: clip(JSON.stringify(call.args), 200) });
+              emit('tool', { name: call.name, phase: 'start', summary: toolStartSummary(call.args) });
             }
           } else {
             finalAnswer = textContent(message);
@@ -397,7 +433,7 @@ export class ChatService {
         for (const message of update.tools?.messages ?? []) {
           if (message instanceof ToolMessage) {
             // A failed call's text is for the model (and may be internal); the client is told that it failed.
-            const summary = message.status === 'error' ? `${message.name} failed` : clip(textContent(message), 200);
+            const summary = message.status === 'error' ? toolFailedSummary() : toolEndSummary(textContent(message));
             emit('tool', { name: message.name, phase: 'end', summary });
           }
         }

@@ -62,11 +62,11 @@ export class RunCancellation implements OnModuleInit, OnApplicationShutdown {
     this.local.delete(runId);
   }
 
-  /** Aborts the run here, when it runs here; true when it did. */
-  abortLocal(runId: string): boolean {
+  /** Aborts the run here, when it runs here; true when it did. `reason` is why (a cancel by default). */
+  abortLocal(runId: string, reason: Error = new RunCancelledSignal(runId)): boolean {
     const controller = this.local.get(runId);
     if (!controller) return false;
-    if (!controller.signal.aborted) controller.abort(new RunCancelledSignal(runId));
+    if (!controller.signal.aborted) controller.abort(reason);
     return true;
   }
 

@@ -53,9 +53,14 @@ export class RunRegistry {
    * Claims the session's run slot inside the transaction that opened the
    * session. Throws RunSlotTakenError when a run is in flight there.
    */
-  async claim(manager: EntityManager, runId: string, sessionId: string, userId: string): Promise<void> {
+  async claim(manager: EntityManager, runId: string, sessionId: string, userId: string, message: string): Promise<void> {
     try {
-      await manager.query(`INSERT INTO chat_runs (id, session_id, user_id, status) VALUES ($1, $2, $3, 'running')`, [runId, sessionId, userId]);
+      await manager.query(`INSERT INTO chat_runs (id, session_id, user_id, status, message) VALUES ($1, $2, $3, 'running', $4)`, [
+        runId,
+        sessionId,
+        userId,
+        message,
+      ]);
     } catch (error) {
       // The transaction is spoiled and rolls back whole: a session it had just created goes with it.
       if (isUniqueViolation(error)) throw new RunSlotTakenError(sessionId);
@@ -76,10 +81,21 @@ export class RunRegistry {
     return released.length > 0;
   }
 
-  /** Records that the run is alive; false when it is no longer running (it was cancelled, or given up as abandoned). */
-  async heartbeat(runId: string): Promise<boolean> {
-    const rows = await sqlRows(this.dataSource, `UPDATE chat_runs SET heartbeat_at = now() WHERE id = $1 AND status = 'running' RETURNING id`, [runId]);
-    return rows.length > 0;
+  /** Records that the run is alive; answers its status (`running`, or how it was ended meanwhile; null when its session was deleted). */
+  async heartbeat(runId: string): Promise<RunStatus | null> {
+    const [row] = await sqlRows<{ status: RunStatus }>(
+      this.dataSource,
+      `WITH beat AS (UPDATE chat_runs SET heartbeat_at = now() WHERE id = $1 AND status = 'running' RETURNING status)
+       SELECT status FROM beat UNION ALL SELECT status FROM chat_runs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM beat)`,
+      [runId],
+    );
+    return row?.status ?? null;
+  }
+
+  /** The message that started the run (kept for a cancel that must store it itself). */
+  async message(runId: string): Promise<string | null> {
+    const [row] = await sqlRows<{ message: string | null }>(this.dataSource, `SELECT message FROM chat_runs WHERE id = $1`, [runId]);
+    return row?.message ?? null;
   }
 
   /**
@@ -121,7 +137,8 @@ export class RunRegistry {
     return {
       run_id: row.run_id,
       session_id: row.session_id,
-      status: row.status,
+      // A `running` run whose heartbeat stopped is answered as abandoned, as its followers see it.
+      status: row.status === 'running' ? ((await this.status(runId)) ?? row.status) : row.status,
       started_at: new Date(row.started_at).toISOString(),
       finished_at: row.finished_at ? new Date(row.finished_at).toISOString() : null,
     };

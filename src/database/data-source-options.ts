@@ -9,6 +9,7 @@ import { PgvectorEmbeddings1764806400000 } from './migrations/1764806400000-Pgve
 import { SessionOwnedRuns1764892800000 } from './migrations/1764892800000-SessionOwnedRuns.js';
 import { CancelledRuns1764979200000 } from './migrations/1764979200000-CancelledRuns.js';
 import { ClientMessageFields1764979200005 } from './migrations/1764979200005-ClientMessageFields.js';
+import { RunMessages1764979200010 } from './migrations/1764979200010-RunMessages.js';
 
 export const MIGRATIONS = [
   InitialSchema1764547200000,
@@ -19,6 +20,7 @@ export const MIGRATIONS = [
   SessionOwnedRuns1764892800000,
   CancelledRuns1764979200000,
   ClientMessageFields1764979200005,
+  RunMessages1764979200010,
 ];
 
 /**

@@ -106,8 +106,8 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
     expect(tokens.length).toBeGreaterThan(3);
     expect(tokens.join('')).toBe('It is half past nine in Shanghai.');
     expect(stream.events.filter((e) => e.event === 'tool').map((e) => [e.data.name, e.data.phase, e.data.summary])).toEqual([
-      ['current_time', 'start', '{"timezone":"Asia/Shanghai"}'],
-      ['current_time', 'end', 'It is 09:30 in Asia/Shanghai.'],
+      ['current_time', 'start', { args: { timezone: 'Asia/Shanghai' } }],
+      ['current_time', 'end', { output: 'It is 09:30 in Asia/Shanghai.', truncated: false }],
     ]);
     expect(stream.events.at(-1)).toMatchObject({ event: 'done', data: { response: 'It is half past nine in Shanghai.' } });
   });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import request from 'supertest';
 import { createClient } from '@keyv/redis';
+import { ERROR_CODE_STATUS } from '../src/common/coded-error.js';
 import { messagesCacheKey } from '../src/session/conversation-storage.service.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { TEST_REDIS_URL } from './support/test-env.js';
@@ -148,5 +149,79 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
     expect(doc.paths['/api/sessions'].get.responses['200'].content['application/json'].schema.$ref).toMatch(/SessionListResponse/);
     expect(doc.paths['/api/sessions'].get.security).toEqual([{ bearer: [] }]);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('names the data of every SSE event and references them from both stream routes', async () => {
+    const doc = (await request(t.app.getHttpServer()).get('/docs-json').expect(200)).body;
+    const schemas = doc.components.schemas;
+    for (const route of [doc.paths['/api/chat/stream'].post, doc.paths['/api/chat/runs/{run_id}/stream'].get]) {
+      const events = route.responses['200'].content['text/event-stream'].schema.oneOf;
+      const dataByEvent = Object.fromEntries(
+        events.map((shape: { required: string[]; properties: { event: { enum: string[] }; data: { $ref: string } } }) => {
+          expect(shape.required).toEqual(['id', 'event', 'data']);
+          return [shape.properties.event.enum[0], shape.properties.data.$ref];
+        }),
+      );
+      expect(dataByEvent).toEqual({
+        metadata: '#/components/schemas/MetadataEvent',
+        step: '#/components/schemas/StepEvent',
+        token: '#/components/schemas/TokenEvent',
+        tool: '#/components/schemas/ToolEvent',
+        hitl: '#/components/schemas/HitlEvent',
+        trace: '#/components/schemas/TraceEvent',
+        done: '#/components/schemas/DoneEvent',
+        error: '#/components/schemas/ErrorEvent',
+      });
+    }
+    expect(schemas.MetadataEvent.required.sort()).toEqual(['run_id', 'session_id']);
+    expect(schemas.StepEvent.required.sort()).toEqual(['elapsed_ms', 'label', 'stage', 'total_ms']);
+    expect(Object.keys(schemas.StepEvent.properties)).toEqual(
+      expect.arrayContaining(['recall_k', 'candidates', 'model', 'count', 'route', 'confidence', 'mode', 'complexity', 'index', 'merged', 'round']),
+    );
+    expect(schemas.TokenEvent.required).toEqual(['text']);
+    expect(schemas.ToolEvent.properties.summary.allOf?.[0]?.$ref ?? schemas.ToolEvent.properties.summary.$ref).toMatch(/ToolSummary$/);
+    expect(Object.keys(schemas.ToolSummary.properties).sort()).toEqual(['args', 'failed', 'output', 'truncated']);
+    expect(Object.keys(schemas.HitlEvent.properties)).toEqual(Object.keys(schemas.PendingHitlState.properties));
+    expect(Object.keys(schemas.TraceEvent.properties)).toEqual(Object.keys(schemas.RagTrace.properties));
+    expect(schemas.DoneEvent.required.sort()).toEqual(['response', 'session_id']);
+    expect(schemas.ErrorEvent.properties.code.allOf?.[0]?.$ref ?? schemas.ErrorEvent.properties.code.$ref).toBe('#/components/schemas/ErrorCode');
+    expect(schemas.ErrorCode.enum.sort()).toEqual(Object.keys(ERROR_CODE_STATUS).sort());
+    expect(schemas.ErrorEvent.properties.message_saved).toMatchObject({ type: 'boolean', nullable: true });
+  });
+
+  it('lists exactly the statuses each route can answer, every one described, errors as JSON', async () => {
+    const doc = (await request(t.app.getHttpServer()).get('/docs-json').expect(200)).body;
+    const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses).sort();
+    expect(statuses('/api/chat/runs/{run_id}/stream', 'get')).toEqual(['200', '400', '401', '404', '410', '503']);
+    expect(statuses('/api/chat/stream', 'post')).toEqual(['200', '400', '401', '404', '409', '413', '429', '503']);
+    expect(statuses('/api/chat', 'post')).toEqual(['200', '400', '401', '404', '409', '413', '429', '502', '503', '504']);
+    expect(statuses('/api/chat/runs/{run_id}/cancel', 'post')).toEqual(['200', '400', '401', '404', '413', '503']);
+    expect(statuses('/api/sessions', 'get')).toEqual(['200', '400', '401', '503']);
+    expect(statuses('/api/knowledge/documents', 'post')).toEqual(['200', '201', '400', '401', '403', '413', '415', '422', '429', '503']);
+    const undescribed: string[] = [];
+    const nonJsonErrors: string[] = [];
+    for (const [path, operations] of Object.entries<Record<string, { responses: Record<string, { description?: string; content?: object }> }>>(doc.paths)) {
+      if (!path.startsWith('/api/')) continue;
+      for (const [method, operation] of Object.entries(operations)) {
+        for (const [status, response] of Object.entries(operation.responses)) {
+          const route = `${method.toUpperCase()} ${path} ${status}`;
+          if (!response.description?.trim() || response.description === 'Error') undescribed.push(route);
+          if (Number(status) >= 400 && Object.keys(response.content ?? {}).join() !== 'application/json') nonJsonErrors.push(route);
+        }
+      }
+    }
+    expect(undescribed).toEqual([]);
+    expect(nonJsonErrors).toEqual([]);
+  });
+
+  it('offers chat request examples that anyone can execute as they are (no fixed session_id)', async () => {
+    const doc = (await request(t.app.getHttpServer()).get('/docs-json').expect(200)).body;
+    for (const path of ['/api/chat', '/api/chat/stream']) {
+      const body = doc.paths[path].post.requestBody.content['application/json'];
+      const examples = Object.values<{ value: Record<string, unknown> }>(body.examples ?? {});
+      expect(examples.length).toBeGreaterThan(0);
+      for (const example of examples) expect(Object.keys(example.value)).toEqual(['message']);
+    }
+    expect(doc.components.schemas.ChatRequest.properties.session_id.example).toBeUndefined();
   });
 });

@@ -159,8 +159,8 @@ describe('turns inside the shared agent graph', () => {
     expect(s.events.at(-1)!.event).toBe('done');
     expect(s.raw).not.toContain('SECRET-DRIVER-TEXT');
     expect(s.events.filter((e) => e.event === 'tool').map((e) => [e.data.phase, e.data.summary])).toEqual([
-      ['start', '{"q":"leaky lookup please"}'],
-      ['end', 'leaky_lookup failed'],
+      ['start', { args: { q: 'leaky lookup please' } }],
+      ['end', { failed: true }],
     ]);
     expect(s.events.at(-1)!.data.response).toBe('The leaky_lookup tool failed.');
   });

@@ -13,7 +13,7 @@ import {
   Inject,
   GoneException,
 } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
@@ -22,11 +22,12 @@ import { ApiErrorResponses } from '../common/api-error.responses.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
-import { ChatRequest, ChatResponse, RunInfo } from './chat.dto.js';
+import { CHAT_REQUEST_EXAMPLES, ChatRequest, ChatResponse, RunInfo } from './chat.dto.js';
 import { TraceNormalizationInterceptor } from '../trace/trace.interceptor.js';
 import { ChatRequestContext } from './chat-request-context.js';
 import { ChatService } from './chat.service.js';
 import { RunIdParams } from './run-id.params.js';
+import { SSE_SCHEMA_MODELS, STREAM_EVENT_SCHEMA } from './sse-events.dto.js';
 import { RunEventsService, RunStatusProbe } from './run-events.service.js';
 import { RunCancellation } from './run-cancellation.service.js';
 import { RunRegistry } from './run-registry.service.js';
@@ -34,16 +35,23 @@ import { formatSse, LAST_EVENT_ID_RULE, openSse, parseLastEventId, RunEvent, sta
 
 const SSE_DESCRIPTION =
   'Server-Sent Events, each with `id` (monotonic within the run), `event` and JSON `data`: ' +
-  '`metadata` {run_id, session_id} first; `step` {stage, label, elapsed_ms, total_ms}; `token` {text}; ' +
-  '`tool` {name, phase: start|end, summary}; `hitl` PendingHitlState; `trace` RagTrace; then `done` ' +
-  '{response, session_id} or `error` {code, message}. A `: heartbeat` comment line comes at least every 15 s.';
+  '`metadata` (MetadataEvent) first; `step` (StepEvent); `token` (TokenEvent); `tool` (ToolEvent); ' +
+  '`hitl` (HitlEvent); `trace` (TraceEvent); then `done` (DoneEvent) or `error` (ErrorEvent), after which the stream ends. ' +
+  'A model failure during the stream arrives as an `error` event (`model_error`, `model_timeout`…), not as an HTTP status. ' +
+  'A `: heartbeat` comment line comes at least every 15 s.';
+
+/** The 200 answer of a stream route: one schema per event, each `{id, event, data}`. */
+const SSE_OK_RESPONSE = {
+  description: 'The run\'s events as Server-Sent Events; each event is one of the `{id, event, data}` shapes below',
+  content: { 'text/event-stream': { schema: STREAM_EVENT_SCHEMA } },
+};
 
 /** How often a cancel looks whether the run stopped. */
 const CANCEL_POLL_MS = 25;
 
 @ApiTags('chat')
 @ApiBearerAuth()
-@ApiErrorResponses(400, 401, 404, 409, 413, 429)
+@ApiExtraModels(...SSE_SCHEMA_MODELS)
 @Controller('api/chat')
 export class ChatController {
   constructor(
@@ -57,7 +65,8 @@ export class ChatController {
 
   @Get('runs/:run_id')
   @ApiOperation({ summary: 'A run of the caller: its session, status and times (find it from SessionInfo.active_run or a 409 body)' })
-  @ApiOkResponse({ type: RunInfo, description: 'The run' })
+  @ApiOkResponse({ type: RunInfo, description: 'The run, its status and times' })
+  @ApiErrorResponses(400, 401, 404, 503)
   async run(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<RunInfo> {
     const run = await this.runs.info(params.run_id, user.userId);
     if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
@@ -73,7 +82,8 @@ export class ChatController {
       '(marked `cancelled`), ends its stream with an `error` event of code `cancelled`, and frees the session before answering. ' +
       'Idempotent: a run that already ended answers as it ended.',
   })
-  @ApiOkResponse({ type: RunInfo, description: 'The run after the cancel' })
+  @ApiOkResponse({ type: RunInfo, description: 'The run after the cancel (`cancelled`, or how it had already ended)' })
+  @ApiErrorResponses(400, 401, 404, 413, 503)
   async cancel(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<RunInfo> {
     const run = await this.runs.info(params.run_id, user.userId);
     if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
@@ -83,9 +93,9 @@ export class ChatController {
     while (Date.now() < deadline && (await this.runs.status(run.run_id)) === 'running') {
       await new Promise((resolve) => setTimeout(resolve, CANCEL_POLL_MS));
     }
-    // The running instance did not stop it in time (it may be gone or cut off): the cancel records it, and that instance
-    // stops at its next heartbeat without committing.
-    await this.runs.finish(run.run_id, 'cancelled', 'cancelled by the user');
+    // The running instance did not stop it in time (it may be cut off from Redis): the cancel records it and keeps its
+    // message itself, and that instance stops at its next heartbeat without committing.
+    if ((await this.runs.status(run.run_id)) === 'running') await this.chat.forceCancel(run.run_id, user.userId, run.session_id);
     return (await this.runs.info(run.run_id, user.userId)) ?? run;
   }
 
@@ -94,8 +104,9 @@ export class ChatController {
   @RateLimit('chat')
   @UseInterceptors(TraceNormalizationInterceptor)
   @ApiOperation({ summary: 'Run a chat turn and answer it whole' })
-  @ApiOkResponse({ type: ChatResponse })
-  @ApiErrorResponses(502, 504)
+  @ApiBody({ type: ChatRequest, examples: CHAT_REQUEST_EXAMPLES })
+  @ApiOkResponse({ type: ChatResponse, description: 'The answer, its RAG trace, and the question put to the user if the turn paused' })
+  @ApiErrorResponses(400, 401, 404, 409, 413, 429, 502, 503, 504)
   async send(@CurrentUser() user: AuthUser, @Body() body: ChatRequest): Promise<ChatResponse> {
     const turn = await this.chat.prepare(user.userId, body.message, body.session_id);
     // A failed turn answers by its code (coded-error.ts): 502/504 for the model, 503 for storage, 404 for a deleted session.
@@ -106,8 +117,9 @@ export class ChatController {
   @Post('stream')
   @RateLimit('chat')
   @ApiOperation({ summary: 'Run a chat turn, streaming its events (SSE)', description: SSE_DESCRIPTION })
-  @ApiProduces('text/event-stream')
-  @ApiOkResponse({ description: SSE_DESCRIPTION, content: { 'text/event-stream': { schema: { type: 'string' } } } })
+  @ApiBody({ type: ChatRequest, examples: CHAT_REQUEST_EXAMPLES })
+  @ApiOkResponse(SSE_OK_RESPONSE)
+  @ApiErrorResponses(400, 401, 404, 409, 413, 429, 503)
   async stream(@CurrentUser() user: AuthUser, @Body() body: ChatRequest, @Res() res: Response): Promise<void> {
     // Ownership and the one-run-per-session rule answer as plain HTTP errors, before the stream opens.
     const turn = await this.chat.prepare(user.userId, body.message, body.session_id);
@@ -127,9 +139,8 @@ export class ChatController {
     required: false,
     description: 'Id of the last event received: a non-negative integer of at most 9 digits (400 otherwise); absent or empty replays from the start',
   })
-  @ApiProduces('text/event-stream')
-  @ApiOkResponse({ description: SSE_DESCRIPTION, content: { 'text/event-stream': { schema: { type: 'string' } } } })
-  @ApiErrorResponses(410, 503)
+  @ApiOkResponse(SSE_OK_RESPONSE)
+  @ApiErrorResponses(400, 401, 404, 410, 503)
   async rejoin(
     @CurrentUser() user: AuthUser,
     @Param() params: RunIdParams,

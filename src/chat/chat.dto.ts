@@ -6,8 +6,16 @@ import { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
 
 export const CHAT_MESSAGE_MAX_LENGTH = 8000;
 
+/**
+ * Request examples that work when executed as they are: none names a
+ * `session_id`, which would belong to whoever used it first.
+ */
+export const CHAT_REQUEST_EXAMPLES = {
+  new_session: { summary: 'Start a new session', value: { message: 'What is the warranty period?' } },
+};
+
 export class ChatRequest {
-  @ApiProperty({ description: 'The user message', minLength: 1, maxLength: CHAT_MESSAGE_MAX_LENGTH })
+  @ApiProperty({ description: 'The user message', minLength: 1, maxLength: CHAT_MESSAGE_MAX_LENGTH, example: 'What is the warranty period?' })
   @IsString()
   @IsNotEmpty()
   @MaxLength(CHAT_MESSAGE_MAX_LENGTH)

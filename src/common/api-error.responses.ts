@@ -1,5 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiProperty, ApiResponse } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { ERROR_CODE_STATUS, type ErrorCode } from './coded-error.js';
 
 export class ApiErrorBody {
   @ApiProperty({ type: 'integer', example: 400 })
@@ -11,26 +12,56 @@ export class ApiErrorBody {
   @ApiProperty({ description: 'What was wrong, naming the field or header at fault' })
   message: string;
 
+  @ApiPropertyOptional({
+    enum: Object.keys(ERROR_CODE_STATUS),
+    enumName: 'ErrorCode',
+    description: 'Machine-readable reason, for the errors the service raises on purpose',
+  })
+  code?: ErrorCode;
+
+  @ApiPropertyOptional({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'For `run_in_progress` (409): the run holding the session; rejoin its stream or wait for it',
+  })
+  run_id?: string | null;
+
   @ApiProperty({ description: 'Request id, also in the x-request-id response header' })
   request_id: string;
 }
 
-const DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid input; the message names the field',
-  401: 'Missing, malformed, expired or tampered bearer token',
-  403: 'Authenticated but not allowed',
+export const ERROR_DESCRIPTIONS = {
+  400: 'Invalid input; the message names the field, parameter or header at fault',
+  401: 'Missing, malformed, expired or tampered bearer token (or stream ticket)',
+  403: 'Authenticated but not allowed (the route needs the token role "admin")',
   404: 'No such resource for this user',
-  409: 'Conflicts with work in progress',
-  413: 'Request body too large',
+  409: 'The session already has a run in progress (`run_in_progress`; `run_id` names it)',
+  410: 'The run\'s events are no longer kept, or were all received already (`run_events_gone`)',
+  413: 'Request body (or uploaded file) too large',
+  415: 'Unsupported document type: send .txt, .md or .pdf (`unsupported_document`)',
+  422: 'The document could not be read: a damaged file or one without text (`unreadable_document`)',
   429: 'Too many requests for this user; retry after the Retry-After header',
-  503: 'A required dependency is unavailable',
-};
+  502: 'The chat model failed or answered something unusable (`model_error`); the turn is not saved',
+  503: 'A required dependency (PostgreSQL or Redis) is unavailable; retry later',
+  504: 'The chat model did not answer in time (`model_timeout`); the turn is not saved',
+} as const satisfies Record<number, string>;
 
-/** Documents the error answers of a route with the shared error body. */
-export function ApiErrorResponses(...statuses: number[]): MethodDecorator & ClassDecorator {
+export type DocumentedErrorStatus = keyof typeof ERROR_DESCRIPTIONS;
+
+/**
+ * Documents the error answers of a route with the shared error body, always
+ * as `application/json` (even on a route whose success is an SSE stream).
+ */
+export function ApiErrorResponses(...statuses: DocumentedErrorStatus[]): MethodDecorator & ClassDecorator {
   return applyDecorators(
+    ApiExtraModels(ApiErrorBody),
     ...statuses.map((status) =>
-      ApiResponse({ status, description: DESCRIPTIONS[status] ?? 'Error', type: ApiErrorBody }),
+      ApiResponse({
+        status,
+        description: ERROR_DESCRIPTIONS[status],
+        content: { 'application/json': { schema: { $ref: getSchemaPath(ApiErrorBody) } } },
+      }),
     ),
   );
 }

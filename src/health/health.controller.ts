@@ -27,8 +27,8 @@ export class HealthController {
   @Get()
   @Public()
   @ApiOperation({ summary: 'Database and cache status; 503 only when the database is down' })
-  @ApiOkResponse({ type: HealthReport })
-  @ApiServiceUnavailableResponse({ type: HealthReport })
+  @ApiOkResponse({ type: HealthReport, description: '`ok`, or `degraded` when only the cache is down (sessions are served from PostgreSQL)' })
+  @ApiServiceUnavailableResponse({ type: HealthReport, description: '`error`: the database is down' })
   async check(@Res({ passthrough: true }) res: Response): Promise<HealthReport> {
     const [database, cacheUp] = await Promise.all([this.checkDatabase(), this.cache.ping()]);
     const cache: ComponentStatus = cacheUp

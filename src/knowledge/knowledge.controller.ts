@@ -15,7 +15,7 @@ import {
   BadRequestException,
 } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
-import { ApiBearerAuth, ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
@@ -48,7 +48,7 @@ function requireAdmin(user: AuthUser): void {
 
 @ApiTags('knowledge')
 @ApiBearerAuth()
-@ApiErrorResponses(400, 401)
+@ApiErrorResponses(400, 401, 503)
 @Controller('api/knowledge')
 export class KnowledgeController {
   constructor(
@@ -61,7 +61,8 @@ export class KnowledgeController {
   @ApiOperation({ summary: 'Add a document (.txt, .md, .pdf); identical content is not stored twice' })
   @ApiConsumes('multipart/form-data')
   @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
-  @ApiOkResponse({ type: DocumentUploadResponse, description: '200 for a duplicate, 201 for a new document' })
+  @ApiOkResponse({ type: DocumentUploadResponse, description: 'The same content is stored already: the existing document (`duplicate: true`)' })
+  @ApiCreatedResponse({ type: DocumentUploadResponse, description: 'The document was added, with its chunks' })
   @ApiErrorResponses(403, 413, 415, 422, 429)
   @RateLimit('upload')
   @UseInterceptors(FileInterceptor('file'))
@@ -80,14 +81,14 @@ export class KnowledgeController {
 
   @Get('documents')
   @ApiOperation({ summary: 'The documents of the knowledge base, with their chunk counts' })
-  @ApiOkResponse({ type: DocumentListResponse })
+  @ApiOkResponse({ type: DocumentListResponse, description: 'All documents, with their chunk counts' })
   async list(): Promise<DocumentListResponse> {
     return { documents: await this.documents.list() };
   }
 
   @Delete('documents/:id')
   @ApiOperation({ summary: 'Remove a document and its chunks' })
-  @ApiOkResponse({ type: DocumentDeleteResponse })
+  @ApiOkResponse({ type: DocumentDeleteResponse, description: 'The document and its chunks are gone' })
   @ApiErrorResponses(403, 404)
   async remove(@CurrentUser() user: AuthUser, @Param() params: DocumentIdParams): Promise<DocumentDeleteResponse> {
     requireAdmin(user);
@@ -98,9 +99,9 @@ export class KnowledgeController {
   @Post('search')
   @HttpCode(200)
   @RateLimit('search')
-  @ApiErrorResponses(429)
+  @ApiErrorResponses(413, 429)
   @ApiOperation({ summary: 'Retrieval only, for tuning: the chunks found and the trace' })
-  @ApiOkResponse({ type: KnowledgeSearchResponse })
+  @ApiOkResponse({ type: KnowledgeSearchResponse, description: 'The chunks kept, best first, and the retrieval trace' })
   async search(@Body() body: KnowledgeSearchRequest): Promise<KnowledgeSearchResponse> {
     const topK = body.top_k ?? this.config.knowledge.topK;
     const result = await this.retrieval.search(body.query, topK);

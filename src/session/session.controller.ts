@@ -21,7 +21,7 @@ import { ConversationStorage } from './conversation-storage.service.js';
 
 @ApiTags('sessions')
 @ApiBearerAuth()
-@ApiErrorResponses(400, 401)
+@ApiErrorResponses(400, 401, 503)
 @UseInterceptors(TraceNormalizationInterceptor)
 @Controller('api/sessions')
 export class SessionController {

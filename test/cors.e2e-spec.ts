@@ -88,6 +88,12 @@ describe('CORS', () => {
 
     it('parses a comma list, treats empty as off, and refuses what is not an origin', () => {
       expect(loadConfig({ CORS_ORIGINS: ` ${ALLOWED} , https://b.example.test ` }).http.corsOrigins).toEqual([ALLOWED, 'https://b.example.test']);
+      // Written as browsers send them, whatever the case or default port in the setting.
+      expect(loadConfig({ CORS_ORIGINS: 'https://App.Example.test:443,http://b.example.test:80,http://c.example.test:8080' }).http.corsOrigins).toEqual([
+        'https://app.example.test',
+        'http://b.example.test',
+        'http://c.example.test:8080',
+      ]);
       expect(loadConfig({ CORS_ORIGINS: '' }).http.corsOrigins).toEqual([]);
       expect(loadConfig({}).http.corsOrigins).toEqual([]);
       for (const bad of ['app.example.test', 'http://app.example.test/', 'http://app.example.test/path', 'ftp://x.test']) {

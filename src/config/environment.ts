@@ -71,6 +71,8 @@ const http = {
     .string()
     .transform((list) => list.split(',').map((origin) => origin.trim()).filter(Boolean))
     .pipe(z.array(z.string().regex(/^(\*|https?:\/\/[^/?#\s]+)$/, 'must be a comma-separated list of origins (scheme://host[:port], no path) or *')))
+    // As browsers send them: lower-case host, no default port (https://A.example:443 → https://a.example).
+    .transform((origins) => origins.map((origin) => (origin === '*' ? origin : new URL(origin).origin)))
     .optional()
     .describe('origins browsers may call the API from (comma-separated, or *); unset: CORS off'),
 };

@@ -5,7 +5,13 @@ import { TcpProxy } from './support/tcp-proxy.js';
 describe('Per-user rate limits on chat turns and searches', () => {
   let a: TestApp;
   let b: TestApp;
-  const limits = { RATE_LIMIT_CHAT_PER_MINUTE: '2', RATE_LIMIT_SEARCH_PER_MINUTE: '3', RATE_LIMIT_UPLOAD_PER_MINUTE: '1', KNOWLEDGE_SEED_ON_START: 'false' };
+  const limits = {
+    RATE_LIMIT_CHAT_PER_MINUTE: '2',
+    RATE_LIMIT_SEARCH_PER_MINUTE: '3',
+    RATE_LIMIT_UPLOAD_PER_MINUTE: '1',
+    RATE_LIMIT_RUN_CONTROL_PER_MINUTE: '2',
+    KNOWLEDGE_SEED_ON_START: 'false',
+  };
   beforeAll(async () => {
     a = await createTestApp(limits);
     b = await createTestApp(limits);
@@ -25,6 +31,17 @@ describe('Per-user rate limits on chat turns and searches', () => {
     expect(refused.body).toMatchObject({ statusCode: 429, error: 'Too Many Requests', message: expect.stringMatching(/Too many chat turns/) });
     // Someone else still has a budget.
     await request(b.app.getHttpServer()).post('/api/chat').set(b.auth(uniqueUser('other'))).send({ message: 'hello' }).expect(200);
+  });
+
+  it('limits run cancels and stream tickets together, apart from chat turns', async () => {
+    const user = uniqueUser('controller');
+    const turn = await request(a.app.getHttpServer()).post('/api/chat').set(a.auth(user)).send({ message: 'hello' }).expect(200);
+    const [{ id: runId }] = await a.dataSource.query('SELECT id FROM chat_runs WHERE session_id = $1', [turn.body.session_id]);
+    await request(a.app.getHttpServer()).post(`/api/chat/runs/${runId}/ticket`).set(a.auth(user)).expect(200);
+    await request(b.app.getHttpServer()).post(`/api/chat/runs/${runId}/cancel`).set(b.auth(user)).expect(200);
+    const refused = await request(a.app.getHttpServer()).post(`/api/chat/runs/${runId}/cancel`).set(a.auth(user)).expect(429);
+    expect(refused.body.message).toMatch(/Too many run cancels and stream tickets/);
+    await request(b.app.getHttpServer()).post(`/api/chat/runs/${runId}/ticket`).set(b.auth(user)).expect(429);
   });
 
   it('limits searches separately', async () => {

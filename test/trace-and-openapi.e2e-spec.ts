@@ -195,7 +195,7 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
     expect(statuses('/api/chat/runs/{run_id}/stream', 'get')).toEqual(['200', '400', '401', '404', '410', '503']);
     expect(statuses('/api/chat/stream', 'post')).toEqual(['200', '400', '401', '404', '409', '413', '429', '503']);
     expect(statuses('/api/chat', 'post')).toEqual(['200', '400', '401', '404', '409', '413', '429', '502', '503', '504']);
-    expect(statuses('/api/chat/runs/{run_id}/cancel', 'post')).toEqual(['200', '400', '401', '404', '413', '503']);
+    expect(statuses('/api/chat/runs/{run_id}/cancel', 'post')).toEqual(['200', '400', '401', '404', '413', '429', '503']);
     expect(statuses('/api/sessions', 'get')).toEqual(['200', '400', '401', '503']);
     expect(statuses('/api/knowledge/documents', 'post')).toEqual(['200', '201', '400', '401', '403', '413', '415', '422', '429', '503']);
     const undescribed: string[] = [];

@@ -83,7 +83,8 @@ export class ChatController {
       'Idempotent: a run that already ended answers as it ended.',
   })
   @ApiOkResponse({ type: RunInfo, description: 'The run after the cancel (`cancelled`, or how it had already ended)' })
-  @ApiErrorResponses(400, 401, 404, 413, 503)
+  @ApiErrorResponses(400, 401, 404, 413, 429, 503)
+  @RateLimit('run_control')
   async cancel(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<RunInfo> {
     const run = await this.runs.info(params.run_id, user.userId);
     if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);

@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RunOwnership, StreamTicketService } from '../auth/stream-ticket.service.js';
+import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { ApiErrorResponses } from '../common/api-error.responses.js';
 import { RunIdParams } from './run-id.params.js';
 import { RunRegistry } from './run-registry.service.js';
@@ -33,7 +34,8 @@ export class StreamTicketController {
       "The ticket is signed for this run and this user, and its own reconnects (with `Last-Event-ID`) keep working until it expires.",
   })
   @ApiOkResponse({ type: StreamTicketResponse, description: 'The ticket and its lifetime' })
-  @ApiErrorResponses(400, 401, 404, 413, 503)
+  @ApiErrorResponses(400, 401, 404, 413, 429, 503)
+  @RateLimit('run_control')
   async issue(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<StreamTicketResponse> {
     const run = await this.runs.find(params.run_id, user.userId);
     if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);

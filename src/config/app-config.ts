@@ -105,6 +105,7 @@ export function configFromEnvironment(env: Environment) {
       chatPerMinute: env.RATE_LIMIT_CHAT_PER_MINUTE,
       searchPerMinute: env.RATE_LIMIT_SEARCH_PER_MINUTE,
       uploadPerMinute: env.RATE_LIMIT_UPLOAD_PER_MINUTE,
+      runControlPerMinute: env.RATE_LIMIT_RUN_CONTROL_PER_MINUTE,
     },
     chat: {
       recentMessages: env.CHAT_RECENT_MESSAGES,

@@ -115,6 +115,9 @@ const rateLimit = {
   RATE_LIMIT_CHAT_PER_MINUTE: integer(0, 100000).default(30).describe('chat turns per user and minute; 0 turns the limit off'),
   RATE_LIMIT_SEARCH_PER_MINUTE: integer(0, 100000).default(60).describe('knowledge searches per user and minute; 0 turns the limit off'),
   RATE_LIMIT_UPLOAD_PER_MINUTE: integer(0, 100000).default(10).describe('document uploads per user and minute; 0 turns the limit off'),
+  RATE_LIMIT_RUN_CONTROL_PER_MINUTE: integer(0, 100000)
+    .default(60)
+    .describe('run cancels and stream tickets per user and minute; 0 turns the limit off'),
 };
 
 const llm = {

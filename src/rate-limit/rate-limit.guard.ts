@@ -5,7 +5,7 @@ import type { RequestWithUser } from '../auth/auth-user.js';
 import { RateLimitBucket, RateLimitService } from './rate-limit.service.js';
 
 const RATE_LIMIT_BUCKET = 'rateLimit:bucket';
-const BUCKET_NAMES: Record<RateLimitBucket, string> = { chat: 'chat turns', search: 'searches', upload: 'uploads' };
+const BUCKET_NAMES: Record<RateLimitBucket, string> = { chat: 'chat turns', search: 'searches', upload: 'uploads', run_control: 'run cancels and stream tickets' };
 
 @Injectable()
 export class RateLimitGuard implements CanActivate {

@@ -5,7 +5,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 
 /** The routes that cost the most: chat turns, knowledge searches and document uploads, limited per user. */
-export type RateLimitBucket = 'chat' | 'search' | 'upload';
+export type RateLimitBucket = 'chat' | 'search' | 'upload' | 'run_control';
 
 export type RateLimitVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
@@ -27,6 +27,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
       chat: config.rateLimit.chatPerMinute,
       search: config.rateLimit.searchPerMinute,
       upload: config.rateLimit.uploadPerMinute,
+      run_control: config.rateLimit.runControlPerMinute,
     };
     for (const bucket of Object.keys(perMinute) as RateLimitBucket[]) {
       const points = perMinute[bucket];

@@ -1789,6 +1789,15 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
+            /** @description Too many requests for this user; retry after the Retry-After header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
             503: {
                 headers: {
@@ -2210,6 +2219,15 @@ export interface operations {
             };
             /** @description Request body (or uploaded file) too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description Too many requests for this user; retry after the Retry-After header */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -205,6 +205,11 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
     expect((await upload(admin(), 'fake.pdf', Buffer.from('not a pdf at all')).expect(422)).body.message).toMatch(/not a PDF/);
     expect((await upload(admin(), 'empty.md', Buffer.from('   ')).expect(422)).body.message).toMatch(/empty/);
     expect((await upload(admin(), 'big.txt', Buffer.alloc(11 * 1024 * 1024, 'a')).expect(413)).body.statusCode).toBe(413);
+    // A name with a path separator is refused, not cut down to what follows it ("\\ .txt" was stored as " .txt").
+    for (const encoded of ['%5C%20.txt', 'dir%2Fnotes.md', 'C%3A%5Cfakepath%5Cnotes.md']) {
+      const res = await rawUpload(admin(), Buffer.alloc(0), Buffer.from('hello'), `filename*=UTF-8''${encoded}`).expect(400);
+      expect(res.body.message).toMatch(/must not contain "\/" or "\\"/);
+    }
     const missing = await request(server()).post('/api/knowledge/documents').set(admin()).field('other', 'x').expect(400);
     expect(missing.body.message).toMatch(/file is missing/);
     const after = (await t.dataSource.query('SELECT count(*)::int AS n FROM knowledge_documents'))[0].n;

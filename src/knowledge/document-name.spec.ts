@@ -23,5 +23,8 @@ describe('document file names', () => {
     expect(uploadedDocumentName('星辰净水器.txt')).toBe('星辰净水器.txt');
     expect(() => uploadedDocumentName('bad\ufffd.txt')).toThrow(InvalidDocumentNameError);
     expect(() => uploadedDocumentName('bad\ufffd.txt')).toThrow(/not valid UTF-8/);
+    for (const withPath of ['\\ .txt', 'dir/notes.md', 'C:\\fakepath\\notes.md']) {
+      expect(() => uploadedDocumentName(withPath)).toThrow(/must not contain/);
+    }
   });
 });

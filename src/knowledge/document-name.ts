@@ -30,5 +30,7 @@ export function uploadedDocumentName(originalname: string): string {
   if (originalname.includes('\ufffd')) {
     throw new InvalidDocumentNameError('file name is not valid UTF-8 (bytes that could not be read were replaced by U+FFFD)');
   }
+  // Stored exactly as sent or refused: a name is never cut down to what follows its last separator.
+  if (/[/\\]/.test(originalname)) throw new InvalidDocumentNameError('file name must not contain "/" or "\\" (send the bare file name)');
   return originalname;
 }

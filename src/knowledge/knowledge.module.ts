@@ -29,7 +29,12 @@ import { RetrievalService } from './retrieval.service.js';
     // UTF-8 become U+FFFD, which the controller refuses (see uploadedDocumentName).
     MulterModule.registerAsync({
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({ limits: { fileSize: config.knowledge.maxUploadBytes, files: 1 }, defParamCharset: 'utf8' }),
+      // preservePath: the name arrives whole (busboy would otherwise cut it at a `/` or `\`), and a name with a path is refused.
+      useFactory: (config: AppConfig) => ({
+        limits: { fileSize: config.knowledge.maxUploadBytes, files: 1 },
+        defParamCharset: 'utf8',
+        preservePath: true,
+      }),
     }),
   ],
   controllers: [KnowledgeController],

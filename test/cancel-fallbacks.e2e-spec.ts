@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { RunCancellation } from '../src/chat/run-cancellation.service.js';
 import { FakeWeatherServer } from './support/fake-weather-server.js';
-import { openSse } from './support/sse-client.js';
+import { heldWeatherTurn } from './support/held-turn.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 
 /** cancel fallbacks and the heartbeat abort. */
@@ -32,18 +32,7 @@ describe('cancel when Redis cannot carry it, and the heartbeat abort', () => {
     await weather.stop();
   });
 
-  async function heldTurn(user: string) {
-    weather.hold();
-    const arrived = weather.nextRequest();
-    const stream = await openSse(`${baseA}/api/chat/stream`, {
-      method: 'POST',
-      headers: { ...a.auth(user), 'Content-Type': 'application/json' },
-      body: JSON.stringify({ message: 'What is the weather in Paris?' }),
-    });
-    const metadata = await stream.waitFor((event) => event.event === 'metadata');
-    await arrived;
-    return { stream, runId: metadata.data.run_id as string, sessionId: metadata.data.session_id as string };
-  }
+  const heldTurn = (user: string, sessionId?: string) => heldWeatherTurn(baseA, a.auth(user), weather, sessionId);
 
   it('DB-fallback cancel: the human message is kept, marked cancelled (issue 11 item 4)', async () => {
     const user = uniqueUser('fallback');

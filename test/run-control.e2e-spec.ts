@@ -3,6 +3,7 @@ import { RunCancellation } from '../src/chat/run-cancellation.service.js';
 import { FakeOpenAIServer } from './support/fake-openai-server.js';
 import { FakeWeatherServer } from './support/fake-weather-server.js';
 import { openSse } from './support/sse-client.js';
+import { heldWeatherTurn } from './support/held-turn.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 
 /** Finding a run and stopping it: run discovery, the 409's run id, cancel on any instance. */
@@ -26,19 +27,7 @@ describe('Run discovery and cancel', () => {
     await weather.stop();
   });
 
-  /** Starts a streamed weather turn on instance A and holds it inside the weather tool. */
-  async function heldTurn(user: string, sessionId?: string) {
-    weather.hold();
-    const arrived = weather.nextRequest();
-    const stream = await openSse(`${baseA}/api/chat/stream`, {
-      method: 'POST',
-      headers: { ...a.auth(user), 'Content-Type': 'application/json' },
-      body: JSON.stringify({ message: 'What is the weather in Paris?', ...(sessionId ? { session_id: sessionId } : {}) }),
-    });
-    const metadata = await stream.waitFor((event) => event.event === 'metadata');
-    await arrived;
-    return { stream, runId: metadata.data.run_id as string, sessionId: metadata.data.session_id as string };
-  }
+  const heldTurn = (user: string, sessionId?: string) => heldWeatherTurn(baseA, a.auth(user), weather, sessionId);
 
   it('names the running run in the 409 and in GET /api/chat/runs/:run_id, and 404s it to anyone else', async () => {
     const user = uniqueUser('discover');

@@ -29,7 +29,6 @@ import { ChatService } from './chat.service.js';
 import { RunIdParams } from './run-id.params.js';
 import { SSE_SCHEMA_MODELS, STREAM_EVENT_SCHEMA } from './sse-events.dto.js';
 import { RunEventsService, RunStatusProbe } from './run-events.service.js';
-import { RunCancellation } from './run-cancellation.service.js';
 import { RunRegistry } from './run-registry.service.js';
 import { formatSse, LAST_EVENT_ID_RULE, openSse, parseLastEventId, RunEvent, startHeartbeat, TERMINAL_EVENTS } from './sse.js';
 
@@ -46,9 +45,6 @@ const SSE_OK_RESPONSE = {
   content: { 'text/event-stream': { schema: STREAM_EVENT_SCHEMA } },
 };
 
-/** How often a cancel looks whether the run stopped. */
-const CANCEL_POLL_MS = 25;
-
 @ApiTags('chat')
 @ApiBearerAuth()
 @ApiExtraModels(...SSE_SCHEMA_MODELS)
@@ -59,7 +55,6 @@ export class ChatController {
     private readonly context: ChatRequestContext,
     private readonly runs: RunRegistry,
     private readonly events: RunEventsService,
-    private readonly cancellation: RunCancellation,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -86,18 +81,9 @@ export class ChatController {
   @ApiErrorResponses(400, 401, 404, 413, 429, 503)
   @RateLimit('run_control')
   async cancel(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<RunInfo> {
-    const run = await this.runs.info(params.run_id, user.userId);
+    const run = await this.chat.cancel(params.run_id, user.userId);
     if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
-    if (run.status !== 'running') return run;
-    await this.cancellation.request(run.run_id);
-    const deadline = Date.now() + this.config.chat.runCancelWaitMs;
-    while (Date.now() < deadline && (await this.runs.status(run.run_id)) === 'running') {
-      await new Promise((resolve) => setTimeout(resolve, CANCEL_POLL_MS));
-    }
-    // The running instance did not stop it in time (it may be cut off from Redis): the cancel records it and keeps its
-    // message itself, and that instance stops at its next heartbeat without committing.
-    if ((await this.runs.status(run.run_id)) === 'running') await this.chat.forceCancel(run.run_id, user.userId, run.session_id);
-    return (await this.runs.info(run.run_id, user.userId)) ?? run;
+    return run;
   }
 
   @Post()

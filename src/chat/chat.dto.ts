@@ -3,6 +3,7 @@ import { IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-valid
 import { LowercaseId } from '../common/lowercase-id.js';
 import { IsStorableText } from '../common/storable-text.js';
 import { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
+import { RUN_STATUSES, type RunStatus } from './run-registry.service.js';
 
 export const CHAT_MESSAGE_MAX_LENGTH = 8000;
 
@@ -43,7 +44,6 @@ export class ChatResponse {
   pending_hitl: PendingHitlState | null;
 }
 
-export const RUN_STATUS_VALUES = ['running', 'done', 'error', 'interrupted', 'abandoned', 'cancelled'] as const;
 
 export class RunInfo {
   @ApiProperty({ format: 'uuid' })
@@ -53,11 +53,11 @@ export class RunInfo {
   session_id: string;
 
   @ApiProperty({
-    enum: RUN_STATUS_VALUES,
+    enum: RUN_STATUSES,
     enumName: 'RunStatus',
     description: '`running`; or how it ended: `done`, `interrupted` (paused for the user), `error`, `abandoned` (its instance died), `cancelled`',
   })
-  status: (typeof RUN_STATUS_VALUES)[number];
+  status: RunStatus;
 
   @ApiProperty({ description: 'ISO 8601 time the run started' })
   started_at: string;

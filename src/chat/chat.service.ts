@@ -18,7 +18,7 @@ import { RunInProgressError, RunNotRunningError, TurnFailedError, TurnFailureCod
 import { ConversationSummaryService } from './conversation-summary.service.js';
 import { RunEventsService } from './run-events.service.js';
 import { RunCancellation, RunCancelledSignal } from './run-cancellation.service.js';
-import { RunRegistry, RunSlotTakenError } from './run-registry.service.js';
+import { RunInfoRecord, RunRegistry, RunSlotTakenError } from './run-registry.service.js';
 import type { SseEventType } from './sse.js';
 import { toolEndSummary, toolFailedSummary, toolStartSummary } from './sse-events.dto.js';
 
@@ -38,6 +38,9 @@ export interface PreparedTurn {
 }
 
 type Emit = (event: SseEventType, data: unknown) => void;
+
+/** How often a cancel looks whether the run stopped. */
+const CANCEL_POLL_MS = 25;
 
 /** Session metadata keys of a paused (human-in-the-loop) task. */
 export const PENDING_HITL_KEY = 'pending_hitl';
@@ -359,12 +362,32 @@ export class ChatService {
   }
 
   /**
+   * Cancels the user's run (POST /api/chat/runs/:run_id/cancel): asks the
+   * instance running it to stop, waits up to RUN_CANCEL_WAIT_MS for it to,
+   * and ends it itself when it did not. Answers the run as it then stands;
+   * null when it is not the user's.
+   */
+  async cancel(runId: string, userId: string): Promise<RunInfoRecord | null> {
+    const run = await this.runs.info(runId, userId);
+    if (!run || run.status !== 'running') return run;
+    await this.cancellation.request(runId);
+    const deadline = Date.now() + this.config.chat.runCancelWaitMs;
+    while (Date.now() < deadline && (await this.runs.status(runId)) === 'running') {
+      await new Promise((resolve) => setTimeout(resolve, CANCEL_POLL_MS));
+    }
+    // The running instance did not stop it in time (it may be cut off from Redis): the cancel records it and keeps its
+    // message itself, and that instance stops at its next heartbeat without committing.
+    if ((await this.runs.status(runId)) === 'running') await this.forceCancel(runId, userId, run.session_id);
+    return (await this.runs.info(runId, userId)) ?? run;
+  }
+
+  /**
    * Ends a run the cancel could not stop through its instance (Redis could
    * not carry the request, or that instance did not answer in time): the run
    * is recorded cancelled and the message that started it kept, marked
    * cancelled, in one transaction. False when the run had ended meanwhile.
    */
-  async forceCancel(runId: string, userId: string, sessionId: string): Promise<boolean> {
+  private async forceCancel(runId: string, userId: string, sessionId: string): Promise<boolean> {
     const message = await this.runs.message(runId);
     try {
       await this.storage.appendTurn(

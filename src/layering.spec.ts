@@ -4,7 +4,8 @@ import ts from 'typescript';
 
 /**
  * Imports run one way: config → logging, common → database, trace, models →
- * auth, cache → rate-limit → session, knowledge, health → agent → chat → the
+ * auth, cache → rate-limit → session, knowledge, health → agent → chat →
+ * protocols (adapters for existing clients: OpenAI, AI SDK) → the
  * application's root files. A module may import its own folder and any
  * module of a lower rank, never one of its own rank or above.
  */
@@ -23,7 +24,8 @@ const RANK: Record<string, number> = {
   health: 6,
   agent: 7,
   chat: 8,
-  '(root)': 9,
+  protocols: 9,
+  '(root)': 10,
 };
 
 const SRC = path.resolve('src');

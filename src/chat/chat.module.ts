@@ -16,7 +16,7 @@ import { runOwnershipProvider, StreamTicketController } from './stream-ticket.co
   imports: [AgentModule, AuthModule, SessionModule, TraceModule],
   controllers: [ChatController, StreamTicketController],
   providers: [ChatRequestContext, ChatService, RunRegistry, RunEventsService, RunCancellation, ConversationSummaryService, runOwnershipProvider],
-  exports: [ChatService],
+  exports: [ChatService, ChatRequestContext, RunEventsService, RunRegistry],
 })
 export class ChatModule implements BeforeApplicationShutdown {
   constructor(private readonly chat: ChatService) {}

@@ -1,14 +1,20 @@
 import { Global, Logger, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { ApiKeyController } from './api-keys/api-key.controller.js';
+import { ApiKey } from './api-keys/api-key.entity.js';
+import { ApiKeyService } from './api-keys/api-key.service.js';
+import { IdentityTokenVerifier } from './identity-token.verifier.js';
 import { JwtAuthGuard } from './jwt-auth.guard.js';
 import { StreamTicketService } from './stream-ticket.service.js';
 
 @Global()
 @Module({
   imports: [
+    TypeOrmModule.forFeature([ApiKey]),
     JwtModule.registerAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => {
@@ -26,7 +32,8 @@ import { StreamTicketService } from './stream-ticket.service.js';
       },
     }),
   ],
-  providers: [StreamTicketService, { provide: APP_GUARD, useClass: JwtAuthGuard }],
+  controllers: [ApiKeyController],
+  providers: [StreamTicketService, IdentityTokenVerifier, ApiKeyService, { provide: APP_GUARD, useClass: JwtAuthGuard }],
   exports: [JwtModule, StreamTicketService],
 })
 export class AuthModule {}

@@ -6,6 +6,8 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { CREDENTIAL_QUERY_PARAMETERS, redactCredentials } from '../logging/http-logging.js';
 import { AuthUser, RequestWithUser } from './auth-user.js';
+import { IdentityTokenVerifier } from './identity-token.verifier.js';
+import { API_KEY_PREFIX, ApiKeyService } from './api-keys/api-key.service.js';
 import { IS_PUBLIC } from './public.decorator.js';
 import { userIdProblem } from './user-id.js';
 import { ACCEPTS_STREAM_TICKET, STREAM_TICKET_PARAMETER } from './stream-ticket.decorator.js';
@@ -22,8 +24,10 @@ interface TokenClaims {
 export { MAX_USER_ID_LENGTH, userIdProblem } from './user-id.js';
 
 /**
- * Global guard: every route needs `Authorization: Bearer <HS256 JWT>` unless
- * marked @Public(); a route marked @AcceptsStreamTicket() also accepts
+ * Global guard: every route needs `Authorization: Bearer <credential>` unless
+ * marked @Public(), the credential being an HS256 JWT (JWT_SECRET), an
+ * RS256/ES256 token of the identity provider (JWT_JWKS_URL) or an API key
+ * (`rk-…`); a route marked @AcceptsStreamTicket() also accepts
  * `?ticket=<stream ticket>` for its own run. Credentials are never taken
  * from any other query parameter.
  */
@@ -36,6 +40,8 @@ export class JwtAuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly tickets: StreamTicketService,
     private readonly moduleRef: ModuleRef,
+    private readonly apiKeys: ApiKeyService,
+    private readonly identityTokens: IdentityTokenVerifier,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -92,6 +98,8 @@ export class JwtAuthGuard implements CanActivate {
     if (scheme?.toLowerCase() !== 'bearer' || !token || rest.length > 0) {
       throw new UnauthorizedException('Malformed Authorization header: send "Bearer <token>"');
     }
+    if (token.startsWith(API_KEY_PREFIX)) return this.apiKeys.authenticate(token);
+    if (this.identityTokens.handles(token)) return this.identityTokens.verify(token);
     let claims: TokenClaims;
     try {
       claims = await this.jwt.verifyAsync<TokenClaims & object>(token, { algorithms: ['HS256'] });

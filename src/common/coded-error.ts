@@ -30,6 +30,8 @@ export const ERROR_CODE_STATUS = {
   invalid_document_name: 400,
   unsupported_document: 415,
   unreadable_document: 422,
+  // auth: the identity provider's keys (JWT_JWKS_URL) could not be fetched for an RS256/ES256 token
+  identity_provider_unavailable: 503,
 } as const satisfies Record<string, 400 | 404 | 409 | 410 | 415 | 422 | 500 | 502 | 503 | 504>;
 
 export type ErrorCode = keyof typeof ERROR_CODE_STATUS;

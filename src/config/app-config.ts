@@ -17,6 +17,20 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** Loudly logged and refused in production; only for local development. */
 export const DEVELOPMENT_JWT_SECRET = 'dev-only-insecure-secret-change-me';
 
+/** The JWT_JWKS_* settings when JWT_JWKS_URL is set; every variable is read either way. */
+function identityProviderConfig(env: Environment) {
+  const settings = {
+    issuer: env.JWT_ISSUER,
+    audience: env.JWT_AUDIENCE,
+    roleClaim: env.JWT_ROLE_CLAIM,
+    adminRole: env.JWT_ADMIN_ROLE,
+    timeoutMs: env.JWT_JWKS_TIMEOUT_MS,
+    cooldownMs: env.JWT_JWKS_COOLDOWN_MS,
+  };
+  const jwksUrl = env.JWT_JWKS_URL;
+  return jwksUrl ? { jwksUrl, ...settings } : undefined;
+}
+
 /**
  * The service's settings, shaped for the code that reads them. Every value
  * comes from one variable of the schema (environment.ts), or from a few
@@ -45,6 +59,8 @@ export function configFromEnvironment(env: Environment) {
       jwtSecret: env.JWT_SECRET ?? DEVELOPMENT_JWT_SECRET,
       usingDevelopmentSecret: env.JWT_SECRET === undefined,
       maxTokenLifetimeSeconds: env.JWT_MAX_LIFETIME_SECONDS,
+      /** RS256/ES256 tokens of an identity provider; undefined: only HS256 tokens are accepted. */
+      identityProvider: identityProviderConfig(env),
     },
     /** Stream tickets (EventSource rejoin); apart from `auth` so that object stays the bearer-token settings. */
     streamTickets: { ttlSeconds: env.STREAM_TICKET_TTL_SECONDS },
@@ -114,6 +130,8 @@ export function configFromEnvironment(env: Environment) {
       runHeartbeatMs: env.RUN_HEARTBEAT_MS,
       runStaleAfterMs: env.RUN_STALE_AFTER_MS,
       runCancelWaitMs: env.RUN_CANCEL_WAIT_MS,
+      /** The agent's model id on /v1 (OpenAI-compatible). */
+      openAiModelId: env.OPENAI_COMPAT_MODEL,
     },
   };
 }

@@ -109,6 +109,18 @@ const auth = {
     .meta({ readmeDefault: 'development secret' }),
   JWT_MAX_LIFETIME_SECONDS: integer(60, 86400 * 30).default(86400).describe('longest token lifetime accepted'),
   STREAM_TICKET_TTL_SECONDS: integer(5, 3600).default(60).describe('lifetime of a stream ticket (EventSource rejoin)'),
+  JWT_JWKS_URL: httpUrl().optional().describe("an identity provider's JWKS endpoint; set: RS256 and ES256 tokens signed by its keys are accepted too"),
+  JWT_ISSUER: z.string().optional().describe('the `iss` identity-provider tokens must carry; required with JWT_JWKS_URL'),
+  JWT_AUDIENCE: z
+    .string()
+    .transform((list) => list.split(',').map((audience) => audience.trim()).filter(Boolean))
+    .pipe(z.array(z.string()).min(1, 'must name at least one audience (comma-separated)'))
+    .optional()
+    .describe('accepted `aud` values of identity-provider tokens (comma-separated; one must match); required with JWT_JWKS_URL'),
+  JWT_ROLE_CLAIM: z.string().min(1).default('role').describe('claim of identity-provider tokens holding the role(s): a dot path (realm_access.roles)'),
+  JWT_ADMIN_ROLE: z.string().min(1).default('admin').describe('role (in JWT_ROLE_CLAIM) that makes an identity-provider token admin'),
+  JWT_JWKS_TIMEOUT_MS: integer(100, 60000).default(5000).describe('longest wait for the JWKS endpoint'),
+  JWT_JWKS_COOLDOWN_MS: integer(0, 3600000).default(30000).describe('least time between two JWKS fetches caused by an unknown kid'),
 };
 
 const rateLimit = {
@@ -200,6 +212,11 @@ const chat = {
   RUN_CANCEL_WAIT_MS: integer(100, 60000)
     .default(5000)
     .describe('how long a cancel waits for the running instance to stop the run before recording it cancelled itself'),
+  OPENAI_COMPAT_MODEL: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}$/, 'must be a model id of letters, digits and . _ : / - (at most 100)')
+    .default('rag-agent')
+    .describe('the model id the OpenAI-compatible routes (/v1) list and answer as'),
 };
 
 /** The variables in blocks, by concern. */
@@ -304,6 +321,21 @@ const CROSS_CHECKS: readonly CrossCheck[] = [
   crossCheck(['CORS_ORIGINS', 'NODE_ENV'], (env) =>
     env.NODE_ENV === 'production' && env.CORS_ORIGINS?.includes('*')
       ? { variable: 'CORS_ORIGINS', message: 'must list the allowed origins when NODE_ENV=production (* is refused)' }
+      : undefined,
+  ),
+  crossCheck(['JWT_JWKS_URL', 'JWT_ISSUER'], (env) =>
+    env.JWT_JWKS_URL && !env.JWT_ISSUER
+      ? { variable: 'JWT_ISSUER', message: "required when JWT_JWKS_URL is set (the identity provider's issuer, the tokens' iss)" }
+      : undefined,
+  ),
+  crossCheck(['JWT_JWKS_URL', 'JWT_AUDIENCE'], (env) =>
+    env.JWT_JWKS_URL && !env.JWT_AUDIENCE
+      ? { variable: 'JWT_AUDIENCE', message: "required when JWT_JWKS_URL is set (this service's client id or API identifier, the tokens' aud)" }
+      : undefined,
+  ),
+  crossCheck(['JWT_JWKS_URL', 'NODE_ENV'], (env) =>
+    env.NODE_ENV === 'production' && env.JWT_JWKS_URL && !/^https:\/\/|^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/i.test(env.JWT_JWKS_URL)
+      ? { variable: 'JWT_JWKS_URL', message: 'must be an https:// URL when NODE_ENV=production (keys fetched over plain http could be replaced on the way)' }
       : undefined,
   ),
   crossCheck(['JWT_SECRET', 'NODE_ENV'], (env) =>

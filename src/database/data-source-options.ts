@@ -10,6 +10,7 @@ import { SessionOwnedRuns1764892800000 } from './migrations/1764892800000-Sessio
 import { CancelledRuns1764979200000 } from './migrations/1764979200000-CancelledRuns.js';
 import { ClientMessageFields1764979200005 } from './migrations/1764979200005-ClientMessageFields.js';
 import { RunMessages1764979200010 } from './migrations/1764979200010-RunMessages.js';
+import { ApiKeys1764979200020 } from './migrations/1764979200020-ApiKeys.js';
 
 export const MIGRATIONS = [
   InitialSchema1764547200000,
@@ -21,6 +22,7 @@ export const MIGRATIONS = [
   CancelledRuns1764979200000,
   ClientMessageFields1764979200005,
   RunMessages1764979200010,
+  ApiKeys1764979200020,
 ];
 
 /**

@@ -18,11 +18,11 @@ export class RateLimitGuard implements CanActivate {
     const bucket = this.reflector.get<RateLimitBucket | undefined>(RATE_LIMIT_BUCKET, context.getHandler());
     const request = context.switchToHttp().getRequest<Request & RequestWithUser>();
     if (!bucket || !request.user) return true;
-    const verdict = await this.limits.consume(bucket, request.user.userId);
+    const verdict = await this.limits.consume(bucket, request.user.userId, request.user.apiKeyId);
     if (verdict.allowed) return true;
     context.switchToHttp().getResponse<Response>().setHeader('Retry-After', String(verdict.retryAfterSeconds));
     throw new HttpException(
-      `Too many ${BUCKET_NAMES[bucket]} for this user; retry in ${verdict.retryAfterSeconds} s`,
+      `Too many ${BUCKET_NAMES[bucket]} for this ${verdict.spentBy === 'api_key' ? 'API key' : 'user'}; retry in ${verdict.retryAfterSeconds} s`,
       HttpStatus.TOO_MANY_REQUESTS,
     );
   }

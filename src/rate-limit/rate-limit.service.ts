@@ -7,7 +7,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 /** The routes that cost the most: chat turns, knowledge searches and document uploads, limited per user. */
 export type RateLimitBucket = 'chat' | 'search' | 'upload' | 'run_control';
 
-export type RateLimitVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+export type RateLimitVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number; spentBy: 'user' | 'api_key' };
 
 /**
  * Per-user request budgets shared by every instance (a counter per user and
@@ -20,6 +20,8 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(RateLimitService.name);
   private readonly redis: RedisClient;
   private readonly limiters = new Map<RateLimitBucket, RLWrapperTimeouts>();
+  /** The same budgets per API key, under their own prefix so no user id can name a key's counter. */
+  private readonly keyLimiters = new Map<RateLimitBucket, RLWrapperTimeouts>();
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.redis = createRedisClient(config, () => undefined); // the per-instance counter answers meanwhile
@@ -32,20 +34,22 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     for (const bucket of Object.keys(perMinute) as RateLimitBucket[]) {
       const points = perMinute[bucket];
       if (points === 0) continue;
-      const insurance = new RateLimiterMemory({ keyPrefix: `rl_${bucket}_local`, points, duration: 60 });
-      const shared = new RateLimiterRedis({
-        storeClient: this.redis,
-        useRedisPackage: true,
-        rejectIfRedisNotReady: true,
-        keyPrefix: `rate_limit:${bucket}`,
-        points,
-        duration: 60,
-      });
-      this.limiters.set(
-        bucket,
-        new RLWrapperTimeouts({ limiter: shared, insuranceLimiter: insurance, timeoutMs: config.redis.commandTimeoutMs }),
-      );
+      this.limiters.set(bucket, this.limiter(`rate_limit:${bucket}`, `rl_${bucket}_local`, points));
+      this.keyLimiters.set(bucket, this.limiter(`rate_limit_api_key:${bucket}`, `rl_api_key_${bucket}_local`, points));
     }
+  }
+
+  private limiter(sharedPrefix: string, localPrefix: string, points: number): RLWrapperTimeouts {
+    const insurance = new RateLimiterMemory({ keyPrefix: localPrefix, points, duration: 60 });
+    const shared = new RateLimiterRedis({
+      storeClient: this.redis,
+      useRedisPackage: true,
+      rejectIfRedisNotReady: true,
+      keyPrefix: sharedPrefix,
+      points,
+      duration: 60,
+    });
+    return new RLWrapperTimeouts({ limiter: shared, insuranceLimiter: insurance, timeoutMs: this.config.redis.commandTimeoutMs });
   }
 
   onModuleInit(): void {
@@ -56,16 +60,28 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     await closeRedisClient(this.redis, Math.max(this.config.redis.commandTimeoutMs * 5, 1000));
   }
 
-  /** Spends one request of the user's budget for the bucket. */
-  async consume(bucket: RateLimitBucket, userId: string): Promise<RateLimitVerdict> {
-    const limiter = this.limiters.get(bucket);
+  /**
+   * Spends one request of the user's budget for the bucket and, for a request
+   * authenticated by an API key, of the key's own budget first: a key cannot
+   * go past its budget, and all of a user's keys together still spend (and
+   * stop at) the user's one.
+   */
+  async consume(bucket: RateLimitBucket, userId: string, apiKeyId?: string): Promise<RateLimitVerdict> {
+    if (apiKeyId !== undefined) {
+      const verdict = await this.spend(this.keyLimiters.get(bucket), apiKeyId, 'api_key');
+      if (!verdict.allowed) return verdict;
+    }
+    return this.spend(this.limiters.get(bucket), userId, 'user');
+  }
+
+  private async spend(limiter: RLWrapperTimeouts | undefined, key: string, spentBy: 'user' | 'api_key'): Promise<RateLimitVerdict> {
     if (!limiter) return { allowed: true };
     try {
-      await limiter.consume(userId);
+      await limiter.consume(key);
       return { allowed: true };
     } catch (rejection) {
       if (rejection instanceof RateLimiterRes) {
-        return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
+        return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)), spentBy };
       }
       // Neither Redis nor the insurance counter answered: let the request through rather than fail it.
       this.logger.warn(`rate limit not checked: ${(rejection as Error).message}`);

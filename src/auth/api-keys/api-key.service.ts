@@ -1,0 +1,198 @@
+import { BeforeApplicationShutdown, ConflictException, ForbiddenException, Injectable, Logger, NotFoundException, UnauthorizedException } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { Repository } from 'typeorm';
+import { CodedError } from '../../common/coded-error.js';
+import { isDatabaseUnavailable } from '../../common/database-unavailable.js';
+import type { AuthUser } from '../auth-user.js';
+import { ApiKey, ApiKeyRole } from './api-key.entity.js';
+import type { ApiKeyCreatedResponse, ApiKeyInfo } from './api-key.dto.js';
+
+/** Every API key starts with this; the bearer guard sends such tokens here. */
+export const API_KEY_PREFIX = 'rk-';
+/** 32 random bytes, base64url without padding. */
+const SECRET_BYTES = 32;
+const KEY_PATTERN = /^rk-[A-Za-z0-9_-]{43}$/;
+export const API_KEY_PREFIX_LENGTH = 8;
+export const MAX_LIVE_API_KEYS = 50;
+const LIST_LIMIT = 100;
+/** last_used_at is written at most once per key and minute. */
+const USAGE_WRITE_INTERVAL_MS = 60_000;
+const USAGE_MEMORY_LIMIT = 10_000;
+const CREATE_LOCK_CLASS = 7_241_860;
+
+export class ApiKeyStorageUnavailable extends CodedError {
+  readonly code = 'storage_unavailable' as const;
+
+  constructor() {
+    super('Database unavailable: the API key could not be checked; retry shortly (signed tokens are not affected)');
+  }
+}
+
+interface KeyRow {
+  id: string;
+  user_id: string;
+  name: string;
+  prefix: string;
+  role: ApiKeyRole;
+  created_at: Date;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const ROW_COLUMNS = 'id, user_id, name, prefix, role, created_at, expires_at, last_used_at, revoked_at';
+
+/**
+ * A key carries 256 random bits, so a plain SHA-256 of the whole key is
+ * enough to store it: nothing can be guessed or precomputed, and a slow
+ * password hash would only add latency to every request.
+ */
+function hashKey(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest();
+}
+
+function toInfo(row: KeyRow): ApiKeyInfo {
+  const iso = (value: Date | null) => (value ? value.toISOString() : null);
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    role: row.role,
+    created_at: row.created_at.toISOString(),
+    expires_at: iso(row.expires_at),
+    last_used_at: iso(row.last_used_at),
+    revoked_at: iso(row.revoked_at),
+  };
+}
+
+/**
+ * API keys for service-to-service clients. Every request with a key looks it
+ * up in PostgreSQL (by its hash) and nothing is cached, so a revocation or an
+ * expiry holds on every instance from the next request on.
+ */
+@Injectable()
+export class ApiKeyService implements BeforeApplicationShutdown {
+  private readonly logger = new Logger(ApiKeyService.name);
+  /** When this instance last wrote each key's last_used_at. */
+  private readonly usageWrittenAt = new Map<string, number>();
+  private readonly pendingUsageWrites = new Set<Promise<void>>();
+
+  constructor(@InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>) {}
+
+  async create(user: AuthUser, name: string, expiresInDays?: number): Promise<ApiKeyCreatedResponse> {
+    if (user.apiKeyId) {
+      throw new ForbiddenException('An API key cannot create API keys (a leaked key must not mint successors): use a signed user token');
+    }
+    const key = API_KEY_PREFIX + randomBytes(SECRET_BYTES).toString('base64url');
+    const prefix = key.slice(API_KEY_PREFIX.length, API_KEY_PREFIX.length + API_KEY_PREFIX_LENGTH);
+    const role: ApiKeyRole = user.isAdmin ? 'admin' : 'user';
+    const row = await this.keys.manager.transaction(async (manager) => {
+      // One creation per user at a time, so concurrent requests cannot pass the limit together.
+      await manager.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CREATE_LOCK_CLASS, user.userId]);
+      const [{ live }] = await manager.query(
+        `SELECT count(*)::int AS live FROM api_keys
+          WHERE user_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+        [user.userId],
+      );
+      if (live >= MAX_LIVE_API_KEYS) {
+        throw new ConflictException(`At most ${MAX_LIVE_API_KEYS} live API keys per user: revoke one (DELETE /api/keys/:id) first`);
+      }
+      const [inserted] = await manager.query(
+        `INSERT INTO api_keys (id, user_id, name, prefix, key_hash, role, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7::int IS NULL THEN NULL ELSE now() + make_interval(days => $7::int) END)
+         RETURNING ${ROW_COLUMNS}`,
+        [randomUUID(), user.userId, name, prefix, hashKey(key), role, expiresInDays ?? null],
+      );
+      return inserted as KeyRow;
+    });
+    return { ...toInfo(row), key };
+  }
+
+  async list(userId: string): Promise<ApiKeyInfo[]> {
+    const rows: KeyRow[] = await this.keys.query(
+      `SELECT ${ROW_COLUMNS} FROM api_keys WHERE user_id = $1
+        ORDER BY (revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())) DESC, created_at DESC, id
+        LIMIT ${LIST_LIMIT}`,
+      [userId],
+    );
+    return rows.map(toInfo);
+  }
+
+  /** Revokes one of the user's keys; revoking a revoked key changes nothing. */
+  async revoke(userId: string, id: string): Promise<ApiKeyInfo> {
+    const [rows] = await this.keys.query(
+      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND user_id = $2 RETURNING ${ROW_COLUMNS}`,
+      [id, userId],
+    );
+    const row = (rows as KeyRow[])[0];
+    if (!row) throw new NotFoundException(`API key ${id} not found`);
+    return toInfo(row);
+  }
+
+  /** The key's owner and role; 401 for a malformed, unknown, revoked or expired key, 503 when PostgreSQL cannot answer. */
+  async authenticate(key: string): Promise<AuthUser> {
+    if (!KEY_PATTERN.test(key)) {
+      throw new UnauthorizedException(`Malformed API key: expected "${API_KEY_PREFIX}" followed by 43 base64url characters`);
+    }
+    let rows: Array<{ id: string; user_id: string; role: ApiKeyRole; revoked: boolean; expired: boolean; last_used_at: Date | null }>;
+    try {
+      rows = await this.keys.query(
+        `SELECT id, user_id, role, last_used_at, revoked_at IS NOT NULL AS revoked,
+                (expires_at IS NOT NULL AND expires_at <= now()) AS expired
+           FROM api_keys WHERE key_hash = $1`,
+        [hashKey(key)],
+      );
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) throw new ApiKeyStorageUnavailable();
+      throw error;
+    }
+    const row = rows[0];
+    // Unknown and revoked answer alike: the answer must not tell which keys once existed.
+    if (!row || row.revoked) throw new UnauthorizedException('Invalid API key: unknown or revoked');
+    if (row.expired) throw new UnauthorizedException('API key expired: create a new one (POST /api/keys with a user token)');
+    this.recordUse(row.id, row.last_used_at);
+    return { userId: row.user_id, isAdmin: row.role === 'admin', apiKeyId: row.id };
+  }
+
+  /** Resolves when the last_used_at writes started so far have finished (tests, shutdown). */
+  async flushUsage(): Promise<void> {
+    await Promise.allSettled([...this.pendingUsageWrites]);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.flushUsage();
+  }
+
+  /**
+   * Writes last_used_at off the request's path, at most once a minute per key:
+   * this instance skips keys it wrote within the minute, and the statement's
+   * condition skips keys another instance wrote.
+   */
+  private recordUse(id: string, lastUsedAt: Date | null): void {
+    const now = Date.now();
+    if (lastUsedAt && now - lastUsedAt.getTime() < USAGE_WRITE_INTERVAL_MS) return;
+    const written = this.usageWrittenAt.get(id);
+    if (written !== undefined && now - written < USAGE_WRITE_INTERVAL_MS) return;
+    if (this.usageWrittenAt.size >= USAGE_MEMORY_LIMIT) {
+      for (const [key, at] of this.usageWrittenAt) if (now - at >= USAGE_WRITE_INTERVAL_MS) this.usageWrittenAt.delete(key);
+      if (this.usageWrittenAt.size >= USAGE_MEMORY_LIMIT) this.usageWrittenAt.clear();
+    }
+    this.usageWrittenAt.set(id, now);
+    const write = this.keys
+      .query(
+        `UPDATE api_keys SET last_used_at = now()
+          WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2))`,
+        [id, USAGE_WRITE_INTERVAL_MS / 1000],
+      )
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.usageWrittenAt.delete(id); // the next request tries again
+          this.logger.warn({ err: error, api_key_id: id }, 'could not record the API key last use');
+        },
+      );
+    this.pendingUsageWrites.add(write);
+    void write.finally(() => this.pendingUsageWrites.delete(write));
+  }
+}

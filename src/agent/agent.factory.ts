@@ -5,7 +5,9 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { MAIN_MODEL } from '../models/chat-models.js';
+import { MAIN_MODEL, SAMPLED_MAIN_MODEL } from '../models/chat-models.js';
+import type { ModelSampling, SampledModelFactory } from '../models/chat-models.js';
+import { samplingKey } from '../models/sampling.js';
 import { ModelCallError, ModelTimeoutError } from '../models/model-errors.js';
 import { AgentToolsNode } from './agent-tools-node.js';
 import { CheckpointerProvider } from './checkpointer.provider.js';
@@ -21,9 +23,34 @@ export function routeAfterModel(state: typeof MessagesAnnotation.State): 'tools'
   return last instanceof AIMessage && (last.tool_calls?.length ?? 0) > 0 ? 'tools' : END;
 }
 
-function buildAgentGraph(model: BaseChatModel, tools: ToolRegistry, checkpointer: CheckpointerProvider, timeoutMs: number) {
+/** Models bound with a request's sampling, kept for reuse up to this many distinct settings. */
+const SAMPLED_MODELS_KEPT = 32;
+
+function bindAgentTools(model: BaseChatModel, tools: ToolRegistry) {
   if (!model.bindTools) throw new Error('the configured chat model cannot call tools');
-  const bound = model.bindTools(tools.tools);
+  return model.bindTools(tools.tools);
+}
+
+function buildAgentGraph(
+  model: BaseChatModel,
+  sampledModel: SampledModelFactory,
+  tools: ToolRegistry,
+  checkpointer: CheckpointerProvider,
+  timeoutMs: number,
+) {
+  const bound = bindAgentTools(model, tools);
+  const sampled = new Map<string, typeof bound>();
+  const modelFor = (sampling: ModelSampling | undefined) => {
+    if (!sampling) return bound;
+    const key = samplingKey(sampling);
+    let found = sampled.get(key);
+    if (!found) {
+      if (sampled.size >= SAMPLED_MODELS_KEPT) sampled.delete(sampled.keys().next().value!);
+      found = bindAgentTools(sampledModel(sampling), tools);
+      sampled.set(key, found);
+    }
+    return found;
+  };
   const promptRules = tools.promptRules;
 
   const callModel = async (state: typeof MessagesAnnotation.State, config: RunnableConfig) => {
@@ -31,10 +58,9 @@ function buildAgentGraph(model: BaseChatModel, tools: ToolRegistry, checkpointer
     const deadline = AbortSignal.timeout(timeoutMs);
     const signal = config.signal ? AbortSignal.any([config.signal, deadline]) : deadline;
     try {
-      const response = await bound.invoke([new SystemMessage(buildSystemPrompt(promptRules, turn.summary)), ...state.messages], {
-        ...config,
-        signal,
-      });
+      const prompt = [new SystemMessage(buildSystemPrompt(promptRules, turn.summary)), ...state.messages];
+      const response = await modelFor(turn.sampling).invoke(prompt, { ...config, signal });
+      turn.modelCalls.push({ prompt, response });
       return { messages: [response] };
     } catch (error) {
       if (deadline.aborted) throw new ModelTimeoutError(timeoutMs);
@@ -65,13 +91,14 @@ export class AgentFactory {
 
   constructor(
     @Inject(MAIN_MODEL) private readonly model: BaseChatModel,
+    @Inject(SAMPLED_MAIN_MODEL) private readonly sampledModel: SampledModelFactory,
     private readonly tools: ToolRegistry,
     private readonly checkpointer: CheckpointerProvider,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   get graph(): AgentGraph {
-    this.compiled ??= buildAgentGraph(this.model, this.tools, this.checkpointer, this.config.llm.timeoutMs);
+    this.compiled ??= buildAgentGraph(this.model, this.sampledModel, this.tools, this.checkpointer, this.config.llm.timeoutMs);
     return this.compiled;
   }
 }

@@ -1,4 +1,6 @@
+import type { BaseMessage } from '@langchain/core/messages';
 import type { RunnableConfig } from '@langchain/core/runnables';
+import type { ModelSampling } from '../models/sampling.js';
 import type { StepReporter } from '../knowledge/retrieval.service.js';
 import { normalizeAndValidateRagTrace, normalizeHitlResumeState } from '../trace/trace.normalizer.js';
 import type { HitlResumeState, PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
@@ -52,6 +54,10 @@ export class TurnContext {
   private hitlResume: HitlResume | null = null;
   /** The summary of the conversation before the recent window, for the system prompt. */
   summary?: string;
+  /** The client's sampling for this turn's answers (OpenAI-compatible route); absent keeps the model's defaults. */
+  sampling?: ModelSampling;
+  /** Each call of the agent's model in this turn: what it was sent and what it answered (for `usage`). */
+  readonly modelCalls: Array<{ prompt: BaseMessage[]; response: BaseMessage }> = [];
 
   constructor(readonly identity: TurnIdentity) {}
 

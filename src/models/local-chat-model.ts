@@ -7,6 +7,7 @@ import type { Runnable } from '@langchain/core/runnables';
 import { randomUUID } from 'node:crypto';
 import { clip, containsCjk } from '../common/text.js';
 import { summarizeExtractively } from './local-compose.js';
+import { truncateToTokens } from './token-estimate.js';
 import { detectSmallTalk } from './local-intent.js';
 import { isLocalToolRouting, LOCAL_ROUTING_KEY, LocalToolRouting } from './local-tool-routing.js';
 
@@ -21,9 +22,16 @@ export interface LocalBoundTool {
 interface LocalChatModelFields extends BaseChatModelParams {
   role?: LocalModelRole;
   tools?: LocalBoundTool[];
+  /** A request's token limit for an answer (counted with the o200k_base tokenizer). */
+  maxTokens?: number;
+  /** A request's stop sequences: an answer ends before the first. */
+  stop?: string[];
 }
 
 type Reply = { kind: 'text'; text: string } | { kind: 'tool'; name: string; args: Record<string, unknown> };
+
+/** Why an answer ended, as OpenAI's `finish_reason` says it. */
+type FinishReason = 'stop' | 'length' | 'tool_calls';
 
 function textOf(message: BaseMessage): string {
   return typeof message.content === 'string'
@@ -56,11 +64,15 @@ export class LocalChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMe
   readonly tools: LocalBoundTool[];
   /** Highest routing priority first; ties keep the binding order. */
   private readonly routingOrder: LocalBoundTool[];
+  private readonly maxTokens?: number;
+  private readonly stop?: string[];
 
   constructor(fields: LocalChatModelFields = {}) {
     super(fields);
     this.role = fields.role ?? 'main';
     this.tools = fields.tools ?? [];
+    this.maxTokens = fields.maxTokens;
+    this.stop = fields.stop;
     this.routingOrder = [...this.tools].sort((a, b) => (b.routing?.priority ?? -Infinity) - (a.routing?.priority ?? -Infinity));
   }
 
@@ -80,17 +92,43 @@ export class LocalChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMe
     tools: BindToolsInput[],
     kwargs?: Partial<BaseChatModelCallOptions>,
   ): Runnable<BaseLanguageModelInput, AIMessageChunk, BaseChatModelCallOptions> {
-    const bound = new LocalChatModel({ role: this.role, tools: tools.map(boundToolOf).filter((tool) => tool.name) });
+    const bound = new LocalChatModel({
+      role: this.role,
+      tools: tools.map(boundToolOf).filter((tool) => tool.name),
+      maxTokens: this.maxTokens,
+      stop: this.stop,
+    });
     return kwargs ? bound.withConfig(kwargs) : bound;
   }
 
-  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
-    const reply = this.reply(messages);
+  async _generate(messages: BaseMessage[], options?: this['ParsedCallOptions']): Promise<ChatResult> {
+    const reply = await this.limited(this.reply(messages), options?.stop);
     const message =
       reply.kind === 'text'
-        ? new AIMessage(reply.text)
-        : new AIMessage({ content: '', tool_calls: [{ id: `call_${randomUUID()}`, name: reply.name, args: reply.args, type: 'tool_call' }] });
+        ? new AIMessage({ content: reply.text, response_metadata: { finish_reason: reply.finish } })
+        : new AIMessage({
+            content: '',
+            tool_calls: [{ id: `call_${randomUUID()}`, name: reply.name, args: reply.args, type: 'tool_call' }],
+            response_metadata: { finish_reason: 'tool_calls' },
+          });
     return { generations: [{ text: reply.kind === 'text' ? reply.text : '', message }] };
+  }
+
+  /** The reply within the request's stop sequences and token limit. */
+  private async limited(reply: Reply, callStop?: string[]): Promise<Reply & { finish?: FinishReason }> {
+    if (reply.kind !== 'text') return reply;
+    let text = reply.text;
+    let finish: FinishReason = 'stop';
+    for (const stop of [...(this.stop ?? []), ...(callStop ?? [])]) {
+      const at = stop === '' ? -1 : text.indexOf(stop);
+      if (at >= 0) text = text.slice(0, at);
+    }
+    if (this.maxTokens !== undefined) {
+      const cut = await truncateToTokens(text, this.maxTokens);
+      text = cut.text;
+      if (cut.truncated) finish = 'length';
+    }
+    return { kind: 'text', text, finish };
   }
 
   async *_streamResponseChunks(
@@ -98,13 +136,14 @@ export class LocalChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMe
     options: this['ParsedCallOptions'],
     runManager?: CallbackManagerForLLMRun,
   ): AsyncGenerator<ChatGenerationChunk> {
-    const reply = this.reply(messages);
+    const reply = await this.limited(this.reply(messages), options.stop);
     if (reply.kind === 'tool') {
       const chunk = new ChatGenerationChunk({
         text: '',
         message: new AIMessageChunk({
           content: '',
           tool_call_chunks: [{ id: `call_${randomUUID()}`, name: reply.name, args: JSON.stringify(reply.args), index: 0, type: 'tool_call_chunk' }],
+          response_metadata: { finish_reason: 'tool_calls' },
         }),
       });
       yield chunk;
@@ -116,6 +155,7 @@ export class LocalChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMe
       yield chunk;
       await runManager?.handleLLMNewToken(piece, undefined, undefined, undefined, undefined, { chunk });
     }
+    yield new ChatGenerationChunk({ text: '', message: new AIMessageChunk({ content: '', response_metadata: { finish_reason: reply.finish } }) });
   }
 
   private reply(messages: BaseMessage[]): Reply {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 /** What the fake model does for one request. */
 export type FakeReply =
   /** With `hangAfter`, a streamed reply sends that many pieces and then never finishes (a model cut off mid-answer). */
-  | { content: string; hangAfter?: number }
+  | { content: string; hangAfter?: number; usage?: { prompt_tokens: number; completion_tokens: number } }
   /** `args` as a string is sent as it is (say, arguments that are not JSON). */
   | { toolCalls: Array<{ name: string; args: Record<string, unknown> | string }> }
   | { status: number; error: string }
@@ -17,6 +17,8 @@ interface RecordedRequest {
   tools: Array<{ function: { name: string } }>;
   /** The function the request forces (`tool_choice`), as structured output by function calling does. */
   forcedFunction: string | null;
+  /** The whole request body (sampling parameters and all). */
+  body: Record<string, unknown>;
 }
 
 /**
@@ -86,7 +88,14 @@ export class FakeOpenAIServer {
     }
     const request = JSON.parse(raw) as RecordedRequest & { stream?: boolean; tool_choice?: { function?: { name?: string } } | string };
     const forcedFunction = typeof request.tool_choice === 'object' ? (request.tool_choice.function?.name ?? null) : null;
-    this.requests.push({ stream: !!request.stream, model: request.model, messages: request.messages, tools: request.tools ?? [], forcedFunction });
+    this.requests.push({
+      stream: !!request.stream,
+      model: request.model,
+      messages: request.messages,
+      tools: request.tools ?? [],
+      forcedFunction,
+      body: JSON.parse(raw) as Record<string, unknown>,
+    });
     const reply = (forcedFunction ? this.byFunction.get(forcedFunction)?.shift() : undefined) ?? this.nextScripted(forcedFunction);
     if ('hang' in reply) return; // never answers
     if ('status' in reply) {
@@ -105,6 +114,7 @@ export class FakeOpenAIServer {
           }))
         : undefined;
     const content = 'content' in reply ? reply.content : null;
+    const reported = 'usage' in reply && reply.usage ? { ...reply.usage, total_tokens: reply.usage.prompt_tokens + reply.usage.completion_tokens } : undefined;
     if (!request.stream) {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(
@@ -120,6 +130,7 @@ export class FakeOpenAIServer {
               finish_reason: toolCalls ? 'tool_calls' : 'stop',
             },
           ],
+          ...(reported ? { usage: reported } : {}),
         }),
       );
       return;
@@ -137,6 +148,10 @@ export class FakeOpenAIServer {
       for (const piece of pieces.slice(0, hangAfter ?? pieces.length)) send({ content: piece });
       if (hangAfter !== undefined) return; // never finishes; the client's abort closes it
       send({}, 'stop');
+    }
+    const streamOptions = (request as { stream_options?: { include_usage?: boolean } }).stream_options;
+    if (reported && streamOptions?.include_usage) {
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: request.model, choices: [], usage: reported })}\n\n`);
     }
     res.end('data: [DONE]\n\n');
   }

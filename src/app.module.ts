@@ -2,6 +2,8 @@ import { DynamicModule, Module, ValidationPipe } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module.js';
 import { ChatModule } from './chat/chat.module.js';
+import { AiSdkModule } from './protocols/ai-sdk/ai-sdk.module.js';
+import { OpenAiCompatModule } from './protocols/openai/openai-compat.module.js';
 import { CacheModule } from './cache/cache.module.js';
 import { HttpExceptionFilter } from './common/http-exception.filter.js';
 import { AppConfig } from './config/app-config.js';
@@ -43,6 +45,8 @@ export class AppModule {
         SessionModule,
         KnowledgeModule,
         ChatModule,
+        AiSdkModule,
+        OpenAiCompatModule,
         HealthModule,
       ],
       providers: globalEnhancers,

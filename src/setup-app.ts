@@ -5,7 +5,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import type { Logger as PinoLogger } from 'pino';
-import { bodyParserMessage, bodyParserStatus, buildErrorBody } from './common/http-exception.filter.js';
+import { bodyParserMessage, bodyParserStatus, buildErrorBody, errorBodyFor } from './common/http-exception.filter.js';
 import { AppConfig } from './config/app-config.js';
 import { httpLogging } from './logging/http-logging.js';
 import { HitlResumeState, PendingHitlState, RagTrace } from './trace/trace.protocol.js';
@@ -39,10 +39,10 @@ export function setupApp(app: NestExpressApplication, config: AppConfig, logger:
   app.use(express.urlencoded({ extended: false, limit: config.http.bodyLimit }));
   app.use(rejectHostileShapes);
   // Body-parser failures happen before Nest routing: answer them here in the shared error shape.
-  app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
+  app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     const status = bodyParserStatus(error);
     if (status === undefined) return next(error);
-    res.status(status).json(buildErrorBody(status, bodyParserMessage(error, status)));
+    res.status(status).json(errorBodyFor(req.path, buildErrorBody(status, bodyParserMessage(error, status)), error));
   });
   app.disable('x-powered-by');
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), {
@@ -134,7 +134,7 @@ export function bodyShapeProblem(root: unknown, maxDepth = MAX_BODY_DEPTH): stri
 function rejectHostileShapes(req: Request, res: Response, next: NextFunction): void {
   const problem = bodyShapeProblem(req.body) ?? bodyShapeProblem(req.query);
   if (!problem) return next();
-  res.status(400).json(buildErrorBody(400, problem));
+  res.status(400).json(errorBodyFor(req.path, buildErrorBody(400, problem)));
 }
 
 /**

@@ -130,6 +130,13 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
         '/api/chat/runs/{run_id}/stream',
         '/api/chat/runs/{run_id}/ticket',
         '/api/chat/stream',
+        '/api/chat/ui',
+        '/api/chat/ui/{id}/stream',
+        '/api/keys',
+        '/api/keys/{id}',
+        '/v1/chat/completions',
+        '/v1/models',
+        '/v1/models/{model}',
         '/api/knowledge/documents',
         '/api/knowledge/documents/{id}',
         '/api/knowledge/search',
@@ -149,6 +156,8 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
     expect(doc.paths['/api/sessions'].get.responses['200'].content['application/json'].schema.$ref).toMatch(/SessionListResponse/);
     expect(doc.paths['/api/sessions'].get.security).toEqual([{ bearer: [] }]);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.paths['/v1/chat/completions'].post.requestBody.content['application/json'].schema.$ref).toMatch(/ChatCompletionRequestDoc/);
+    expect(doc.paths['/v1/chat/completions'].post.security).toEqual([{ bearer: [] }]);
   });
 
   it('names the data of every SSE event and references them from both stream routes', async () => {

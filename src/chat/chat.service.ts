@@ -37,7 +37,8 @@ export interface PreparedTurn {
   message: string;
 }
 
-type Emit = (event: SseEventType, data: unknown) => void;
+/** Where a turn's events go: the run's stream in Redis, or a caller's own sink (a stateless turn). */
+export type Emit = (event: SseEventType, data: unknown) => void;
 
 /** How often a cancel looks whether the run stopped. */
 const CANCEL_POLL_MS = 25;
@@ -131,6 +132,40 @@ export class ChatService {
     this.events.open(turn.runId);
     const emit: Emit = (event, data) => this.events.publish(turn.runId, event, data);
     void this.track(this.execute(turn, context, emit)).catch(() => undefined);
+  }
+
+  /**
+   * A turn over the caller's own conversation (the OpenAI-compatible route
+   * without a session): `messages` end with the user's message; no session,
+   * no run slot, nothing stored, its checkpoints deleted however it ends. A
+   * pause for the user answers its question, but cannot be resumed: only a
+   * session turn keeps the paused task. `signal` aborts it (the client left).
+   */
+  async runStateless(messages: BaseMessage[], context: TurnContext, emit: Emit, signal: AbortSignal): Promise<Omit<TurnResult, 'session_id'>> {
+    const threadId = context.runId;
+    return this.track(
+      (async () => {
+        try {
+          const outcome = await this.runGraph(context, { messages }, emit, threadId, signal, { answer: '' });
+          const { trace } = context.takeRagTrace();
+          context.close();
+          if (outcome.interrupt) {
+            const pending = normalizePendingHitl({ ...outcome.interrupt, task_id: threadId, user_supplement: null, created_at: new Date().toISOString() });
+            const prompt = pending?.clarification_prompt ?? pending?.original_question ?? '';
+            return { response: prompt, rag_trace: trace, pending_hitl: pending, run_id: context.runId };
+          }
+          return { response: outcome.answer, rag_trace: trace, pending_hitl: null, run_id: context.runId };
+        } catch (error) {
+          context.close();
+          if (signal.aborted) throw new TurnFailedError('cancelled', 'The turn was cancelled. Nothing was saved.', false);
+          const { code, reason } = classifyFailure(error);
+          this.logger.warn({ err: error, run_id: context.runId }, `stateless turn failed: ${code}`);
+          throw new TurnFailedError(code, `${/[.!?。！？]$/.test(reason) ? reason : `${reason}.`} Nothing was saved.`, false);
+        } finally {
+          await this.forgetCheckpoints(threadId);
+        }
+      })(),
+    );
   }
 
   /** Resolves when every turn started by this instance has finished (graceful shutdown, tests). */

@@ -33,7 +33,7 @@ export class ApiErrorBody {
 
 export const ERROR_DESCRIPTIONS = {
   400: 'Invalid input; the message names the field, parameter or header at fault',
-  401: 'Missing, malformed, expired or tampered bearer token (or stream ticket)',
+  401: 'Missing, malformed, expired or tampered bearer token, API key or stream ticket',
   403: 'Authenticated but not allowed (the route needs the token role "admin")',
   404: 'No such resource for this user',
   409: 'The session already has a run in progress (`run_in_progress`; `run_id` names it)',
@@ -43,7 +43,7 @@ export const ERROR_DESCRIPTIONS = {
   422: 'The document could not be read: a damaged file or one without text (`unreadable_document`)',
   429: 'Too many requests for this user; retry after the Retry-After header',
   502: 'The chat model failed or answered something unusable (`model_error`); the turn is not saved',
-  503: 'A required dependency (PostgreSQL or Redis) is unavailable; retry later',
+  503: 'A required dependency (PostgreSQL, Redis, or the identity provider\'s keys) is unavailable; retry later',
   504: 'The chat model did not answer in time (`model_timeout`); the turn is not saved',
 } as const satisfies Record<number, string>;
 
@@ -54,13 +54,18 @@ export type DocumentedErrorStatus = keyof typeof ERROR_DESCRIPTIONS;
  * as `application/json` (even on a route whose success is an SSE stream).
  */
 export function ApiErrorResponses(...statuses: DocumentedErrorStatus[]): MethodDecorator & ClassDecorator {
+  return ApiErrorResponsesOf(ApiErrorBody, ...statuses);
+}
+
+/** The same, with another API's error body (the OpenAI-compatible routes answer `{error: {…}}`). */
+export function ApiErrorResponsesOf(body: new () => unknown, ...statuses: DocumentedErrorStatus[]): MethodDecorator & ClassDecorator {
   return applyDecorators(
-    ApiExtraModels(ApiErrorBody),
+    ApiExtraModels(body),
     ...statuses.map((status) =>
       ApiResponse({
         status,
         description: ERROR_DESCRIPTIONS[status],
-        content: { 'application/json': { schema: { $ref: getSchemaPath(ApiErrorBody) } } },
+        content: { 'application/json': { schema: { $ref: getSchemaPath(body) } } },
       }),
     ),
   );

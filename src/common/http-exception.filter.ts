@@ -48,7 +48,23 @@ export function buildErrorBody(status: number, message: string, code?: ErrorCode
   return { ...details, statusCode: status, error: reasonPhrase(status), message, ...(code ? { code } : {}), request_id: currentRequestId() };
 }
 
-/** Gives every error the same JSON shape: statusCode, error, message, request_id. */
+/** Writes an error body in another API's shape, for the routes under a path prefix (the OpenAI-compatible `/v1/`). */
+export type ErrorBodyFormat = (body: ErrorBody, exception: unknown) => unknown;
+
+const errorBodyFormats = new Map<string, ErrorBodyFormat>();
+
+/** Routes whose path starts with `pathPrefix` answer errors in `format`'s shape (body parsing and auth failures included). */
+export function registerErrorBodyFormat(pathPrefix: string, format: ErrorBodyFormat): void {
+  errorBodyFormats.set(pathPrefix, format);
+}
+
+/** The error body a route at `path` answers: the shared shape, or the shape registered for its path prefix. */
+export function errorBodyFor(path: string, body: ErrorBody, exception?: unknown): unknown {
+  for (const [prefix, format] of errorBodyFormats) if (path.startsWith(prefix)) return format(body, exception);
+  return body;
+}
+
+/** Gives every error the same JSON shape: statusCode, error, message, request_id (or a registered API's shape for its routes). */
 @Catch()
 export class HttpExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('HttpExceptionFilter');
@@ -87,6 +103,6 @@ export class HttpExceptionFilter implements ExceptionFilter {
       );
     }
     if (response.headersSent) return;
-    response.status(status).json(buildErrorBody(status, message, code, details));
+    response.status(status).json(errorBodyFor(request.path ?? '', buildErrorBody(status, message, code, details), exception));
   }
 }

@@ -4,6 +4,44 @@
  */
 
 export interface paths {
+    "/api/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's API keys (never the keys themselves): live ones first, newest first */
+        get: operations["ApiKeyController_list"];
+        put?: never;
+        /**
+         * Create an API key for service-to-service clients; the key is in this answer only
+         * @description Needs a signed user token: a request authenticated by an API key gets 403. The key carries the caller's identity and role (admin or not) and is sent as `Authorization: Bearer rk-…`.
+         */
+        post: operations["ApiKeyController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke one of the caller's API keys, at once on every instance (idempotent) */
+        delete: operations["ApiKeyController_revoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sessions": {
         parameters: {
             query?: never;
@@ -240,6 +278,100 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/chat/ui": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a chat turn for the AI SDK (useChat): UI message stream
+         * @description Takes the body of the AI SDK's `DefaultChatTransport` (`id`, `messages`, `trigger`, `messageId`; other fields are ignored). The turn's message is the text of the last message, which must be the user's; `id` names the session. Errors before the stream opens are plain HTTP errors; after, an `error` chunk. The AI SDK UI message stream protocol (header `x-vercel-ai-ui-message-stream: v1`): Server-Sent Events whose `data` is one JSON chunk each, ending with `data: [DONE]`. `start` (messageId = the run id, messageMetadata `{run_id, session_id}`); `text-start`/`text-delta`/`text-end` for the answer; `data-step` (StepEvent), `data-tool` (ToolEvent; one part per call, its start replaced by its end), `data-trace` (RagTrace), `data-hitl` (PendingHitlState, with the clarification prompt also as text); then `finish`, or `error` (`errorText` = "<code>: <message>", codes as the SSE `error` event) and `finish`. A `: keep-alive` comment comes at least every 15 s.
+         */
+        post: operations["UiChatController_send"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chat/ui/{id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Resume a chat's stream (DefaultChatTransport.reconnectToStream)
+         * @description The session's running turn, replayed from its start and followed to its end; 204 when the session has no running turn (or does not exist yet). The AI SDK UI message stream protocol (header `x-vercel-ai-ui-message-stream: v1`): Server-Sent Events whose `data` is one JSON chunk each, ending with `data: [DONE]`. `start` (messageId = the run id, messageMetadata `{run_id, session_id}`); `text-start`/`text-delta`/`text-end` for the answer; `data-step` (StepEvent), `data-tool` (ToolEvent; one part per call, its start replaced by its end), `data-trace` (RagTrace), `data-hitl` (PendingHitlState, with the clarification prompt also as text); then `finish`, or `error` (`errorText` = "<code>: <message>", codes as the SSE `error` event) and `finish`. A `: keep-alive` comment comes at least every 15 s.
+         */
+        get: operations["UiChatController_resume"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The models this service answers as (OpenAI-compatible): the agent, OPENAI_COMPAT_MODEL */
+        get: operations["OpenAiCompatController_models"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{model}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One model (OpenAI-compatible); 404 `model_not_found` for any other id */
+        get: operations["OpenAiCompatController_modelById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A chat turn in the OpenAI Chat Completions shape (stream: true → chat.completion.chunk SSE ending data: [DONE])
+         * @description Errors answer `{error: {message, type, param, code}}`. The answer carries the RAG trace as a top-level `rag_trace` (on the final chunk when streaming) and a paused turn as `pending_hitl`, with its question and options as the content. `usage` counts the agent's model calls as the model reported them, else estimated (`usage.estimated: true`).
+         */
+        post: operations["OpenAiCompatController_complete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -265,7 +397,7 @@ export interface components {
          * @description Machine-readable reason, for the errors the service raises on purpose
          * @enum {string}
          */
-        ErrorCode: "not_found" | "session_not_found" | "invalid_cursor" | "run_in_progress" | "cancelled" | "run_events_gone" | "run_events_unavailable" | "model_error" | "model_timeout" | "storage_unavailable" | "session_deleted" | "run_lost" | "internal_error" | "events_incomplete" | "invalid_document_name" | "unsupported_document" | "unreadable_document";
+        ErrorCode: "not_found" | "session_not_found" | "invalid_cursor" | "run_in_progress" | "cancelled" | "run_events_gone" | "run_events_unavailable" | "model_error" | "model_timeout" | "storage_unavailable" | "session_deleted" | "run_lost" | "internal_error" | "events_incomplete" | "invalid_document_name" | "unsupported_document" | "unreadable_document" | "identity_provider_unavailable";
         ApiErrorBody: {
             /** @example 400 */
             statusCode: number;
@@ -282,6 +414,73 @@ export interface components {
             run_id?: string | null;
             /** @description Request id, also in the x-request-id response header */
             request_id: string;
+        };
+        ApiKeyCreateBody: {
+            /**
+             * @description What the key is for, shown in listings; trimmed before it is stored
+             * @example nightly-report-job
+             */
+            name: string;
+            /**
+             * @description The key expires this many days after its creation; without it the key lives until revoked
+             * @example 90
+             */
+            expires_in_days?: number;
+        };
+        ApiKeyCreatedResponse: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /**
+             * @description The first 8 characters after `rk-`, to recognise the key; not enough to use it
+             * @example Xy3_k9Qa
+             */
+            prefix: string;
+            /**
+             * @description The role of the token that created the key; requests with the key carry it
+             * @enum {string}
+             */
+            role: "user" | "admin";
+            /** @description ISO 8601 creation time */
+            created_at: string;
+            /** @description ISO 8601 expiry time; null: never expires */
+            expires_at: string | null;
+            /** @description ISO 8601 time of the last request with the key (updated at most once a minute) */
+            last_used_at: string | null;
+            /** @description ISO 8601 revocation time; null: not revoked */
+            revoked_at: string | null;
+            /**
+             * @description The key itself, shown only in this answer: send it as `Authorization: Bearer <key>`
+             * @example rk-Xy3_k9QaV1b2c3d4e5f6g7h8i9j0kLmNoPqRsTuVwXy
+             */
+            key: string;
+        };
+        ApiKeyInfo: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /**
+             * @description The first 8 characters after `rk-`, to recognise the key; not enough to use it
+             * @example Xy3_k9Qa
+             */
+            prefix: string;
+            /**
+             * @description The role of the token that created the key; requests with the key carry it
+             * @enum {string}
+             */
+            role: "user" | "admin";
+            /** @description ISO 8601 creation time */
+            created_at: string;
+            /** @description ISO 8601 expiry time; null: never expires */
+            expires_at: string | null;
+            /** @description ISO 8601 time of the last request with the key (updated at most once a minute) */
+            last_used_at: string | null;
+            /** @description ISO 8601 revocation time; null: not revoked */
+            revoked_at: string | null;
+        };
+        ApiKeyListResponse: {
+            /** @description Live keys first, then revoked and expired ones; newest first within each; at most 100 */
+            keys: components["schemas"]["ApiKeyInfo"][];
         };
         /** @enum {string} */
         HitlRoute: "clarify" | "choose";
@@ -926,6 +1125,155 @@ export interface components {
              */
             expires_in: number;
         };
+        UiMessagePart: {
+            /**
+             * @description The part type (`text`, `file`, `data-…`, …); only `text` parts are read
+             * @example text
+             */
+            type: string;
+            /** @description The text of a `text` part */
+            text?: string;
+        };
+        UiMessage: {
+            /** @description The message id of the client */
+            id: string;
+            /** @enum {string} */
+            role: "system" | "user" | "assistant";
+            parts: components["schemas"]["UiMessagePart"][];
+        };
+        UiChatRequest: {
+            /**
+             * @description The chat id: a session UUID is used as is; any other id (useChat makes short random ones) names a session of the caller's own, the same for the same id and user
+             * @example k3Yq9xVbN2aT7pLd
+             */
+            id: string;
+            /** @description The chat's messages; the last must be the user's, and the text of its `text` parts (joined by a line break, at most 8000 characters) is the turn's message. The earlier ones are not read: the session's stored history is the conversation */
+            messages: components["schemas"]["UiMessage"][];
+            /**
+             * @description `submit-message`; `regenerate-message` is refused with 400 (a stored answer is never replaced)
+             * @enum {string}
+             */
+            trigger: "submit-message" | "regenerate-message";
+            /** @description The message to regenerate (sent with `regenerate-message`); not used */
+            messageId?: string;
+        };
+        OpenAiErrorObjectDoc: {
+            message: string;
+            /**
+             * @description `invalid_request_error`, `permission_error`, `requests` (429) or `server_error`
+             * @example invalid_request_error
+             */
+            type: string;
+            /** @description The parameter at fault (`n`, `messages[0].content`, `X-Session-Id`…) */
+            param: string | null;
+            /** @description `model_not_found`, `invalid_api_key`, `rate_limit_exceeded`, `unsupported_parameter`, or this service's ErrorCode */
+            code: string | null;
+        };
+        OpenAiErrorBodyDoc: {
+            error: components["schemas"]["OpenAiErrorObjectDoc"];
+        };
+        ModelDoc: {
+            /** @example rag-agent */
+            id: string;
+            /** @enum {string} */
+            object: "model";
+            /** @description Unix seconds (when this instance started) */
+            created: number;
+            /** @example agentic-rag-chat */
+            owned_by: string;
+        };
+        ModelListDoc: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["ModelDoc"][];
+        };
+        ChatCompletionMessageDoc: {
+            /**
+             * @description `tool` and `function` messages are refused (400)
+             * @enum {string}
+             */
+            role: "system" | "developer" | "user" | "assistant";
+            /** @description Text, or an array of `{type: "text", text}` parts (other part types are refused) */
+            content: string | {
+                type?: string;
+                text?: string;
+            }[];
+        };
+        ChatCompletionRequestDoc: {
+            /**
+             * @description OPENAI_COMPAT_MODEL; any other id is a 404 `model_not_found`
+             * @example rag-agent
+             */
+            model: string;
+            /**
+             * @description The conversation, the user's message last. With a session only the last message is used (the session holds the rest).
+             * @example [
+             *       {
+             *         "role": "user",
+             *         "content": "What is the warranty period?"
+             *       }
+             *     ]
+             */
+            messages: components["schemas"]["ChatCompletionMessageDoc"][];
+            /** @description true: an SSE stream of `chat.completion.chunk`, ending `data: [DONE]` */
+            stream?: boolean;
+            /** @description `{include_usage: true}`: a last chunk with `usage` and no choices */
+            stream_options?: Record<string, never>;
+            /** @description Passed to the model (the local model ignores it) */
+            temperature?: number;
+            /** @description Passed to the model (the local model ignores it) */
+            top_p?: number;
+            /** @description Token limit of the answer, passed to the model (`max_completion_tokens` too) */
+            max_tokens?: number;
+            /** @description Up to 4 stop sequences, passed to the model */
+            stop?: string | string[];
+            /**
+             * @description `session_id`: the session the turn belongs to (as X-Session-Id)
+             * @example {}
+             */
+            metadata?: Record<string, never>;
+        };
+        CompletionMessageDoc: {
+            /** @enum {string} */
+            role: "assistant";
+            /** @description The answer; for a paused turn its question and numbered options */
+            content: string;
+            refusal: string | null;
+        };
+        CompletionChoiceDoc: {
+            index: number;
+            message: components["schemas"]["CompletionMessageDoc"];
+            logprobs: Record<string, never> | null;
+            /** @enum {string} */
+            finish_reason: "stop" | "length" | "content_filter";
+        };
+        CompletionUsageDoc: {
+            prompt_tokens: number;
+            completion_tokens: number;
+            total_tokens: number;
+            /** @description true when the model did not report its counts and they were estimated (o200k_base tokenizer) */
+            estimated?: boolean;
+        };
+        ChatCompletionDoc: {
+            /** @example chatcmpl-… */
+            id: string;
+            /** @enum {string} */
+            object: "chat.completion";
+            created: number;
+            model: string;
+            system_fingerprint: string | null;
+            choices: components["schemas"]["CompletionChoiceDoc"][];
+            usage: components["schemas"]["CompletionUsageDoc"];
+            /** @description This service's RAG trace of the turn (an extra field) */
+            rag_trace: components["schemas"]["RagTrace"] | null;
+            /** @description The question the turn paused on (an extra field); answer it in the same session */
+            pending_hitl: components["schemas"]["PendingHitlState"] | null;
+            /**
+             * Format: uuid
+             * @description The session of a session turn (an extra field)
+             */
+            session_id?: string;
+        };
         HealthReport: {
             /**
              * @description degraded: the cache is down, the service still answers
@@ -955,6 +1303,10 @@ export interface components {
 }
 export type ErrorCode = components['schemas']['ErrorCode'];
 export type ApiErrorBody = components['schemas']['ApiErrorBody'];
+export type ApiKeyCreateBody = components['schemas']['ApiKeyCreateBody'];
+export type ApiKeyCreatedResponse = components['schemas']['ApiKeyCreatedResponse'];
+export type ApiKeyInfo = components['schemas']['ApiKeyInfo'];
+export type ApiKeyListResponse = components['schemas']['ApiKeyListResponse'];
 export type HitlRoute = components['schemas']['HitlRoute'];
 export type HitlRetrievalStatus = components['schemas']['HitlRetrievalStatus'];
 export type PendingHitlState = components['schemas']['PendingHitlState'];
@@ -1004,10 +1356,206 @@ export type RunInfo = components['schemas']['RunInfo'];
 export type ChatRequest = components['schemas']['ChatRequest'];
 export type ChatResponse = components['schemas']['ChatResponse'];
 export type StreamTicketResponse = components['schemas']['StreamTicketResponse'];
+export type UiMessagePart = components['schemas']['UiMessagePart'];
+export type UiMessage = components['schemas']['UiMessage'];
+export type UiChatRequest = components['schemas']['UiChatRequest'];
+export type OpenAiErrorObjectDoc = components['schemas']['OpenAiErrorObjectDoc'];
+export type OpenAiErrorBodyDoc = components['schemas']['OpenAiErrorBodyDoc'];
+export type ModelDoc = components['schemas']['ModelDoc'];
+export type ModelListDoc = components['schemas']['ModelListDoc'];
+export type ChatCompletionMessageDoc = components['schemas']['ChatCompletionMessageDoc'];
+export type ChatCompletionRequestDoc = components['schemas']['ChatCompletionRequestDoc'];
+export type CompletionMessageDoc = components['schemas']['CompletionMessageDoc'];
+export type CompletionChoiceDoc = components['schemas']['CompletionChoiceDoc'];
+export type CompletionUsageDoc = components['schemas']['CompletionUsageDoc'];
+export type ChatCompletionDoc = components['schemas']['ChatCompletionDoc'];
 export type HealthReport = components['schemas']['HealthReport'];
 export type HitlResumeState = components['schemas']['HitlResumeState'];
 export type $defs = Record<string, never>;
 export interface operations {
+    ApiKeyController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's keys, each without its secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyListResponse"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    ApiKeyController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreateBody"];
+            };
+        };
+        responses: {
+            /** @description The key (shown once) and its details */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyCreatedResponse"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description The request was authenticated by an API key: keys are created with a signed user token only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description The caller already has 50 live keys: revoke one first */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description Request body (or uploaded file) too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    ApiKeyController_revoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key, with its revocation time */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyInfo"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description No such resource for this user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
     SessionController_list: {
         parameters: {
             query?: {
@@ -1041,7 +1589,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token (or stream ticket) */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1050,7 +1598,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1095,7 +1643,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token (or stream ticket) */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1113,7 +1661,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1153,7 +1701,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token (or stream ticket) */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1171,7 +1719,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1215,7 +1763,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token (or stream ticket) */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1242,7 +1790,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1287,7 +1835,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token (or stream ticket) */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1314,7 +1862,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1355,7 +1903,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token (or stream ticket) */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1373,7 +1921,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1411,7 +1959,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token (or stream ticket) */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1420,7 +1968,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1474,7 +2022,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token (or stream ticket) */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1528,7 +2076,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1568,7 +2116,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token (or stream ticket) */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1595,7 +2143,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1637,7 +2185,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token (or stream ticket) */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1664,7 +2212,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1704,7 +2252,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token (or stream ticket) */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1722,7 +2270,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1762,7 +2310,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token (or stream ticket) */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1798,7 +2346,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1840,7 +2388,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token (or stream ticket) */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1894,7 +2442,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1993,7 +2541,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token (or stream ticket) */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2038,7 +2586,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2132,7 +2680,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token (or stream ticket) */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2159,7 +2707,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2199,7 +2747,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token (or stream ticket) */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2235,13 +2783,341 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
-            /** @description A required dependency (PostgreSQL or Redis) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    UiChatController_send: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UiChatRequest"];
+            };
+        };
+        responses: {
+            /** @description The turn as a UI message stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description No such resource for this user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description The session already has a run in progress (`run_in_progress`; `run_id` names it) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description Request body (or uploaded file) too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description Too many requests for this user; retry after the Retry-After header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    UiChatController_resume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat id, as in the POST body */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The turn as a UI message stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description No turn of this chat is running */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description No such resource for this user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    OpenAiCompatController_models: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelListDoc"];
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    OpenAiCompatController_modelById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                model: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelDoc"];
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
+                };
+            };
+            /** @description No such resource for this user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
+                };
+            };
+        };
+    };
+    OpenAiCompatController_complete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A session of the caller (UUID): the turn is stored in it; absent: stateless */
+                "X-Session-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatCompletionRequestDoc"];
+            };
+        };
+        responses: {
+            /** @description `chat.completion`, or with `stream: true` an SSE stream of `chat.completion.chunk` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatCompletionDoc"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
+                };
+            };
+            /** @description No such resource for this user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
+                };
+            };
+            /** @description The session already has a run in progress (`run_in_progress`; `run_id` names it) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
+                };
+            };
+            /** @description Request body (or uploaded file) too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
+                };
+            };
+            /** @description Too many requests for this user; retry after the Retry-After header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
+                };
+            };
+            /** @description The chat model failed or answered something unusable (`model_error`); the turn is not saved */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
+                };
+            };
+            /** @description The chat model did not answer in time (`model_timeout`); the turn is not saved */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
         };

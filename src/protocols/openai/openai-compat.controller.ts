@@ -1,0 +1,237 @@
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AIMessage, BaseMessage, HumanMessage, SystemMessage } from '@langchain/core/messages';
+import { randomUUID } from 'node:crypto';
+import type { Response } from 'express';
+import type { AuthUser } from '../../auth/auth-user.js';
+import { CurrentUser } from '../../auth/current-user.decorator.js';
+import { lastFinishReason, turnUsage } from '../../agent/turn-usage.js';
+import type { TurnContext } from '../../agent/turn-context.js';
+import { ChatRequestContext } from '../../chat/chat-request-context.js';
+import { ChatService, Emit } from '../../chat/chat.service.js';
+import { TurnFailedError } from '../../chat/chat.errors.js';
+import { RunEventsService } from '../../chat/run-events.service.js';
+import { RunEvent, startHeartbeat } from '../../chat/sse.js';
+import { ApiErrorResponsesOf } from '../../common/api-error.responses.js';
+import { CodedError, ERROR_CODE_STATUS, ErrorCode } from '../../common/coded-error.js';
+import { buildErrorBody } from '../../common/http-exception.filter.js';
+import type { AppConfig } from '../../config/app-config.js';
+import { APP_CONFIG } from '../../config/config.module.js';
+import { RateLimit } from '../../rate-limit/rate-limit.guard.js';
+import type { PendingHitlState, RagTrace } from '../../trace/trace.protocol.js';
+import { ChatCompletionDoc, ChatCompletionRequestDoc, ModelDoc, ModelListDoc, OpenAiErrorBodyDoc } from './openai.dto.js';
+import { CompletionExtras, CompletionIdentity, CompletionStreamWriter, finishReasonOf, hitlContent, usageObject } from './completion-stream.js';
+import { OpenAiError, openAiErrorObject } from './openai-errors.js';
+import { CompletionRequest, parseCompletionRequest } from './openai-request.js';
+
+const SERVICE_STARTED = Math.floor(Date.now() / 1000);
+
+function toLangChain(conversation: CompletionRequest['conversation']): BaseMessage[] {
+  return conversation.map(({ role, content }) =>
+    role === 'system' ? new SystemMessage(content) : role === 'user' ? new HumanMessage(content) : new AIMessage(content),
+  );
+}
+
+function streamError(code: ErrorCode, message: string) {
+  return openAiErrorObject(buildErrorBody(ERROR_CODE_STATUS[code], message, code), null);
+}
+
+/**
+ * The OpenAI Chat Completions API over the agent, for the clients that
+ * speak it (the openai SDKs, Open WebUI, LibreChat, the AI SDK's
+ * openai-compatible provider). With a session (`X-Session-Id` or
+ * `metadata.session_id`) a request is a normal turn of that session; without
+ * one its messages are the whole conversation and nothing is stored.
+ */
+@ApiTags('openai')
+@ApiBearerAuth()
+@Controller('v1')
+export class OpenAiCompatController {
+  constructor(
+    private readonly chat: ChatService,
+    private readonly context: ChatRequestContext,
+    private readonly events: RunEventsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  private get modelId(): string {
+    return this.config.chat.openAiModelId;
+  }
+
+  private model() {
+    return { id: this.modelId, object: 'model' as const, created: SERVICE_STARTED, owned_by: 'agentic-rag-chat' };
+  }
+
+  @Get('models')
+  @ApiOperation({ summary: 'The models this service answers as (OpenAI-compatible): the agent, OPENAI_COMPAT_MODEL' })
+  @ApiOkResponse({ type: ModelListDoc })
+  @ApiErrorResponsesOf(OpenAiErrorBodyDoc, 401)
+  models(): ModelListDoc {
+    return { object: 'list', data: [this.model()] };
+  }
+
+  @Get('models/:model')
+  @ApiOperation({ summary: 'One model (OpenAI-compatible); 404 `model_not_found` for any other id' })
+  @ApiOkResponse({ type: ModelDoc })
+  @ApiErrorResponsesOf(OpenAiErrorBodyDoc, 401, 404)
+  modelById(@Param('model') id: string): ModelDoc {
+    this.checkModel(id);
+    return this.model();
+  }
+
+  @Post('chat/completions')
+  @HttpCode(200)
+  @RateLimit('chat')
+  @ApiOperation({
+    summary: 'A chat turn in the OpenAI Chat Completions shape (stream: true → chat.completion.chunk SSE ending data: [DONE])',
+    description:
+      'Errors answer `{error: {message, type, param, code}}`. The answer carries the RAG trace as a top-level `rag_trace` ' +
+      '(on the final chunk when streaming) and a paused turn as `pending_hitl`, with its question and options as the content. ' +
+      '`usage` counts the agent\'s model calls as the model reported them, else estimated (`usage.estimated: true`).',
+  })
+  @ApiHeader({ name: 'X-Session-Id', required: false, description: 'A session of the caller (UUID): the turn is stored in it; absent: stateless' })
+  @ApiBody({ type: ChatCompletionRequestDoc })
+  @ApiOkResponse({ type: ChatCompletionDoc, description: '`chat.completion`, or with `stream: true` an SSE stream of `chat.completion.chunk`' })
+  @ApiErrorResponsesOf(OpenAiErrorBodyDoc, 400, 401, 404, 409, 413, 429, 502, 503, 504)
+  async complete(
+    @CurrentUser() user: AuthUser,
+    @Body() body: unknown,
+    @Headers('x-session-id') sessionHeader: unknown,
+    @Res() res: Response,
+  ): Promise<void> {
+    const request = parseCompletionRequest(body, sessionHeader);
+    this.checkModel(request.model);
+    const identity: CompletionIdentity = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: this.modelId };
+    if (request.sessionId !== undefined) await this.sessionTurn(user, request, identity, res);
+    else await this.statelessTurn(user, request, identity, res);
+  }
+
+  private checkModel(id: string): void {
+    if (id !== this.modelId) {
+      throw new OpenAiError(404, `The model '${id}' does not exist; this service answers as '${this.modelId}'`, {
+        type: 'invalid_request_error',
+        code: 'model_not_found',
+        param: 'model',
+      });
+    }
+  }
+
+  /** A turn of a stored session: one run at a time, stored, cached, resumable when it pauses. */
+  private async sessionTurn(user: AuthUser, request: CompletionRequest, identity: CompletionIdentity, res: Response): Promise<void> {
+    const turn = await this.chat.prepare(user.userId, request.question, request.sessionId);
+    res.setHeader('X-Session-Id', turn.sessionId);
+    if (!request.stream) {
+      const context = this.turnContext(turn, 'sync', request);
+      const result = await this.chat.runSync(turn, context);
+      res.status(200).json(await this.completion(identity, context, result, turn.sessionId));
+      return;
+    }
+    const context = this.turnContext(turn, 'stream', request);
+    const writer = new CompletionStreamWriter(res, identity, request.includeUsage);
+    writer.open();
+    this.chat.startStreaming(turn, context);
+    let pending: PendingHitlState | null = null;
+    let trace: RagTrace | null = null;
+    let stop: () => void = () => undefined;
+    const stopHeartbeat = startHeartbeat(res, this.config.chat.sseHeartbeatMs);
+    const onEvent = (event: RunEvent) => {
+      const data = event.data as Record<string, unknown>;
+      if (event.event === 'token') writer.content(String(data.text ?? ''));
+      else if (event.event === 'hitl') {
+        pending = data as unknown as PendingHitlState;
+        writer.paused(pending);
+      } else if (event.event === 'trace') trace = data as unknown as RagTrace;
+      else if (event.event === 'done') {
+        void this.finishStream(writer, context, { rag_trace: trace, pending_hitl: pending, session_id: turn.sessionId }).finally(end);
+      } else if (event.event === 'error') {
+        writer.fail(streamError(data.code as ErrorCode, String(data.message ?? 'The turn failed.')));
+        end();
+      }
+    };
+    const end = () => {
+      stop();
+      stopHeartbeat();
+    };
+    // The run goes on without this listener when the client leaves, as on POST /api/chat/stream.
+    res.on('close', end);
+    stop = await this.events.follow(turn.runId, 0, onEvent, async () => 'running');
+    if (writer.ended) stop();
+  }
+
+  /** The request's messages are the conversation; nothing is stored; the client leaving stops the turn. */
+  private async statelessTurn(user: AuthUser, request: CompletionRequest, identity: CompletionIdentity, res: Response): Promise<void> {
+    const runId = randomUUID();
+    const turn = { userId: user.userId, sessionId: runId, runId };
+    const messages = toLangChain(request.conversation);
+    const abort = new AbortController();
+    if (!request.stream) {
+      const context = this.turnContext(turn, 'sync', request);
+      res.on('close', () => {
+        if (!res.writableFinished) abort.abort();
+      });
+      const result = await this.chat.runStateless(messages, context, () => undefined, abort.signal);
+      if (!res.writableEnded) res.status(200).json(await this.completion(identity, context, result));
+      return;
+    }
+    const context = this.turnContext(turn, 'stream', request);
+    const writer = new CompletionStreamWriter(res, identity, request.includeUsage);
+    writer.open();
+    const stopHeartbeat = startHeartbeat(res, this.config.chat.sseHeartbeatMs);
+    res.on('close', () => {
+      stopHeartbeat();
+      if (!writer.ended) abort.abort();
+    });
+    const emit: Emit = (event, data) => {
+      if (event === 'token') writer.content(String((data as { text?: unknown }).text ?? ''));
+    };
+    try {
+      const result = await this.chat.runStateless(messages, context, emit, abort.signal);
+      if (result.pending_hitl) writer.paused(result.pending_hitl);
+      await this.finishStream(writer, context, { rag_trace: result.rag_trace, pending_hitl: result.pending_hitl });
+    } catch (error) {
+      const failure = error instanceof CodedError ? error : new TurnFailedError('internal_error', 'The turn failed on an internal error. Nothing was saved.', false);
+      writer.fail(streamError(failure.code, failure.message));
+    } finally {
+      stopHeartbeat();
+    }
+  }
+
+  private turnContext(turn: { userId: string; sessionId: string; runId: string }, mode: 'sync' | 'stream', request: CompletionRequest): TurnContext {
+    const context = this.context.turnFor(turn, mode);
+    context.sampling = request.sampling;
+    return context;
+  }
+
+  private async finishStream(writer: CompletionStreamWriter, context: TurnContext, extras: CompletionExtras): Promise<void> {
+    const usage = await turnUsage(context.modelCalls);
+    writer.finish(extras.pending_hitl ? 'stop' : finishReasonOf(lastFinishReason(context.modelCalls)), extras, usage);
+  }
+
+  private async completion(
+    identity: CompletionIdentity,
+    context: TurnContext,
+    result: { response: string; rag_trace: RagTrace | null; pending_hitl: PendingHitlState | null },
+    sessionId?: string,
+  ): Promise<ChatCompletionDoc> {
+    const usage = await turnUsage(context.modelCalls);
+    return {
+      id: identity.id,
+      object: 'chat.completion',
+      created: identity.created,
+      model: identity.model,
+      system_fingerprint: null,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: result.pending_hitl ? hitlContent(result.pending_hitl) : result.response, refusal: null },
+          logprobs: null,
+          finish_reason: result.pending_hitl ? 'stop' : finishReasonOf(lastFinishReason(context.modelCalls)),
+        },
+      ],
+      usage: usageObject(usage) as unknown as ChatCompletionDoc['usage'],
+      rag_trace: result.rag_trace,
+      pending_hitl: result.pending_hitl,
+      ...(sessionId ? { session_id: sessionId } : {}),
+    };
+  }
+}

@@ -1,0 +1,50 @@
+import { HttpException } from '@nestjs/common';
+import type { ErrorBody } from '../../common/http-exception.filter.js';
+
+/** The `error` object of the OpenAI API's error bodies. */
+export interface OpenAiErrorObject {
+  message: string;
+  type: string;
+  param: string | null;
+  code: string | null;
+}
+
+/** An error answered in the OpenAI API's own words: its type, code and the parameter at fault. */
+export class OpenAiError extends HttpException {
+  constructor(
+    status: number,
+    message: string,
+    readonly openai: { type: string; code: string | null; param?: string | null },
+  ) {
+    super(message, status);
+  }
+}
+
+function typeFor(status: number): string {
+  if (status === 401) return 'invalid_request_error';
+  if (status === 403) return 'permission_error';
+  if (status === 429) return 'requests';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
+}
+
+function codeFor(body: ErrorBody): string | null {
+  if (body.code) return body.code;
+  if (body.statusCode === 401) return 'invalid_api_key';
+  if (body.statusCode === 429) return 'rate_limit_exceeded';
+  if (body.statusCode === 404) return 'not_found';
+  if (body.statusCode === 413) return 'request_too_large';
+  return null;
+}
+
+/** `{error: {message, type, param, code}}` for any error of a `/v1` route, as the OpenAI API and its SDKs expect. */
+export function openAiErrorObject(body: ErrorBody, exception: unknown): OpenAiErrorObject {
+  if (exception instanceof OpenAiError) {
+    return { message: body.message, type: exception.openai.type, param: exception.openai.param ?? null, code: exception.openai.code };
+  }
+  return { message: body.message, type: typeFor(body.statusCode), param: null, code: codeFor(body) };
+}
+
+export function openAiErrorBody(body: ErrorBody, exception: unknown): { error: OpenAiErrorObject } {
+  return { error: openAiErrorObject(body, exception) };
+}

@@ -19,6 +19,7 @@ import { RERANK_PROVIDER_CLASSES } from '../src/knowledge/rerank-registry.js';
 import { RerankProvider } from '../src/knowledge/rerank.js';
 import { RetrievalStage, RetrievalStagePlugin, StageContext, StageResult, StageState } from '../src/knowledge/stages/retrieval-stage.js';
 import { CHAT_MODEL_PROVIDER_CLASSES, ChatModelRole } from '../src/models/chat-model-registry.js';
+import type { ModelSampling } from '../src/models/sampling.js';
 import type { LocalToolRouting } from '../src/models/local-tool-routing.js';
 import { FakeOpenAIServer } from './support/fake-openai-server.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
@@ -90,14 +91,18 @@ export class BookmarksModule {}
 export class OllamaChatProvider {
   static readonly providerName = 'ollama';
 
-  static fromConfig(config: AppConfig & { ollama: { baseUrl: string } }, role: ChatModelRole): BaseChatModel {
+  static fromConfig(config: AppConfig & { ollama: { baseUrl: string } }, role: ChatModelRole, sampling: ModelSampling = {}): BaseChatModel {
     return new ChatOpenAI({
       model: role === 'main' ? config.llm.model : config.llm.fastModel,
       apiKey: 'ollama', // Ollama ignores the key; the client insists on one
       configuration: { baseURL: config.ollama.baseUrl },
       timeout: config.llm.timeoutMs + 1000,
       maxRetries: config.llm.maxRetries,
-      temperature: 0,
+      // A request's sampling (the OpenAI-compatible route), else the agent's own.
+      temperature: sampling.temperature ?? 0,
+      topP: sampling.topP,
+      maxTokens: sampling.maxTokens,
+      stop: sampling.stop,
     });
   }
 }
@@ -214,7 +219,7 @@ describe('docs/extending.md: providers', () => {
   it('a chat model provider is one class in the registry’s list, selected by name', async () => {
     const llm = await new FakeOpenAIServer().start();
     try {
-      const registry = new ProviderRegistry<BaseChatModel, [ChatModelRole]>({
+      const registry = new ProviderRegistry<BaseChatModel, [ChatModelRole, ModelSampling?]>({
         variable: 'LLM_PROVIDER',
         select: (config) => config.llm.provider,
         accepted: [...LLM_PROVIDERS, 'ollama'],
@@ -225,6 +230,10 @@ describe('docs/extending.md: providers', () => {
       const model = registry.create({ ...config, llm: { ...config.llm, provider: 'ollama' as never } }, 'main');
       expect((await model.invoke('Hello')).content).toBe('Hi from llama.');
       expect(llm.requests[0].model).toBe('llama3.2');
+      llm.play({ content: 'Short.' });
+      const sampled = registry.create({ ...config, llm: { ...config.llm, provider: 'ollama' as never } }, 'main', { temperature: 0.5, maxTokens: 9 });
+      await sampled.invoke('Hello');
+      expect(llm.requests[1].body).toMatchObject({ temperature: 0.5, max_tokens: 9 });
       expect(() => registry.create({ ...config, llm: { ...config.llm, provider: 'olama' as never } }, 'main')).toThrow(ConfigValidationError);
     } finally {
       await llm.stop();

@@ -14,6 +14,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { CodedError } from '../common/coded-error.js';
 import { AuthUser } from './auth-user.js';
+import { checkTokenLifetime } from './token-lifetime.js';
 import { userIdProblem } from './user-id.js';
 
 /** The asymmetric algorithms identity providers sign with that this service verifies against JWT_JWKS_URL. */
@@ -117,7 +118,7 @@ export class IdentityTokenVerifier {
     }
     const problem = userIdProblem(payload.sub);
     if (problem) throw new UnauthorizedException(`Invalid token: "sub" ${problem}`);
-    this.checkLifetime(payload);
+    checkTokenLifetime(payload, this.config.auth.maxTokenLifetimeSeconds);
     return { userId: payload.sub as string, isAdmin: hasRole(claimAt(payload, idp.roleClaim), idp.adminRole) };
   }
 
@@ -155,16 +156,5 @@ export class IdentityTokenVerifier {
       }
     }
     return new UnauthorizedException('Invalid token: signature or format rejected');
-  }
-
-  /** The same rule as for HS256 tokens: at most JWT_MAX_LIFETIME_SECONDS from `iat` (or from now, without or with a future `iat`). */
-  private checkLifetime(payload: JWTPayload): void {
-    const exp = payload.exp as number;
-    const now = Math.floor(Date.now() / 1000);
-    const issuedAt = payload.iat === undefined ? now : Math.min(payload.iat, now);
-    const max = this.config.auth.maxTokenLifetimeSeconds;
-    if (exp - issuedAt > max) {
-      throw new UnauthorizedException(`Token lifetime exceeds the maximum of ${max} seconds (exp is too far after iat, or after now): use a shorter-lived token`);
-    }
   }
 }

@@ -9,6 +9,7 @@ import { AuthUser, RequestWithUser } from './auth-user.js';
 import { IdentityTokenVerifier } from './identity-token.verifier.js';
 import { API_KEY_PREFIX, ApiKeyService } from './api-keys/api-key.service.js';
 import { IS_PUBLIC } from './public.decorator.js';
+import { checkTokenLifetime } from './token-lifetime.js';
 import { userIdProblem } from './user-id.js';
 import { ACCEPTS_STREAM_TICKET, STREAM_TICKET_PARAMETER } from './stream-ticket.decorator.js';
 import { RunOwnership, STREAM_TICKET_AUDIENCE, StreamTicketService } from './stream-ticket.service.js';
@@ -112,26 +113,7 @@ export class JwtAuthGuard implements CanActivate {
     }
     const problem = userIdProblem(claims.sub);
     if (problem) throw new UnauthorizedException(`Invalid token: "sub" ${problem}`);
-    this.checkLifetime(claims);
+    checkTokenLifetime(claims, this.config.auth.maxTokenLifetimeSeconds);
     return { userId: claims.sub as string, isAdmin: claims.role === 'admin' };
-  }
-
-  /**
-   * A token must expire (the library accepts one without `exp` forever) and
-   * live at most JWT_MAX_LIFETIME_SECONDS: from `iat` when present, from now
-   * otherwise; an `iat` in the future counts from now, so it cannot stretch
-   * the lifetime. (The library has already refused a non-numeric or past `exp`.)
-   */
-  private checkLifetime(claims: TokenClaims): void {
-    if (typeof claims.exp !== 'number') throw new UnauthorizedException('Token must carry an expiry (exp)');
-    if (claims.iat !== undefined && (typeof claims.iat !== 'number' || !Number.isFinite(claims.iat))) {
-      throw new UnauthorizedException('Invalid token: "iat" must be a number of seconds since the epoch');
-    }
-    const now = Math.floor(Date.now() / 1000);
-    const issuedAt = claims.iat === undefined ? now : Math.min(claims.iat as number, now);
-    const max = this.config.auth.maxTokenLifetimeSeconds;
-    if (claims.exp - issuedAt > max) {
-      throw new UnauthorizedException(`Token lifetime exceeds the maximum of ${max} seconds (exp is too far after iat, or after now): use a shorter-lived token`);
-    }
   }
 }

@@ -58,6 +58,12 @@ describe('Auth guard and input validation', () => {
       await request(server()).get('/api/sessions').set('Authorization', `Bearer ${head}.${body}.`).expect(401);
     });
 
+    it('token with a critical header extension it does not understand (RFC 7515 crit)', async () => {
+      const token = sign({ sub: 'alice' }, TEST_JWT_SECRET, { expiresIn: '1h', header: { alg: 'HS256', typ: 'JWT', crit: ['x-unknown'], 'x-unknown': 1 } });
+      const res = await request(server()).get('/api/sessions').set('Authorization', `Bearer ${token}`).expect(401);
+      expect(res.body.message).toMatch(/crit/);
+    });
+
     it('token without sub', async () => {
       const res = await request(server())
         .get('/api/sessions')

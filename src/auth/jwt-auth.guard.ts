@@ -1,6 +1,7 @@
 import { BadRequestException, CanActivate, ExecutionContext, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
 import { ModuleRef, Reflector } from '@nestjs/core';
 import { JwtService, TokenExpiredError } from '@nestjs/jwt';
+import { decodeProtectedHeader } from 'jose';
 import type { Request } from 'express';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -103,8 +104,11 @@ export class JwtAuthGuard implements CanActivate {
     if (this.identityTokens.handles(token)) return this.identityTokens.verify(token);
     let claims: TokenClaims;
     try {
+      // RFC 7515: a token naming header extensions as critical must be refused by a verifier that does not understand them.
+      if ('crit' in decodeProtectedHeader(token)) throw new UnauthorizedException('Invalid token: critical header extensions ("crit") are not supported');
       claims = await this.jwt.verifyAsync<TokenClaims & object>(token, { algorithms: ['HS256'] });
     } catch (error) {
+      if (error instanceof UnauthorizedException) throw error;
       if (error instanceof TokenExpiredError) throw new UnauthorizedException('Token expired');
       throw new UnauthorizedException('Invalid token: signature or format rejected');
     }

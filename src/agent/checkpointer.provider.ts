@@ -1,9 +1,62 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import type { RunnableConfig } from '@langchain/core/runnables';
 import pg from 'pg';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { boundedPoolOptions } from '../database/pg-clients.js';
+
+/** How many forgotten threads are remembered, to drop their late writes (far more than turns end within a tool's timeout). */
+const FORGOTTEN_THREADS_KEPT = 10_000;
+
+type PutArgs = Parameters<PostgresSaver['put']>;
+type PutWritesArgs = Parameters<PostgresSaver['putWrites']>;
+
+/**
+ * A PostgresSaver that writes nothing more for a thread once it was
+ * forgotten: a step an abort (a cancel, a failure) did not stop in time
+ * finishes later and would otherwise write its checkpoint after the
+ * thread's deletion, leaving rows nobody reads. A write already on its way
+ * when the thread is forgotten lands first, then the deletion.
+ */
+class ForgettingPostgresSaver extends PostgresSaver {
+  private readonly forgotten = new Set<string>();
+  private readonly inFlight = new Map<string, Set<Promise<unknown>>>();
+
+  async forget(threadId: string): Promise<void> {
+    this.forgotten.add(threadId);
+    if (this.forgotten.size > FORGOTTEN_THREADS_KEPT) this.forgotten.delete(this.forgotten.values().next().value!);
+    await Promise.allSettled([...(this.inFlight.get(threadId) ?? [])]);
+    await this.deleteThread(threadId);
+  }
+
+  override async put(...args: PutArgs): Promise<RunnableConfig> {
+    if (this.isForgotten(args[0])) return args[0];
+    return this.tracked(args[0], super.put(...args));
+  }
+
+  override async putWrites(...args: PutWritesArgs): Promise<void> {
+    if (this.isForgotten(args[0])) return;
+    return this.tracked(args[0], super.putWrites(...args));
+  }
+
+  private async tracked<T>(config: RunnableConfig, write: Promise<T>): Promise<T> {
+    const threadId = String(config.configurable?.thread_id);
+    let writes = this.inFlight.get(threadId);
+    if (!writes) this.inFlight.set(threadId, (writes = new Set()));
+    writes.add(write);
+    try {
+      return await write;
+    } finally {
+      writes.delete(write);
+      if (writes.size === 0) this.inFlight.delete(threadId);
+    }
+  }
+
+  private isForgotten(config: RunnableConfig): boolean {
+    return this.forgotten.has(String(config.configurable?.thread_id));
+  }
+}
 
 /**
  * LangGraph checkpoints in PostgreSQL (tables made by a TypeORM migration).
@@ -13,7 +66,7 @@ import { boundedPoolOptions } from '../database/pg-clients.js';
 @Injectable()
 export class CheckpointerProvider implements OnApplicationShutdown {
   readonly pool: pg.Pool;
-  readonly saver: PostgresSaver;
+  readonly saver: ForgettingPostgresSaver;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.pool = new pg.Pool({
@@ -23,12 +76,12 @@ export class CheckpointerProvider implements OnApplicationShutdown {
       ...boundedPoolOptions({ statementTimeoutMs: config.database.statementTimeoutMs, lockTimeoutMs: config.database.lockTimeoutMs }),
     });
     this.pool.on('error', () => undefined); // idle-client errors surface on the next query
-    this.saver = new PostgresSaver(this.pool);
+    this.saver = new ForgettingPostgresSaver(this.pool);
   }
 
-  /** Removes every checkpoint of a finished run. */
+  /** Removes every checkpoint of a finished run, and any its abandoned steps would still write. */
   async forget(threadId: string): Promise<void> {
-    await this.saver.deleteThread(threadId);
+    await this.saver.forget(threadId);
   }
 
   async onApplicationShutdown(): Promise<void> {

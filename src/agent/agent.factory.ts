@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, SystemMessage } from '@langchain/core/messages';
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { BaseCheckpointSaver, END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { MAIN_MODEL, SAMPLED_MAIN_MODEL } from '../models/chat-models.js';
@@ -11,6 +11,7 @@ import { samplingKey } from '../models/sampling.js';
 import { ModelCallError, ModelTimeoutError } from '../models/model-errors.js';
 import { AgentToolsNode } from './agent-tools-node.js';
 import { CheckpointerProvider } from './checkpointer.provider.js';
+import { EphemeralSaver } from './ephemeral-saver.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { ToolRegistry } from './tools/tool-registry.service.js';
 import { turnContextOf } from './turn-context.js';
@@ -35,7 +36,7 @@ function buildAgentGraph(
   model: BaseChatModel,
   sampledModel: SampledModelFactory,
   tools: ToolRegistry,
-  checkpointer: CheckpointerProvider,
+  checkpointer: BaseCheckpointSaver,
   timeoutMs: number,
 ) {
   const bound = bindAgentTools(model, tools);
@@ -75,7 +76,7 @@ function buildAgentGraph(
     .addEdge(START, 'agent')
     .addConditionalEdges('agent', routeAfterModel, ['tools', END])
     .addEdge('tools', 'agent')
-    .compile({ checkpointer: checkpointer.saver });
+    .compile({ checkpointer });
 }
 
 export type AgentGraph = ReturnType<typeof buildAgentGraph>;
@@ -88,6 +89,9 @@ export type AgentGraph = ReturnType<typeof buildAgentGraph>;
 @Injectable()
 export class AgentFactory {
   private compiled?: AgentGraph;
+  private compiledStateless?: AgentGraph;
+  /** The checkpoints of stateless turns: in memory, dropped when the turn ends. */
+  readonly ephemeralSaver = new EphemeralSaver();
 
   constructor(
     @Inject(MAIN_MODEL) private readonly model: BaseChatModel,
@@ -98,7 +102,13 @@ export class AgentFactory {
   ) {}
 
   get graph(): AgentGraph {
-    this.compiled ??= buildAgentGraph(this.model, this.sampledModel, this.tools, this.checkpointer, this.config.llm.timeoutMs);
+    this.compiled ??= buildAgentGraph(this.model, this.sampledModel, this.tools, this.checkpointer.saver, this.config.llm.timeoutMs);
     return this.compiled;
+  }
+
+  /** The same graph for turns that store nothing (the OpenAI-compatible route without a session): checkpoints in `ephemeralSaver`. */
+  get statelessGraph(): AgentGraph {
+    this.compiledStateless ??= buildAgentGraph(this.model, this.sampledModel, this.tools, this.ephemeralSaver, this.config.llm.timeoutMs);
+    return this.compiledStateless;
   }
 }

@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { Command, GraphRecursionError, INTERRUPT } from '@langchain/langgraph';
 import pRetry from 'p-retry';
-import { AgentFactory, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
+import { AgentFactory, AgentGraph, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
 import { CheckpointerProvider } from '../agent/checkpointer.provider.js';
 import { TurnContext } from '../agent/turn-context.js';
 import { CodedError } from '../common/coded-error.js';
@@ -140,13 +140,16 @@ export class ChatService {
    * no run slot, nothing stored, its checkpoints deleted however it ends. A
    * pause for the user answers its question, but cannot be resumed: only a
    * session turn keeps the paused task. `signal` aborts it (the client left).
+   * Its checkpoints live in memory only while it runs (EphemeralSaver).
    */
   async runStateless(messages: BaseMessage[], context: TurnContext, emit: Emit, signal: AbortSignal): Promise<Omit<TurnResult, 'session_id'>> {
     const threadId = context.runId;
+    const saver = this.agents.ephemeralSaver;
+    saver.begin(threadId);
     return this.track(
       (async () => {
         try {
-          const outcome = await this.runGraph(context, { messages }, emit, threadId, signal, { answer: '' });
+          const outcome = await this.runGraph(context, { messages }, emit, threadId, signal, { answer: '' }, this.agents.statelessGraph);
           const { trace } = context.takeRagTrace();
           context.close();
           if (outcome.interrupt) {
@@ -162,7 +165,7 @@ export class ChatService {
           this.logger.warn({ err: error, run_id: context.runId }, `stateless turn failed: ${code}`);
           throw new TurnFailedError(code, `${/[.!?。！？]$/.test(reason) ? reason : `${reason}.`} Nothing was saved.`, false);
         } finally {
-          await this.forgetCheckpoints(threadId);
+          await saver.end(threadId);
         }
       })(),
     );
@@ -445,8 +448,9 @@ export class ChatService {
     threadId: string,
     signal: AbortSignal,
     progress: { answer: string },
+    graph: AgentGraph = this.agents.graph,
   ): Promise<{ answer: string; interrupt?: Record<string, unknown> }> {
-    const stream = await this.agents.graph.stream(
+    const stream = await graph.stream(
       input as { messages: BaseMessage[] },
       {
         configurable: context.configurable(threadId),

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DefaultChatTransport, readUIMessageStream, type UIMessageChunk } from 'ai';
 import request from 'supertest';
 import type { RagUIMessage } from '../src/protocols/ai-sdk/ui-message-mapping.js';
-import { sessionIdForChat } from '../src/protocols/ai-sdk/ui-session-id.js';
+import { UiSessionIds } from '../src/protocols/ai-sdk/ui-session-id.js';
 import { FakeWeatherServer } from './support/fake-weather-server.js';
 import { heldWeatherTurn } from './support/held-turn.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
@@ -63,7 +63,7 @@ describe('AI SDK UI message stream (useChat)', () => {
   it('streams a knowledge answer as text with step, tool and trace parts, stores the turn, and continues the session on the next message', async () => {
     const user = uniqueUser('ui-kb');
     const chatId = 'k3Yq9xVbN2aT7pLd';
-    const sessionId = sessionIdForChat(user, chatId);
+    const sessionId = t.app.get(UiSessionIds).forChat(user, chatId);
     // Extra fields the transport adds to the body are ignored, not refused.
     const responses: Response[] = [];
     const client = transport(user, {
@@ -120,8 +120,8 @@ describe('AI SDK UI message stream (useChat)', () => {
     const chatId = 'shared-chat-id';
     const hers = await read(await send(transport(alice), chatId, [userMessage('What is the return policy?')]));
     const his = await read(await send(transport(bob), chatId, [userMessage('What is the return policy?')]));
-    expect(hers.message.metadata?.session_id).toBe(sessionIdForChat(alice, chatId));
-    expect(his.message.metadata?.session_id).toBe(sessionIdForChat(bob, chatId));
+    expect(hers.message.metadata?.session_id).toBe(t.app.get(UiSessionIds).forChat(alice, chatId));
+    expect(his.message.metadata?.session_id).toBe(t.app.get(UiSessionIds).forChat(bob, chatId));
     expect(his.message.metadata?.session_id).not.toBe(hers.message.metadata?.session_id);
     expect(await transcript(alice, hers.message.metadata!.session_id)).toHaveLength(2);
 
@@ -183,10 +183,10 @@ describe('AI SDK UI message stream (useChat)', () => {
     weather.release();
     const { message, errors } = await reading;
     expect(errors).toEqual([]);
-    expect(message.metadata?.session_id).toBe(sessionIdForChat(user, chatId));
+    expect(message.metadata?.session_id).toBe(t.app.get(UiSessionIds).forChat(user, chatId));
     expect(dataParts(message, 'data-tool').map((part) => part.data)).toMatchObject([{ name: 'get_weather', phase: 'end' }]);
     expect(textOf(message)).toMatch(/Paris/);
-    const stored = await transcript(user, sessionIdForChat(user, chatId));
+    const stored = await transcript(user, t.app.get(UiSessionIds).forChat(user, chatId));
     expect(stored.map((m) => m.type)).toEqual(['human', 'ai']);
     expect(stored[1].content).toBe(textOf(message));
     expect(await client.reconnectToStream({ chatId })).toBeNull(); // the run is over

@@ -113,14 +113,18 @@ describe('API keys', () => {
     expect(unknown.body.message).toBe(refusedOnB.body.message);
   });
 
-  it('lets a key revoke its owner\'s keys but never create one', async () => {
+  it('lets a key revoke only itself: never another key of its owner, and never create one', async () => {
     const owner = uniqueUser('minter');
     const used = await createKey(a, a.auth(owner));
     const other = await createKey(a, a.auth(owner));
     const refused = await request(server()).post('/api/keys').set(bearer(used.key)).send({ name: 'successor' }).expect(403);
     expect(refused.body.message).toMatch(/API key cannot create API keys/);
-    await request(server()).delete(`/api/keys/${other.id}`).set(bearer(used.key)).expect(200);
-    await request(server()).get('/api/sessions').set(bearer(other.key)).expect(401);
+    // A leaked key cannot lock its owner's other clients out.
+    const notItself = await request(server()).delete(`/api/keys/${other.id}`).set(bearer(used.key)).expect(403);
+    expect(notItself.body.message).toMatch(/only itself/);
+    await request(server()).get('/api/sessions').set(bearer(other.key)).expect(200);
+    await request(server()).delete(`/api/keys/${used.id}`).set(bearer(used.key)).expect(200);
+    await request(server()).get('/api/sessions').set(bearer(used.key)).expect(401);
     const [{ count }] = await a.dataSource.query('SELECT count(*)::int AS count FROM api_keys WHERE user_id = $1', [owner]);
     expect(count).toBe(2);
   });

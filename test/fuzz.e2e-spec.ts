@@ -4,7 +4,7 @@ import { SignJWT } from 'jose';
 import { JwtService } from '@nestjs/jwt';
 import request from 'supertest';
 import { isStorableText, toStorableText } from '../src/common/storable-text.js';
-import { sessionIdForChat } from '../src/protocols/ai-sdk/ui-session-id.js';
+import { UiSessionIds } from '../src/protocols/ai-sdk/ui-session-id.js';
 import { generateSigningKey, JwksServer, SigningKey } from './support/jwks-server.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { TEST_JWT_SECRET } from './support/test-env.js';
@@ -437,7 +437,7 @@ describe('Fuzz: /v1, /api/chat/ui, /api/keys and bearer credentials', () => {
           if (errors.length > 0) throw new Error(`${what} streamed an error: ${JSON.stringify(errors)}`);
           expect(chunks.at(-1)).toMatchObject({ type: 'finish' });
           const sent = parts.filter((part) => part.type === 'text').map((part) => part.text).join('\n');
-          const stored = await transcript(user, sessionIdForChat(user, id));
+          const stored = await transcript(user, t.app.get(UiSessionIds).forChat(user, id));
           expect(stored[0]).toMatchObject({ type: 'human', content: sent });
           expect(stored).toHaveLength(2);
           storedCount += 1;

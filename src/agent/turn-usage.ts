@@ -9,6 +9,18 @@ export interface TurnUsage {
   estimated: boolean;
 }
 
+/** Each message's estimate, kept while the message lives: a turn's prompts repeat the earlier messages at every model call. */
+const estimates = new WeakMap<BaseMessage, number>();
+
+async function estimateMessage(message: BaseMessage): Promise<number> {
+  let tokens = estimates.get(message);
+  if (tokens === undefined) {
+    tokens = await estimateTokens(messageText(message));
+    estimates.set(message, tokens);
+  }
+  return tokens;
+}
+
 function messageText(message: BaseMessage): string {
   const content =
     typeof message.content === 'string'
@@ -36,8 +48,8 @@ export async function turnUsage(calls: ReadonlyArray<{ prompt: BaseMessage[]; re
       continue;
     }
     estimated = true;
-    prompt += await estimateTokens(call.prompt.map(messageText).join('\n'));
-    completion += await estimateTokens(messageText(call.response));
+    for (const message of call.prompt) prompt += await estimateMessage(message);
+    completion += await estimateMessage(call.response);
   }
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, estimated };
 }

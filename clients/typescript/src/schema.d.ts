@@ -35,7 +35,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke one of the caller's API keys, at once on every instance (idempotent) */
+        /**
+         * Revoke one of the caller's API keys, at once on every instance (idempotent)
+         * @description A request authenticated by an API key may revoke only that key (403 for any other).
+         */
         delete: operations["ApiKeyController_revoke"];
         options?: never;
         head?: never;
@@ -1529,6 +1532,15 @@ export interface operations {
             };
             /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description The request is authenticated by an API key, which may revoke only itself */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

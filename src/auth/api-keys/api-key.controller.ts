@@ -40,10 +40,14 @@ export class ApiKeyController {
   }
 
   @Delete(':id')
-  @ApiOperation({ summary: 'Revoke one of the caller\'s API keys, at once on every instance (idempotent)' })
+  @ApiOperation({
+    summary: 'Revoke one of the caller\'s API keys, at once on every instance (idempotent)',
+    description: 'A request authenticated by an API key may revoke only that key (403 for any other).',
+  })
   @ApiOkResponse({ type: ApiKeyInfo, description: 'The key, with its revocation time' })
   @ApiErrorResponses(404)
+  @errorResponse(403, 'The request is authenticated by an API key, which may revoke only itself')
   revoke(@CurrentUser() user: AuthUser, @Param() params: ApiKeyIdParams): Promise<ApiKeyInfo> {
-    return this.keys.revoke(user.userId, params.id);
+    return this.keys.revoke(user, params.id);
   }
 }

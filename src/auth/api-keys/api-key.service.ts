@@ -119,8 +119,12 @@ export class ApiKeyService implements BeforeApplicationShutdown {
     return rows.map(toInfo);
   }
 
-  /** Revokes one of the user's keys; revoking a revoked key changes nothing. */
-  async revoke(userId: string, id: string): Promise<ApiKeyInfo> {
+  /** Revokes one of the user's keys; revoking a revoked key changes nothing. A key may revoke only itself. */
+  async revoke(user: AuthUser, id: string): Promise<ApiKeyInfo> {
+    if (user.apiKeyId && user.apiKeyId !== id.toLowerCase()) {
+      throw new ForbiddenException('An API key can revoke only itself (a leaked key must not lock out its owner\'s other keys): use a signed user token');
+    }
+    const userId = user.userId;
     const [rows] = await this.keys.query(
       `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND user_id = $2 RETURNING ${ROW_COLUMNS}`,
       [id, userId],

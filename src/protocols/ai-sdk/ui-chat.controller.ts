@@ -19,7 +19,7 @@ import { ConversationStorage } from '../../session/conversation-storage.service.
 import { SessionNotFoundError } from '../../session/session.errors.js';
 import { parseUiChatRequest, UI_CHAT_ID_PATTERN, UI_CHAT_ID_RULE, UiChatRequest, UiMessage, UiMessagePart } from './ui-chat.dto.js';
 import { RagUIMessage, UiMessageMapper } from './ui-message-mapping.js';
-import { sessionIdForChat } from './ui-session-id.js';
+import { UiSessionIds } from './ui-session-id.js';
 
 export class UiChatIdParams {
   @ApiProperty({ description: 'The chat id, as in the POST body', pattern: UI_CHAT_ID_PATTERN.source })
@@ -52,6 +52,7 @@ export class UiChatController {
     private readonly runs: RunRegistry,
     private readonly events: RunEventsService,
     private readonly storage: ConversationStorage,
+    private readonly sessionIds: UiSessionIds,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -72,7 +73,7 @@ export class UiChatController {
   async send(@CurrentUser() user: AuthUser, @Body() raw: unknown, @Res() res: Response): Promise<void> {
     // Validated here, not by the global pipe, which would refuse the extra fields a transport may add.
     const request = await parseUiChatRequest(raw);
-    const turn = await this.chat.prepare(user.userId, request.message, sessionIdForChat(user.userId, request.chatId));
+    const turn = await this.chat.prepare(user.userId, request.message, this.sessionIds.forChat(user.userId, request.chatId));
     this.chat.startStreaming(turn, this.context.turnFor(turn, 'stream'));
     await this.pipe(turn.runId, res, async () => 'running');
   }
@@ -89,7 +90,7 @@ export class UiChatController {
   @ApiNoContentResponse({ description: 'No turn of this chat is running' })
   @ApiErrorResponses(400, 401, 404, 503)
   async resume(@CurrentUser() user: AuthUser, @Param() params: UiChatIdParams, @Res() res: Response): Promise<void> {
-    const sessionId = sessionIdForChat(user.userId, params.id);
+    const sessionId = this.sessionIds.forChat(user.userId, params.id);
     const owner = await this.storage.sessionOwner(sessionId);
     if (owner !== null && owner !== user.userId) throw new SessionNotFoundError(sessionId);
     const runId = owner === null ? null : await this.runs.runningIn(sessionId);

@@ -7,6 +7,8 @@ import { OpenAiError } from './openai-errors.js';
 /** Longest text of any one earlier message of a stateless conversation. */
 export const OPENAI_MESSAGE_MAX_LENGTH = 32000;
 export const OPENAI_MAX_MESSAGES = 500;
+/** Longest stateless conversation, all messages' text together (the agent sends all of it to the model at every step). */
+export const OPENAI_CONVERSATION_MAX_LENGTH = 100_000;
 
 const storableText = (max: number) =>
   z
@@ -23,7 +25,7 @@ const contentPart = z.discriminatedUnion('type', [
   z.object({ type: z.literal('image_url') }).loose(),
   z.object({ type: z.literal('input_audio') }).loose(),
   z.object({ type: z.literal('file') }).loose(),
-  z.object({ type: z.literal('refusal'), refusal: z.string() }),
+  z.object({ type: z.literal('refusal'), refusal: storableText(OPENAI_MESSAGE_MAX_LENGTH) }),
 ]);
 
 const message = z
@@ -132,16 +134,21 @@ function refuseUnsupported(body: RawRequest): void {
   if (body.prediction != null) throw unsupported('prediction', 'predicted outputs are not supported');
 }
 
-function textOf(content: RawRequest['messages'][number]['content'], index: number): string {
+function textOf(content: RawRequest['messages'][number]['content'], index: number, role: string): string {
   if (content == null) return '';
   if (typeof content === 'string') return content;
-  return content
+  const text = content
     .map((part, partIndex) => {
       if (part.type === 'text') return part.text;
-      if (part.type === 'refusal') return part.refusal;
+      if (part.type === 'refusal') {
+        if (role !== 'assistant') throw unsupported(`messages[${index}].content[${partIndex}].type`, 'only an assistant message may hold a refusal');
+        return part.refusal;
+      }
       throw unsupported(`messages[${index}].content[${partIndex}].type`, `${part.type} parts are not accepted (text only)`);
     })
     .join('');
+  if (text.length > OPENAI_MESSAGE_MAX_LENGTH) throw invalid(`messages[${index}].content`, `must be at most ${OPENAI_MESSAGE_MAX_LENGTH} characters`);
+  return text;
 }
 
 /** Validates a request body and the session header into the turn it asks for; throws OpenAiError (400) naming the parameter. */
@@ -162,13 +169,14 @@ export function parseCompletionRequest(body: unknown, sessionHeader: unknown): C
       throw unsupported(`messages[${index}].tool_calls`, 'the agent calls its own tools; client-side tool calls are not accepted');
     }
     const role = entry.role === 'developer' ? ('system' as const) : entry.role;
-    return { role, content: textOf(entry.content, index) };
+    return { role, content: textOf(entry.content, index, entry.role) };
   });
   const last = conversation.length - 1;
   if (conversation[last].role !== 'user') {
     throw invalid(`messages[${last}].role`, 'the last message must be the user\'s (the agent answers it)');
   }
   const question = conversation[last].content;
+  const total = conversation.reduce((sum, entry) => sum + entry.content.length, 0);
   if (question.length > CHAT_MESSAGE_MAX_LENGTH) throw invalid(`messages[${last}].content`, `must be at most ${CHAT_MESSAGE_MAX_LENGTH} characters`);
   if (!hasVisibleCharacter(question)) throw invalid(`messages[${last}].content`, 'must contain visible text');
 
@@ -182,6 +190,10 @@ export function parseCompletionRequest(body: unknown, sessionHeader: unknown): C
     if (!checked.success) throw invalid(param, 'must be a session id (a UUID)');
     if (sessionId !== undefined && sessionId !== checked.data) throw invalid(param, 'names another session than X-Session-Id');
     sessionId = checked.data;
+  }
+
+  if (sessionId === undefined && total > OPENAI_CONVERSATION_MAX_LENGTH) {
+    throw invalid('messages', `the conversation must be at most ${OPENAI_CONVERSATION_MAX_LENGTH} characters in all; send X-Session-Id to keep a longer one here`);
   }
 
   const stop = raw.stop == null ? undefined : typeof raw.stop === 'string' ? [raw.stop] : raw.stop;

@@ -107,6 +107,14 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
       .send({ query: 'How often should I descale the Zephyr kettle?', top_k: 3 })
       .expect(200);
     expect(search.body.chunks[0]).toMatchObject({ source: 'zephyr-kettle.pdf', page: 2, rrf_rank: 1 });
+    // Each candidate carries its rank in each recall leg (null where that leg did not find it), beside the fused rank.
+    for (const chunk of search.body.chunks as Array<{ fulltext_rank: number | null; dense_rank: number | null }>) {
+      expect(chunk.fulltext_rank === null || chunk.fulltext_rank >= 1).toBe(true);
+      expect(chunk.dense_rank === null || chunk.dense_rank >= 1).toBe(true);
+      expect(chunk.fulltext_rank ?? chunk.dense_rank).not.toBeNull();
+    }
+    expect(search.body.chunks.some((chunk: { fulltext_rank: number | null }) => chunk.fulltext_rank !== null)).toBe(true);
+    expect(search.body.chunks.some((chunk: { dense_rank: number | null }) => chunk.dense_rank !== null)).toBe(true);
     expect(search.body.chunks[0].text).toMatch(/white vinegar/);
     expect(search.body.rag_trace).toMatchObject({
       retrieval_mode: 'hybrid',

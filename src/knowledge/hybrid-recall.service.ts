@@ -86,9 +86,13 @@ export class HybridRecall {
     const [fullText, dense] = await Promise.all([this.fullTextRecall(query, recallK), this.dense.rank(query, recallK)]);
     const fused = reciprocalRankFusion([fullText.ids, dense.ids]).slice(0, recallK);
     const details = await this.chunkDetails(fused.map((f) => f.id));
+    const fullTextRank = new Map(fullText.ids.map((id, i) => [id, i + 1]));
+    const denseRank = new Map(dense.ids.map((id, i) => [id, i + 1]));
     const candidates = fused.flatMap((f, i) => {
       const chunk = details.get(f.id);
-      return chunk ? [{ ...chunk, score: Number(f.score.toFixed(6)), rrf_rank: i + 1 }] : [];
+      return chunk
+        ? [{ ...chunk, score: Number(f.score.toFixed(6)), rrf_rank: i + 1, fulltext_rank: fullTextRank.get(f.id) ?? null, dense_rank: denseRank.get(f.id) ?? null }]
+        : [];
     });
     return {
       candidates,

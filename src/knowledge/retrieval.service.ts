@@ -11,6 +11,9 @@ export type RetrievalHit = {
   text: string;
   score: number;
   rrf_rank?: number;
+  /** Rank in the full-text and the dense recall leg (null: that leg did not find it), before fusion. */
+  fulltext_rank?: number | null;
+  dense_rank?: number | null;
   rerank_score?: number;
 };
 

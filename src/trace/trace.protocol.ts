@@ -41,6 +41,8 @@ const RETRIEVED_CHUNK_TABLE = {
   text: { kind: 'string', maxLength: LONG, description: 'Chunk text' },
   score: { kind: 'number', nullable: true, description: 'Recall score' },
   rrf_rank: { kind: 'int', min: 1, nullable: true, description: 'Rank after reciprocal rank fusion' },
+  fulltext_rank: { kind: 'int', min: 1, nullable: true, description: 'Rank in the full-text recall leg before fusion; null: that leg did not find it' },
+  dense_rank: { kind: 'int', min: 1, nullable: true, description: 'Rank in the dense recall leg before fusion; null: that leg did not find it' },
   rerank_score: { kind: 'number', nullable: true, description: 'Score given by the reranker' },
   chunk_id: { kind: 'string', maxLength: SHORT, description: 'Stable id of the chunk' },
 } as const satisfies FieldTable;

@@ -41,6 +41,8 @@ export function configFromEnvironment(env: Environment) {
   return {
     nodeEnv: env.NODE_ENV,
     port: env.PORT,
+    /** Serve web/dist at `/` (when it was built). */
+    webClientEnabled: env.WEB_CLIENT_ENABLED,
     host: env.HOST,
     database: {
       url: env.DATABASE_URL,

@@ -54,6 +54,7 @@ const server = {
   HOST: z.string().default('0.0.0.0').describe('address to listen on'),
   LOG_LEVEL: oneOf(LOG_LEVELS).default('info').describe('log level (pino), or silent'),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600000).default(10000).describe('how long SIGTERM waits for in-flight requests and turns'),
+  WEB_CLIENT_ENABLED: flag().default(true).describe('serve the reference web client (web/dist) at /'),
 };
 
 const http = {

@@ -559,6 +559,10 @@ export interface components {
             score?: number | null;
             /** @description Rank after reciprocal rank fusion */
             rrf_rank?: number | null;
+            /** @description Rank in the full-text recall leg before fusion; null: that leg did not find it */
+            fulltext_rank?: number | null;
+            /** @description Rank in the dense recall leg before fusion; null: that leg did not find it */
+            dense_rank?: number | null;
             /** @description Score given by the reranker */
             rerank_score?: number | null;
             /** @description Stable id of the chunk */

@@ -1,0 +1,53 @@
+import { Body, Controller, HttpCode, Module, Post, BadRequestException } from '@nestjs/common';
+import { JwtService } from '@nestjs/jwt';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { Public } from './public.decorator.js';
+import { userIdProblem } from './user-id.js';
+
+export class DevTokenRequest {
+  @ApiProperty({ description: 'The user id (the token\'s sub)', example: 'alice' })
+  @IsString()
+  @MaxLength(128)
+  sub: string;
+
+  @ApiPropertyOptional({ enum: ['user', 'admin'], default: 'user' })
+  @IsOptional()
+  @IsIn(['user', 'admin'])
+  role?: 'user' | 'admin';
+}
+
+export class DevTokenResponse {
+  @ApiProperty({ description: 'An HS256 bearer token for that user, valid 8 hours' })
+  token: string;
+}
+
+/** Lifetime of a development token. */
+const DEV_TOKEN_TTL = '8h';
+
+/**
+ * `POST /api/dev/token`: a token for any user id, for the web client's
+ * "sign in as" box. Only NODE_ENV=development without JWT_SECRET registers
+ * it (app.module.ts): anyone may mint tokens then anyway (the development
+ * secret is public); in production, in test, or with a secret of its own
+ * the route does not exist.
+ */
+@ApiTags('development')
+@Controller('api/dev')
+export class DevTokenController {
+  constructor(private readonly jwt: JwtService) {}
+
+  @Post('token')
+  @Public()
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Development only: mint a token for any user id (absent outside NODE_ENV=development)' })
+  @ApiOkResponse({ type: DevTokenResponse })
+  mint(@Body() body: DevTokenRequest): DevTokenResponse {
+    const problem = userIdProblem(body.sub);
+    if (problem) throw new BadRequestException(`sub ${problem}`);
+    return { token: this.jwt.sign({ sub: body.sub, role: body.role ?? 'user' }, { algorithm: 'HS256', expiresIn: DEV_TOKEN_TTL }) };
+  }
+}
+
+@Module({ controllers: [DevTokenController] })
+export class DevTokenModule {}

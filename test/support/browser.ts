@@ -1,0 +1,69 @@
+/// <reference lib="dom" />
+// page.evaluate callbacks run in the browser: the test compilation knows DOM names (src/ does not use this file).
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+/** Debian's chromium package; browser downloads do not work on these machines. */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export const chromiumAvailable = existsSync(CHROMIUM);
+
+/** `describe` when chromium is there (or .ci/run installed it and sets REQUIRE_CHROMIUM=1, so a missing one fails), else skipped with a warning. */
+export const describeWithChromium = chromiumAvailable || process.env.REQUIRE_CHROMIUM === '1' ? describe : describe.skip;
+if (!chromiumAvailable) {
+  console.warn(`\n*** ${CHROMIUM} not found: browser tests are SKIPPED. Install it with: apt-get install -y chromium ***\n`);
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+}
+
+/** The widths every screen is captured at (the issue's desktop and phone). */
+export const VIEWPORTS = { desktop: { width: 1440, height: 900 }, phone: { width: 375, height: 812 } } as const;
+
+/** Where the tests write their screenshots (named in the README). */
+export const SCREENSHOT_DIR = path.resolve('docs', 'screenshots');
+
+/** A page of the web client at `base`, signed in with `token` (kept in session storage, as the sign-in form keeps it). */
+export async function signedInPage(
+  browser: Browser,
+  base: string,
+  token: string,
+  viewport: { width: number; height: number } = VIEWPORTS.desktop,
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport });
+  await context.addInitScript((value) => {
+    if (!sessionStorage.getItem('agentic-rag.token')) sessionStorage.setItem('agentic-rag.token', value);
+  }, token);
+  const page = await context.newPage();
+  await page.goto(base);
+  return { context, page };
+}
+
+/** Writes `docs/screenshots/<name>-<width>.png` of the page as it is now. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const width = page.viewportSize()?.width ?? 0;
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-${width}.png`), fullPage: false });
+}
+
+/** Collects the page's uncaught errors and console errors, so a test can assert there were none. */
+export function pageErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  return errors;
+}

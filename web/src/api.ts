@@ -1,0 +1,56 @@
+import { ApiError, createAgenticRagClient, type components } from '@agentic-rag/client';
+
+export type Schemas = components['schemas'];
+export { ApiError };
+
+/** Where the API is: VITE_API_BASE at build time (a copy hosted on another origin), else this page's origin. */
+export const API_BASE = (import.meta.env.VITE_API_BASE as string | undefined)?.replace(/\/+$/, '') || window.location.origin;
+
+const TOKEN_KEY = 'agentic-rag.token';
+
+/** The bearer token, kept in session storage (gone when the tab closes). */
+export const tokenStore = {
+  get: (): string | null => sessionStorage.getItem(TOKEN_KEY),
+  set: (token: string): void => sessionStorage.setItem(TOKEN_KEY, token),
+  clear: (): void => sessionStorage.removeItem(TOKEN_KEY),
+};
+
+/** The typed client of clients/typescript: every call of the page goes through it, so a contract change breaks this build. */
+export const client = createAgenticRagClient({ baseUrl: API_BASE, token: () => tokenStore.get() ?? '' });
+export const api = client.api;
+export const chat = client.chat;
+
+/** The claims of a JWT, read without checking it (the server checks it): to show who is signed in and whether as admin. */
+export function tokenClaims(token: string): { sub?: string; role?: string; exp?: number } | null {
+  try {
+    const payload = token.split('.')[1];
+    return JSON.parse(atob(payload.replace(/-/g, '+').replace(/_/g, '/'))) as { sub?: string; role?: string; exp?: number };
+  } catch {
+    return null;
+  }
+}
+
+/** A message for the user from an error body of the API, by status and code. */
+export function describeError(status: number, body: { message?: string; code?: string } | undefined): string {
+  const detail = body?.message ? ` ${body.message}` : '';
+  switch (status) {
+    case 401:
+      return `Not signed in or the token expired.${detail}`;
+    case 403:
+      return `Not allowed for this account.${detail}`;
+    case 409:
+      return body?.code === 'cancelled' ? 'The turn was cancelled.' : `This session is busy with another turn.${detail}`;
+    case 413:
+      return `Too large for the server.${detail}`;
+    case 429:
+      return `Too many requests; wait a moment.${detail}`;
+    case 502:
+      return `The model failed.${detail}`;
+    case 503:
+      return `The service is temporarily unavailable.${detail}`;
+    case 504:
+      return `The model did not answer in time.${detail}`;
+    default:
+      return body?.message ?? `Request failed (${status}).`;
+  }
+}

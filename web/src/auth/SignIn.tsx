@@ -1,0 +1,63 @@
+import { FormEvent, useState } from 'react';
+import { API_BASE } from '../api';
+
+/**
+ * Paste a bearer token (kept in session storage). In development the
+ * service also offers `POST /api/dev/token`, which this form uses to mint a
+ * token for any user id; that route does not exist in production, and the
+ * box says so when it is missing.
+ */
+export function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) {
+  const [token, setToken] = useState('');
+  const [user, setUser] = useState('');
+  const [admin, setAdmin] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  const submitToken = (event: FormEvent) => {
+    event.preventDefault();
+    const value = token.trim().replace(/^Bearer\s+/i, '');
+    if (!value) return setError('Paste a token first.');
+    onSignedIn(value);
+  };
+
+  const signInAs = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    const response = await fetch(`${API_BASE}/api/dev/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ sub: user.trim(), role: admin ? 'admin' : 'user' }),
+    }).catch(() => null);
+    if (!response) return setError('The service did not answer.');
+    if (response.status === 404) return setError('"Sign in as" only exists when the service runs in development mode (NODE_ENV=development, no JWT_SECRET).');
+    const body = (await response.json().catch(() => ({}))) as { token?: string; message?: string };
+    if (!response.ok || !body.token) return setError(body.message ?? `Sign-in failed (${response.status}).`);
+    onSignedIn(body.token);
+  };
+
+  return (
+    <main className="signin">
+      <h1>Agentic RAG chat</h1>
+      <form onSubmit={submitToken} aria-labelledby="token-heading">
+        <h2 id="token-heading">Sign in with a token</h2>
+        <label htmlFor="token">Bearer token</label>
+        <textarea id="token" value={token} onChange={(e) => setToken(e.target.value)} rows={4} spellCheck={false} />
+        <button type="submit">Sign in</button>
+      </form>
+      <form onSubmit={signInAs} aria-labelledby="dev-heading">
+        <h2 id="dev-heading">Development: sign in as</h2>
+        <label htmlFor="dev-user">User id</label>
+        <input id="dev-user" value={user} onChange={(e) => setUser(e.target.value)} autoComplete="username" />
+        <label className="inline">
+          <input type="checkbox" checked={admin} onChange={(e) => setAdmin(e.target.checked)} /> administrator
+        </label>
+        <button type="submit">Sign in as</button>
+      </form>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+    </main>
+  );
+}

@@ -1,0 +1,2 @@
+export { LiveTimeline } from './LiveTimeline';
+export { TraceViewer } from './TraceViewer';

@@ -9,12 +9,13 @@ import { buildOpenApiDocument } from '../src/setup-app.js';
 /**
  * The OpenAPI document the app serves at /docs-json, built without listening
  * and without PostgreSQL or Redis: Nest's preview mode reads the modules and
- * their routes but instantiates no provider, so nothing connects. The
- * production configuration is used (the environment cannot change the
- * document), so development-only routes (POST /api/dev/token) are not in it.
+ * their routes but instantiates no provider, so nothing connects. The default
+ * configuration is used, so the environment cannot change the document: that
+ * of development, so the development-only POST /api/dev/token is in it (the
+ * web client's "sign in as" calls it through the typed client).
  */
 export async function buildOfflineOpenApiDocument(): Promise<OpenAPIObject> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'offline-openapi-document-only-never-signs-anything', WEB_CLIENT_ENABLED: 'false' })), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(loadConfig({ WEB_CLIENT_ENABLED: 'false' })), {
     preview: true,
     bodyParser: false,
     logger: false,

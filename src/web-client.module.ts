@@ -9,20 +9,28 @@ import type { AppConfig } from './config/app-config.js';
 /** web/dist, from src/ (tests) or dist/ (the built service) alike. */
 export const WEB_CLIENT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'web', 'dist');
 
-/** The API's own paths: never answered with the page, so an unknown API route stays a JSON 404. */
-const API_PATHS = /^\/(api|v1|docs|docs-json|health)(\/|$)/;
+/** The API's own paths (matched as Express routes them: case-insensitively), and the page's assets: never answered with the page. */
+const NOT_PAGE_PATHS = /^\/+(api|v1|docs|docs-json|health|assets)(\/|$)/i;
 
 /**
- * Content-Security-Policy of the page: its own scripts only, no inline
- * script, no plug-ins, no framing; it may call the API on any origin it was
- * built for (VITE_API_BASE) — that origin's CORS_ORIGINS decides.
+ * The paths the page answers (its client routes): plain paths only. Anything
+ * with a percent-escape, a repeated slash or under an API prefix falls
+ * through to Nest, so an unknown API route — however it is spelt — stays a
+ * JSON 404, and a missing asset is a 404 rather than the page.
+ */
+const PAGE_PATHS = /^\/(?!\/)(?!(?:api|v1|docs|docs-json|health|assets)(?:\/|$))[A-Za-z0-9._~\-/]*$/i;
+
+/**
+ * Content-Security-Policy of the page served here: its own scripts only, no
+ * inline script, no plug-ins, no framing, calls to its own origin only (a
+ * copy built with VITE_API_BASE is hosted elsewhere, with that host's headers).
  */
 const PAGE_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data:",
-  'connect-src *',
+  "connect-src 'self'",
   "object-src 'none'",
   "base-uri 'none'",
   "frame-ancestors 'none'",
@@ -33,7 +41,8 @@ const WEB_CLIENT_OPTIONS = Symbol('WEB_CLIENT_OPTIONS');
 function pageOptions(): ServeStaticModuleOptions {
   return {
     rootPath: WEB_CLIENT_DIR,
-    exclude: API_PATHS,
+    renderPath: PAGE_PATHS,
+    exclude: NOT_PAGE_PATHS,
     serveStaticOptions: {
       index: 'index.html',
       setHeaders: (res: { setHeader(name: string, value: string): void }, file: string) => {

@@ -513,6 +513,23 @@ describeWithChromium('model text in the chat view, with the openai provider agai
     }
   });
 
+  it('survives a model answer that forges a citation link with a malformed escape (the page keeps working)', async () => {
+    llm.play({ content: 'Forged: [see](cite:%E0%A4%A) and [ok](cite:%) then **still bold**' });
+    const user = uniqueUser('web-cite-forge');
+    const { context, page } = await signedInPage(browser, base, t.auth(user).Authorization.slice('Bearer '.length));
+    const errors = pageErrors(page);
+    try {
+      await send(page, 'Cite something');
+      const answer = lastAi(page).and(page.locator('[data-status="complete"]'));
+      await answer.waitFor();
+      expect(await answer.locator('.message-body strong').innerText()).toBe('still bold');
+      await page.getByLabel('Message').waitFor();
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('keeps what the model had said when the user stops mid-answer, marked stopped', async () => {
     llm.play({ content: 'Hello there, this answer is going to be cut short.', hangAfter: 3 });
     const user = uniqueUser('web-stop-text');

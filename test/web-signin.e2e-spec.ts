@@ -25,10 +25,11 @@ describeWithChromium('web client: signing in', () => {
       await page.getByLabel('Bearer token').waitFor();
       await screenshot(page, 'signin');
       const user = uniqueUser('web-signin');
-      await page.getByLabel('Bearer token').fill(t.auth(user).Authorization);
+      const header = t.auth(user).Authorization;
+      await page.getByLabel('Bearer token').fill(header);
       await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByTestId('signed-in-as').filter({ hasText: user }).waitFor();
-      expect(await page.evaluate(() => sessionStorage.getItem('agentic-rag.token'))).toBe(t.auth(user).Authorization.replace('Bearer ', ''));
+      expect(await page.evaluate(() => sessionStorage.getItem('agentic-rag.token'))).toBe(header.replace('Bearer ', ''));
       await page.reload();
       await page.getByTestId('signed-in-as').filter({ hasText: user }).waitFor();
       await page.getByRole('button', { name: 'Sign out' }).click();

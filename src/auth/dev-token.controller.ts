@@ -1,7 +1,9 @@
-import { Body, Controller, HttpCode, Module, Post, BadRequestException } from '@nestjs/common';
+import { BadRequestException, Body, Controller, HttpCode, Inject, Module, Post } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { Public } from './public.decorator.js';
 import { userIdProblem } from './user-id.js';
 
@@ -18,12 +20,12 @@ export class DevTokenRequest {
 }
 
 export class DevTokenResponse {
-  @ApiProperty({ description: 'An HS256 bearer token for that user, valid 8 hours' })
+  @ApiProperty({ description: 'An HS256 bearer token for that user, valid 8 hours (or JWT_MAX_LIFETIME_SECONDS, when shorter)' })
   token: string;
 }
 
-/** Lifetime of a development token. */
-const DEV_TOKEN_TTL = '8h';
+/** Lifetime of a development token, at most JWT_MAX_LIFETIME_SECONDS. */
+const DEV_TOKEN_TTL_SECONDS = 8 * 3600;
 
 /**
  * `POST /api/dev/token`: a token for any user id, for the web client's
@@ -35,7 +37,10 @@ const DEV_TOKEN_TTL = '8h';
 @ApiTags('development')
 @Controller('api/dev')
 export class DevTokenController {
-  constructor(private readonly jwt: JwtService) {}
+  constructor(
+    private readonly jwt: JwtService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   @Post('token')
   @Public()
@@ -45,7 +50,8 @@ export class DevTokenController {
   mint(@Body() body: DevTokenRequest): DevTokenResponse {
     const problem = userIdProblem(body.sub);
     if (problem) throw new BadRequestException(`sub ${problem}`);
-    return { token: this.jwt.sign({ sub: body.sub, role: body.role ?? 'user' }, { algorithm: 'HS256', expiresIn: DEV_TOKEN_TTL }) };
+    const expiresIn = Math.min(DEV_TOKEN_TTL_SECONDS, this.config.auth.maxTokenLifetimeSeconds);
+    return { token: this.jwt.sign({ sub: body.sub, role: body.role ?? 'user' }, { algorithm: 'HS256', expiresIn }) };
   }
 }
 

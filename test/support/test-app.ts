@@ -54,7 +54,8 @@ export async function createTestApp(
     await app.close().catch(() => undefined); // release the pools a failed start already opened
     throw error;
   }
-  const jwt = new JwtService({ secret: TEST_JWT_SECRET });
+  // The app's own secret: TEST_JWT_SECRET, or the development secret when a test unsets JWT_SECRET.
+  const jwt = new JwtService({ secret: config.auth.jwtSecret });
   return {
     app,
     config,

@@ -1,5 +1,5 @@
-import { useState } from 'react';
-import { tokenClaims, tokenStore } from './api';
+import { useCallback, useEffect, useState } from 'react';
+import { draftStore, onUnauthorized, tokenClaims, tokenStore } from './api';
 import { SignIn } from './auth/SignIn';
 import { ChatView } from './chat/ChatView';
 import { KnowledgeAdmin } from './admin/KnowledgeAdmin';
@@ -10,16 +10,28 @@ type View = 'chat' | 'knowledge';
 export function App() {
   const [token, setToken] = useState<string | null>(() => tokenStore.get());
   const [view, setView] = useState<View>('chat');
+  const [notice, setNotice] = useState<string | null>(null);
   const claims = token ? tokenClaims(token) : null;
   const signOut = () => {
     tokenStore.clear();
+    draftStore.set(''); // the next person at this tab does not see what was being typed
+    setNotice(null);
     setToken(null);
   };
+  // A refused token (expired, revoked) sends the user to sign in again, saying why; the typed text is kept (draftStore).
+  const expired = useCallback(() => {
+    tokenStore.clear();
+    setNotice('Your sign-in was refused (it expired or was revoked): sign in again. What you were typing is kept.');
+    setToken(null);
+  }, []);
+  useEffect(() => onUnauthorized(expired), [expired]);
   if (!token) {
     return (
       <SignIn
+        notice={notice}
         onSignedIn={(value) => {
           tokenStore.set(value);
+          setNotice(null);
           setToken(value);
         }}
       />
@@ -48,7 +60,7 @@ export function App() {
           Sign out
         </button>
       </header>
-      <main className="workspace">{view === 'knowledge' && isAdmin ? <KnowledgeAdmin /> : <ChatView onUnauthorized={signOut} />}</main>
+      <main className="workspace">{view === 'knowledge' && isAdmin ? <KnowledgeAdmin /> : <ChatView onUnauthorized={expired} />}</main>
     </div>
   );
 }

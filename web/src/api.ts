@@ -20,6 +20,33 @@ export const client = createAgenticRagClient({ baseUrl: API_BASE, token: () => t
 export const api = client.api;
 export const chat = client.chat;
 
+let unauthorized: () => void = () => undefined;
+
+/** What the page does when the API refuses its token (expired, revoked): App sends the user back to sign-in. */
+export function onUnauthorized(handler: () => void): void {
+  unauthorized = handler;
+}
+
+/** Tells the page its token was refused (the upload's XMLHttpRequest calls it; every typed call does through the middleware below). */
+export function tokenRefused(): void {
+  unauthorized();
+}
+
+api.use({
+  onResponse({ response }) {
+    if (response.status === 401 && tokenStore.get()) unauthorized();
+    return response;
+  },
+});
+
+const DRAFT_KEY = 'agentic-rag.draft';
+
+/** The message being typed, kept for the tab: a refused token sends the user to sign in again without losing it. */
+export const draftStore = {
+  get: (): string => sessionStorage.getItem(DRAFT_KEY) ?? '',
+  set: (text: string): void => (text ? sessionStorage.setItem(DRAFT_KEY, text) : sessionStorage.removeItem(DRAFT_KEY)),
+};
+
 /** The claims of a JWT, read without checking it (the server checks it): to show who is signed in and whether as admin. */
 export function tokenClaims(token: string): { sub?: string; role?: string; exp?: number } | null {
   try {

@@ -392,6 +392,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/dev/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Development only: mint a token for any user id (absent outside NODE_ENV=development) */
+        post: operations["DevTokenController_mint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1292,6 +1309,22 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        DevTokenRequest: {
+            /**
+             * @description The user id (the token's sub)
+             * @example alice
+             */
+            sub: string;
+            /**
+             * @default user
+             * @enum {string}
+             */
+            role: "user" | "admin";
+        };
+        DevTokenResponse: {
+            /** @description An HS256 bearer token for that user, valid 8 hours (or JWT_MAX_LIFETIME_SECONDS, when shorter) */
+            token: string;
+        };
         HitlResumeState: {
             original_question: string;
             hitl_route?: components["schemas"]["HitlRoute"];
@@ -1377,6 +1410,8 @@ export type CompletionChoiceDoc = components['schemas']['CompletionChoiceDoc'];
 export type CompletionUsageDoc = components['schemas']['CompletionUsageDoc'];
 export type ChatCompletionDoc = components['schemas']['ChatCompletionDoc'];
 export type HealthReport = components['schemas']['HealthReport'];
+export type DevTokenRequest = components['schemas']['DevTokenRequest'];
+export type DevTokenResponse = components['schemas']['DevTokenResponse'];
 export type HitlResumeState = components['schemas']['HitlResumeState'];
 export type $defs = Record<string, never>;
 export interface operations {
@@ -3163,6 +3198,29 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HealthReport"];
+                };
+            };
+        };
+    };
+    DevTokenController_mint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DevTokenRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DevTokenResponse"];
                 };
             };
         };

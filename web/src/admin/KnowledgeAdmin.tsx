@@ -1,5 +1,5 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
-import { API_BASE, api, describeError, type Schemas, tokenStore } from '../api';
+import { API_BASE, api, describeError, type Schemas, tokenRefused, tokenStore } from '../api';
 import { TraceViewer } from '../trace';
 import './admin.css';
 
@@ -28,7 +28,10 @@ function uploadDocument(file: File, onProgress: (loaded: number, total: number) 
     xhr.responseType = 'json';
     xhr.upload.addEventListener('progress', (e) => e.lengthComputable && onProgress(e.loaded, e.total));
     xhr.upload.addEventListener('load', (e) => onProgress(e.total || e.loaded, e.total || e.loaded));
-    xhr.addEventListener('load', () => resolve({ status: xhr.status, body: (xhr.response ?? undefined) as UploadResponse | ErrorBody | undefined }));
+    xhr.addEventListener('load', () => {
+      if (xhr.status === 401) tokenRefused(); // as every typed call does (api.ts): back to sign-in
+      resolve({ status: xhr.status, body: (xhr.response ?? undefined) as UploadResponse | ErrorBody | undefined });
+    });
     xhr.addEventListener('error', () => reject(new Error('The service did not answer.')));
     xhr.addEventListener('abort', () => reject(new Error('The upload was cancelled.')));
     const form = new FormData();

@@ -1,5 +1,5 @@
 import { FormEvent, useState } from 'react';
-import { API_BASE } from '../api';
+import { api } from '../api';
 
 /**
  * Paste a bearer token (kept in session storage). In development the
@@ -7,7 +7,7 @@ import { API_BASE } from '../api';
  * token for any user id; that route does not exist in production, and the
  * box says so when it is missing.
  */
-export function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) {
+export function SignIn({ onSignedIn, notice }: { onSignedIn: (token: string) => void; notice?: string | null }) {
   const [token, setToken] = useState('');
   const [user, setUser] = useState('');
   const [admin, setAdmin] = useState(false);
@@ -23,21 +23,26 @@ export function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) 
   const signInAs = async (event: FormEvent) => {
     event.preventDefault();
     setError(null);
-    const response = await fetch(`${API_BASE}/api/dev/token`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ sub: user.trim(), role: admin ? 'admin' : 'user' }),
-    }).catch(() => null);
-    if (!response) return setError('The service did not answer.');
-    if (response.status === 404) return setError('"Sign in as" only exists when the service runs in development mode (NODE_ENV=development, no JWT_SECRET).');
-    const body = (await response.json().catch(() => ({}))) as { token?: string; message?: string };
-    if (!response.ok || !body.token) return setError(body.message ?? `Sign-in failed (${response.status}).`);
+    const result = await api
+      .POST('/api/dev/token', { body: { sub: user.trim(), role: admin ? 'admin' : 'user' } })
+      .catch(() => null);
+    if (!result) return setError('The service did not answer.');
+    if (result.response.status === 404) {
+      return setError('"Sign in as" only exists when the service runs in development mode (NODE_ENV=development, no JWT_SECRET).');
+    }
+    const body = result.data;
+    if (!body?.token) return setError((result.error as { message?: string } | undefined)?.message ?? `Sign-in failed (${result.response.status}).`);
     onSignedIn(body.token);
   };
 
   return (
     <main className="signin">
       <h1>Agentic RAG chat</h1>
+      {notice && (
+        <p role="alert" className="error">
+          {notice}
+        </p>
+      )}
       <form onSubmit={submitToken} aria-labelledby="token-heading">
         <h2 id="token-heading">Sign in with a token</h2>
         <label htmlFor="token">Bearer token</label>

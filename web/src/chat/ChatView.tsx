@@ -14,8 +14,9 @@ const HASH_PREFIX = '#session=';
 function sessionFromHash(): string | null {
   const hash = window.location.hash;
   if (!hash.startsWith(HASH_PREFIX)) return null;
-  const id = decodeURIComponent(hash.slice(HASH_PREFIX.length));
-  return /^[0-9a-f-]{36}$/i.test(id) ? id : null;
+  const raw = hash.slice(HASH_PREFIX.length);
+  // Only an id as the page writes it: anything else (a malformed escape, a script-looking value) opens a new chat.
+  return /^[0-9a-f-]{36}$/i.test(raw) ? raw.toLowerCase() : null;
 }
 
 function setHash(id: string | null): void {
@@ -94,6 +95,8 @@ export function ChatView({ onUnauthorized }: { onUnauthorized: () => void }) {
     if (byUser) setDrawerOpen(false); // on a phone, the chosen conversation replaces the list
     setOpened((current) => ({ id, info, nonce: (current?.nonce ?? 0) + 1 }));
   }, []);
+
+  const startOver = useCallback(() => open(null, null, false), [open]);
 
   // On load: the session in the address, else the newest one with a run still going (rejoined), else a new chat.
   useEffect(() => {
@@ -188,6 +191,7 @@ export function ChatView({ onUnauthorized }: { onUnauthorized: () => void }) {
           onSessionStarted={onSessionStarted}
           onTurnSettled={onTurnSettled}
           onUnauthorized={onUnauthorized}
+          onSessionGone={startOver}
         />
       )}
     </div>

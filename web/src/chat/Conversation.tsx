@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import type { ChatStream } from '@agentic-rag/client';
-import { api, ApiError, chat, type Schemas } from '../api';
+import { api, ApiError, chat, draftStore, type Schemas } from '../api';
 import { LiveTimeline, TraceViewer } from '../trace';
 import { Composer } from './Composer';
 import { describeFailure, describeStreamError, unwrap } from './errors';
@@ -40,16 +40,19 @@ export interface ConversationProps {
   onSessionStarted(sessionId: string): void;
   onTurnSettled(): void;
   onUnauthorized(): void;
+  /** The opened session is not the user's (forged address, deleted meanwhile): start a new chat instead. */
+  onSessionGone(): void;
 }
 
 /** One conversation: its transcript, the streamed turn, the composer, HITL choices, feedback and the trace viewer. */
-export function Conversation({ sessionId, session, openNonce, onSessionStarted, onTurnSettled, onUnauthorized }: ConversationProps) {
+export function Conversation({ sessionId, session, openNonce, onSessionStarted, onTurnSettled, onUnauthorized, onSessionGone }: ConversationProps) {
   const [messages, setMessages] = useState<MessageInfo[]>([]);
   const [earlier, setEarlier] = useState<number | null>(null);
   const [loadingMessages, setLoadingMessages] = useState(false);
   const [live, setLive] = useState<LiveTurn | null>(null);
   const [pendingHitl, setPendingHitl] = useState<PendingHitl | null>(null);
-  const [text, setText] = useState('');
+  const [text, setText] = useState(() => draftStore.get());
+  useEffect(() => draftStore.set(text), [text]);
   const [error, setError] = useState<string | null>(null);
   const [reconnecting, setReconnecting] = useState(false);
   const [traceView, setTraceView] = useState<{ trace: RagTrace; focus?: CitedChunk } | null>(null);
@@ -75,12 +78,13 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
         return true;
       } catch (failure) {
         if (!signal.aborted) setError(describeFailure(failure));
+        if (!signal.aborted && failure instanceof ApiError && failure.status === 404) onSessionGone();
         return false;
       } finally {
         if (!signal.aborted) setLoadingMessages(false);
       }
     },
-    [onUnauthorized],
+    [onUnauthorized, onSessionGone],
   );
 
   /** Follows a run's stream into the live turn; `sent` is the text of a new turn (null for a rejoin). */

@@ -77,6 +77,14 @@ function remarkCitations(trace: RagTrace | null | undefined) {
   };
 }
 
+function safeDecode(value: string): string | null {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return null;
+  }
+}
+
 /** Links: only http(s) and mailto survive (plus our own citation links); anything else loses its href. */
 function urlTransform(url: string): string {
   if (url.startsWith(CITE_SCHEME)) return url;
@@ -103,7 +111,9 @@ export function MessageBody({
     () => ({
       a({ href, children }) {
         if (href?.startsWith(CITE_SCHEME)) {
-          const label = decodeURIComponent(href.slice(CITE_SCHEME.length));
+          // The model's own text may forge a cite: link; a malformed escape in it must not break the page.
+          const label = safeDecode(href.slice(CITE_SCHEME.length));
+          if (label === null) return <span>{children}</span>;
           const chunk = resolveCitation(label, trace);
           return (
             <button

@@ -269,6 +269,11 @@ describe('Sessions for web clients', () => {
         }
         const renamed = await api().patch(`/api/sessions/${session}`).set(t.auth(user)).send({ title: 'busy' }).expect(200);
         expect(renamed.body.active_run.run_id).toBe(metadata.data.run_id);
+        // One session by id, wherever it is in the list (a client reloading a page deep in the list rejoins its run).
+        for (const app of [t, other]) {
+          const one = await request(app.app.getHttpServer()).get(`/api/sessions/${session}`).set(app.auth(user)).expect(200);
+          expect(one.body).toMatchObject({ session_id: session, title: 'busy', active_run: { run_id: metadata.data.run_id } });
+        }
       } finally {
         weather.release();
       }
@@ -277,6 +282,25 @@ describe('Sessions for web clients', () => {
       for (const app of [t, other]) {
         expect((await sessions(user, {}, app)).map((s) => s.active_run)).toEqual([null, null]);
       }
+    });
+
+    it('answers one session by id, and 404 for another user\'s, a missing or a malformed id', async () => {
+      const user = uniqueUser('one-session');
+      const session = randomUUID();
+      await turn(user, session, 'hello there');
+      const one = await api().get(`/api/sessions/${session}`).set(t.auth(user)).expect(200);
+      expect(one.body).toEqual({
+        session_id: session,
+        title: expect.any(String),
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+        message_count: 2,
+        pending_hitl: null,
+        active_run: null,
+      });
+      await api().get(`/api/sessions/${session}`).set(t.auth(uniqueUser('stranger'))).expect(404);
+      await api().get(`/api/sessions/${randomUUID()}`).set(t.auth(user)).expect(404);
+      await api().get('/api/sessions/not-a-uuid').set(t.auth(user)).expect(400);
     });
 
     it('does not report a run whose heartbeat stopped (its instance died)', async () => {

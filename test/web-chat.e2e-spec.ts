@@ -232,6 +232,31 @@ describeWithChromium('the chat view of the web client, in Chromium against the r
     }
   });
 
+  it('rejoins after a reload a running session that is past the first page of the list', async () => {
+    const user = uniqueUser('web-reload-deep');
+    const { context, page } = await signedInPage(browser, base, tokenOf(user));
+    try {
+      weather.hold();
+      const arrived = weather.nextRequest();
+      await send(page, 'What is the weather in Paris?');
+      await arrived;
+      const [session] = await listed(user);
+      // 31 newer sessions push the running one off the list's first page (30).
+      for (let i = 0; i < 31; i += 1) {
+        await t.storage.appendTurn(user, randomUUID(), [{ type: 'human', content: `newer ${i}` }, { type: 'ai', content: 'ok' }]);
+      }
+      await page.reload();
+      expect(page.url()).toContain(`#session=${session.session_id}`);
+      await page.locator('article[data-role="ai"][data-status="streaming"]').waitFor();
+      weather.release();
+      await lastAi(page).and(page.locator('[data-status="complete"]')).filter({ hasText: 'Paris' }).waitFor();
+      expect(await messages(page).count()).toBe(2);
+    } finally {
+      weather.release();
+      await context.close();
+    }
+  });
+
   it('reconnects a dropped stream with Last-Event-ID and shows the answer once', async () => {
     const appUrl = new URL(base);
     const link = await new TcpProxy(appUrl.hostname, Number(appUrl.port)).start(); // a network the test can cut

@@ -577,6 +577,12 @@ export class ConversationStorage {
    * session. The list version moves in the same statement. `updated_at` stays:
    * a rename does not move the session up the list.
    */
+  /** One of the user's sessions, its `active_run` read from the database; null when the user has no such session. */
+  async getSessionInfo(userId: string, sessionId: string): Promise<SessionInfo | null> {
+    const rows = await this.querySessionRows(userId, 1, { sessionId });
+    return rows.length > 0 ? this.toPage(rows, 1).sessions[0] : null;
+  }
+
   async renameSession(userId: string, sessionId: string, title: string): Promise<SessionInfo | null> {
     const renamed = await sqlRows<{ id: string }>(
       this.dataSource,

@@ -34,6 +34,16 @@ export class SessionController {
     return this.storage.listSessionInfos(user.userId, query);
   }
 
+  @Get(':session_id')
+  @ApiOperation({ summary: 'One session of the caller, with its run in flight (`active_run`), wherever it is in the list' })
+  @ApiOkResponse({ type: SessionInfo, description: 'The session' })
+  @ApiErrorResponses(404)
+  async one(@CurrentUser() user: AuthUser, @Param() params: SessionIdParams): Promise<SessionInfo> {
+    const session = await this.storage.getSessionInfo(user.userId, params.session_id);
+    if (!session) throw new NotFoundException(`Session ${params.session_id} not found`);
+    return session;
+  }
+
   @Get(':session_id/messages')
   @ApiOperation({
     summary: 'A session transcript in conversation order: all of it, or with `limit` the page before `before`',

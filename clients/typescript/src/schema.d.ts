@@ -62,6 +62,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One session of the caller, with its run in flight (`active_run`), wherever it is in the list */
+        get: operations["SessionController_one"];
+        put?: never;
+        post?: never;
+        /** Delete a session and all its messages */
+        delete: operations["SessionController_remove"];
+        options?: never;
+        head?: never;
+        /** Rename a session (the title is trimmed; the session keeps its place in the list) */
+        patch: operations["SessionController_rename"];
+        trace?: never;
+    };
     "/api/sessions/{session_id}/messages": {
         parameters: {
             query?: never;
@@ -77,24 +96,6 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
-        trace?: never;
-    };
-    "/api/sessions/{session_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Delete a session and all its messages */
-        delete: operations["SessionController_remove"];
-        options?: never;
-        head?: never;
-        /** Rename a session (the title is trimmed; the session keeps its place in the list) */
-        patch: operations["SessionController_rename"];
         trace?: never;
     };
     "/api/sessions/{session_id}/messages/{message_id}/feedback": {
@@ -1660,14 +1661,9 @@ export interface operations {
             };
         };
     };
-    SessionController_messages: {
+    SessionController_one: {
         parameters: {
-            query?: {
-                /** @description Only messages with a smaller seq (exclusive); absent: up to the newest */
-                before?: number;
-                /** @description The last `limit` messages before `before`; absent: all of them */
-                limit?: number;
-            };
+            query?: never;
             header?: never;
             path: {
                 session_id: string;
@@ -1676,13 +1672,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The messages, oldest first, and the `before` of the older page */
+            /** @description The session */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionMessagesResponse"];
+                    "application/json": components["schemas"]["SessionInfo"];
                 };
             };
             /** @description Invalid input; the message names the field, parameter or header at fault */
@@ -1834,6 +1830,69 @@ export interface operations {
             };
             /** @description Request body (or uploaded file) too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    SessionController_messages: {
+        parameters: {
+            query?: {
+                /** @description Only messages with a smaller seq (exclusive); absent: up to the newest */
+                before?: number;
+                /** @description The last `limit` messages before `before`; absent: all of them */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The messages, oldest first, and the `before` of the older page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionMessagesResponse"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description No such resource for this user */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -101,10 +101,16 @@ export function ChatView({ onUnauthorized }: { onUnauthorized: () => void }) {
   // On load: the session in the address, else the newest one with a run still going (rejoined), else a new chat.
   useEffect(() => {
     let cancelled = false;
-    void refresh('').then((list) => {
+    void refresh('').then(async (list) => {
       if (cancelled) return;
       const wanted = sessionFromHash();
-      const info = (wanted ? list?.find((s) => s.session_id === wanted) : list?.find((s) => s.active_run)) ?? null;
+      let info = (wanted ? list?.find((s) => s.session_id === wanted) : list?.find((s) => s.active_run)) ?? null;
+      if (wanted && !info) {
+        // Deeper in the list than its first page: read it alone, for its run in flight (a 404 starts a new chat).
+        const result = await api.GET('/api/sessions/{session_id}', { params: { path: { session_id: wanted } } });
+        if (cancelled) return;
+        info = result.data ?? null;
+      }
       open(wanted ?? info?.session_id ?? null, info, false);
     });
     return () => {

@@ -50,12 +50,8 @@ describeWithChromium('web client review: hostile content and addresses', () => {
     const { context, page, errors } = await pageAt(browser, `${base}/#session=%E0%A4%A`, tokenOf(user));
     try {
       await page.getByRole('navigation', { name: 'Sessions' }).getByText('No conversations yet.').waitFor();
-      // The list has loaded, so the conversation would have been opened by now.
-      const shown = await composer(page)
-        .waitFor({ timeout: 3000 })
-        .then(() => true)
-        .catch(() => false);
-      expect({ composer: shown, errors }).toEqual({ composer: true, errors: [] });
+      await composer(page).waitFor();
+      expect(errors).toEqual([]);
     } finally {
       await context.close();
     }
@@ -81,8 +77,6 @@ describeWithChromium('web client review: hostile content and addresses', () => {
         () =>
           document.querySelector('article[data-role="ai"][data-status="complete"]') ||
           [...document.querySelectorAll('[role="alert"]')].some((a) => /not found|session/i.test(a.textContent ?? '')),
-        null,
-        { timeout: 20000 },
       );
       const answered = await page.locator('article[data-role="ai"][data-status="complete"]').count();
       const alerts = await page.getByRole('alert').allInnerTexts();

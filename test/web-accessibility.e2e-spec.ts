@@ -1,0 +1,111 @@
+import type { Browser, Page } from 'playwright-core';
+import { describeWithChromium, launchChromium, signedInPage, VIEWPORTS } from './support/browser.js';
+import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
+
+/** Accessibility of the web client: a whole session by keyboard alone, and the dense screens at 375 px. */
+
+const composer = (page: Page) => page.getByLabel('Message', { exact: true });
+
+describeWithChromium('web client: keyboard only and narrow screens', () => {
+  let t: TestApp;
+  let base: string;
+  let browser: Browser;
+  beforeAll(async () => {
+    t = await createTestApp({ RATE_LIMIT_CHAT_PER_MINUTE: '0' });
+    base = await t.listen();
+    browser = await launchChromium();
+  }, 60000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+  const tokenOf = (user: string) => t.auth(user).Authorization.slice('Bearer '.length);
+
+  /** Presses Tab until the focused element matches `test` (at most `limit` presses); the accessible name of what has focus. */
+  async function tabTo(page: Page, test: (el: { tag: string; name: string }) => boolean, limit = 60, back = false): Promise<boolean> {
+    for (let i = 0; i < limit; i += 1) {
+      await page.keyboard.press(back ? 'Shift+Tab' : 'Tab');
+      const el = await page.evaluate(() => {
+        const a = document.activeElement as HTMLElement | null;
+        const label = a?.id ? document.querySelector(`label[for="${a.id}"]`)?.textContent : null;
+        return { tag: a?.tagName ?? '', name: (a?.getAttribute('aria-label') ?? label ?? a?.textContent ?? '').trim() };
+      });
+      if (test(el)) return true;
+    }
+    return false;
+  }
+
+  it('does a whole turn, opens and closes the trace, answers a HITL question and deletes a session with the keyboard only', async () => {
+    const user = uniqueUser('review-keys');
+    const { context, page } = await signedInPage(browser, base, tokenOf(user));
+    try {
+      await composer(page).waitFor();
+      await page.locator('body').focus();
+      expect(await tabTo(page, (el) => el.tag === 'TEXTAREA')).toBe(true);
+      await page.keyboard.type('How long is the Aurora X2 warranty?');
+      await page.keyboard.press('Enter');
+      await page.locator('article[data-role="ai"][data-status="complete"]').getByRole('button', { name: 'Show trace' }).waitFor();
+      expect(await tabTo(page, (el) => el.name === 'Show trace', 60, true)).toBe(true);
+      await page.keyboard.press('Enter');
+      await page.getByRole('dialog', { name: 'Trace' }).waitFor();
+      await page.keyboard.press('Escape');
+      await page.getByRole('dialog', { name: 'Trace' }).waitFor({ state: 'detached' });
+      expect(await page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Show trace');
+
+      // HITL by keyboard.
+      expect(await tabTo(page, (el) => el.tag === 'TEXTAREA')).toBe(true);
+      await page.keyboard.type('How long is the Aurora warranty?');
+      await page.keyboard.press('Enter');
+      await page.getByRole('group', { name: 'Choose an option' }).waitFor();
+      expect(await tabTo(page, (el) => el.name === 'aurora x2 mesh manual', 60, true)).toBe(true);
+      await page.keyboard.press('Enter');
+      await page.getByRole('group', { name: 'Choose an option' }).waitFor({ state: 'detached' });
+      await page.locator('article[data-role="ai"][data-status="complete"]').last().getByText(/three-year/).waitFor();
+
+      // Delete the session by keyboard.
+      expect(await tabTo(page, (el) => el.name === 'Delete', 80, true)).toBe(true);
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog', { name: 'Delete session' });
+      await dialog.waitFor();
+      expect(await tabTo(page, (el) => el.name === 'Delete', 4)).toBe(true);
+      await page.keyboard.press('Enter');
+      await page.getByRole('navigation', { name: 'Sessions' }).getByText('No conversations yet.').waitFor();
+    } finally {
+      await context.close();
+    }
+  });
+
+  /** Elements of the page reaching past the window's right edge (scrolling boxes such as pre and tables excepted inside). */
+  const overflowing = (page: Page) =>
+    page.evaluate(() => {
+      const width = document.documentElement.clientWidth;
+      return [...document.querySelectorAll<HTMLElement>('body *')]
+        .filter((el) => {
+          const r = el.getBoundingClientRect();
+          return r.width > 0 && r.height > 0 && r.right > width + 1 && !el.parentElement?.closest('pre, table, .admin-table-wrap');
+        })
+        .map((el) => `${el.tagName.toLowerCase()}.${el.className} ${Math.round(el.getBoundingClientRect().width)}px`)
+        .slice(0, 4);
+    });
+
+  it('the trace dialog and the knowledge admin fit 375 px', async () => {
+    const admin = uniqueUser('review-narrow');
+    const { context, page } = await signedInPage(browser, base, t.auth(admin, { role: 'admin' }).Authorization.slice('Bearer '.length), VIEWPORTS.phone);
+    try {
+      await composer(page).fill('How long is the Aurora X2 warranty?');
+      await composer(page).press('Enter');
+      await page.locator('article[data-role="ai"][data-status="complete"]').getByRole('button', { name: 'Show trace' }).last().click();
+      await page.getByRole('dialog', { name: 'Trace' }).waitFor();
+      const trace = await overflowing(page);
+      await page.getByRole('dialog', { name: 'Trace' }).getByRole('button', { name: 'Close' }).click();
+      await page.getByRole('button', { name: 'Knowledge base' }).click();
+      await page.getByLabel('Test query').fill('warranty');
+      await page.getByRole('button', { name: 'Search', exact: true }).click();
+      await page.getByTestId('candidate').first().waitFor();
+      expect({ trace, admin: await overflowing(page) }).toEqual({ trace: [], admin: [] });
+    } finally {
+      await context.close();
+    }
+  });
+});
+

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createClient } from '@keyv/redis';
 import { loadConfig } from '../src/config/app-config.js';
 import { RunEventsService, runEventsKey } from '../src/chat/run-events.service.js';
+import { OwnRedis } from './support/own-redis.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { waitUntil } from './support/service-process.js';
 import { TEST_REDIS_URL, testDatabaseUrl } from './support/test-env.js';
@@ -20,6 +21,35 @@ function redisReady(events: RunEventsService): Promise<void> {
 }
 
 describe("A run's events in Redis", () => {
+  it('are written in batches: the events published while a write is on its way go in one round trip, in order', async () => {
+    const redis = await new OwnRedis().start(); // its own server: the command counts are this test's alone
+    const events = await connectedRunEvents(redis.url());
+    const reader = createClient({ url: redis.url() });
+    await reader.connect();
+    const runId = randomUUID();
+    try {
+      await reader.sendCommand(['CONFIG', 'RESETSTAT']);
+      events.open(runId);
+      // 300 tokens in one tick, as a fast model's stream arrives: one MULTI … EXEC, not 300.
+      events.publish(runId, 'metadata', { run_id: runId });
+      for (let i = 0; i < 298; i += 1) events.publish(runId, 'token', { text: `t${i} ` });
+      events.publish(runId, 'done', { response: 'all' });
+      await events.flushed(runId);
+      const stats = String(await reader.sendCommand(['INFO', 'commandstats']));
+      const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+      expect(calls('exec')).toBe(1);
+      expect(calls('xadd')).toBe(300);
+      const stored = await reader.xRange(runEventsKey(runId), '-', '+');
+      expect(stored.map((entry) => entry.id)).toEqual(Array.from({ length: 300 }, (_, i) => `${i + 1}-0`));
+      expect(stored.map((entry) => JSON.parse(entry.message.payload as string).event).at(-1)).toBe('done');
+      expect(await reader.ttl(runEventsKey(runId))).toBeGreaterThan(0);
+    } finally {
+      await events.onApplicationShutdown();
+      await reader.quit();
+      await redis.stop();
+    }
+  });
+
   it('treat a retried write that had landed after all as written, and go on', async () => {
     const events = await connectedRunEvents(TEST_REDIS_URL);
     const reader = createClient({ url: TEST_REDIS_URL });

@@ -85,6 +85,8 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(RunEventsService.name);
   private readonly local = new Map<string, LocalRun>();
   private readonly writeChains = new Map<string, Promise<void>>();
+  /** Events of a run waiting for its next batch (the one scheduled after the write on its way). */
+  private readonly pending = new Map<string, RunEvent[]>();
   /** Runs whose Redis stream stopped at a write that kept failing: nothing more is written for them. */
   private readonly brokenStreams = new Set<string>();
   private readonly redis: RedisClient;
@@ -223,35 +225,31 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * Writes the event to the run's Redis stream, after the run's previous
-   * ones. A write that fails is retried a few times (the id makes a retry of
-   * a write that did land harmless); if it still fails, the run's later events
-   * are not written either, so a reader finds a complete prefix, never a
-   * silent gap, and learns from the run's status that the rest is missing.
+   * Queues the event for the run's Redis stream. Events are written in
+   * batches, after the run's previous write: everything published while a
+   * write is on its way (or in the same tick) goes in the next MULTI, one
+   * round trip for many tokens, in order and with their ids. A batch that
+   * fails is retried a few times (the ids make a retry of a write that did
+   * land harmless); if it still fails, the run's later events are not
+   * written either, so a reader finds a complete prefix, never a silent gap,
+   * and learns from the run's status that the rest is missing.
    */
   private persist(runId: string, event: RunEvent): void {
-    const key = runEventsKey(runId);
-    const ttl = this.config.chat.runEventsTtlSeconds;
+    const queued = this.pending.get(runId);
+    if (queued) {
+      queued.push(event); // the batch scheduled below takes it too
+      return;
+    }
+    this.pending.set(runId, [event]);
     const previous = this.writeChains.get(runId) ?? Promise.resolve();
-    const write = async () => {
-      if (!this.redis.isReady) throw new Error('Redis is not connected');
-      // Bounded, so a stalled Redis neither holds the chain (and shutdown) nor grows it without end.
-      await withTimeout(
-        this.redis.multi().xAdd(key, `${event.id}-0`, { payload: JSON.stringify(event) }).expire(key, ttl).exec(),
-        this.commandTimeoutMs,
-        () => new Error(`Redis did not answer within ${this.commandTimeoutMs} ms`),
-      ).catch((error: Error) => {
-        // The same id already there: an earlier attempt landed although its reply did not come back.
-        // Inside MULTI, node-redis reports the command's error among the `replies` of a MultiErrorReply.
-        const replies = ((error as { replies?: unknown[] }).replies ?? []).map((reply) => (reply instanceof Error ? reply.message : String(reply)));
-        if ([error.message, ...replies].some((text) => /equal or smaller than the target stream top item/i.test(text))) return;
-        throw error;
-      });
-    };
+    let batch: RunEvent[] = [];
     const next = previous.then(async () => {
+      // From here on, new events start the next batch.
+      batch = this.pending.get(runId) ?? [];
+      this.pending.delete(runId);
       if (this.brokenStreams.has(runId)) return;
       try {
-        await pRetry(write, { retries: 2, minTimeout: 100, factor: 2, randomize: true, unref: true });
+        await pRetry(() => this.write(runId, batch), { retries: 2, minTimeout: 100, factor: 2, randomize: true, unref: true });
       } catch (error) {
         this.brokenStreams.add(runId);
         throw error;
@@ -259,12 +257,32 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
     });
     const settled = next.catch((error: Error) => this.warn(error));
     this.writeChains.set(runId, settled);
-    if (TERMINAL_EVENTS.has(event.event)) {
-      void settled.then(() => {
-        this.writeChains.delete(runId);
-        this.brokenStreams.delete(runId);
-      });
-    }
+    void settled.then(() => {
+      // The run's last batch: nothing more comes for it.
+      if (!batch.some((item) => TERMINAL_EVENTS.has(item.event)) || this.pending.has(runId)) return;
+      if (this.writeChains.get(runId) === settled) this.writeChains.delete(runId);
+      this.brokenStreams.delete(runId);
+    });
+  }
+
+  /** One MULTI: the batch's events and the stream's TTL, bounded by the command timeout. */
+  private async write(runId: string, batch: RunEvent[]): Promise<void> {
+    if (!this.redis.isReady) throw new Error('Redis is not connected');
+    const key = runEventsKey(runId);
+    const multi = this.redis.multi();
+    for (const item of batch) multi.xAdd(key, `${item.id}-0`, { payload: JSON.stringify(item) });
+    multi.expire(key, this.config.chat.runEventsTtlSeconds);
+    // Bounded, so a stalled Redis neither holds the chain (and shutdown) nor grows it without end.
+    await withTimeout(multi.exec(), this.commandTimeoutMs, () => new Error(`Redis did not answer within ${this.commandTimeoutMs} ms`)).catch(
+      (error: Error) => {
+        // An id already there: an earlier attempt landed although its reply did not come back (EXEC runs every
+        // command of the batch, so the others were written). node-redis reports them among a MultiErrorReply's replies.
+        const replies = ((error as { replies?: unknown[] }).replies ?? []).filter((reply) => reply instanceof Error) as Error[];
+        const duplicate = (text: string) => /equal or smaller than the target stream top item/i.test(text);
+        if (replies.length > 0 ? replies.every((reply) => duplicate(reply.message)) : duplicate(error.message)) return;
+        throw error;
+      },
+    );
   }
 
   private warn(error: Error): void {

@@ -50,6 +50,45 @@ describe("A run's events in Redis", () => {
     }
   });
 
+  it('are followed from another instance by one blocking read for all its followers, not a poll each', async () => {
+    const redis = await new OwnRedis().start();
+    const running = await connectedRunEvents(redis.url()); // the instance running the turn
+    const following = await connectedRunEvents(redis.url()); // the instance its clients rejoined
+    const reader = createClient({ url: redis.url() });
+    await reader.connect();
+    const runId = randomUUID();
+    const followers = 50;
+    try {
+      running.open(runId);
+      running.publish(runId, 'metadata', { run_id: runId });
+      await running.flushed(runId);
+      const received = Array.from({ length: followers }, () => [] as number[]);
+      const resolvers: Array<() => void> = [];
+      const done = Array.from({ length: followers }, (_, i) => new Promise<void>((resolve) => (resolvers[i] = resolve)));
+      for (let i = 0; i < followers; i += 1) {
+        await following.follow(runId, 0, (event) => {
+          received[i].push(event.id);
+          if (event.event === 'done') resolvers[i]();
+        }, async () => 'running');
+      }
+      // Every follower caught up; from now on only the live tail is read.
+      await reader.sendCommand(['CONFIG', 'RESETSTAT']);
+      for (let i = 0; i < 10; i += 1) running.publish(runId, 'token', { text: `t${i}` });
+      running.publish(runId, 'done', { response: 'all' });
+      await Promise.all(done);
+      const stats = String(await reader.sendCommand(['INFO', 'commandstats']));
+      const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+      expect(calls('xrange')).toBe(0);
+      expect(calls('xread')).toBeLessThanOrEqual(3);
+      for (const ids of received) expect(ids).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    } finally {
+      await running.onApplicationShutdown();
+      await following.onApplicationShutdown();
+      await reader.quit();
+      await redis.stop();
+    }
+  });
+
   it('treat a retried write that had landed after all as written, and go on', async () => {
     const events = await connectedRunEvents(TEST_REDIS_URL);
     const reader = createClient({ url: TEST_REDIS_URL });

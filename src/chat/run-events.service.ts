@@ -6,6 +6,7 @@ import { withTimeout } from '../common/with-timeout.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { RunStatus } from './run-registry.service.js';
+import { RunEventTail, TailFollower } from './run-event-tail.js';
 import { RunEvent, SseEventType, TERMINAL_EVENTS } from './sse.js';
 
 type Listener = (event: RunEvent) => void;
@@ -53,6 +54,7 @@ export function lostRunEvent(id: number, status: RunStatus | null): RunEvent {
       };
 }
 
+/** Between the last reads of a run that ended, while its terminal event may still be on its way. */
 const FOLLOW_POLL_MS = 100;
 const LOCAL_GRACE_MS = 60_000;
 
@@ -94,16 +96,23 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
 
   private readonly commandTimeoutMs: number;
 
+  /** The live tail of the runs followed from here, on a blocking connection of its own. */
+  private readonly tail: RunEventTail;
+
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.commandTimeoutMs = config.redis.commandTimeoutMs;
     this.redis = createRedisClient(config, (error) => this.warn(error));
+    const warn = (error: Error) => this.warn(error);
+    this.tail = new RunEventTail(createRedisClient(config, warn), this.redis, runEventsKey, this.commandTimeoutMs, warn);
   }
 
   onModuleInit(): void {
     this.redis.connect().catch((error: Error) => this.warn(error));
+    this.tail.connect();
   }
 
   async onApplicationShutdown(): Promise<void> {
+    await this.tail.close();
     await Promise.allSettled([...this.writeChains.values()]);
     await closeRedisClient(this.redis, Math.max(this.commandTimeoutMs * 5, 1000));
   }
@@ -158,32 +167,48 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
     runStatus: RunStatusProbe,
   ): Promise<() => void> {
     let stopped = false;
-    let last = afterId;
+    let stopTail: () => void = () => undefined;
+    let statusTimer: NodeJS.Timeout | undefined;
+    const stop = () => {
+      stopped = true;
+      stopTail();
+      clearInterval(statusTimer);
+    };
+    // Events reach the listener once, in order, whichever read brought them: the tail's or this follower's own.
+    const follower: TailFollower = {
+      last: afterId,
+      deliver: (event) => {
+        if (stopped) return;
+        listener(event);
+        if (TERMINAL_EVENTS.has(event.event)) stop();
+      },
+    };
     const readBatch = async (): Promise<boolean> => {
       const entries = await withTimeout(
-        this.redis.xRange(runEventsKey(runId), `(${last}-0`, '+', { COUNT: 500 }),
+        this.redis.xRange(runEventsKey(runId), `(${follower.last}-0`, '+', { COUNT: 500 }),
         this.commandTimeoutMs,
         () => new Error(`Redis did not answer within ${this.commandTimeoutMs} ms`),
       );
       for (const entry of entries) {
         const event = JSON.parse(entry.message.payload as string) as RunEvent;
-        last = event.id;
+        if (event.id <= follower.last) continue;
+        follower.last = event.id;
         if (stopped) return true;
-        listener(event);
+        follower.deliver(event);
         if (TERMINAL_EVENTS.has(event.event)) return true;
       }
       return false;
     };
     try {
       if (await readBatch()) return () => undefined;
-      // A database that cannot answer now does not end the stream: the poll asks again.
+      // A database that cannot answer now does not end the stream: the status checks ask again.
       const status = await runStatus().catch((): RunStatus => 'running');
       if (status !== 'running') {
         if (await lastEventsArrive(status, readBatch)) return () => undefined;
-        if (last === afterId && status !== 'abandoned' && status !== null) {
+        if (follower.last === afterId && status !== 'abandoned' && status !== null) {
           throw new RunEventsGoneError(`The events of run ${runId} are no longer kept, or were all received already`);
         }
-        listener(lostRunEvent(last + 1, status));
+        listener(lostRunEvent(follower.last + 1, status));
         return () => undefined;
       }
     } catch (error) {
@@ -191,37 +216,32 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
       this.logger.warn({ err: error, run_id: runId }, 'run events cannot be read');
       throw new RunEventsUnavailableError('run events cannot be read (the event store did not answer); retry shortly');
     }
-    const poll = async () => {
-      let checkedAt = Date.now();
-      let redisReadable = true;
-      while (!stopped) {
-        await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
-        if (stopped) return;
-        try {
-          if (await readBatch()) return;
-          redisReadable = true;
-        } catch (error) {
-          redisReadable = false;
-          this.warn(error as Error);
-        }
-        // The run's status is checked on its own clock, whether or not Redis answers.
-        if (Date.now() - checkedAt < this.config.chat.runHeartbeatMs) continue;
-        checkedAt = Date.now();
+    // Caught up: the live tail follows it with everyone else's, one blocking read for the instance.
+    stopTail = this.tail.add(runId, follower);
+    // The run's status is checked on its own clock, whether or not Redis answers: a run that ended without its
+    // terminal event in the stream (its instance died, its last writes failed) gets one from here.
+    let checking = false;
+    statusTimer = setInterval(() => {
+      if (stopped || checking) return;
+      checking = true;
+      void (async () => {
         try {
           const status = await runStatus();
-          if (status === 'running') continue;
-          if (redisReadable && (await lastEventsArrive(status, readBatch).catch(() => false))) return;
-          if (!stopped) listener(lostRunEvent(last + 1, status));
-          return;
+          if (status === 'running' || stopped) return;
+          if (this.tail.readable && (await lastEventsArrive(status, readBatch).catch(() => false))) return;
+          if (!stopped) {
+            listener(lostRunEvent(follower.last + 1, status));
+            stop();
+          }
         } catch (error) {
           this.warn(error as Error);
+        } finally {
+          checking = false;
         }
-      }
-    };
-    void poll();
-    return () => {
-      stopped = true;
-    };
+      })();
+    }, this.config.chat.runHeartbeatMs);
+    statusTimer.unref();
+    return stop;
   }
 
   /**

@@ -19,6 +19,7 @@ export interface TailFollower {
 }
 
 interface FollowedRun {
+  runId: string;
   key: string;
   /** The id the next read starts after: the lowest `last` of the run's followers. */
   cursor: number;
@@ -36,6 +37,7 @@ interface FollowedRun {
 export class RunEventTail {
   private readonly logger = new Logger(RunEventTail.name);
   private readonly runs = new Map<string, FollowedRun>();
+  private readonly byKey = new Map<string, FollowedRun>();
   private readonly wakeKey = `chat_run_events_wake:${randomUUID()}`;
   private lastWake = '0-0';
   private reading = false;
@@ -58,6 +60,7 @@ export class RunEventTail {
   async close(): Promise<void> {
     this.closed = true;
     this.runs.clear();
+    this.byKey.clear();
     // A blocked read would hold a graceful close for BLOCK_MS: the connection is dropped instead.
     await closeRedisClient(this.reader, 0);
   }
@@ -66,8 +69,9 @@ export class RunEventTail {
   add(runId: string, follower: TailFollower): () => void {
     let run = this.runs.get(runId);
     if (!run) {
-      run = { key: this.keyOf(runId), cursor: follower.last, followers: new Set() };
+      run = { runId, key: this.keyOf(runId), cursor: follower.last, followers: new Set() };
       this.runs.set(runId, run);
+      this.byKey.set(run.key, run);
     }
     // Events the read already passed but this follower has not seen are read again (the others skip them by id).
     run.cursor = Math.min(run.cursor, follower.last);
@@ -96,7 +100,10 @@ export class RunEventTail {
     const run = this.runs.get(runId);
     if (!run) return;
     run.followers.delete(follower);
-    if (run.followers.size === 0) this.runs.delete(runId);
+    if (run.followers.size === 0) {
+      this.runs.delete(runId);
+      this.byKey.delete(run.key);
+    }
   }
 
   /** Makes a blocked read return, so the next one includes the streams added since. */
@@ -140,7 +147,7 @@ export class RunEventTail {
             this.lastWake = stream.messages.at(-1)?.id ?? this.lastWake;
             continue;
           }
-          const runId = [...this.runs.entries()].find(([, run]) => run.key === stream.name)?.[0];
+          const runId = this.byKey.get(stream.name)?.runId;
           if (!runId) continue;
           const events = stream.messages.flatMap((entry) => {
             try {

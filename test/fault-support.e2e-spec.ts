@@ -97,6 +97,25 @@ describe('Fault-test support: own PostgreSQL and Redis under the service process
     expect((await query('SELECT value FROM kept')).rows).toEqual([{ value: 'before the crash' }]);
   });
 
+  it('keeps a commit that a kill -9 follows at once (the fault tests count on acknowledged writes)', async () => {
+    const url = postgres.url('fault_support');
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+    client.on('error', () => undefined);
+    await client.connect();
+    await client.query('CREATE TABLE acknowledged (value text)');
+    await client.query(`INSERT INTO acknowledged VALUES ('committed')`);
+    await postgres.kill9();
+    await client.end().catch(() => undefined);
+    await postgres.restart();
+    const after = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+    await after.connect();
+    try {
+      expect((await after.query('SELECT value FROM acknowledged')).rows).toEqual([{ value: 'committed' }]);
+    } finally {
+      await after.end();
+    }
+  });
+
   it('leaves no process and no directory behind', async () => {
     const postgresPids = postgres.pids();
     const redisPid = redis.pid!;

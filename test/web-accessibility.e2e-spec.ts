@@ -1,25 +1,13 @@
-import type { Browser, Page } from 'playwright-core';
-import { describeWithChromium, launchChromium, signedInPage, VIEWPORTS } from './support/browser.js';
-import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
+import type { Page } from 'playwright-core';
+import { appInChromium, describeWithChromium, signedInPage, VIEWPORTS } from './support/browser.js';
+import { uniqueUser } from './support/test-app.js';
 
 /** Accessibility of the web client: a whole session by keyboard alone, and the dense screens at 375 px. */
 
 const composer = (page: Page) => page.getByLabel('Message', { exact: true });
 
 describeWithChromium('web client: keyboard only and narrow screens', () => {
-  let t: TestApp;
-  let base: string;
-  let browser: Browser;
-  beforeAll(async () => {
-    t = await createTestApp({ RATE_LIMIT_CHAT_PER_MINUTE: '0' });
-    base = await t.listen();
-    browser = await launchChromium();
-  }, 60000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
-  const tokenOf = (user: string) => t.auth(user).Authorization.slice('Bearer '.length);
+  const app = appInChromium({ RATE_LIMIT_CHAT_PER_MINUTE: '0' });
 
   /** Presses Tab until the focused element matches `test` (at most `limit` presses); the accessible name of what has focus. */
   async function tabTo(page: Page, test: (el: { tag: string; name: string }) => boolean, limit = 60, back = false): Promise<boolean> {
@@ -37,7 +25,7 @@ describeWithChromium('web client: keyboard only and narrow screens', () => {
 
   it('does a whole turn, opens and closes the trace, answers a HITL question and deletes a session with the keyboard only', async () => {
     const user = uniqueUser('review-keys');
-    const { context, page } = await signedInPage(browser, base, tokenOf(user));
+    const { context, page } = await signedInPage(app.browser, app.base, app.tokenOf(user));
     try {
       await composer(page).waitFor();
       await page.locator('body').focus();
@@ -90,7 +78,7 @@ describeWithChromium('web client: keyboard only and narrow screens', () => {
 
   it('the trace dialog and the knowledge admin fit 375 px', async () => {
     const admin = uniqueUser('review-narrow');
-    const { context, page } = await signedInPage(browser, base, t.auth(admin, { role: 'admin' }).Authorization.slice('Bearer '.length), VIEWPORTS.phone);
+    const { context, page } = await signedInPage(app.browser, app.base, app.t.auth(admin, { role: 'admin' }).Authorization.slice('Bearer '.length), VIEWPORTS.phone);
     try {
       await composer(page).fill('How long is the Aurora X2 warranty?');
       await composer(page).press('Enter');

@@ -6,7 +6,7 @@ import { JwtService } from '@nestjs/jwt';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { WEB_CLIENT_DIR } from '../src/web-client.module.js';
-import { describeWithChromium, launchChromium, pageErrors, signedInPage, VIEWPORTS } from './support/browser.js';
+import { appInChromium, describeWithChromium, pageErrors, signedInPage, VIEWPORTS } from './support/browser.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 
 if (!existsSync(path.join(WEB_CLIENT_DIR, 'index.html'))) {
@@ -31,23 +31,11 @@ async function pageAt(browser: Browser, url: string, token: string, viewport: { 
 const composer = (page: Page) => page.getByLabel('Message', { exact: true });
 
 describeWithChromium('web client review: hostile content and addresses', () => {
-  let t: TestApp;
-  let base: string;
-  let browser: Browser;
-  beforeAll(async () => {
-    t = await createTestApp({ RATE_LIMIT_CHAT_PER_MINUTE: '0' });
-    base = await t.listen();
-    browser = await launchChromium();
-  }, 60000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
-  const tokenOf = (user: string) => t.auth(user).Authorization.slice('Bearer '.length);
+  const app = appInChromium({ RATE_LIMIT_CHAT_PER_MINUTE: '0' });
 
   it('an address with a malformed #session= escape still opens a usable chat (composer shown, no uncaught error)', async () => {
     const user = uniqueUser('review-hash');
-    const { context, page, errors } = await pageAt(browser, `${base}/#session=%E0%A4%A`, tokenOf(user));
+    const { context, page, errors } = await pageAt(app.browser, `${app.base}/#session=%E0%A4%A`, app.tokenOf(user));
     try {
       await page.getByRole('navigation', { name: 'Sessions' }).getByText('No conversations yet.').waitFor();
       await composer(page).waitFor();
@@ -60,12 +48,12 @@ describeWithChromium('web client review: hostile content and addresses', () => {
   it('an address naming another user\'s session does not leave the composer sending into it forever', async () => {
     const owner = uniqueUser('review-owner');
     const id = randomUUID();
-    await t.storage.appendTurn(owner, id, [
+    await app.t.storage.appendTurn(owner, id, [
       { type: 'human', content: 'Private question' },
       { type: 'ai', content: 'Private answer' },
     ]);
     const intruder = uniqueUser('review-intruder');
-    const { context, page } = await pageAt(browser, `${base}/#session=${id}`, tokenOf(intruder));
+    const { context, page } = await pageAt(app.browser, `${app.base}/#session=${id}`, app.tokenOf(intruder));
     try {
       // The page gives up the address it cannot open and starts a new chat.
       await page.waitForFunction(() => !window.location.hash.includes('session='));
@@ -88,7 +76,7 @@ describeWithChromium('web client review: hostile content and addresses', () => {
 
   it('a 401 while sending (token expired or revoked) says why on the sign-in page and keeps the typed text', async () => {
     const user = uniqueUser('review-401');
-    const { context, page } = await signedInPage(browser, base, tokenOf(user));
+    const { context, page } = await signedInPage(app.browser, app.base, app.tokenOf(user));
     try {
       await composer(page).waitFor();
       const typed = 'A long question I do not want to type again';
@@ -98,7 +86,7 @@ describeWithChromium('web client review: hostile content and addresses', () => {
       await composer(page).press('Enter');
       await page.getByLabel('Bearer token').waitFor();
       const told = await page.getByRole('alert').allInnerTexts();
-      await page.getByLabel('Bearer token').fill(tokenOf(user));
+      await page.getByLabel('Bearer token').fill(app.tokenOf(user));
       await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await composer(page).waitFor();
       expect({ toldWhy: told.some((m) => /expired|sign in again|not signed in/i.test(m)), kept: await composer(page).inputValue() }).toEqual({
@@ -112,7 +100,7 @@ describeWithChromium('web client review: hostile content and addresses', () => {
 
   it('a 401 in the knowledge admin goes back to sign-in, as it does in the chat', async () => {
     const admin = uniqueUser('review-admin-401');
-    const { context, page } = await signedInPage(browser, base, t.auth(admin, { role: 'admin' }).Authorization.slice('Bearer '.length));
+    const { context, page } = await signedInPage(app.browser, app.base, app.t.auth(admin, { role: 'admin' }).Authorization.slice('Bearer '.length));
     try {
       await page.getByRole('button', { name: 'Knowledge base' }).click();
       await page.getByLabel('Test query').waitFor();
@@ -128,19 +116,7 @@ describeWithChromium('web client review: hostile content and addresses', () => {
 });
 
 describeWithChromium('web client review: wide answers at 375 px and 1440 px', () => {
-  let t: TestApp;
-  let base: string;
-  let browser: Browser;
-  beforeAll(async () => {
-    t = await createTestApp({ RATE_LIMIT_CHAT_PER_MINUTE: '0' });
-    base = await t.listen();
-    browser = await launchChromium();
-  }, 60000);
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
-  const tokenOf = (user: string) => t.auth(user).Authorization.slice('Bearer '.length);
+  const app = appInChromium({ RATE_LIMIT_CHAT_PER_MINUTE: '0' });
 
   /** Elements of the page reaching past the window's right edge (scrolling boxes such as pre and tables excepted inside). */
   const overflowing = (page: Page) =>
@@ -162,11 +138,11 @@ describeWithChromium('web client review: wide answers at 375 px and 1440 px', ()
     const user = uniqueUser('review-wide');
     const id = randomUUID();
     const code = 'const answer = ' + Array.from({ length: 40 }, (_, i) => `value${i}`).join(' + ') + ';';
-    await t.storage.appendTurn(user, id, [
+    await app.t.storage.appendTurn(user, id, [
       { type: 'human', content: 'Show me code' },
       { type: 'ai', content: `Here:\n\n\`\`\`ts\n${code}\n\`\`\`\n\n| ${Array.from({ length: 12 }, (_, i) => `column ${i}`).join(' | ')} |\n|${'---|'.repeat(12)}\n| ${Array.from({ length: 12 }, () => 'value').join(' | ')} |` },
     ]);
-    const { context, page } = await pageAt(browser, `${base}/#session=${id}`, tokenOf(user), viewport);
+    const { context, page } = await pageAt(app.browser, `${app.base}/#session=${id}`, app.tokenOf(user), viewport);
     try {
       await page.locator('article[data-role="ai"] pre').waitFor();
       expect({ pageWidth: await page.evaluate(() => document.documentElement.scrollWidth), overflowing: await overflowing(page) }).toEqual({

@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { createTestApp, type TestApp } from './test-app.js';
 
 /** Debian's chromium package; browser downloads do not work on these machines. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -67,3 +68,28 @@ export function pageErrors(page: Page): string[] {
   });
   return errors;
 }
+
+/**
+ * The app listening on a free port and a Chromium, for one describe block:
+ * started in its beforeAll, closed in its afterAll. Read them after start.
+ */
+export function appInChromium(env: Record<string, string> = {}): { t: TestApp; base: string; browser: Browser; tokenOf(user: string): string } {
+  const suite = {
+    t: undefined as unknown as TestApp,
+    base: '',
+    browser: undefined as unknown as Browser,
+    /** A bearer token for `user`, without its "Bearer " prefix. */
+    tokenOf: (user: string) => suite.t.auth(user).Authorization.slice('Bearer '.length),
+  };
+  beforeAll(async () => {
+    suite.t = await createTestApp(env);
+    suite.base = await suite.t.listen();
+    suite.browser = await launchChromium();
+  }, 60000);
+  afterAll(async () => {
+    await suite.browser?.close();
+    await suite.t?.close();
+  });
+  return suite;
+}
+

@@ -117,13 +117,18 @@ export class TeiEmbeddings extends EmbeddingProvider {
   }
 
   override readonly ingestBatchSize = 32;
+  readonly provider = TeiEmbeddings.providerName;
 
   constructor(
     private readonly baseUrl: string,
     readonly dimensions: number,
-    readonly name: string,
+    readonly model: string,
   ) {
     super();
+  }
+
+  get name(): string {
+    return this.model;
   }
 
   async embed(texts: string[]): Promise<number[][]> {

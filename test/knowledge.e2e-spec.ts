@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { ensureDatabase } from '../src/database/ensure-database.js';
 import { DocumentsService } from '../src/knowledge/documents.service.js';
 import { HybridRecall } from '../src/knowledge/hybrid-recall.service.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
+import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 import { assemblePdf, makePdf } from './support/make-pdf.js';
 
 /** A PDF whose text extraction yields a NUL character: its font maps the code of "~" to U+0000 (ToUnicode). */
@@ -281,13 +283,15 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
 
   it('keeps answering other requests while it prepares a large upload (parsing, chunking, search text, embeddings)', async () => {
     // Larger chunks than the file's default: fewer rows to store, the same text to read, so the test stays quick.
-    // Embeddings of another size keep its leaves out of the pgvector index the other tests search (deleted rows stay in an
+    // A database of its own keeps its leaves out of the pgvector index the other tests search (deleted rows stay in an
     // HNSW graph until VACUUM and crowd out live neighbours).
+    const database = freshDatabaseUrl();
+    await ensureDatabase(database);
     const app = await createTestApp({
+      DATABASE_URL: database,
       KNOWLEDGE_CHUNK_SIZES: '4000,1500',
       KNOWLEDGE_CHUNK_OVERLAP: '0',
       KNOWLEDGE_SEED_ON_START: 'false',
-      EMBEDDING_DIMENSIONS: '64',
     });
     const events: string[] = [];
     const documents = app.app.get(DocumentsService);
@@ -310,7 +314,7 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
       } as typeof run;
       return runner;
     };
-    let id: string | undefined;
+    let id: string;
     try {
       const text = mixedText(3 * 1024 * 1024);
       const uploading = request(app.app.getHttpServer())
@@ -339,8 +343,8 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
     } finally {
       documents.ingest = ingest;
       app.dataSource.createQueryRunner = createQueryRunner;
-      if (id) await request(app.app.getHttpServer()).delete(`/api/knowledge/documents/${id}`).set(app.auth(uniqueUser('admin'), { role: 'admin' }));
       await app.close();
+      await dropDatabase(database);
     }
   }, 60_000);
 

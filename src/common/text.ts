@@ -1,5 +1,12 @@
 /** Text helpers that treat Chinese and English alike. */
 
+/**
+ * The version of `tokenize`: the knowledge base records it with every leaf it
+ * indexes (full-text vectors and the local embeddings are built from these
+ * tokens). Change it whenever `tokenize` would cut any text differently.
+ */
+export const TOKENIZER_VERSION = 'segmenter-cjk-bigram-1';
+
 const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
 const wordSegmenter = new Intl.Segmenter('zh', { granularity: 'word' });
 

@@ -11,6 +11,8 @@ import { CancelledRuns1764979200000 } from './migrations/1764979200000-Cancelled
 import { ClientMessageFields1764979200005 } from './migrations/1764979200005-ClientMessageFields.js';
 import { RunMessages1764979200010 } from './migrations/1764979200010-RunMessages.js';
 import { ApiKeys1764979200020 } from './migrations/1764979200020-ApiKeys.js';
+import { IndexIdentity1764979200030 } from './migrations/1764979200030-IndexIdentity.js';
+import { IngestJobs1764979200040 } from './migrations/1764979200040-IngestJobs.js';
 
 export const MIGRATIONS = [
   InitialSchema1764547200000,
@@ -23,6 +25,8 @@ export const MIGRATIONS = [
   ClientMessageFields1764979200005,
   RunMessages1764979200010,
   ApiKeys1764979200020,
+  IndexIdentity1764979200030,
+  IngestJobs1764979200040,
 ];
 
 /**

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { tokenize } from '../common/text.js';
@@ -10,20 +10,28 @@ import { buildChunkTreeIncrementally, ChunkNode, yieldToEventLoop } from './chun
 import { documentNameProblem, InvalidDocumentNameError } from './document-name.js';
 import { parseDocument } from './document-parser.js';
 import { DenseRecall } from './dense/dense-recall.service.js';
-import { vectorLiteral } from './dense/pgvector-store.js';
+import { insertChunkTree, PreparedLeaf } from './chunk-writer.js';
 import { EmbeddingProvider } from './embeddings.js';
+import { IndexIdentity } from './index-identity.js';
 import { searchTextOfTokens } from './search-text.js';
 
 /** Leaves tokenized (for their search text and embedding) between two yields to the event loop: a few milliseconds of work. */
 export const TOKENIZE_BATCH = 32;
 
-/** Chunk rows per INSERT statement. */
-export const INSERT_BATCH_ROWS = 500;
+/** The stages of an ingest, in order, as its progress reports them. */
+export type IngestStage = 'parsing' | 'embedding' | 'storing' | 'indexing';
 
-/** What a leaf is stored with besides its text. */
-interface PreparedLeaf {
-  searchText: string;
-  embedding: Float32Array | null;
+/** `done` of `total` units of `stage`: leaves embedded, rows stored; parsing and indexing count 0 of 1, then 1 of 1. */
+export type IngestProgress = (stage: IngestStage, done: number, total: number) => void | Promise<void>;
+
+export interface IngestOptions {
+  onProgress?: IngestProgress;
+  /**
+   * A bulk load: with pgvector its leaves are kept out of the current HNSW
+   * index while they are written, and an index that covers them is built
+   * after the load and swapped in (see DenseRecall.finishBulkLoad).
+   */
+  bulk?: boolean;
 }
 
 export interface KnowledgeDocument {
@@ -59,6 +67,7 @@ export class DocumentsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly embeddings: EmbeddingProvider,
     private readonly dense: DenseRecall,
+    private readonly identity: IndexIdentity,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -66,7 +75,8 @@ export class DocumentsService {
    * Stores a document; identical content already stored is returned as it is (`duplicate: true`).
    * Throws InvalidDocumentNameError for a name that cannot be stored, and the parser's errors for unreadable content.
    */
-  async ingest(filename: string, data: Buffer, createdBy: string): Promise<IngestResult> {
+  async ingest(filename: string, data: Buffer, createdBy: string, options: IngestOptions = {}): Promise<IngestResult> {
+    const { onProgress, bulk = false } = options;
     const nameProblem = documentNameProblem(filename);
     if (nameProblem) throw new InvalidDocumentNameError(nameProblem);
     const sha256 = createHash('sha256').update(data).digest('hex');
@@ -74,22 +84,29 @@ export class DocumentsService {
     if (existing) return { document: existing, duplicate: true };
 
     const started = performance.now();
+    await onProgress?.('parsing', 0, 1);
     const parsed = await parseDocument(filename, data);
     const { chunkSizes, chunkOverlap } = this.config.knowledge;
     const tree = await buildChunkTreeIncrementally(parsed.pages, chunkSizes, chunkOverlap);
+    await onProgress?.('parsing', 1, 1);
     const chunked = performance.now();
     const leaves = flattenLeaves(tree);
-    const prepared = await this.prepareLeaves(leaves);
+    const prepared = await this.prepareLeaves(leaves, onProgress);
     const embedded = performance.now();
     const id = randomUUID();
+    const rowCount = countNodes(tree);
+    const denseEpoch = await this.dense.epochForNewLeaves(bulk);
     try {
+      await onProgress?.('storing', 0, rowCount);
       await this.dataSource.transaction(async (manager) => {
         await manager.query(
           `INSERT INTO knowledge_documents (id, filename, content_type, size_bytes, content_sha256, page_count, chunk_count, created_by)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-          [id, filename, parsed.contentType, data.length, sha256, parsed.pageCount, countNodes(tree), createdBy],
+          [id, filename, parsed.contentType, data.length, sha256, parsed.pageCount, rowCount, createdBy],
         );
-        await this.insertTree(manager, id, tree, chunkSizes.length, prepared);
+        const target = { spaceId: this.identity.spaceId, denseEpoch, withVectorColumn: this.dense.writesVectorColumn };
+        await insertChunkTree(manager, id, tree, chunkSizes.length, prepared, target, (written) => onProgress?.('storing', written, rowCount));
+        await this.identity.checkBeforeCommit(manager);
         await manager.query('UPDATE knowledge_index_state SET version = version + 1 WHERE id = 1');
       });
     } catch (error) {
@@ -100,10 +117,17 @@ export class DocumentsService {
       }
       throw error;
     }
+    const stored = performance.now();
+    if (bulk) {
+      await onProgress?.('indexing', 0, 1);
+      await this.dense.finishBulkLoad(denseEpoch);
+      await onProgress?.('indexing', 1, 1);
+    }
     const ms = (from: number, to = performance.now()) => Math.round(to - from);
     this.logger.log(
       `stored ${filename}: ${data.length} bytes, ${leaves.length} leaves; parse+chunk ${ms(started, chunked)} ms, ` +
-        `search text+embeddings ${ms(chunked, embedded)} ms, insert ${ms(embedded)} ms`,
+        `search text+embeddings ${ms(chunked, embedded)} ms, insert ${ms(embedded, stored)} ms` +
+        (bulk ? `, index ${ms(stored)} ms` : ''),
     );
     return { document: (await this.find(id))!, duplicate: false };
   }
@@ -143,7 +167,7 @@ export class DocumentsService {
    * retrieval ranks leaves only (the GIN index and the dense legs are on
    * leaves), and a parent is reached through its children.
    */
-  private async prepareLeaves(leaves: ChunkNode[]): Promise<Map<ChunkNode, PreparedLeaf>> {
+  private async prepareLeaves(leaves: ChunkNode[], onProgress?: IngestProgress): Promise<Map<ChunkNode, PreparedLeaf>> {
     const prepared = new Map<ChunkNode, PreparedLeaf>();
     const batch = Math.max(1, this.embeddings.ingestBatchSize);
     for (let start = 0; start < leaves.length; start += batch) {
@@ -158,64 +182,10 @@ export class DocumentsService {
         const vector = vectors[i];
         prepared.set(leaf, { searchText: searchTextOfTokens(tokens[i]), embedding: vector ? Float32Array.from(vector) : null });
       });
+      await onProgress?.('embedding', prepared.size, leaves.length);
       await yieldToEventLoop();
     }
     return prepared;
-  }
-
-  /** Inserts the tree level by level, at most INSERT_BATCH_ROWS rows per statement, each child with its parent's new id. */
-  private async insertTree(
-    manager: EntityManager,
-    documentId: string,
-    tree: ChunkNode[],
-    leafLevel: number,
-    prepared: Map<ChunkNode, PreparedLeaf>,
-  ): Promise<void> {
-    let level: Array<{ node: ChunkNode; parentId: string | null }> = tree.map((node) => ({ node, parentId: null }));
-    while (level.length > 0) {
-      const ids: string[] = new Array(level.length);
-      for (let start = 0; start < level.length; start += INSERT_BATCH_ROWS) {
-        const rows = await this.insertRows(manager, documentId, level.slice(start, start + INSERT_BATCH_ROWS), start, leafLevel, prepared);
-        for (const row of rows) ids[Number(row.ordinal)] = String(row.id);
-      }
-      level = level.flatMap((item, i) => item.node.children.map((node) => ({ node, parentId: ids[i] })));
-    }
-  }
-
-  /** One INSERT of consecutive nodes of a level; `first` is the ordinal (position in the level) of the first. */
-  private async insertRows(
-    manager: EntityManager,
-    documentId: string,
-    items: Array<{ node: ChunkNode; parentId: string | null }>,
-    first: number,
-    leafLevel: number,
-    prepared: Map<ChunkNode, PreparedLeaf>,
-  ): Promise<Array<{ id: string; ordinal: number }>> {
-    const withVectorColumn = this.dense.writesVectorColumn;
-    const leaves = items.map((item) => prepared.get(item.node));
-    return sqlRows<{ id: string; ordinal: number }>(
-      manager,
-      `INSERT INTO knowledge_chunks (document_id, parent_id, level, is_leaf, ordinal, page, text, search_vector, embedding
-                                     ${withVectorColumn ? ', embedding_vector' : ''})
-       SELECT $1, t.parent_id, t.level, t.is_leaf, t.ordinal, t.page, t.text, to_tsvector('simple', t.search_text), t.embedding
-              ${withVectorColumn ? ', t.vector::vector' : ''}
-         FROM unnest($2::bigint[], $3::smallint[], $4::boolean[], $5::int[], $6::int[], $7::text[], $8::text[], $9::bytea[], $10::text[])
-           AS t(parent_id, level, is_leaf, ordinal, page, text, search_text, embedding, vector)
-       RETURNING id, ordinal`,
-      [
-        documentId,
-        items.map((item) => item.parentId),
-        items.map((item) => item.node.level),
-        items.map((item) => item.node.level === leafLevel),
-        items.map((_, i) => first + i),
-        items.map((item) => item.node.page),
-        items.map((item) => item.node.text),
-        leaves.map((leaf) => leaf?.searchText ?? ''),
-        leaves.map((leaf) => (leaf?.embedding ? Buffer.from(leaf.embedding.buffer, leaf.embedding.byteOffset, leaf.embedding.byteLength) : null)),
-        // The same float32 values as the bytes, so both dense backends rank alike.
-        leaves.map((leaf) => (leaf?.embedding && withVectorColumn ? vectorLiteral(leaf.embedding) : null)),
-      ],
-    );
   }
 }
 

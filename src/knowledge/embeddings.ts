@@ -6,6 +6,9 @@ import { openAIClientFields } from '../models/openai-endpoint.js';
 /** Turns texts into unit-length vectors; the knowledge base's dense retrieval leg. */
 export abstract class EmbeddingProvider {
   abstract readonly name: string;
+  /** The provider (EMBEDDING_PROVIDER) and model that, with `dimensions`, name the vector space: vectors of different spaces are not comparable. */
+  abstract readonly provider: string;
+  abstract readonly model: string;
   abstract readonly dimensions: number;
   /** Texts per `embed` call during ingest: small where embedding runs on the event loop, large for a remote API. */
   readonly ingestBatchSize: number = 256;
@@ -44,6 +47,9 @@ export class LocalHashEmbeddings extends EmbeddingProvider {
   }
 
   readonly name = 'local-hash';
+  readonly provider = LocalHashEmbeddings.providerName;
+  /** Bump when embedTokens would give any text another vector. */
+  readonly model = 'local-hash-1';
   /** Computed on the event loop: a batch of this many takes a few milliseconds. */
   override readonly ingestBatchSize = 64;
 
@@ -102,12 +108,15 @@ export class OpenAICompatibleEmbeddings extends EmbeddingProvider {
   }
 
   readonly name: string;
+  readonly provider = OpenAICompatibleEmbeddings.providerName;
+  readonly model: string;
   readonly dimensions: number;
   private readonly client: OpenAIEmbeddings;
 
   constructor(config: AppConfig) {
     super();
     this.name = config.embeddings.model;
+    this.model = config.embeddings.model;
     this.dimensions = config.embeddings.dimensions;
     this.client = new OpenAIEmbeddings({
       model: config.embeddings.model,

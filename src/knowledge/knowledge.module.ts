@@ -10,6 +10,7 @@ import { EvidenceJudge } from './evidence-judge.service.js';
 import { createEmbeddingProvider } from './embedding-registry.js';
 import { EmbeddingProvider } from './embeddings.js';
 import { HybridRecall } from './hybrid-recall.service.js';
+import { IndexIdentity } from './index-identity.js';
 import { KnowledgeFlow } from './knowledge-flow.service.js';
 import { ComplexityJudge } from './judges/complexity-judge.service.js';
 import { RewriteJudge } from './judges/rewrite-judge.service.js';
@@ -41,6 +42,7 @@ import { RetrievalService } from './retrieval.service.js';
   providers: [
     { provide: EmbeddingProvider, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createEmbeddingProvider(config) },
     { provide: RERANK_PROVIDER, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createRerankProvider(config) },
+    IndexIdentity,
     DenseRecall,
     HybridRecall,
     { provide: RetrievalService, useClass: RagPipeline },

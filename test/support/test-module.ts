@@ -40,14 +40,14 @@ let created = 0;
  * (its knowledge base above all: the seeder only fills an empty one) neither
  * sees nor disturbs the end-to-end suites sharing the run database.
  */
-function freshDatabaseUrl(): string {
+export function freshDatabaseUrl(): string {
   const url = new URL(testDatabaseUrl());
   created += 1;
   url.pathname = `${url.pathname}_m${process.pid}_${created}_${randomUUID().slice(0, 4)}`;
   return url.toString();
 }
 
-async function dropDatabase(url: string): Promise<void> {
+export async function dropDatabase(url: string): Promise<void> {
   if (process.env.E2E_KEEP_DATABASE === 'true') return;
   const admin = new URL(url);
   const name = decodeURIComponent(admin.pathname.slice(1));

@@ -74,6 +74,22 @@ export class DenseRecall implements OnModuleInit {
     );
   }
 
+  /**
+   * The dense epoch an ingest's leaves get (`knowledge_chunks.dense_epoch`).
+   * A bulk load with pgvector gets the next epoch, outside the current
+   * HNSW index (see finishBulkLoad).
+   */
+  async epochForNewLeaves(bulk: boolean): Promise<number> {
+    const [state] = await this.dataSource.query('SELECT dense_epoch FROM knowledge_index_state WHERE id = 1');
+    void bulk;
+    return Number(state.dense_epoch);
+  }
+
+  /** After a bulk load's commit: makes its leaves (of `epoch`) searchable by the dense leg. */
+  async finishBulkLoad(epoch: number): Promise<void> {
+    void epoch;
+  }
+
   /** Whether ingest must also write `embedding_vector`. */
   get writesVectorColumn(): boolean {
     return this.vectorColumn;

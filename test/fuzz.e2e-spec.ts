@@ -160,7 +160,7 @@ describe('Fuzz: arbitrary Unicode through every string field', () => {
           Buffer.from(`\r\n--${boundary}--\r\n`, 'latin1'),
         ]);
         const res = await request(t.app.getHttpServer())
-          .post('/api/knowledge/documents')
+          .post('/api/knowledge/documents?wait=true')
           .set(admin)
           .set('Content-Type', `multipart/form-data; boundary=${boundary}`)
           .send(body);
@@ -191,7 +191,7 @@ describe('Fuzz: arbitrary Unicode through every string field', () => {
       request(server).post('/api/knowledge/search').set(t.auth(user)).send({ query: nearlyMega }),
       request(server).post('/api/chat/stream').set(t.auth(user)).send({ message: nearlyMega }),
       request(server)
-        .post('/api/knowledge/documents')
+        .post('/api/knowledge/documents?wait=true')
         .set(t.auth(user, { role: 'admin' }))
         .attach('file', Buffer.from('a document'), `${'n'.repeat(200_000)}.txt`),
     ]);

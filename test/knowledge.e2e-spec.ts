@@ -50,7 +50,7 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
   const admin = () => t.auth(uniqueUser('admin'), { role: 'admin' });
   const server = () => t.app.getHttpServer();
   const upload = (auth: Record<string, string>, name: string, data: Buffer) =>
-    request(server()).post('/api/knowledge/documents').set(auth).attach('file', data, name);
+    request(server()).post('/api/knowledge/documents?wait=true').set(auth).attach('file', data, name);
   /**
    * A multipart upload with the file name given as raw header bytes (as a browser sends them: UTF-8, read by multer as
    * latin1), or as an RFC 5987 `filename*` parameter when `nameParam` is given.
@@ -65,7 +65,7 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
       Buffer.from(`\r\n--${boundary}--\r\n`, 'latin1'),
     ]);
     return request(server())
-      .post('/api/knowledge/documents')
+      .post('/api/knowledge/documents?wait=true')
       .set(auth)
       .set('Content-Type', `multipart/form-data; boundary=${boundary}`)
       .send(body);
@@ -220,7 +220,7 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
       const res = await rawUpload(admin(), Buffer.alloc(0), Buffer.from('hello'), `filename*=UTF-8''${encoded}`).expect(400);
       expect(res.body.message).toMatch(/must not contain "\/" or "\\"/);
     }
-    const missing = await request(server()).post('/api/knowledge/documents').set(admin()).field('other', 'x').expect(400);
+    const missing = await request(server()).post('/api/knowledge/documents?wait=true').set(admin()).field('other', 'x').expect(400);
     expect(missing.body.message).toMatch(/file is missing/);
     const after = (await t.dataSource.query('SELECT count(*)::int AS n FROM knowledge_documents'))[0].n;
     expect(after).toBe(before);
@@ -318,7 +318,7 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
     try {
       const text = mixedText(3 * 1024 * 1024);
       const uploading = request(app.app.getHttpServer())
-        .post('/api/knowledge/documents')
+        .post('/api/knowledge/documents?wait=true')
         .set(app.auth(uniqueUser('admin'), { role: 'admin' }))
         .attach('file', Buffer.from(text, 'utf8'), 'large-mixed.txt')
         .then((res) => {
@@ -502,7 +502,7 @@ describe('Retrieval pipeline stages: auto-merge and rerank', () => {
     try {
       const text = 'The Nimbus umbrella opens with one button. The Nimbus umbrella resists wind up to 90 km/h. The Nimbus umbrella folds to 25 cm.';
       await request(app.app.getHttpServer())
-        .post('/api/knowledge/documents')
+        .post('/api/knowledge/documents?wait=true')
         .set(app.auth(uniqueUser('admin'), { role: 'admin' }))
         .attach('file', Buffer.from(`# Nimbus\n${text}`, 'utf8'), 'nimbus.md')
         .expect(201);

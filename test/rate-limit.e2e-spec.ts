@@ -56,12 +56,12 @@ describe('Per-user rate limits on chat turns and searches', () => {
   it('limits document uploads before the file is read', async () => {
     const admin = a.auth(uniqueUser('uploader'), { role: 'admin' });
     const first = await request(a.app.getHttpServer())
-      .post('/api/knowledge/documents')
+      .post('/api/knowledge/documents?wait=true')
       .set(admin)
       .attach('file', Buffer.from(`Rate limit probe ${Date.now()} ${Math.random()}`), 'rate-limit-probe.txt');
     expect(first.status).toBe(201);
     const second = await request(b.app.getHttpServer())
-      .post('/api/knowledge/documents')
+      .post('/api/knowledge/documents?wait=true')
       .set(admin)
       .attach('file', Buffer.from('another probe'), 'rate-limit-probe-2.txt');
     expect(second.status).toBe(429);

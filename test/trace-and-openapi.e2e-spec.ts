@@ -139,6 +139,9 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
         '/v1/models/{model}',
         '/api/knowledge/documents',
         '/api/knowledge/documents/{id}',
+        '/api/knowledge/jobs',
+        '/api/knowledge/jobs/{id}',
+        '/api/knowledge/jobs/{id}/events',
         '/api/knowledge/search',
         '/api/sessions',
         '/api/sessions/{session_id}',
@@ -206,7 +209,8 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
     expect(statuses('/api/chat', 'post')).toEqual(['200', '400', '401', '404', '409', '413', '429', '502', '503', '504']);
     expect(statuses('/api/chat/runs/{run_id}/cancel', 'post')).toEqual(['200', '400', '401', '404', '413', '429', '503']);
     expect(statuses('/api/sessions', 'get')).toEqual(['200', '400', '401', '503']);
-    expect(statuses('/api/knowledge/documents', 'post')).toEqual(['200', '201', '400', '401', '403', '413', '415', '422', '429', '503']);
+    expect(statuses('/api/knowledge/documents', 'post')).toEqual(['200', '201', '202', '400', '401', '403', '409', '413', '415', '422', '429', '503']);
+    expect(statuses('/api/knowledge/jobs/{id}', 'get')).toEqual(['200', '400', '401', '403', '404', '503']);
     const undescribed: string[] = [];
     const nonJsonErrors: string[] = [];
     for (const [path, operations] of Object.entries<Record<string, { responses: Record<string, { description?: string; content?: object }> }>>(doc.paths)) {

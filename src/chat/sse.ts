@@ -1,5 +1,3 @@
-import type { Response } from 'express';
-
 export const SSE_EVENT_TYPES = ['metadata', 'step', 'token', 'tool', 'hitl', 'trace', 'done', 'error'] as const;
 export type SseEventType = (typeof SSE_EVENT_TYPES)[number];
 
@@ -17,22 +15,7 @@ export function formatSse(event: RunEvent): string {
   return `id: ${event.id}\nevent: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`;
 }
 
-export function openSse(res: Response): void {
-  res.status(200);
-  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-  res.setHeader('Cache-Control', 'no-cache, no-transform');
-  // The socket closes with the stream, so a stream that ends during shutdown leaves no idle socket holding the server open.
-  res.setHeader('Connection', 'close');
-  res.setHeader('X-Accel-Buffering', 'no');
-  res.flushHeaders();
-  res.write(': stream open\n\n');
-}
-
-/** Sends a comment line every `intervalMs` so proxies and clients keep the connection; returns the stopper. */
-export function startHeartbeat(res: Response, intervalMs: number): () => void {
-  const timer = setInterval(() => res.write(': heartbeat\n\n'), intervalMs);
-  return () => clearInterval(timer);
-}
+export { openSse, startHeartbeat } from '../common/sse-stream.js';
 
 export const LAST_EVENT_ID_RULE = 'Last-Event-ID must be the id of the last event received: a non-negative integer of at most 9 digits';
 

@@ -96,6 +96,10 @@ export function configFromEnvironment(env: Environment) {
       chunkSizes: env.KNOWLEDGE_CHUNK_SIZES,
       chunkOverlap: env.KNOWLEDGE_CHUNK_OVERLAP,
       maxUploadBytes: env.KNOWLEDGE_MAX_UPLOAD_BYTES,
+      ingestConcurrency: env.KNOWLEDGE_INGEST_CONCURRENCY,
+      ingestAttempts: env.KNOWLEDGE_INGEST_ATTEMPTS,
+      ingestLockMs: env.KNOWLEDGE_INGEST_LOCK_MS,
+      bulkLeaves: env.KNOWLEDGE_BULK_LEAVES,
       seedOnStart: env.KNOWLEDGE_SEED_ON_START,
       recallKRaw: env.RAG_RECALL_K,
       recallMultiplier: env.RAG_RECALL_MULTIPLIER,
@@ -117,7 +121,7 @@ export function configFromEnvironment(env: Environment) {
       model: env.EMBEDDING_MODEL,
       dimensions: env.EMBEDDING_DIMENSIONS,
     },
-    dense: { backend: env.RAG_DENSE_BACKEND, hnswEfSearch: env.RAG_HNSW_EF_SEARCH },
+    dense: { backend: env.RAG_DENSE_BACKEND, hnswEfSearch: env.RAG_HNSW_EF_SEARCH, hnswBuildMemory: env.RAG_HNSW_BUILD_MEMORY },
     /** Requests per user and minute; 0 turns the limit off. */
     rateLimit: {
       chatPerMinute: env.RATE_LIMIT_CHAT_PER_MINUTE,

@@ -165,6 +165,10 @@ const knowledge = {
     .describe('characters per chunk level, parent first, leaf last'),
   KNOWLEDGE_CHUNK_OVERLAP: integer(0, 1000).default(80).describe('characters a leaf repeats from the one before it'),
   KNOWLEDGE_MAX_UPLOAD_BYTES: integer(1024, 100 * 1024 * 1024).default(10 * 1024 * 1024).describe('largest uploaded document'),
+  KNOWLEDGE_INGEST_CONCURRENCY: integer(0, 64).default(1).describe('ingest jobs this instance works on at once (0: this instance takes none)'),
+  KNOWLEDGE_INGEST_ATTEMPTS: integer(1, 20).default(3).describe('tries of an ingest job that fails for a passing reason'),
+  KNOWLEDGE_INGEST_LOCK_MS: integer(1000, 600000).default(30000).describe("how long a worker's hold on a job lasts unrenewed: a dead worker's job moves on after it"),
+  KNOWLEDGE_BULK_LEAVES: integer(0, 100_000_000).default(20000).describe('a document with at least this many leaves is bulk-loaded (0: never)'),
 };
 
 const retrieval = {
@@ -202,6 +206,11 @@ const embeddings = {
 const dense = {
   RAG_DENSE_BACKEND: oneOf(DENSE_BACKENDS).default('auto').describe('dense recall backend'),
   RAG_HNSW_EF_SEARCH: integer(10, 1000).default(100).describe('pgvector HNSW candidate list per query'),
+  RAG_HNSW_BUILD_MEMORY: z
+    .string()
+    .regex(/^[1-9][0-9]{0,6}(kB|MB|GB)$/, 'must be a PostgreSQL memory size such as 512MB or 2GB')
+    .default('512MB')
+    .describe('maintenance_work_mem of an HNSW index build (after a bulk load, at start)'),
 };
 
 const chat = {

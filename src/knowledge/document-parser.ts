@@ -19,6 +19,36 @@ export interface ParsedDocument {
 const TEXT_TYPES: Record<string, string> = { '.txt': 'text/plain', '.md': 'text/markdown' };
 
 /**
+ * The checks of `parseDocument` that need no parsing: the type by extension
+ * (UnsupportedDocumentError), text that is not storable UTF-8 and a PDF
+ * without its header (UnreadableDocumentError). An upload is checked so
+ * before it is queued, so these answer at once; a PDF that cannot be parsed
+ * fails its ingest job.
+ */
+export function checkDocument(filename: string, data: Buffer): void {
+  const extension = path.extname(filename).toLowerCase();
+  if (TEXT_TYPES[extension]) {
+    decodeText(filename, data);
+    return;
+  }
+  if (extension !== '.pdf') throw new UnsupportedDocumentError(`${filename}: only .txt, .md and .pdf files are accepted`);
+  if (data.subarray(0, 5).toString('latin1') !== '%PDF-') throw new UnreadableDocumentError(`${filename} is not a PDF file`);
+}
+
+function decodeText(filename: string, data: Buffer): string {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(data).replace(/^\uFEFF/, '');
+  } catch {
+    throw new UnreadableDocumentError(`${filename} is not valid UTF-8 text`);
+  }
+  const problem = storableTextProblem(text);
+  if (problem) throw new UnreadableDocumentError(`${filename} ${problem}`);
+  if (!text.trim()) throw new UnreadableDocumentError(`${filename} is empty`);
+  return text;
+}
+
+/**
  * Reads .txt and .md as UTF-8 (one page, no number) and .pdf page by page,
  * keeping page numbers. Uploaded text PostgreSQL cannot store (invalid
  * UTF-8, NUL) is refused; text extracted from a PDF, which the uploader does
@@ -27,15 +57,7 @@ const TEXT_TYPES: Record<string, string> = { '.txt': 'text/plain', '.md': 'text/
 export async function parseDocument(filename: string, data: Buffer): Promise<ParsedDocument> {
   const extension = path.extname(filename).toLowerCase();
   if (TEXT_TYPES[extension]) {
-    let text: string;
-    try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(data).replace(/^\uFEFF/, '');
-    } catch {
-      throw new UnreadableDocumentError(`${filename} is not valid UTF-8 text`);
-    }
-    const problem = storableTextProblem(text);
-    if (problem) throw new UnreadableDocumentError(`${filename} ${problem}`);
-    if (!text.trim()) throw new UnreadableDocumentError(`${filename} is empty`);
+    const text = decodeText(filename, data);
     return { contentType: TEXT_TYPES[extension], pageCount: null, pages: [{ page: null, text }] };
   }
   if (extension === '.pdf') {

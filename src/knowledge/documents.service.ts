@@ -32,6 +32,8 @@ export interface IngestOptions {
    * after the load and swapped in (see DenseRecall.finishBulkLoad).
    */
   bulk?: boolean;
+  /** The new document's id (an ingest job's own id, so that a retried job recognises the document it stored). */
+  documentId?: string;
 }
 
 export interface KnowledgeDocument {
@@ -76,12 +78,13 @@ export class DocumentsService {
    * Throws InvalidDocumentNameError for a name that cannot be stored, and the parser's errors for unreadable content.
    */
   async ingest(filename: string, data: Buffer, createdBy: string, options: IngestOptions = {}): Promise<IngestResult> {
-    const { onProgress, bulk = false } = options;
+    const { onProgress } = options;
     const nameProblem = documentNameProblem(filename);
     if (nameProblem) throw new InvalidDocumentNameError(nameProblem);
-    const sha256 = createHash('sha256').update(data).digest('hex');
+    const sha256 = contentHash(data);
+    const id = options.documentId ?? randomUUID();
     const existing = await this.findBySha(sha256);
-    if (existing) return { document: existing, duplicate: true };
+    if (existing) return { document: existing, duplicate: existing.id !== id };
 
     const started = performance.now();
     await onProgress?.('parsing', 0, 1);
@@ -93,7 +96,7 @@ export class DocumentsService {
     const leaves = flattenLeaves(tree);
     const prepared = await this.prepareLeaves(leaves, onProgress);
     const embedded = performance.now();
-    const id = randomUUID();
+    const bulk = options.bulk ?? (this.config.knowledge.bulkLeaves > 0 && leaves.length >= this.config.knowledge.bulkLeaves);
     const rowCount = countNodes(tree);
     const denseEpoch = await this.dense.epochForNewLeaves(bulk);
     try {
@@ -113,7 +116,7 @@ export class DocumentsService {
       // The same content uploaded at the same moment by someone else.
       if (isUniqueViolation(error)) {
         const winner = await this.findBySha(sha256);
-        if (winner) return { document: winner, duplicate: true };
+        if (winner) return { document: winner, duplicate: winner.id !== id };
       }
       throw error;
     }
@@ -155,6 +158,11 @@ export class DocumentsService {
     return !row.any;
   }
 
+  /** The stored document with exactly this content, if any. */
+  findByContent(data: Buffer): Promise<KnowledgeDocument | null> {
+    return this.findBySha(contentHash(data));
+  }
+
   private findBySha(sha256: string): Promise<KnowledgeDocument | null> {
     return sqlRows<KnowledgeDocument>(this.dataSource, `${DOCUMENT_SELECT} WHERE d.content_sha256 = $1`, [sha256]).then(
       ([row]) => row ?? null,
@@ -194,6 +202,10 @@ const DOCUMENT_SELECT = `
          (SELECT count(*)::int FROM knowledge_chunks c WHERE c.document_id = d.id AND c.is_leaf) AS leaf_count,
          d.created_by, to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
     FROM knowledge_documents d`;
+
+function contentHash(data: Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
 
 function flattenLeaves(nodes: ChunkNode[]): ChunkNode[] {
   return nodes.flatMap((node) => (node.children.length ? flattenLeaves(node.children) : [node]));

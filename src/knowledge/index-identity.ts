@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { CodedError } from '../common/coded-error.js';
 import { TOKENIZER_VERSION } from '../common/text.js';
 import { sqlRows } from '../database/sql.js';
 import { EmbeddingProvider } from './embeddings.js';
@@ -18,7 +19,9 @@ export function describeSpace(space: EmbeddingSpace): string {
 }
 
 /** The knowledge base was indexed in another space than this instance's configuration makes. */
-export class IndexSpaceMismatchError extends Error {
+export class IndexSpaceMismatchError extends CodedError {
+  readonly code = 'index_space_mismatch';
+
   constructor(
     readonly indexed: EmbeddingSpace,
     readonly configured: EmbeddingSpace,

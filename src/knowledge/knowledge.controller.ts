@@ -9,17 +9,29 @@ import {
   NotFoundException,
   Param,
   Post,
+  Query,
   Res,
   UploadedFile,
   UseInterceptors,
   BadRequestException,
 } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
-import { ApiBearerAuth, ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiAcceptedResponse,
+  ApiBearerAuth,
+  ApiBody,
+  ApiConsumes,
+  ApiCreatedResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { ApiErrorResponses } from '../common/api-error.responses.js';
+import { openSse, startHeartbeat } from '../common/sse-stream.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
@@ -30,11 +42,18 @@ import {
   DocumentDeleteResponse,
   DocumentIdParams,
   DocumentListResponse,
+  DocumentUploadQuery,
   DocumentUploadResponse,
+  IngestJobInfo,
+  IngestJobListResponse,
+  JobIdParams,
   KnowledgeSearchRequest,
   KnowledgeSearchResponse,
 } from './knowledge.dto.js';
 import { RetrievalService } from './retrieval.service.js';
+import { IngestJob, isFinished } from './ingest-jobs/ingest-job.js';
+import { IngestJobFailedError } from './ingest-jobs/ingest-job-failed.error.js';
+import { IngestJobs } from './ingest-jobs/ingest-jobs.service.js';
 
 interface UploadedDocument {
   originalname: string;
@@ -53,30 +72,107 @@ function requireAdmin(user: AuthUser): void {
 export class KnowledgeController {
   constructor(
     private readonly documents: DocumentsService,
+    private readonly jobs: IngestJobs,
     private readonly retrieval: RetrievalService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Post('documents')
-  @ApiOperation({ summary: 'Add a document (.txt, .md, .pdf); identical content is not stored twice' })
+  @ApiOperation({
+    summary: 'Add a document (.txt, .md, .pdf): stored and answered at once with 202 and its ingest job; identical content is not stored twice',
+    description:
+      'The name, type and text encoding are checked at once (400, 415, 422). The job parses, chunks, embeds and stores the document on ' +
+      'any instance; follow it with GET /api/knowledge/jobs/{id} or its SSE stream /api/knowledge/jobs/{id}/events. ' +
+      'With `wait=true` the request answers when the job has ended: 201 with the document, or the error the job failed with.',
+  })
   @ApiConsumes('multipart/form-data')
   @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
+  @ApiAcceptedResponse({ type: DocumentUploadResponse, description: 'Stored and queued: `job` (Location: the job)' })
   @ApiOkResponse({ type: DocumentUploadResponse, description: 'The same content is stored already: the existing document (`duplicate: true`)' })
-  @ApiCreatedResponse({ type: DocumentUploadResponse, description: 'The document was added, with its chunks' })
-  @ApiErrorResponses(403, 413, 415, 422, 429)
+  @ApiCreatedResponse({ type: DocumentUploadResponse, description: '`wait=true`: the job stored the document' })
+  @ApiErrorResponses(403, 409, 413, 415, 422, 429)
   @RateLimit('upload')
   @UseInterceptors(FileInterceptor('file'))
   async upload(
     @CurrentUser() user: AuthUser,
     @UploadedFile() file: UploadedDocument | undefined,
+    @Query() query: DocumentUploadQuery,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DocumentUploadResponse> {
     requireAdmin(user);
     if (!file) throw new BadRequestException('file is missing: send the document as multipart field "file"');
-    // A bad name (400), an unsupported type (415) or an unreadable file (422) answers by its error code.
-    const result = await this.documents.ingest(uploadedDocumentName(file.originalname), file.buffer, user.userId);
-    res.status(result.duplicate ? 200 : 201);
-    return result;
+    // A bad name (400), an unsupported type (415) or unreadable text (422) answers by its error code.
+    const submitted = await this.jobs.submit(uploadedDocumentName(file.originalname), file.buffer, user.userId);
+    if (!submitted.job) {
+      res.status(200);
+      return { job: null, document: submitted.document, duplicate: true };
+    }
+    res.setHeader('Location', `/api/knowledge/jobs/${submitted.job.id}`);
+    if (query.wait !== 'true') {
+      res.status(202);
+      return { job: submitted.job, document: null, duplicate: false };
+    }
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    const job = await this.jobs.waitUntilFinished(submitted.job.id, gone.signal);
+    if (job.status === 'failed') throw new IngestJobFailedError(job);
+    const document = job.document_id ? await this.documents.find(job.document_id) : null;
+    res.status(job.duplicate ? 200 : 201);
+    return { job, document, duplicate: job.duplicate ?? false };
+  }
+
+  @Get('jobs')
+  @ApiOperation({ summary: 'The newest ingest jobs (at most 50)' })
+  @ApiOkResponse({ type: IngestJobListResponse, description: 'Newest first' })
+  @ApiErrorResponses(403)
+  async listJobs(@CurrentUser() user: AuthUser): Promise<IngestJobListResponse> {
+    requireAdmin(user);
+    return { jobs: await this.jobs.list(50) };
+  }
+
+  @Get('jobs/:id')
+  @ApiOperation({ summary: 'An ingest job: status, stage, progress, attempts, error, and its document once completed' })
+  @ApiOkResponse({ type: IngestJobInfo, description: 'The job as it is now' })
+  @ApiErrorResponses(403, 404)
+  async getJob(@CurrentUser() user: AuthUser, @Param() params: JobIdParams): Promise<IngestJobInfo> {
+    requireAdmin(user);
+    const job = await this.jobs.find(params.id);
+    if (!job) throw new NotFoundException(`Ingest job ${params.id} not found`);
+    return job;
+  }
+
+  @Get('jobs/:id/events')
+  @ApiOperation({
+    summary: 'An ingest job as Server-Sent Events: `event: job` with the job each time its state or progress moves; ends once it has completed or failed',
+  })
+  @ApiProduces('text/event-stream')
+  @ApiOkResponse({ description: '`event: job`, `data:` the job (as GET /api/knowledge/jobs/{id}); the last one has status completed or failed' })
+  @ApiErrorResponses(403, 404)
+  async jobEvents(@CurrentUser() user: AuthUser, @Param() params: JobIdParams, @Res() res: Response): Promise<void> {
+    requireAdmin(user);
+    const first = await this.jobs.find(params.id);
+    if (!first) throw new NotFoundException(`Ingest job ${params.id} not found`);
+    openSse(res);
+    let last = '';
+    let stop = () => undefined as void;
+    const stopHeartbeat = startHeartbeat(res, this.config.chat.sseHeartbeatMs);
+    const end = () => {
+      stop();
+      stopHeartbeat();
+      if (!res.writableEnded) res.end();
+    };
+    const send = (job: IngestJob) => {
+      if (res.writableEnded) return;
+      const data = JSON.stringify(job);
+      if (data !== last) {
+        last = data;
+        res.write(`event: job\ndata: ${data}\n\n`);
+      }
+      if (isFinished(job)) end();
+    };
+    res.on('close', end);
+    stop = this.jobs.watch(params.id, send);
+    send(first);
   }
 
   @Get('documents')

@@ -1,8 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { IsStorableText } from '../common/storable-text.js';
 import { RagTrace, RetrievedChunk } from '../trace/trace.protocol.js';
+import type { IngestStage } from './documents.service.js';
+import { INGEST_JOB_STATUSES } from './ingest-jobs/ingest-job.js';
+import type { IngestJobStatus } from './ingest-jobs/ingest-job.js';
 
 export class KnowledgeDocumentInfo {
   @ApiProperty({ format: 'uuid' }) id: string;
@@ -16,9 +19,64 @@ export class KnowledgeDocumentInfo {
   @ApiProperty() created_at: string;
 }
 
+export class IngestJobProgress {
+  @ApiProperty({ type: 'integer' }) done: number;
+  @ApiProperty({ type: 'integer' }) total: number;
+}
+
+export class IngestJobError {
+  @ApiProperty({ example: 'unreadable_document' }) code: string;
+  @ApiProperty() message: string;
+}
+
+export class IngestJobInfo {
+  @ApiProperty({ format: 'uuid', description: 'Also the id the document gets' }) id: string;
+  @ApiProperty() filename: string;
+  @ApiProperty({ type: 'integer' }) size_bytes: number;
+  @ApiProperty({ enum: INGEST_JOB_STATUSES }) status: IngestJobStatus;
+  @ApiProperty({ enum: ['parsing', 'embedding', 'storing', 'indexing'], nullable: true, description: 'What an active job is doing' })
+  stage: IngestStage | null;
+  @ApiProperty({ type: () => IngestJobProgress, description: 'Units of `stage` done and in all (leaves embedded, rows stored)' })
+  progress: IngestJobProgress;
+  @ApiProperty({ type: 'integer', description: 'Attempts started: a retry after a passing failure, or after its worker died, is another' })
+  attempts: number;
+  @ApiProperty({ type: () => IngestJobError, nullable: true, description: 'Why it failed (or, while queued again, why the last attempt failed)' })
+  error: IngestJobError | null;
+  @ApiProperty({ format: 'uuid', nullable: true, description: 'The document, once completed' }) document_id: string | null;
+  @ApiProperty({ type: 'boolean', nullable: true, description: 'Completed without storing: the same content was stored already' })
+  duplicate: boolean | null;
+  @ApiProperty() created_by: string;
+  @ApiProperty() created_at: string;
+  @ApiProperty() updated_at: string;
+  @ApiProperty({ type: 'string', nullable: true }) finished_at: string | null;
+}
+
+export class IngestJobListResponse {
+  @ApiProperty({ type: () => IngestJobInfo, isArray: true }) jobs: IngestJobInfo[];
+}
+
 export class DocumentUploadResponse {
-  @ApiProperty({ type: () => KnowledgeDocumentInfo }) document: KnowledgeDocumentInfo;
+  @ApiProperty({ type: () => IngestJobInfo, nullable: true, description: 'The ingest job (null when the content was stored already)' })
+  job: IngestJobInfo | null;
+  @ApiProperty({ type: () => KnowledgeDocumentInfo, nullable: true, description: 'The document: stored already, or stored by the job waited for' })
+  document: KnowledgeDocumentInfo | null;
   @ApiProperty({ description: 'True when identical content was already stored; nothing new was created' }) duplicate: boolean;
+}
+
+export class DocumentUploadQuery {
+  @ApiPropertyOptional({
+    enum: ['true', 'false'],
+    description: 'true: answer when the job has ended (201 with the document, or the error the job failed with) instead of 202 at once',
+  })
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  wait?: 'true' | 'false';
+}
+
+export class JobIdParams {
+  @ApiProperty({ format: 'uuid' })
+  @IsUUID()
+  id: string;
 }
 
 export class DocumentListResponse {

@@ -11,6 +11,7 @@ import { createEmbeddingProvider } from './embedding-registry.js';
 import { EmbeddingProvider } from './embeddings.js';
 import { HybridRecall } from './hybrid-recall.service.js';
 import { IndexIdentity } from './index-identity.js';
+import { IngestJobs } from './ingest-jobs/ingest-jobs.service.js';
 import { KnowledgeFlow } from './knowledge-flow.service.js';
 import { ComplexityJudge } from './judges/complexity-judge.service.js';
 import { RewriteJudge } from './judges/rewrite-judge.service.js';
@@ -47,6 +48,7 @@ import { RetrievalService } from './retrieval.service.js';
     HybridRecall,
     { provide: RetrievalService, useClass: RagPipeline },
     DocumentsService,
+    IngestJobs,
     KnowledgeSeeder,
     KnowledgeFlow,
     SubQuestionFanOut,
@@ -54,6 +56,6 @@ import { RetrievalService } from './retrieval.service.js';
     RewriteJudge,
     ComplexityJudge,
   ],
-  exports: [RetrievalService, DocumentsService, KnowledgeFlow, SubQuestionFanOut, ComplexityJudge],
+  exports: [RetrievalService, DocumentsService, IngestJobs, KnowledgeFlow, SubQuestionFanOut, ComplexityJudge],
 })
 export class KnowledgeModule {}

@@ -1,0 +1,397 @@
+import { randomUUID } from 'node:crypto';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { DataSource } from 'typeorm';
+import { CodedError } from '../../common/coded-error.js';
+import { withTimeout } from '../../common/with-timeout.js';
+import type { AppConfig } from '../../config/app-config.js';
+import { APP_CONFIG } from '../../config/config.module.js';
+import { pgErrorCode, sqlRows } from '../../database/sql.js';
+import { documentNameProblem, InvalidDocumentNameError } from '../document-name.js';
+import { checkDocument } from '../document-parser.js';
+import { DocumentsService, IngestStage, KnowledgeDocument } from '../documents.service.js';
+import { INGEST_JOB_COLUMNS, IngestJob, IngestJobRow, isFinished, jobOfRow } from './ingest-job.js';
+
+/** What an upload became: a queued job, or the document already stored with the same content. */
+export type Submission = { job: IngestJob; document: null } | { job: null; document: KnowledgeDocument };
+
+type JobListener = (job: IngestJob) => void;
+
+/** How often a watched job's row is read again, whatever the queue's events say (they may be missed while Redis is away). */
+const WATCH_POLL_MS = 1000;
+/** Progress events to the queue at most this often per job; the job row at most every WATCH_POLL_MS. */
+const PROGRESS_EVENT_MS = 200;
+const STAGE_ORDER: readonly IngestStage[] = ['parsing', 'embedding', 'storing', 'indexing'];
+/** Jobs the reconciler looks at per round. */
+const RECONCILE_BATCH = 100;
+
+/**
+ * Ingest as jobs. An upload is checked (name, type, text encoding), stored
+ * in `knowledge_ingest_jobs` and answered at once; a BullMQ queue on the
+ * service's Redis schedules it, and a worker on any instance
+ * (KNOWLEDGE_INGEST_CONCURRENCY jobs at a time) runs DocumentsService.ingest
+ * on it, reporting progress. A job that fails for a passing reason is tried
+ * again (KNOWLEDGE_INGEST_ATTEMPTS, exponential backoff); one whose worker
+ * died is taken over by another instance once its lock lapses
+ * (KNOWLEDGE_INGEST_LOCK_MS). PostgreSQL holds each job's state, so an
+ * acknowledged upload is never lost: jobs that the queue lost (a Redis
+ * restart, Redis away when the upload was stored) are queued again by the
+ * reconciler every instance runs.
+ */
+@Injectable()
+export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
+  private readonly logger = new Logger(IngestJobs.name);
+  private readonly connections: Redis[] = [];
+  private queue!: Queue;
+  private events!: QueueEvents;
+  private worker: Worker | null = null;
+  private readonly listeners = new Map<string, Set<JobListener>>();
+  private readonly pollers = new Map<string, NodeJS.Timeout>();
+  /** The last state sent to a watched job's listeners. */
+  private readonly lastSeen = new Map<string, IngestJob>();
+  private reconciler: NodeJS.Timeout | undefined;
+  private redisDown = false;
+  /** Jobs this instance's worker is running. */
+  private running = 0;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly documents: DocumentsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const [{ name }] = await sqlRows<{ name: string }>(this.dataSource, 'SELECT current_database() AS name');
+    // Deployments (and test runs) sharing one Redis keep their own queues: the queue is named after the database.
+    const queueName = `ingest-${name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+    const { ingestConcurrency, ingestLockMs } = this.config.knowledge;
+    const base = { prefix: 'rag' };
+    // Adding a job fails at once while Redis is away (the reconciler queues it later); the worker waits for Redis.
+    this.queue = new Queue(queueName, { ...base, connection: this.redis({ enableOfflineQueue: false, maxRetriesPerRequest: 1 }) });
+    this.queue.on('error', (error) => this.onRedisError(error));
+    this.events = new QueueEvents(queueName, { ...base, connection: this.redis() });
+    this.events.on('error', (error) => this.onRedisError(error));
+    for (const event of ['active', 'completed', 'failed', 'waiting', 'delayed'] as const) {
+      this.events.on(event, ({ jobId }: { jobId: string }) => void this.refresh(jobId));
+    }
+    this.events.on('progress', ({ jobId, data }: { jobId: string; data: unknown }) => this.onProgressEvent(jobId, data));
+    if (ingestConcurrency > 0) {
+      this.worker = new Worker(queueName, (job) => this.process(job), {
+        ...base,
+        connection: this.redis(),
+        concurrency: ingestConcurrency,
+        lockDuration: ingestLockMs,
+        stalledInterval: ingestLockMs,
+        // A job whose worker died is taken over as often as it may be tried.
+        maxStalledCount: this.config.knowledge.ingestAttempts,
+      });
+      this.worker.on('error', (error) => this.onRedisError(error));
+    }
+    this.reconciler = setInterval(() => void this.reconcile(), ingestLockMs);
+    this.reconciler.unref();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    clearInterval(this.reconciler);
+    for (const timer of this.pollers.values()) clearInterval(timer);
+    this.pollers.clear();
+    if (!this.worker) return;
+    // Jobs under way finish while they can; past the shutdown budget they are left to another instance (their lock lapses).
+    const worker = this.worker;
+    if (this.running === 0) {
+      // Nothing to finish: a graceful close would only wait for Redis to answer its blocking read.
+      await withTimeout(worker.close(true), 1000, () => new Error('timeout')).catch(() => undefined);
+      return;
+    }
+    await withTimeout(worker.close(), this.config.shutdownTimeoutMs, () => new Error('ingest jobs did not finish in time')).catch(
+      (error: Error) => {
+        this.logger.warn(`${error.message}: another instance takes them over`);
+        void worker.close(true).catch(() => undefined);
+      },
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    // Closing waits for Redis; an unreachable one must not hold the shutdown.
+    const closing = [this.events.close(), this.queue.close()].map((p) => withTimeout(p, 1000, () => new Error('timeout')).catch(() => undefined));
+    await Promise.all(closing);
+    for (const connection of this.connections) connection.disconnect();
+  }
+
+  /**
+   * Checks and stores an upload and queues its job. Throws the coded errors
+   * of a bad name (400), type (415) or text (422); content already stored
+   * comes back as that document, without a job.
+   */
+  async submit(filename: string, data: Buffer, createdBy: string): Promise<Submission> {
+    const nameProblem = documentNameProblem(filename);
+    if (nameProblem) throw new InvalidDocumentNameError(nameProblem);
+    checkDocument(filename, data);
+    const existing = await this.documents.findByContent(data);
+    if (existing) return { job: null, document: existing };
+    const id = randomUUID();
+    const [row] = await sqlRows<IngestJobRow>(
+      this.dataSource,
+      `INSERT INTO knowledge_ingest_jobs (id, filename, size_bytes, content, created_by) VALUES ($1, $2, $3, $4, $5)
+       RETURNING ${INGEST_JOB_COLUMNS}`,
+      [id, filename, data.length, data, createdBy],
+    );
+    await this.enqueue(id).catch((error: Error) =>
+      this.logger.warn(`ingest job ${id} is stored but not queued yet (${error.message}); it is queued when Redis answers`),
+    );
+    return { job: jobOfRow(row), document: null };
+  }
+
+  async find(id: string): Promise<IngestJob | null> {
+    const [row] = await sqlRows<IngestJobRow>(this.dataSource, `SELECT ${INGEST_JOB_COLUMNS} FROM knowledge_ingest_jobs WHERE id = $1`, [id]);
+    return row ? jobOfRow(row) : null;
+  }
+
+  /** The newest jobs first. */
+  async list(limit: number): Promise<IngestJob[]> {
+    const rows = await sqlRows<IngestJobRow>(
+      this.dataSource,
+      `SELECT ${INGEST_JOB_COLUMNS} FROM knowledge_ingest_jobs ORDER BY created_at DESC, id LIMIT $1`,
+      [limit],
+    );
+    return rows.map(jobOfRow);
+  }
+
+  /**
+   * Calls `listener` with the job each time its state or progress moves
+   * (from the queue's events, and from its row at least every second), until
+   * the returned function is called.
+   */
+  watch(id: string, listener: JobListener): () => void {
+    let set = this.listeners.get(id);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(id, set);
+      const poller = setInterval(() => void this.refresh(id), WATCH_POLL_MS);
+      poller.unref();
+      this.pollers.set(id, poller);
+    }
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.listeners.get(id) === set) {
+        this.listeners.delete(id);
+        this.lastSeen.delete(id);
+        clearInterval(this.pollers.get(id));
+        this.pollers.delete(id);
+      }
+    };
+  }
+
+  /** The job once it has completed or failed; rejects when `signal` aborts first. */
+  waitUntilFinished(id: string, signal?: AbortSignal): Promise<IngestJob> {
+    return new Promise<IngestJob>((resolve, reject) => {
+      const stop = this.watch(id, (job) => {
+        if (!isFinished(job)) return;
+        finish();
+        resolve(job);
+      });
+      const onAbort = () => {
+        finish();
+        reject(new Error('no longer waited for'));
+      };
+      const finish = () => {
+        stop();
+        signal?.removeEventListener('abort', onAbort);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      void this.refresh(id);
+    });
+  }
+
+  private redis(options: { enableOfflineQueue?: boolean; maxRetriesPerRequest?: number | null } = {}): Redis {
+    const connection = new Redis(this.config.redis.url, {
+      // BullMQ's blocking commands must wait out an outage rather than fail.
+      maxRetriesPerRequest: null,
+      connectTimeout: Math.max(this.config.redis.commandTimeoutMs, 500),
+      retryStrategy: (attempt) => Math.min(100 * 2 ** attempt, 2000),
+      ...options,
+    });
+    connection.on('error', (error) => this.onRedisError(error));
+    connection.on('ready', () => {
+      if (this.redisDown) this.logger.log('Redis answers again: ingest jobs go on');
+      this.redisDown = false;
+    });
+    this.connections.push(connection);
+    return connection;
+  }
+
+  private onRedisError(error: Error): void {
+    if (this.redisDown) return;
+    this.redisDown = true;
+    this.logger.warn(`ingest queue: Redis unavailable (${error.message}); uploads are stored and queued when it answers`);
+  }
+
+  private enqueue(id: string): Promise<unknown> {
+    const attempts = this.config.knowledge.ingestAttempts;
+    const adding = this.queue.add(
+      'ingest',
+      { id },
+      {
+        jobId: id,
+        attempts,
+        backoff: { type: 'exponential', delay: 1000 },
+        removeOnComplete: { age: 24 * 3600, count: 1000 },
+        removeOnFail: { age: 7 * 24 * 3600 },
+      },
+    );
+    return withTimeout(adding, Math.max(this.config.redis.commandTimeoutMs, 1000), () => new Error('Redis did not answer in time'));
+  }
+
+  /** The worker's body: one attempt at a job. */
+  private async process(job: Job): Promise<{ document_id: string; duplicate: boolean } | null> {
+    this.running += 1;
+    try {
+      return await this.attempt(job);
+    } finally {
+      this.running -= 1;
+    }
+  }
+
+  private async attempt(job: Job): Promise<{ document_id: string; duplicate: boolean } | null> {
+    const id = String(job.id);
+    const [row] = await sqlRows<{ filename: string; content: Buffer | null; created_by: string; status: string }>(
+      this.dataSource,
+      'SELECT filename, content, created_by, status FROM knowledge_ingest_jobs WHERE id = $1',
+      [id],
+    );
+    if (!row) throw new UnrecoverableError(`ingest job ${id} has no stored upload`);
+    if (row.status === 'completed' || row.status === 'failed' || !row.content) return null;
+    await this.dataSource.query(
+      `UPDATE knowledge_ingest_jobs SET status = 'active', attempts = attempts + 1, stage = 'parsing', progress_done = 0,
+              progress_total = 0, updated_at = now() WHERE id = $1`,
+      [id],
+    );
+    const onProgress = this.progressReporter(job);
+    try {
+      const result = await this.documents.ingest(row.filename, row.content, row.created_by, { documentId: id, onProgress });
+      await this.dataSource.query(
+        `UPDATE knowledge_ingest_jobs SET status = 'completed', stage = NULL, document_id = $2, duplicate = $3, content = NULL,
+                error_code = NULL, error_message = NULL, finished_at = now(), updated_at = now() WHERE id = $1`,
+        [id, result.document.id, result.duplicate],
+      );
+      return { document_id: result.document.id, duplicate: result.duplicate };
+    } catch (error) {
+      throw await this.recordFailure(job, error);
+    }
+  }
+
+  /** Writes a failed attempt to the job's row; returns what the worker throws (UnrecoverableError: no retry). */
+  private async recordFailure(job: Job, error: unknown): Promise<Error> {
+    const id = String(job.id);
+    // Bad content fails the same way every time; anything else (storage, an embeddings endpoint) may pass.
+    const permanent = error instanceof CodedError && error.httpStatus < 500;
+    const final = permanent || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    const code = error instanceof CodedError ? error.code : 'ingest_failed';
+    const message =
+      error instanceof CodedError
+        ? error.message
+        : pgErrorCode(error)
+          ? 'the ingest failed: the database did not accept the document (see the service log)'
+          : 'the ingest failed (see the service log)';
+    if (!permanent) this.logger.warn({ err: error }, `ingest job ${id}, attempt ${job.attemptsMade + 1}: ${message}`);
+    await this.dataSource
+      .query(
+        `UPDATE knowledge_ingest_jobs SET status = $2, stage = NULL, error_code = $3, error_message = $4,
+                finished_at = CASE WHEN $5 THEN now() END, content = CASE WHEN $5 THEN NULL ELSE content END, updated_at = now()
+          WHERE id = $1`,
+        [id, final ? 'failed' : 'queued', code, message, final],
+      )
+      .catch((writeError: Error) => this.logger.warn(`ingest job ${id}: its failure could not be recorded (${writeError.message})`));
+    if (permanent) return new UnrecoverableError(message);
+    return error instanceof Error ? error : new Error(String(error));
+  }
+
+  /** Progress to the queue's events (for watchers on every instance) and, less often, to the job's row. Never fails the ingest. */
+  private progressReporter(job: Job): (stage: IngestStage, done: number, total: number) => Promise<void> {
+    let lastEvent = 0;
+    let lastRow = 0;
+    let lastStage: IngestStage | null = null;
+    return async (stage, done, total) => {
+      const now = Date.now();
+      const stageChanged = stage !== lastStage;
+      const last = done >= total;
+      lastStage = stage;
+      if (stageChanged || last || now - lastEvent >= PROGRESS_EVENT_MS) {
+        lastEvent = now;
+        void job.updateProgress({ stage, done, total }).catch(() => undefined);
+      }
+      if (stageChanged || now - lastRow >= WATCH_POLL_MS) {
+        lastRow = now;
+        await this.dataSource
+          .query(
+            `UPDATE knowledge_ingest_jobs SET stage = $2, progress_done = $3, progress_total = $4, updated_at = now()
+              WHERE id = $1 AND status = 'active'`,
+            [job.id, stage, done, total],
+          )
+          .catch(() => undefined);
+      }
+    };
+  }
+
+  private onProgressEvent(id: string, data: unknown): void {
+    const last = this.lastSeen.get(id);
+    const progress = data as { stage?: IngestStage; done?: number; total?: number } | null;
+    if (!last || last.status !== 'active' || !progress?.stage) return void this.refresh(id);
+    this.emit({ ...last, stage: progress.stage, progress: { done: progress.done ?? 0, total: progress.total ?? 0 } });
+  }
+
+  private async refresh(id: string): Promise<void> {
+    if (!this.listeners.has(id)) return;
+    const job = await this.find(id).catch(() => null);
+    if (job) this.emit(job);
+  }
+
+  private emit(job: IngestJob): void {
+    if (!this.listeners.has(job.id)) return;
+    const last = this.lastSeen.get(job.id);
+    // Events and row reads arrive in any order, and the row's progress lags the events': an attempt's stage never goes back.
+    if (last && job.status === 'active' && last.status === 'active' && last.attempts === job.attempts) {
+      const order = (stage: IngestStage | null) => (stage ? STAGE_ORDER.indexOf(stage) : -1);
+      const behind = order(job.stage) < order(last.stage) || (job.stage === last.stage && job.progress.done < last.progress.done);
+      if (behind) job = { ...job, stage: last.stage, progress: last.progress };
+    }
+    this.lastSeen.set(job.id, job);
+    for (const listener of this.listeners.get(job.id) ?? []) listener(job);
+  }
+
+  /**
+   * Jobs PostgreSQL says are unfinished but that have not moved for a lock
+   * period: queued again when the queue no longer has them, recorded as
+   * failed when the queue failed them and their worker could not say so.
+   */
+  private async reconcile(): Promise<void> {
+    try {
+      const rows = await sqlRows<{ id: string }>(
+        this.dataSource,
+        `SELECT id FROM knowledge_ingest_jobs
+          WHERE status IN ('queued', 'active') AND updated_at < now() - make_interval(secs => $1)
+          ORDER BY created_at LIMIT ${RECONCILE_BATCH}`,
+        [this.config.knowledge.ingestLockMs / 1000],
+      );
+      for (const { id } of rows) {
+        const queued = await this.queue.getJob(id);
+        if (!queued) {
+          await this.enqueue(id);
+          this.logger.log(`ingest job ${id} was not in the queue: queued again`);
+        } else if ((await queued.getState()) === 'failed') {
+          await this.dataSource.query(
+            `UPDATE knowledge_ingest_jobs SET status = 'failed', error_code = COALESCE(error_code, 'ingest_failed'),
+                    error_message = COALESCE(error_message, $2), content = NULL, finished_at = now(), updated_at = now()
+              WHERE id = $1 AND status IN ('queued', 'active')`,
+            [id, 'the ingest failed on its every attempt (see the service log)'],
+          );
+        }
+      }
+    } catch (error) {
+      this.logger.debug?.(`ingest reconciler: ${(error as Error).message}`);
+    }
+  }
+}

@@ -1,26 +1,36 @@
 import 'reflect-metadata';
-import path from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../src/app.module.js';
-import { DocumentsService } from '../src/knowledge/documents.service.js';
-import { ingestFolder } from '../src/knowledge/knowledge-seeder.service.js';
+import { loadConfig } from '../src/config/app-config.js';
+import { ensureDatabase } from '../src/database/ensure-database.js';
+import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
+import { ingestFolderAsJobs } from './folder-ingest.js';
 
-/** Usage: npm run knowledge:ingest -- <folder>   (adds every .txt, .md and .pdf; identical content is skipped) */
+/**
+ * Usage: npm run knowledge:ingest -- <folder>
+ * Adds every .txt, .md and .pdf of the folder as ingest jobs, the same jobs
+ * an upload makes: this process works on them too (KNOWLEDGE_INGEST_CONCURRENCY),
+ * beside any running instance. Shows a progress bar per file; identical
+ * content already stored is skipped. Exits with 1 when a job failed.
+ */
 async function main(): Promise<void> {
   const folder = process.argv[2];
   if (!folder) {
     process.stderr.write('usage: npm run knowledge:ingest -- <folder>\n');
     process.exit(2);
   }
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(), { logger: ['warn', 'error'] });
+  const config = loadConfig();
+  if (config.database.createIfMissing) await ensureDatabase(config.database.url);
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { logger: ['warn', 'error'] });
+  let failed = 0;
   try {
-    const results = await ingestFolder(app.get(DocumentsService), path.resolve(folder), 'cli:ingest');
-    for (const r of results) {
-      process.stdout.write(`${r.duplicate ? 'skipped (already stored)' : 'added'}  ${r.file}  ${r.document.leaf_count} leaf chunks\n`);
-    }
+    const result = await ingestFolderAsJobs(app.get(IngestJobs), folder, process.stdout);
+    failed = result.failed;
+    for (const line of result.lines) process.stdout.write(`${line}\n`);
   } finally {
     await app.close();
   }
+  process.exit(failed > 0 ? 1 : 0);
 }
 
 main().catch((error: Error) => {

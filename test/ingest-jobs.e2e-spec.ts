@@ -1,4 +1,8 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { ensureDatabase } from '../src/database/ensure-database.js';
@@ -8,6 +12,8 @@ import { OwnRedis } from './support/own-redis.js';
 import { ServiceProcess, startService } from './support/service-process.js';
 import { openSse } from './support/sse-client.js';
 import { makePdf } from './support/make-pdf.js';
+import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
+import { ingestFolderAsJobs } from '../scripts/folder-ingest.js';
 
 const DIMENSIONS = 16;
 
@@ -176,6 +182,40 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
       const stored = await request(server).post('/api/knowledge/documents?wait=true').set(admin(t)).attach('file', makePdf(['Page one of the Orbit lamp.']), 'orbit.pdf');
       expect(stored.status).toBe(201);
       expect(stored.body).toMatchObject({ duplicate: false, job: { status: 'completed' }, document: { filename: 'orbit.pdf', page_count: 1 } });
+    });
+
+    it('knowledge:ingest submits a folder as jobs and shows their progress', async () => {
+      const folder = mkdtempSync(path.join(os.tmpdir(), 'ingest-folder-'));
+      writeFileSync(path.join(folder, 'kite.md'), text('Kite drone'));
+      writeFileSync(path.join(folder, '风筝.txt'), text('风筝无人机'));
+      writeFileSync(path.join(folder, 'broken.pdf'), Buffer.from('%PDF-1.4 nothing else'));
+      writeFileSync(path.join(folder, 'ignored.bin'), Buffer.from('not a document'));
+      let printed = '';
+      const output = new Writable({
+        write(chunk, _encoding, callback) {
+          printed += String(chunk);
+          callback();
+        },
+      });
+      const result = await ingestFolderAsJobs(t.app.get(IngestJobs), folder, output);
+      expect(result.failed).toBe(1);
+      expect(result.lines).toHaveLength(3);
+      expect(result.lines).toEqual(
+        expect.arrayContaining([
+          'added  kite.md',
+          'added  风筝.txt',
+          expect.stringMatching(/^failed {2}broken\.pdf: .*could not be read as a PDF/),
+        ]),
+      );
+      // The bars, as a terminal without a TTY gets them: each file reaches 100 %.
+      expect(printed).toMatch(/100% \| kite\.md \| completed/);
+      expect(printed).toMatch(/100% \| 风筝\.txt \| completed/);
+      const rows = await t.dataSource.query(`SELECT filename, status FROM knowledge_ingest_jobs WHERE created_by = 'cli:ingest' ORDER BY filename`);
+      expect(rows).toEqual([
+        { filename: 'broken.pdf', status: 'failed' },
+        { filename: 'kite.md', status: 'completed' },
+        { filename: '风筝.txt', status: 'completed' },
+      ]);
     });
 
     it('answers forged and foreign job ids with 400, 403 and 404', async () => {

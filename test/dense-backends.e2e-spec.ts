@@ -3,6 +3,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { ensureDatabase } from '../src/database/ensure-database.js';
 import { DenseRecall } from '../src/knowledge/dense/dense-recall.service.js';
+import { DocumentsService } from '../src/knowledge/documents.service.js';
 import { MemoryDenseIndex } from '../src/knowledge/dense/memory-dense-index.js';
 import { PgvectorStore } from '../src/knowledge/dense/pgvector-store.js';
 import { EmbeddingProvider } from '../src/knowledge/embeddings.js';
@@ -51,23 +52,28 @@ describeWithPgvector('Dense leg on pgvector (the extension is installed on this 
     );
     expect(counts.leaves).toBeGreaterThan(0);
     expect(counts.vectors).toBe(counts.leaves);
-    const [index] = await t.dataSource.query(`SELECT indexdef FROM pg_indexes WHERE indexname = 'idx_knowledge_chunks_hnsw_256'`);
-    expect(index?.indexdef).toMatch(/USING hnsw .*vector_cosine_ops.*WHERE .*vector_dims\(embedding_vector\) = 256/);
+    const epoch = await new PgvectorStore(t.dataSource, 256, 100).currentEpoch();
+    const indexes = await t.dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE 'idx_knowledge_chunks_hnsw_256%'`);
+    expect(indexes.map((index: { indexname: string }) => index.indexname)).toEqual([`idx_knowledge_chunks_hnsw_256_e${epoch}`]);
+    expect(indexes[0].indexdef).toMatch(
+      new RegExp(`USING hnsw .*vector_cosine_ops.*WHERE .*vector_dims\\(embedding_vector\\) = 256.*dense_epoch <= ${epoch}`),
+    );
     expect(t.app.get(DenseRecall).backend).toBe('pgvector-hnsw');
   });
 
   it('has the planner use the HNSW index for the dense query', async () => {
     const store = new PgvectorStore(t.dataSource, 256, 100);
+    const epoch = await store.currentEpoch();
     const [vector] = await t.app.get(EmbeddingProvider).embed(['router']);
     const plan: Array<{ 'QUERY PLAN': string }> = await t.dataSource.transaction(async (manager) => {
       await manager.query('SET LOCAL enable_seqscan = off'); // the sample corpus is small enough for a sequential scan
       return manager.query(
-        `EXPLAIN SELECT id FROM knowledge_chunks WHERE is_leaf AND vector_dims(embedding_vector) = 256
+        `EXPLAIN SELECT id FROM knowledge_chunks WHERE is_leaf AND vector_dims(embedding_vector) = 256 AND dense_epoch <= ${epoch}
           ORDER BY embedding_vector::vector(256) <=> $1::vector(256) LIMIT 5`,
         [`[${vector.join(',')}]`],
       );
     });
-    expect(plan.map((row) => row['QUERY PLAN']).join('\n')).toContain(`Index Scan using ${store.indexName}`);
+    expect(plan.map((row) => row['QUERY PLAN']).join('\n')).toContain(`Index Scan using ${store.indexNameFor(epoch)}`);
   });
 
   it('ranks as the in-memory index does, in Chinese and English', async () => {
@@ -89,13 +95,11 @@ describeWithPgvector('Dense leg on pgvector (the extension is installed on this 
   });
 
   it('writes the vector column on upload and backfills leaves stored without it', async () => {
-    const admin = t.auth(uniqueUser('admin'), { role: 'admin' });
-    const upload = await request(t.app.getHttpServer())
-      .post('/api/knowledge/documents')
-      .set(admin)
-      .attach('file', Buffer.from('The Borealis lamp dims to five percent. 北极光台灯可以调到百分之五的亮度。'), 'borealis-lamp.txt')
-      .expect(201);
-    const documentId = upload.body.document.id;
+    // Through the ingest path every way in shares (the upload route's own contract is tested with the knowledge routes).
+    const { document } = await t.app
+      .get(DocumentsService)
+      .ingest('borealis-lamp.txt', Buffer.from('The Borealis lamp dims to five percent. 北极光台灯可以调到百分之五的亮度。'), uniqueUser('admin'));
+    const documentId = document.id;
     const [written] = await t.dataSource.query(
       `SELECT count(*)::int AS leaves, count(embedding_vector)::int AS vectors FROM knowledge_chunks WHERE is_leaf AND document_id = $1`,
       [documentId],

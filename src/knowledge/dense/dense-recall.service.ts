@@ -6,8 +6,9 @@ import { APP_CONFIG } from '../../config/config.module.js';
 import { withMaintenanceDataSource } from '../../database/maintenance.js';
 import { pgErrorCode } from '../../database/sql.js';
 import { EmbeddingProvider } from '../embeddings.js';
+import { IndexIdentity } from '../index-identity.js';
 import { MemoryDenseIndex } from './memory-dense-index.js';
-import { hasVectorColumn, PgvectorStore } from './pgvector-store.js';
+import { hasVectorColumn, IndexMaintenance, PgvectorStore } from './pgvector-store.js';
 
 export type DenseBackend = 'pgvector-hnsw' | 'pgvector-exact' | 'memory';
 
@@ -35,9 +36,11 @@ export class DenseRecall implements OnModuleInit {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly embeddings: EmbeddingProvider,
+    private readonly identity: IndexIdentity,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
-    this.memory = new MemoryDenseIndex(dataSource, embeddings.dimensions);
+    // Only this instance's embedding space is ranked: vectors of another are not comparable.
+    this.memory = new MemoryDenseIndex(dataSource, embeddings.dimensions, () => identity.spaceId);
   }
 
   async onModuleInit(): Promise<void> {
@@ -53,41 +56,62 @@ export class DenseRecall implements OnModuleInit {
       this.logger.log('dense retrieval: in-memory index (pgvector is not installed in this database)');
       return;
     }
-    const store = new PgvectorStore(this.dataSource, this.embeddings.dimensions, this.config.dense.hnswEfSearch);
+    const store = new PgvectorStore(this.dataSource, this.embeddings.dimensions, this.config.dense.hnswEfSearch, {
+      spaceId: () => this.identity.spaceId,
+    });
     const started = performance.now();
     // Backfill and index build may outlast the app's statement limits: they run on a maintenance connection.
-    const filled = await withMaintenanceDataSource(this.config, async (maintenance) => {
-      const maintained = new PgvectorStore(maintenance, this.embeddings.dimensions, this.config.dense.hnswEfSearch);
+    const { filled, maintenance } = await withMaintenanceDataSource(this.config, async (dataSource) => {
+      const maintained = this.maintainedStore(dataSource);
       // Kept filled whichever backend serves queries, so that switching needs no re-ingest.
       const count = await maintained.backfill();
-      if (wanted !== 'memory') await maintained.ensureIndex();
-      return count;
+      // Without waiting: an instance holding the maintenance lock is doing the same work, and the index of an
+      // earlier epoch (or, on a new database, a scan) answers meanwhile.
+      const done = wanted === 'memory' ? null : await maintained.converge({ wait: false, buildMemory: this.config.dense.hnswBuildMemory });
+      return { filled: count, maintenance: done };
     });
     if (wanted === 'memory') {
       this.logger.log('dense retrieval: in-memory index (RAG_DENSE_BACKEND=memory)');
       return;
     }
     this.pgvector = store;
-    this.logger.log(
-      `dense retrieval: pgvector, ${store.indexed ? `HNSW index ${store.indexName}` : 'exact scan (too many dimensions for HNSW)'}` +
-        ` (${filled} vectors backfilled, ready in ${Math.round(performance.now() - started)} ms)`,
-    );
+    const index = !store.indexed
+      ? 'exact scan (too many dimensions for HNSW)'
+      : maintenance
+        ? `HNSW index ${maintenance.index}${describeMaintenance(maintenance)}`
+        : 'HNSW index (another instance is maintaining it)';
+    this.logger.log(`dense retrieval: pgvector, ${index} (${filled} vectors backfilled, ready in ${Math.round(performance.now() - started)} ms)`);
   }
 
   /**
    * The dense epoch an ingest's leaves get (`knowledge_chunks.dense_epoch`).
-   * A bulk load with pgvector gets the next epoch, outside the current
-   * HNSW index (see finishBulkLoad).
+   * A bulk load with the HNSW index gets the next epoch, outside the current
+   * index, so that writing its rows does not update the HNSW graph row by
+   * row (see finishBulkLoad); others get the current one.
    */
   async epochForNewLeaves(bulk: boolean): Promise<number> {
-    const [state] = await this.dataSource.query('SELECT dense_epoch FROM knowledge_index_state WHERE id = 1');
-    void bulk;
-    return Number(state.dense_epoch);
+    const epoch = await new PgvectorStore(this.dataSource, this.embeddings.dimensions, 0).currentEpoch();
+    return bulk && this.pgvector?.indexed ? epoch + 1 : epoch;
   }
 
-  /** After a bulk load's commit: makes its leaves (of `epoch`) searchable by the dense leg. */
+  /**
+   * After a bulk load's commit: makes its leaves (of `epoch`) searchable by
+   * the dense leg. Builds the HNSW index over epochs <= `epoch` concurrently,
+   * moves the current epoch to it and drops the old index; searches use the
+   * old one meanwhile. Instances take turns; when another one already did
+   * it, this returns at once. The caller must hold no open transaction on
+   * the database: the concurrent build waits for every older one.
+   */
   async finishBulkLoad(epoch: number): Promise<void> {
-    void epoch;
+    if (!this.pgvector?.indexed) return;
+    const done = await withMaintenanceDataSource(this.config, (dataSource) =>
+      this.maintainedStore(dataSource).converge({ epoch, wait: true, buildMemory: this.config.dense.hnswBuildMemory }),
+    );
+    if (done) this.logger.log(`bulk load of dense epoch ${epoch}: HNSW index ${done.index}${describeMaintenance(done)}`);
+  }
+
+  private maintainedStore(dataSource: DataSource): PgvectorStore {
+    return new PgvectorStore(dataSource, this.embeddings.dimensions, this.config.dense.hnswEfSearch);
   }
 
   /** Whether ingest must also write `embedding_vector`. */
@@ -117,4 +141,13 @@ export class DenseRecall implements OnModuleInit {
     }
     return { ids: await this.memory.rank(vector, limit), backend: 'memory' };
   }
+}
+
+function describeMaintenance(done: IndexMaintenance): string {
+  const parts = [
+    done.built ? `built in ${Math.round(done.buildMs)} ms` : '',
+    done.swapped ? `dense epoch now ${done.epoch}` : '',
+    done.dropped.length ? `dropped ${done.dropped.join(', ')}` : '',
+  ].filter(Boolean);
+  return parts.length ? ` (${parts.join('; ')})` : '';
 }

@@ -52,6 +52,7 @@ export function bestRows(scores: Float32Array, limit: number): number[] {
  * The dense leg without a database extension: an exact scan of an in-memory
  * matrix of the leaf embeddings (stored as float32 bytes), reloaded whenever
  * the knowledge base changes (the `knowledge_index_state` version row).
+ * With `spaceId`, only the leaves of that embedding space.
  */
 export class MemoryDenseIndex {
   private matrix?: LoadedMatrix;
@@ -60,6 +61,7 @@ export class MemoryDenseIndex {
   constructor(
     private readonly dataSource: DataSource,
     private readonly dimensions: number,
+    private readonly spaceId?: () => number,
   ) {}
 
   /** Leaf ids by cosine similarity to the unit-length `query`, best first. */
@@ -80,9 +82,12 @@ export class MemoryDenseIndex {
   }
 
   private async load(version: string): Promise<LoadedMatrix> {
+    const space = this.spaceId?.();
     const rows = await sqlRows<{ id: string; embedding: Buffer | null }>(
       this.dataSource,
-      'SELECT id, embedding FROM knowledge_chunks WHERE is_leaf AND embedding IS NOT NULL ORDER BY id',
+      `SELECT id, embedding FROM knowledge_chunks
+        WHERE is_leaf AND embedding IS NOT NULL${space === undefined ? '' : ' AND space_id = $1'} ORDER BY id`,
+      space === undefined ? [] : [space],
     );
     const bytes = this.dimensions * Float32Array.BYTES_PER_ELEMENT;
     const usable = rows.filter((row) => row.embedding?.length === bytes);

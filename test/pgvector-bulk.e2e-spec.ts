@@ -1,0 +1,317 @@
+import { jest } from '@jest/globals';
+import pg from 'pg';
+import { ensureDatabase } from '../src/database/ensure-database.js';
+import { DenseRecall } from '../src/knowledge/dense/dense-recall.service.js';
+import { MemoryDenseIndex } from '../src/knowledge/dense/memory-dense-index.js';
+import { PgvectorStore, vectorLiteral } from '../src/knowledge/dense/pgvector-store.js';
+import { DocumentsService } from '../src/knowledge/documents.service.js';
+import { EmbeddingProvider } from '../src/knowledge/embeddings.js';
+import { HybridRecall } from '../src/knowledge/hybrid-recall.service.js';
+import { IndexIdentity } from '../src/knowledge/index-identity.js';
+import { createTestApp, TestApp } from './support/test-app.js';
+import { TEST_PG_SERVER } from './support/test-env.js';
+import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
+
+async function serverHasPgvector(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: `${TEST_PG_SERVER}/postgres` });
+  await client.connect();
+  try {
+    return (await client.query(`SELECT 1 FROM pg_available_extensions WHERE name = 'vector'`)).rowCount === 1;
+  } finally {
+    await client.end();
+  }
+}
+
+const pgvectorAvailable = await serverHasPgvector();
+// .ci/run sets REQUIRE_PGVECTOR=1 once it has installed the extension: then these tests fail rather than skip.
+const describeWithPgvector = pgvectorAvailable || process.env.REQUIRE_PGVECTOR === '1' ? describe : describe.skip;
+if (!pgvectorAvailable) console.warn('pgvector is not installed on this PostgreSQL server: the bulk-load tests are skipped');
+
+const DIMENSIONS = 256;
+// One level of 220-character chunks: every generated line is one leaf.
+const SETTINGS = { KNOWLEDGE_SEED_ON_START: 'false', KNOWLEDGE_CHUNK_SIZES: '220', KNOWLEDGE_CHUNK_OVERLAP: '0' };
+
+/** `count` distinct lines that all name `word` (about two to a leaf). */
+function document(word: string, count: number): Buffer {
+  const lines = Array.from({ length: count }, (_, i) => `Note ${i} on the ${word} lantern: the ${word} glows in shade ${i * 7919} of router blue.`);
+  return Buffer.from(lines.join('\n'), 'utf8');
+}
+
+/** Resolves when `probe` answers something other than undefined; the database events here have no notification to wait on. */
+async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describeWithPgvector('pgvector bulk load: the HNSW index is built after the load and swapped in', () => {
+  const url = freshDatabaseUrl();
+  let t: TestApp;
+  let sql: pg.Client;
+  const store = new PgvectorStore(null as never, DIMENSIONS, 100);
+
+  const rows = async <T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> => (await sql.query(text, params)).rows as T[];
+  const epoch = async () => Number((await rows<{ e: number }>('SELECT dense_epoch AS e FROM knowledge_index_state WHERE id = 1'))[0].e);
+  const indexes = () =>
+    rows<{ name: string; valid: boolean }>(
+      `SELECT c.relname AS name, i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        WHERE i.indrelid = 'knowledge_chunks'::regclass AND c.relname LIKE 'idx_knowledge_chunks_hnsw_%' ORDER BY c.relname`,
+    );
+  const leavesOf = async (filename: string) =>
+    rows<{ id: string; dense_epoch: number }>(
+      `SELECT c.id::text AS id, c.dense_epoch FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
+        WHERE d.filename = $1 AND c.is_leaf ORDER BY c.id`,
+      [filename],
+    );
+  /** The backend PID of a CREATE INDEX CONCURRENTLY of this database that is waiting for a lock. */
+  const waitingBuild = async () => {
+    const [row] = await rows<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND query ILIKE 'CREATE INDEX CONCURRENTLY%' AND wait_event_type = 'Lock'`,
+    );
+    return row?.pid;
+  };
+  /** A transaction holding a write lock on knowledge_chunks: CREATE INDEX CONCURRENTLY waits for it to end. */
+  const holdBuild = async () => {
+    const blocker = new pg.Client({ connectionString: url });
+    await blocker.connect();
+    await blocker.query('BEGIN');
+    await blocker.query('LOCK TABLE knowledge_chunks IN ROW EXCLUSIVE MODE');
+    return {
+      release: async () => {
+        await blocker.query('COMMIT');
+        await blocker.end();
+      },
+    };
+  };
+  const plan = async (text: string) => {
+    const [vector] = await t.app.get(EmbeddingProvider).embed([text]);
+    const e = await epoch();
+    await sql.query('BEGIN');
+    try {
+      await sql.query('SET LOCAL enable_seqscan = off'); // a few hundred rows: the planner would rather scan
+      const lines = await rows<{ 'QUERY PLAN': string }>(
+        `EXPLAIN SELECT id FROM knowledge_chunks
+          WHERE is_leaf AND vector_dims(embedding_vector) = ${DIMENSIONS} AND dense_epoch <= ${e} AND space_id = $2
+          ORDER BY embedding_vector::vector(${DIMENSIONS}) <=> $1::vector(${DIMENSIONS}) LIMIT 10`,
+        [vectorLiteral(vector), t.app.get(IndexIdentity).spaceId],
+      );
+      return lines.map((line) => line['QUERY PLAN']).join('\n');
+    } finally {
+      await sql.query('COMMIT');
+    }
+  };
+  const dense = () => t.app.get(DenseRecall);
+  const documents = () => t.app.get(DocumentsService);
+  /** A bulk load whose instance "dies" between its commit and its index build: finishBulkLoad never runs. */
+  const bulkLoadWithoutFinish = async (filename: string, word: string) => {
+    const skipped = jest.spyOn(dense(), 'finishBulkLoad').mockResolvedValue(undefined);
+    try {
+      await documents().ingest(filename, document(word, 60), 'test', { bulk: true });
+    } finally {
+      skipped.mockRestore();
+    }
+  };
+
+  beforeAll(async () => {
+    await ensureDatabase(url);
+    t = await createTestApp({ DATABASE_URL: url, ...SETTINGS });
+    sql = new pg.Client({ connectionString: url });
+    await sql.connect();
+    await documents().ingest('baseline.txt', document('borealis', 40), 'test');
+  });
+  afterAll(async () => {
+    await sql?.end();
+    await t?.close();
+    await dropDatabase(url);
+  });
+
+  it('loads in bulk outside the current index, answers searches during the build, then swaps the new index in', async () => {
+    const before = await epoch();
+    expect(await indexes()).toEqual([{ name: store.indexNameFor(before), valid: true }]);
+    const [{ size: oldSize }] = await rows<{ size: string }>('SELECT pg_relation_size($1)::text AS size', [store.indexNameFor(before)]);
+    const [{ version: oldVersion }] = await rows<{ version: string }>('SELECT version::text FROM knowledge_index_state WHERE id = 1');
+
+    const build = await holdBuild();
+    const ingesting = documents().ingest('bulk.txt', document('zephyrquartz', 300), 'test', { bulk: true });
+    let released = false;
+    try {
+      await until(waitingBuild, 'the concurrent index build to wait for the open transaction');
+      // Committed, in the next epoch, and not in the old index's graph.
+      const bulk = await leavesOf('bulk.txt');
+      expect(bulk.length).toBeGreaterThanOrEqual(100);
+      expect(new Set(bulk.map((leaf) => leaf.dense_epoch))).toEqual(new Set([before + 1]));
+      expect((await rows<{ size: string }>('SELECT pg_relation_size($1)::text AS size', [store.indexNameFor(before)]))[0].size).toBe(oldSize);
+      expect(await indexes()).toEqual([
+        { name: store.indexNameFor(before), valid: true },
+        { name: store.indexNameFor(before + 1), valid: false },
+      ]);
+
+      // Searches answer meanwhile, from the old index: the full-text leg finds the new leaves, the dense leg not yet.
+      const bulkIds = new Set(bulk.map((leaf) => leaf.id));
+      const ranking = await dense().rank('zephyrquartz lantern router', 10);
+      expect(ranking).toMatchObject({ backend: 'pgvector-hnsw' });
+      expect(ranking.error).toBeUndefined();
+      expect(ranking.ids.length).toBeGreaterThan(0);
+      expect(ranking.ids.filter((id) => bulkIds.has(id))).toEqual([]);
+      const fullText = await t.app.get(HybridRecall).fullTextRanking('zephyrquartz', 10);
+      expect(fullText.length).toBeGreaterThan(0);
+      expect(fullText.every((id) => bulkIds.has(id))).toBe(true);
+      expect(await plan('zephyrquartz')).toContain(`Index Scan using ${store.indexNameFor(before)}`);
+      expect(await epoch()).toBe(before);
+
+      await build.release();
+      released = true;
+      await ingesting;
+    } finally {
+      if (!released) await build.release();
+      await ingesting.catch(() => undefined);
+    }
+
+    expect(await epoch()).toBe(before + 1);
+    const [{ version }] = await rows<{ version: string }>('SELECT version::text FROM knowledge_index_state WHERE id = 1');
+    expect(BigInt(version)).toBeGreaterThan(BigInt(oldVersion));
+    expect(await indexes()).toEqual([{ name: store.indexNameFor(before + 1), valid: true }]);
+    expect(await plan('zephyrquartz')).toContain(`Index Scan using ${store.indexNameFor(before + 1)}`);
+    const bulkIds = new Set((await leavesOf('bulk.txt')).map((leaf) => leaf.id));
+    const after = await dense().rank('zephyrquartz lantern', 10);
+    expect(after.ids).toHaveLength(10);
+    expect(after.ids.every((id) => bulkIds.has(id))).toBe(true);
+    // An ordinary ingest now writes the new epoch, inside the index.
+    await documents().ingest('after.txt', document('quillmoss', 5), 'test');
+    expect(new Set((await leavesOf('after.txt')).map((leaf) => leaf.dense_epoch))).toEqual(new Set([before + 1]));
+    const quillmoss = new Set((await leavesOf('after.txt')).map((leaf) => leaf.id));
+    expect((await dense().rank('quillmoss lantern', 3)).ids.every((id) => quillmoss.has(id))).toBe(true);
+  });
+
+  it('repairs at start the invalid index an interrupted build left, and finishes the bulk load', async () => {
+    const before = await epoch();
+    const build = await holdBuild();
+    const ingesting = documents().ingest('interrupted.txt', document('glimmerfen', 80), 'test', { bulk: true });
+    let failure: unknown;
+    try {
+      const pid = await until(waitingBuild, 'the concurrent index build to wait for the open transaction');
+      await sql.query('SELECT pg_cancel_backend($1)', [pid]);
+      failure = await ingesting.then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    } finally {
+      await build.release();
+    }
+    expect(String(failure)).toMatch(/cancel/i);
+    // What an instance killed mid-build leaves: the rows committed in the next epoch, the new index INVALID.
+    expect(await epoch()).toBe(before);
+    expect(await indexes()).toEqual([
+      { name: store.indexNameFor(before), valid: true },
+      { name: store.indexNameFor(before + 1), valid: false },
+    ]);
+    const interrupted = new Set((await leavesOf('interrupted.txt')).map((leaf) => leaf.id));
+    expect((await dense().rank('glimmerfen lantern', 10)).ids.filter((id) => interrupted.has(id))).toEqual([]);
+
+    await t.close();
+    t = await createTestApp({ DATABASE_URL: url, ...SETTINGS });
+    expect(await epoch()).toBe(before + 1);
+    expect(await indexes()).toEqual([{ name: store.indexNameFor(before + 1), valid: true }]);
+    const ranking = await dense().rank('glimmerfen lantern', 10);
+    expect(ranking.ids).toHaveLength(10);
+    expect(ranking.ids.every((id) => interrupted.has(id))).toBe(true);
+  });
+
+  it('finishes at start the bulk load of an instance that died after its commit, with instances starting together', async () => {
+    const before = await epoch();
+    await bulkLoadWithoutFinish('orphaned.txt', 'tarnwhistle');
+    expect(await epoch()).toBe(before);
+    expect(await indexes()).toEqual([{ name: store.indexNameFor(before), valid: true }]);
+    const orphaned = new Set((await leavesOf('orphaned.txt')).map((leaf) => leaf.id));
+    expect(orphaned.size).toBeGreaterThan(5);
+
+    await t.close();
+    const [first, second] = await Promise.all([
+      createTestApp({ DATABASE_URL: url, ...SETTINGS }),
+      createTestApp({ DATABASE_URL: url, ...SETTINGS }),
+    ]);
+    t = first;
+    await second.close();
+    expect(await epoch()).toBe(before + 1);
+    expect(await indexes()).toEqual([{ name: store.indexNameFor(before + 1), valid: true }]);
+    expect((await dense().rank('tarnwhistle lantern', 5)).ids.every((id) => orphaned.has(id))).toBe(true);
+  });
+
+  it('ends two bulk-load finishes at once (two instances) with exactly one valid index', async () => {
+    const other = await createTestApp({ DATABASE_URL: url, ...SETTINGS });
+    try {
+      const before = await epoch();
+      await bulkLoadWithoutFinish('twice.txt', 'saltmarrow');
+      await Promise.all([dense().finishBulkLoad(before + 1), other.app.get(DenseRecall).finishBulkLoad(before + 1)]);
+      expect(await epoch()).toBe(before + 1);
+      expect(await indexes()).toEqual([{ name: store.indexNameFor(before + 1), valid: true }]);
+      const loaded = new Set((await leavesOf('twice.txt')).map((leaf) => leaf.id));
+      for (const app of [t, other]) {
+        const ranking = await app.app.get(DenseRecall).rank('saltmarrow lantern', 5);
+        expect(ranking.ids).toHaveLength(5);
+        expect(ranking.ids.every((id) => loaded.has(id))).toBe(true);
+      }
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('never ranks leaves of another embedding space', async () => {
+    const spaceId = t.app.get(IndexIdentity).spaceId;
+    const [{ id: otherSpace }] = await rows<{ id: number }>(
+      `INSERT INTO knowledge_embedding_spaces (provider, model, dimensions, tokenizer_version)
+       VALUES ('other', 'another-model', ${DIMENSIONS}, 'other-tokenizer') RETURNING id`,
+    );
+    const query = 'copperwick lantern';
+    const [vector] = await t.app.get(EmbeddingProvider).embed([query]);
+    const floats = Float32Array.from(vector);
+    const [{ id: documentId }] = await rows<{ id: string }>(
+      `INSERT INTO knowledge_documents (id, filename, content_type, size_bytes, content_sha256, page_count, chunk_count, created_by)
+       VALUES (gen_random_uuid(), 'other-space.txt', 'text/plain', 1, repeat('a', 64), NULL, 3, 'test') RETURNING id`,
+    );
+    // Leaves whose vectors are the query's own: the best match there is, were they ranked.
+    const foreign = await rows<{ id: string }>(
+      `INSERT INTO knowledge_chunks (document_id, level, is_leaf, ordinal, text, search_vector, embedding, embedding_vector, space_id, dense_epoch)
+       SELECT $1, 1, true, n, 'copperwick lantern ' || n, to_tsvector('simple', 'copperwick lantern'), $2, $3::vector, $4,
+              (SELECT dense_epoch FROM knowledge_index_state WHERE id = 1)
+         FROM generate_series(0, 2) AS n RETURNING id::text AS id`,
+      [documentId, Buffer.from(floats.buffer), vectorLiteral(floats), otherSpace],
+    );
+    await sql.query('UPDATE knowledge_index_state SET version = version + 1 WHERE id = 1');
+    const foreignIds = new Set(foreign.map((row) => row.id));
+
+    const ranking = await dense().rank(query, 20);
+    expect(ranking.ids.length).toBe(20);
+    expect(ranking.ids.filter((id) => foreignIds.has(id))).toEqual([]);
+    const memory = new MemoryDenseIndex(t.dataSource, DIMENSIONS, () => spaceId);
+    expect((await memory.rank(floats, 20)).filter((id) => foreignIds.has(id))).toEqual([]);
+
+    // The same rows in this instance's space come first: only the space kept them out.
+    await sql.query('UPDATE knowledge_chunks SET space_id = $1 WHERE document_id = $2', [spaceId, documentId]);
+    await sql.query('UPDATE knowledge_index_state SET version = version + 1 WHERE id = 1');
+    expect(new Set((await dense().rank(query, 3)).ids)).toEqual(foreignIds);
+    expect(new Set(await memory.rank(floats, 3))).toEqual(foreignIds);
+    await sql.query('DELETE FROM knowledge_documents WHERE id = $1', [documentId]);
+  });
+
+  it('replaces the index of the name before dense epochs at start', async () => {
+    const current = await epoch();
+    await sql.query(`DROP INDEX "${store.indexNameFor(current)}"`);
+    await sql.query(
+      `CREATE INDEX "${store.legacyIndexName}" ON knowledge_chunks
+         USING hnsw ((embedding_vector::vector(${DIMENSIONS})) vector_cosine_ops)
+         WHERE is_leaf AND vector_dims(embedding_vector) = ${DIMENSIONS}`,
+    );
+    // The old index still serves the query of the current epoch: its predicate is implied by the query's.
+    expect(await plan('zephyrquartz')).toContain(`Index Scan using ${store.legacyIndexName}`);
+    await t.close();
+    t = await createTestApp({ DATABASE_URL: url, ...SETTINGS });
+    expect(await indexes()).toEqual([{ name: store.indexNameFor(current), valid: true }]);
+    expect(await plan('zephyrquartz')).toContain(`Index Scan using ${store.indexNameFor(current)}`);
+  });
+});

@@ -288,13 +288,16 @@ describeWithChromium('web client: live timeline, trace viewer and knowledge admi
       await page.getByLabel('Document file').setInputFiles({ name: filename, mimeType: 'text/markdown', buffer: Buffer.from(content) });
       await page.getByRole('button', { name: 'Upload' }).click();
 
-      // The progress bar reaches its end (from the browser's upload events), then the document is listed with its counts.
+      // The upload bar reaches its end (from the browser's upload events), then the document is listed with its counts.
       const progress = page.getByLabel('Upload progress');
       await progress.waitFor();
       await page.getByRole('status').filter({ hasText: `Added ${filename}` }).waitFor();
       const [value, max] = await progress.evaluate((el) => [(el as HTMLProgressElement).value, (el as HTMLProgressElement).max]);
       expect(max).toBeGreaterThanOrEqual(content.length);
       expect(value).toBe(max);
+      // Then the ingest job's bar (the upload answered 202 with a job, which the page followed to its end).
+      const processing = page.getByLabel('Processing progress');
+      expect(await processing.evaluate((el) => [(el as HTMLProgressElement).value, (el as HTMLProgressElement).max])).toEqual([100, 100]);
       const row = page.locator(`tr[data-testid="document"][data-filename="${filename}"]`);
       await row.waitFor();
       const listed = (await request(t.app.getHttpServer()).get('/api/knowledge/documents').set(admin).expect(200)).body.documents.find(

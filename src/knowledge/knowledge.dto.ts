@@ -42,7 +42,7 @@ export class IngestJobInfo {
   attempts: number;
   @ApiProperty({ type: () => IngestJobError, nullable: true, description: 'Why it failed (or, while queued again, why the last attempt failed)' })
   error: IngestJobError | null;
-  @ApiProperty({ format: 'uuid', nullable: true, description: 'The document, once completed' }) document_id: string | null;
+  @ApiProperty({ type: 'string', format: 'uuid', nullable: true, description: 'The document, once completed' }) document_id: string | null;
   @ApiProperty({ type: 'boolean', nullable: true, description: 'Completed without storing: the same content was stored already' })
   duplicate: boolean | null;
   @ApiProperty() created_by: string;

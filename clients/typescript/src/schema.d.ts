@@ -126,8 +126,62 @@ export interface paths {
         /** The documents of the knowledge base, with their chunk counts */
         get: operations["KnowledgeController_list"];
         put?: never;
-        /** Add a document (.txt, .md, .pdf); identical content is not stored twice */
+        /**
+         * Add a document (.txt, .md, .pdf): stored and answered at once with 202 and its ingest job; identical content is not stored twice
+         * @description The name, type and text encoding are checked at once (400, 415, 422). The job parses, chunks, embeds and stores the document on any instance; follow it with GET /api/knowledge/jobs/{id} or its SSE stream /api/knowledge/jobs/{id}/events. With `wait=true` the request answers when the job has ended: 201 with the document, or the error the job failed with.
+         */
         post: operations["KnowledgeController_upload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The newest ingest jobs (at most 50) */
+        get: operations["KnowledgeController_listJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An ingest job: status, stage, progress, attempts, error, and its document once completed */
+        get: operations["KnowledgeController_getJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge/jobs/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An ingest job as Server-Sent Events: `event: job` with the job each time its state or progress moves; ends once it has completed or failed */
+        get: operations["KnowledgeController_jobEvents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -418,7 +472,7 @@ export interface components {
          * @description Machine-readable reason, for the errors the service raises on purpose
          * @enum {string}
          */
-        ErrorCode: "not_found" | "session_not_found" | "invalid_cursor" | "run_in_progress" | "cancelled" | "run_events_gone" | "run_events_unavailable" | "model_error" | "model_timeout" | "storage_unavailable" | "session_deleted" | "run_lost" | "internal_error" | "events_incomplete" | "invalid_document_name" | "unsupported_document" | "unreadable_document" | "identity_provider_unavailable";
+        ErrorCode: "not_found" | "session_not_found" | "invalid_cursor" | "run_in_progress" | "cancelled" | "run_events_gone" | "run_events_unavailable" | "model_error" | "model_timeout" | "storage_unavailable" | "session_deleted" | "run_lost" | "internal_error" | "events_incomplete" | "invalid_document_name" | "unsupported_document" | "unreadable_document" | "index_space_mismatch" | "ingest_failed" | "identity_provider_unavailable";
         ApiErrorBody: {
             /** @example 400 */
             statusCode: number;
@@ -851,6 +905,48 @@ export interface components {
             session_id: string;
             message: string;
         };
+        IngestJobProgress: {
+            done: number;
+            total: number;
+        };
+        IngestJobError: {
+            /** @example unreadable_document */
+            code: string;
+            message: string;
+        };
+        IngestJobInfo: {
+            /**
+             * Format: uuid
+             * @description Also the id the document gets
+             */
+            id: string;
+            filename: string;
+            size_bytes: number;
+            /** @enum {string} */
+            status: "queued" | "active" | "completed" | "failed";
+            /**
+             * @description What an active job is doing
+             * @enum {string|null}
+             */
+            stage: "parsing" | "embedding" | "storing" | "indexing" | null;
+            /** @description Units of `stage` done and in all (leaves embedded, rows stored) */
+            progress: components["schemas"]["IngestJobProgress"];
+            /** @description Attempts started: a retry after a passing failure, or after its worker died, is another */
+            attempts: number;
+            /** @description Why it failed (or, while queued again, why the last attempt failed) */
+            error: components["schemas"]["IngestJobError"] | null;
+            /**
+             * Format: uuid
+             * @description The document, once completed
+             */
+            document_id: string | null;
+            /** @description Completed without storing: the same content was stored already */
+            duplicate: boolean | null;
+            created_by: string;
+            created_at: string;
+            updated_at: string;
+            finished_at: string | null;
+        };
         KnowledgeDocumentInfo: {
             /** Format: uuid */
             id: string;
@@ -868,9 +964,15 @@ export interface components {
             created_at: string;
         };
         DocumentUploadResponse: {
-            document: components["schemas"]["KnowledgeDocumentInfo"];
+            /** @description The ingest job (null when the content was stored already) */
+            job: components["schemas"]["IngestJobInfo"] | null;
+            /** @description The document: stored already, or stored by the job waited for */
+            document: components["schemas"]["KnowledgeDocumentInfo"] | null;
             /** @description True when identical content was already stored; nothing new was created */
             duplicate: boolean;
+        };
+        IngestJobListResponse: {
+            jobs: components["schemas"]["IngestJobInfo"][];
         };
         DocumentListResponse: {
             documents: components["schemas"]["KnowledgeDocumentInfo"][];
@@ -1377,8 +1479,12 @@ export type SessionMessagesResponse = components['schemas']['SessionMessagesResp
 export type SessionRenameBody = components['schemas']['SessionRenameBody'];
 export type MessageFeedbackBody = components['schemas']['MessageFeedbackBody'];
 export type SessionDeleteResponse = components['schemas']['SessionDeleteResponse'];
+export type IngestJobProgress = components['schemas']['IngestJobProgress'];
+export type IngestJobError = components['schemas']['IngestJobError'];
+export type IngestJobInfo = components['schemas']['IngestJobInfo'];
 export type KnowledgeDocumentInfo = components['schemas']['KnowledgeDocumentInfo'];
 export type DocumentUploadResponse = components['schemas']['DocumentUploadResponse'];
+export type IngestJobListResponse = components['schemas']['IngestJobListResponse'];
 export type DocumentListResponse = components['schemas']['DocumentListResponse'];
 export type DocumentDeleteResponse = components['schemas']['DocumentDeleteResponse'];
 export type KnowledgeSearchRequest = components['schemas']['KnowledgeSearchRequest'];
@@ -2091,7 +2197,10 @@ export interface operations {
     };
     KnowledgeController_upload: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: answer when the job has ended (201 with the document, or the error the job failed with) instead of 202 at once */
+                wait?: "true" | "false";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2114,8 +2223,17 @@ export interface operations {
                     "application/json": components["schemas"]["DocumentUploadResponse"];
                 };
             };
-            /** @description The document was added, with its chunks */
+            /** @description `wait=true`: the job stored the document */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentUploadResponse"];
+                };
+            };
+            /** @description Stored and queued: `job` (Location: the job) */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2143,6 +2261,15 @@ export interface operations {
             };
             /** @description Authenticated but not allowed (the route needs the token role "admin") */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description The session already has a run in progress (`run_in_progress`; `run_id` names it) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2179,6 +2306,194 @@ export interface operations {
             };
             /** @description Too many requests for this user; retry after the Retry-After header */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    KnowledgeController_listJobs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IngestJobListResponse"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description Authenticated but not allowed (the route needs the token role "admin") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    KnowledgeController_getJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job as it is now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IngestJobInfo"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description Authenticated but not allowed (the route needs the token role "admin") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description No such resource for this user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    KnowledgeController_jobEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `event: job`, `data:` the job (as GET /api/knowledge/jobs/{id}); the last one has status completed or failed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description Authenticated but not allowed (the route needs the token role "admin") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description No such resource for this user */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

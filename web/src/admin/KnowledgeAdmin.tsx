@@ -5,6 +5,7 @@ import './admin.css';
 
 type DocumentInfo = Schemas['KnowledgeDocumentInfo'];
 type UploadResponse = Schemas['DocumentUploadResponse'];
+type IngestJob = Schemas['IngestJobInfo'];
 type SearchResponse = Schemas['KnowledgeSearchResponse'];
 type ErrorBody = Schemas['ApiErrorBody'];
 /** A search candidate: its rank in each recall leg (null: that leg missed it), its fused rank and its rerank score. */
@@ -12,11 +13,43 @@ type Candidate = Schemas['RetrievedChunk'];
 
 const ACCEPT = '.txt,.md,.pdf,text/plain,text/markdown,application/pdf';
 
+/** How often a running ingest job is read again. */
+const JOB_POLL_MS = 500;
+
+/** Reads the job until it has completed or failed, reporting each state. */
+async function followJob(id: string, onJob: (job: IngestJob) => void): Promise<IngestJob> {
+  for (;;) {
+    const { data, error, response } = await api.GET('/api/knowledge/jobs/{id}', { params: { path: { id } } });
+    if (error || !data) throw new Error(describeError(response.status, error as ErrorBody | undefined));
+    onJob(data);
+    if (data.status === 'completed' || data.status === 'failed') return data;
+    await new Promise((resolve) => setTimeout(resolve, JOB_POLL_MS));
+  }
+}
+
+const STAGE_LABEL: Record<string, string> = { parsing: 'parsing', embedding: 'embedding', storing: 'storing', indexing: 'indexing' };
+
+function describeJob(job: IngestJob | undefined): string {
+  if (!job || job.status === 'queued') return 'Uploaded; waiting for a worker…';
+  if (job.status !== 'active' || !job.stage) return `Job ${job.status}…`;
+  const counted = job.progress.total > 1 ? ` ${job.progress.done} of ${job.progress.total}` : '';
+  return `Uploaded; ${STAGE_LABEL[job.stage] ?? job.stage}${counted}…`;
+}
+
+/** The job's share done over all stages, 0..1. */
+function jobShare(job: IngestJob | undefined): number {
+  if (!job) return 0;
+  if (job.status === 'completed') return 1;
+  const weights: Record<string, [number, number]> = { parsing: [0, 0.05], embedding: [0.05, 0.6], storing: [0.65, 0.3], indexing: [0.95, 0.05] };
+  const [start, share] = job.stage ? (weights[job.stage] ?? [0, 0]) : [0, 0];
+  return start + share * (job.progress.total > 0 ? job.progress.done / job.progress.total : 0);
+}
+
 type Upload =
   | { phase: 'idle' }
   | { phase: 'sending'; loaded: number; total: number }
-  | { phase: 'indexing'; loaded: number; total: number }
-  | { phase: 'done'; loaded: number; total: number; result: UploadResponse }
+  | { phase: 'indexing'; loaded: number; total: number; job?: IngestJob }
+  | { phase: 'done'; loaded: number; total: number; result: { duplicate: boolean; document: DocumentInfo } }
   | { phase: 'failed'; loaded: number; total: number; message: string };
 
 /** POST /api/knowledge/documents with upload progress (fetch has none), typed with the client's schema. */
@@ -81,17 +114,24 @@ export function KnowledgeAdmin() {
         // Once every byte is sent the server parses, chunks and embeds the document.
         setUpload({ phase: loaded >= total ? 'indexing' : 'sending', loaded, total }),
       );
-      setUpload((u) => {
-        const loaded = u.phase === 'idle' ? 0 : u.loaded;
-        const total = u.phase === 'idle' ? file.size : u.total;
-        if (status === 200 || status === 201) return { phase: 'done', loaded, total, result: body as UploadResponse };
-        return { phase: 'failed', loaded, total, message: describeError(status, body as ErrorBody | undefined) };
-      });
-      if (status === 200 || status === 201) {
-        setFile(null);
-        if (fileInput.current) fileInput.current.value = '';
-        await refresh();
+      const sent = (u: Upload) => ({ loaded: u.phase === 'idle' ? 0 : u.loaded, total: u.phase === 'idle' ? file.size : u.total });
+      const fail = (message: string) => setUpload((u) => ({ phase: 'failed', ...sent(u), message }));
+      const reply = body as UploadResponse | undefined;
+      if (status === 200 && reply?.document) {
+        setUpload((u) => ({ phase: 'done', ...sent(u), result: { duplicate: true, document: reply.document! } }));
+        return;
       }
+      if (status !== 202 || !reply?.job) return fail(describeError(status, body as ErrorBody | undefined));
+      // Stored and queued: a worker parses, chunks and embeds it; its job says how far it got.
+      const job = await followJob(reply.job.id, (current) => setUpload((u) => ({ phase: 'indexing', ...sent(u), job: current })));
+      if (job.status === 'failed') return fail(job.error?.message ?? 'the ingest job failed');
+      const { data } = await api.GET('/api/knowledge/documents');
+      const document = data?.documents.find((d) => d.id === job.document_id);
+      if (!document) return fail('the document was stored, but it is not listed (deleted meanwhile?)');
+      setUpload((u) => ({ phase: 'done', ...sent(u), result: { duplicate: job.duplicate ?? false, document } }));
+      setFile(null);
+      if (fileInput.current) fileInput.current.value = '';
+      await refresh();
     } catch (error) {
       setUpload((u) => ({ phase: 'failed', loaded: u.phase === 'idle' ? 0 : u.loaded, total: file.size, message: (error as Error).message }));
     }
@@ -135,9 +175,12 @@ export function KnowledgeAdmin() {
         {upload.phase !== 'idle' && (
           <div className="admin-progress">
             <progress aria-label="Upload progress" max={upload.total || 1} value={upload.loaded} />
+            {(upload.phase === 'indexing' || upload.phase === 'done') && (
+              <progress aria-label="Processing progress" max={100} value={upload.phase === 'done' ? 100 : Math.round(100 * jobShare(upload.job))} />
+            )}
             <span role="status" className="admin-progress-text">
               {upload.phase === 'sending' && `Uploading… ${fmtBytes(upload.loaded)} of ${fmtBytes(upload.total)}`}
-              {upload.phase === 'indexing' && 'Uploaded; the server is chunking and embedding it…'}
+              {upload.phase === 'indexing' && describeJob(upload.job)}
               {upload.phase === 'done' &&
                 (upload.result.duplicate
                   ? `${upload.result.document.filename} is already stored (same content); nothing new was added.`

@@ -21,6 +21,8 @@ const CODE_STATUS: Record<ErrorCode, number> = {
   invalid_document_name: 400,
   unsupported_document: 415,
   unreadable_document: 422,
+  index_space_mismatch: 409,
+  ingest_failed: 503,
   identity_provider_unavailable: 503,
 };
 

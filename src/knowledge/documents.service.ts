@@ -29,7 +29,8 @@ export interface IngestOptions {
   /**
    * A bulk load: with pgvector its leaves are kept out of the current HNSW
    * index while they are written, and an index that covers them is built
-   * after the load and swapped in (see DenseRecall.finishBulkLoad).
+   * after the load and swapped in (see DenseRecall.finishBulkLoad). Unset:
+   * chosen by the document's size (DenseRecall.worthBulkLoad).
    */
   bulk?: boolean;
   /** The new document's id (an ingest job's own id, so that a retried job recognises the document it stored). */
@@ -96,7 +97,7 @@ export class DocumentsService {
     const leaves = flattenLeaves(tree);
     const prepared = await this.prepareLeaves(leaves, onProgress);
     const embedded = performance.now();
-    const bulk = options.bulk ?? (this.config.knowledge.bulkLeaves > 0 && leaves.length >= this.config.knowledge.bulkLeaves);
+    const bulk = options.bulk ?? (await this.dense.worthBulkLoad(leaves.length));
     const rowCount = countNodes(tree);
     const denseEpoch = await this.dense.epochForNewLeaves(bulk);
     try {
@@ -123,7 +124,10 @@ export class DocumentsService {
     const stored = performance.now();
     if (bulk) {
       await onProgress?.('indexing', 0, 1);
-      await this.dense.finishBulkLoad(denseEpoch);
+      // The document is stored (and found by full text); a failed build is repaired at the next start or bulk load.
+      await this.dense
+        .finishBulkLoad(denseEpoch)
+        .catch((error: Error) => this.logger.warn({ err: error }, `${filename}: the dense index was not rebuilt after its bulk load (${error.message}); it is at the next start or bulk load`));
       await onProgress?.('indexing', 1, 1);
     }
     const ms = (from: number, to = performance.now()) => Math.round(to - from);

@@ -33,7 +33,7 @@ export function createRedisClient(config: AppConfig, onError: (error: Error) => 
  */
 export async function closeRedisClient(client: RedisClient, timeoutMs: number): Promise<void> {
   if (!client.isOpen) {
-    client.destroy();
+    // Never connected (a limit switched off never opens its client) or already gone: nothing to close.
     return;
   }
   await withTimeout(client.close(), timeoutMs, () => new Error('Redis did not close in time')).catch(() => {

@@ -40,7 +40,8 @@ describeWithPgvector('Dense leg on pgvector (the extension is installed on this 
     request(t.app.getHttpServer()).post('/api/knowledge/search').set(t.auth(uniqueUser())).send({ query, top_k: 3 }).expect(200);
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // auto ranks the sparse local embeddings in memory (exactly); the pgvector leg is asked for by name.
+    t = await createTestApp({ RAG_DENSE_BACKEND: 'pgvector' });
   });
   afterAll(() => t.close());
 
@@ -134,6 +135,37 @@ describeWithPgvector('Dense leg on pgvector (the extension is installed on this 
 });
 
 describe('Dense leg choice', () => {
+  describeWithPgvector('RAG_DENSE_BACKEND=auto where pgvector is installed', () => {
+    it('ranks the sparse local embeddings with the exact in-memory scan, and model embeddings with pgvector HNSW', async () => {
+      const local = await createTestApp({ RAG_DENSE_BACKEND: 'auto' });
+      try {
+        expect(t0(local)).toBe('memory');
+      } finally {
+        await local.close();
+      }
+      const url = `${testDatabaseUrl()}_auto_model`;
+      await ensureDatabase(url);
+      const model = await createTestApp({
+        DATABASE_URL: url,
+        RAG_DENSE_BACKEND: 'auto',
+        KNOWLEDGE_SEED_ON_START: 'false',
+        EMBEDDING_PROVIDER: 'openai',
+        EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1',
+        EMBEDDING_API_KEY: 'x',
+      });
+      try {
+        expect(t0(model)).toBe('pgvector-hnsw');
+      } finally {
+        await model.close();
+        const admin = new pg.Client({ connectionString: `${TEST_PG_SERVER}/postgres` });
+        await admin.connect();
+        await admin.query(`DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`);
+        await admin.end();
+      }
+    });
+    const t0 = (app: TestApp) => app.app.get(DenseRecall).backend;
+  });
+
   it('uses the in-memory index when RAG_DENSE_BACKEND=memory', async () => {
     const t = await createTestApp({ RAG_DENSE_BACKEND: 'memory' });
     try {

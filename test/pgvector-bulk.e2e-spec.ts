@@ -29,7 +29,7 @@ if (!pgvectorAvailable) console.warn('pgvector is not installed on this PostgreS
 
 const DIMENSIONS = 256;
 // One level of 220-character chunks: every generated line is one leaf.
-const SETTINGS = { KNOWLEDGE_SEED_ON_START: 'false', KNOWLEDGE_CHUNK_SIZES: '220', KNOWLEDGE_CHUNK_OVERLAP: '0' };
+const SETTINGS = { RAG_DENSE_BACKEND: 'pgvector', KNOWLEDGE_SEED_ON_START: 'false', KNOWLEDGE_CHUNK_SIZES: '220', KNOWLEDGE_CHUNK_OVERLAP: '0' };
 
 /** `count` distinct lines that all name `word` (about two to a leaf). */
 function document(word: string, count: number): Buffer {

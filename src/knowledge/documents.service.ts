@@ -49,6 +49,14 @@ export interface KnowledgeDocument {
   created_at: string;
 }
 
+/** The document an ingest stored was deleted before the ingest ended (say, during a bulk load's index build). */
+export class DocumentRemovedError extends Error {
+  constructor(readonly documentId: string) {
+    super(`document ${documentId} was deleted before its ingest ended`);
+    this.name = 'DocumentRemovedError';
+  }
+}
+
 export interface IngestResult {
   document: KnowledgeDocument;
   duplicate: boolean;
@@ -136,7 +144,9 @@ export class DocumentsService {
         `search text+embeddings ${ms(chunked, embedded)} ms, insert ${ms(embedded, stored)} ms` +
         (bulk ? `, index ${ms(stored)} ms` : ''),
     );
-    return { document: (await this.find(id))!, duplicate: false };
+    const document = await this.find(id);
+    if (!document) throw new DocumentRemovedError(id);
+    return { document, duplicate: false };
   }
 
   async list(): Promise<KnowledgeDocument[]> {

@@ -10,6 +10,13 @@ export abstract class EmbeddingProvider {
   abstract readonly provider: string;
   abstract readonly model: string;
   abstract readonly dimensions: number;
+  /**
+   * Vectors with few non-zero dimensions and no low-dimensional structure
+   * (feature hashing): an approximate graph index (HNSW) finds only about
+   * half of their exact neighbours, so RAG_DENSE_BACKEND=auto ranks them with
+   * the exact in-memory scan, which sums only a query's non-zero dimensions.
+   */
+  readonly sparse: boolean = false;
   /** Texts per `embed` call during ingest: small where embedding runs on the event loop, large for a remote API. */
   readonly ingestBatchSize: number = 256;
   abstract embed(texts: string[]): Promise<number[][]>;
@@ -52,6 +59,7 @@ export class LocalHashEmbeddings extends EmbeddingProvider {
   readonly model = 'local-hash-1';
   /** Computed on the event loop: a batch of this many takes a few milliseconds. */
   override readonly ingestBatchSize = 64;
+  override readonly sparse = true;
 
   constructor(readonly dimensions: number) {
     super();

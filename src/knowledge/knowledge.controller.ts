@@ -114,7 +114,15 @@ export class KnowledgeController {
     }
     const gone = new AbortController();
     res.on('close', () => gone.abort());
-    const job = await this.jobs.waitUntilFinished(submitted.job.id, gone.signal);
+    if (res.destroyed) gone.abort();
+    let job: IngestJob;
+    try {
+      job = await this.jobs.waitUntilFinished(submitted.job.id, gone.signal);
+    } catch (error) {
+      // The client left: nobody to answer; the job goes on.
+      if (gone.signal.aborted) return { job: submitted.job, document: null, duplicate: false };
+      throw error;
+    }
     if (job.status === 'failed') throw new IngestJobFailedError(job);
     const document = job.document_id ? await this.documents.find(job.document_id) : null;
     res.status(job.duplicate ? 200 : 201);
@@ -152,6 +160,8 @@ export class KnowledgeController {
     requireAdmin(user);
     const first = await this.jobs.find(params.id);
     if (!first) throw new NotFoundException(`Ingest job ${params.id} not found`);
+    // A client that left during the lookup gets no watcher (it would poll until the job ends).
+    if (res.destroyed || res.req.socket.destroyed) return;
     openSse(res);
     let last = '';
     let stop = () => undefined as void;

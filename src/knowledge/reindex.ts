@@ -1,9 +1,9 @@
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { tokenize } from '../common/text.js';
 import { sqlRows } from '../database/sql.js';
 import { vectorLiteral, hasVectorColumn } from './dense/pgvector-store.js';
 import { EmbeddingProvider } from './embeddings.js';
-import { EmbeddingSpace, registerSpace } from './index-identity.js';
+import { EmbeddingSpace, lockIndexSpace, registerSpace } from './index-identity.js';
 import { searchTextOfTokens } from './search-text.js';
 
 /** Leaves re-indexed per statement. */
@@ -33,16 +33,37 @@ export async function reindexKnowledge(
   );
   let done = 0;
   onProgress(done, total);
+  await reindexLeaves(dataSource, embeddings, spaceId, vectorColumn, (batch) => onProgress((done += batch), total));
+  // Last, with the knowledge base's state row locked (an ingest takes it before its commit, so none commits meanwhile):
+  // leaves an ingest committed during the pass are re-indexed too, and the space moves.
+  await dataSource.transaction(async (manager) => {
+    await lockIndexSpace(manager);
+    done += await reindexLeaves(manager, embeddings, spaceId, vectorColumn, () => undefined);
+    await manager.query('UPDATE knowledge_index_state SET space_id = $1, version = version + 1 WHERE id = 1', [spaceId]);
+  });
+  onProgress(done, Math.max(total, done));
+  return { spaceId, reindexed: done };
+}
+
+/** Re-indexes, batch by batch, the leaves not yet in `spaceId`; returns how many (`onBatch` hears each batch's size). */
+async function reindexLeaves(
+  db: DataSource | EntityManager,
+  embeddings: EmbeddingProvider,
+  spaceId: number,
+  vectorColumn: boolean,
+  onBatch: (size: number) => void,
+): Promise<number> {
+  let count = 0;
   for (let after = '0'; ; ) {
     const rows = await sqlRows<{ id: string; text: string }>(
-      dataSource,
+      db,
       `SELECT id::text, text FROM knowledge_chunks WHERE is_leaf AND space_id IS DISTINCT FROM $1 AND id > $2 ORDER BY id LIMIT ${REINDEX_BATCH}`,
       [spaceId, after],
     );
-    if (rows.length === 0) break;
+    if (rows.length === 0) return count;
     const tokens = rows.map((row) => tokenize(row.text));
     const vectors = (await embeddings.embedTokenized(rows.map((row) => row.text), tokens)).map((v) => Float32Array.from(v));
-    await dataSource.query(
+    await db.query(
       `UPDATE knowledge_chunks c
           SET search_vector = to_tsvector('simple', v.search_text), embedding = v.embedding, space_id = $5
               ${vectorColumn ? ', embedding_vector = v.vector::vector' : ''}
@@ -56,10 +77,8 @@ export async function reindexKnowledge(
         spaceId,
       ],
     );
-    done += rows.length;
+    count += rows.length;
     after = rows[rows.length - 1].id;
-    onProgress(done, total);
+    onBatch(rows.length);
   }
-  await dataSource.query('UPDATE knowledge_index_state SET space_id = $1, version = version + 1 WHERE id = 1', [spaceId]);
-  return { spaceId, reindexed: done };
 }

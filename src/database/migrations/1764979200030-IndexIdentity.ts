@@ -31,10 +31,12 @@ export class IndexIdentity1764979200030 implements MigrationInterface {
     await queryRunner.query(`ALTER TABLE "knowledge_chunks" ADD COLUMN "dense_epoch" integer NOT NULL DEFAULT 0`);
     await queryRunner.query(`ALTER TABLE "knowledge_index_state" ADD COLUMN "space_id" smallint REFERENCES "knowledge_embedding_spaces" ("id")`);
     await queryRunner.query(`ALTER TABLE "knowledge_index_state" ADD COLUMN "dense_epoch" integer NOT NULL DEFAULT 0`);
+    // Names this deployment's queues on a Redis that several deployments share (see ingest-jobs.service.ts).
+    await queryRunner.query(`ALTER TABLE "knowledge_index_state" ADD COLUMN "deployment_id" uuid NOT NULL DEFAULT gen_random_uuid()`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`ALTER TABLE "knowledge_index_state" DROP COLUMN "dense_epoch", DROP COLUMN "space_id"`);
+    await queryRunner.query(`ALTER TABLE "knowledge_index_state" DROP COLUMN "deployment_id", DROP COLUMN "dense_epoch", DROP COLUMN "space_id"`);
     await queryRunner.query(`ALTER TABLE "knowledge_chunks" DROP COLUMN "dense_epoch", DROP COLUMN "space_id"`);
     await queryRunner.query(`DROP TABLE "knowledge_embedding_spaces"`);
   }

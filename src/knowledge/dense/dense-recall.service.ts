@@ -44,7 +44,10 @@ export class DenseRecall implements OnModuleInit {
   }
 
   async onModuleInit(): Promise<void> {
-    const wanted = this.config.dense.backend;
+    const configured = this.config.dense.backend;
+    // HNSW finds about half of the exact neighbours of hashed (sparse) embeddings at any affordable ef_search; the exact
+    // in-memory scan finds them all, in milliseconds (README, "Knowledge base").
+    const wanted = configured === 'auto' && this.embeddings.sparse ? 'memory' : configured;
     this.vectorColumn = await hasVectorColumn(this.dataSource);
     if (wanted === 'pgvector' && !this.vectorColumn) {
       throw new Error(
@@ -71,7 +74,9 @@ export class DenseRecall implements OnModuleInit {
       return { filled: count, maintenance: done };
     });
     if (wanted === 'memory') {
-      this.logger.log('dense retrieval: in-memory index (RAG_DENSE_BACKEND=memory)');
+      this.logger.log(
+        `dense retrieval: in-memory index (${configured === 'memory' ? 'RAG_DENSE_BACKEND=memory' : `RAG_DENSE_BACKEND=auto with the sparse ${this.embeddings.name} embeddings: an exact scan`})`,
+      );
       return;
     }
     this.pgvector = store;

@@ -11,7 +11,7 @@ import { APP_CONFIG } from '../../config/config.module.js';
 import { pgErrorCode, sqlRows } from '../../database/sql.js';
 import { documentNameProblem, InvalidDocumentNameError } from '../document-name.js';
 import { checkDocument } from '../document-parser.js';
-import { DocumentsService, IngestStage, KnowledgeDocument } from '../documents.service.js';
+import { DocumentRemovedError, DocumentsService, IngestStage, KnowledgeDocument } from '../documents.service.js';
 import { INGEST_JOB_COLUMNS, IngestJob, IngestJobRow, isFinished, jobOfRow } from './ingest-job.js';
 
 /** What an upload became: a queued job, or the document already stored with the same content. */
@@ -63,9 +63,12 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
   ) {}
 
   async onModuleInit(): Promise<void> {
-    const [{ name }] = await sqlRows<{ name: string }>(this.dataSource, 'SELECT current_database() AS name');
-    // Deployments (and test runs) sharing one Redis keep their own queues: the queue is named after the database.
-    const queueName = `ingest-${name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+    const [{ deployment }] = await sqlRows<{ deployment: string }>(
+      this.dataSource,
+      'SELECT deployment_id::text AS deployment FROM knowledge_index_state WHERE id = 1',
+    );
+    // Deployments (and test runs) sharing one Redis keep their own queues: the queue is named after the database's own id.
+    const queueName = `ingest-${deployment}`;
     const { ingestConcurrency, ingestLockMs } = this.config.knowledge;
     const base = { prefix: 'rag' };
     // Adding a job fails at once while Redis is away (the reconciler queues it later); the worker waits for Redis.
@@ -246,7 +249,7 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
   }
 
   /** The worker's body: one attempt at a job. */
-  private async process(job: Job): Promise<{ document_id: string; duplicate: boolean } | null> {
+  private async process(job: Job): Promise<{ document_id: string | null; duplicate: boolean } | null> {
     this.running += 1;
     try {
       return await this.attempt(job);
@@ -255,36 +258,44 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     }
   }
 
-  private async attempt(job: Job): Promise<{ document_id: string; duplicate: boolean } | null> {
+  private async attempt(job: Job): Promise<{ document_id: string | null; duplicate: boolean } | null> {
     const id = String(job.id);
-    const [row] = await sqlRows<{ filename: string; content: Buffer | null; created_by: string; status: string }>(
+    // The attempt's number guards every later write: a worker that lost its lock (and its job to another worker) and
+    // carries on cannot overwrite what the other one recorded.
+    const [row] = await sqlRows<{ filename: string; content: Buffer; created_by: string; attempt: number }>(
       this.dataSource,
-      'SELECT filename, content, created_by, status FROM knowledge_ingest_jobs WHERE id = $1',
-      [id],
-    );
-    if (!row) throw new UnrecoverableError(`ingest job ${id} has no stored upload`);
-    if (row.status === 'completed' || row.status === 'failed' || !row.content) return null;
-    await this.dataSource.query(
       `UPDATE knowledge_ingest_jobs SET status = 'active', attempts = attempts + 1, stage = 'parsing', progress_done = 0,
-              progress_total = 0, updated_at = now() WHERE id = $1`,
+              progress_total = 0, updated_at = now()
+        WHERE id = $1 AND status IN ('queued', 'active') AND content IS NOT NULL
+        RETURNING filename, content, created_by, attempts AS attempt`,
       [id],
     );
-    const onProgress = this.progressReporter(job);
-    try {
-      const result = await this.documents.ingest(row.filename, row.content, row.created_by, { documentId: id, onProgress });
-      await this.dataSource.query(
-        `UPDATE knowledge_ingest_jobs SET status = 'completed', stage = NULL, document_id = $2, duplicate = $3, content = NULL,
-                error_code = NULL, error_message = NULL, finished_at = now(), updated_at = now() WHERE id = $1`,
-        [id, result.document.id, result.duplicate],
-      );
-      return { document_id: result.document.id, duplicate: result.duplicate };
-    } catch (error) {
-      throw await this.recordFailure(job, error);
+    if (!row) {
+      const [known] = await sqlRows(this.dataSource, 'SELECT 1 FROM knowledge_ingest_jobs WHERE id = $1', [id]);
+      if (!known) throw new UnrecoverableError(`ingest job ${id} has no stored upload`);
+      return null; // ended already (by an earlier attempt that the queue did not hear of)
     }
+    const onProgress = this.progressReporter(job, row.attempt);
+    let result: { document_id: string | null; duplicate: boolean };
+    try {
+      const ingested = await this.documents.ingest(row.filename, row.content, row.created_by, { documentId: id, onProgress });
+      result = { document_id: ingested.document.id, duplicate: ingested.duplicate };
+    } catch (error) {
+      if (!(error instanceof DocumentRemovedError)) throw await this.recordFailure(job, row.attempt, error);
+      // Stored, then deleted by an administrator before the job ended: done, and not stored again.
+      result = { document_id: null, duplicate: false };
+    }
+    await this.dataSource.query(
+      `UPDATE knowledge_ingest_jobs SET status = 'completed', stage = NULL, document_id = $2, duplicate = $3, content = NULL,
+              error_code = NULL, error_message = NULL, finished_at = now(), updated_at = now()
+        WHERE id = $1 AND attempts = $4 AND status = 'active'`,
+      [id, result.document_id, result.duplicate, row.attempt],
+    );
+    return result;
   }
 
   /** Writes a failed attempt to the job's row; returns what the worker throws (UnrecoverableError: no retry). */
-  private async recordFailure(job: Job, error: unknown): Promise<Error> {
+  private async recordFailure(job: Job, attempt: number, error: unknown): Promise<Error> {
     const id = String(job.id);
     // Bad content fails the same way every time; anything else (storage, an embeddings endpoint) may pass.
     const permanent = error instanceof CodedError && error.httpStatus < 500;
@@ -296,13 +307,13 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
         : pgErrorCode(error)
           ? 'the ingest failed: the database did not accept the document (see the service log)'
           : 'the ingest failed (see the service log)';
-    if (!permanent) this.logger.warn({ err: error }, `ingest job ${id}, attempt ${job.attemptsMade + 1}: ${message}`);
+    if (!permanent) this.logger.warn({ err: error }, `ingest job ${id}, attempt ${attempt}: ${message}`);
     await this.dataSource
       .query(
         `UPDATE knowledge_ingest_jobs SET status = $2, stage = NULL, error_code = $3, error_message = $4,
                 finished_at = CASE WHEN $5 THEN now() END, content = CASE WHEN $5 THEN NULL ELSE content END, updated_at = now()
-          WHERE id = $1`,
-        [id, final ? 'failed' : 'queued', code, message, final],
+          WHERE id = $1 AND attempts = $6 AND status = 'active'`,
+        [id, final ? 'failed' : 'queued', code, message, final, attempt],
       )
       .catch((writeError: Error) => this.logger.warn(`ingest job ${id}: its failure could not be recorded (${writeError.message})`));
     if (permanent) return new UnrecoverableError(message);
@@ -310,7 +321,7 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
   }
 
   /** Progress to the queue's events (for watchers on every instance) and, less often, to the job's row. Never fails the ingest. */
-  private progressReporter(job: Job): (stage: IngestStage, done: number, total: number) => Promise<void> {
+  private progressReporter(job: Job, attempt: number): (stage: IngestStage, done: number, total: number) => Promise<void> {
     let lastEvent = 0;
     let lastRow = 0;
     let lastStage: IngestStage | null = null;
@@ -328,8 +339,8 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
         await this.dataSource
           .query(
             `UPDATE knowledge_ingest_jobs SET stage = $2, progress_done = $3, progress_total = $4, updated_at = now()
-              WHERE id = $1 AND status = 'active'`,
-            [job.id, stage, done, total],
+              WHERE id = $1 AND status = 'active' AND attempts = $5`,
+            [job.id, stage, done, total, attempt],
           )
           .catch(() => undefined);
       }
@@ -364,8 +375,9 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
 
   /**
    * Jobs PostgreSQL says are unfinished but that have not moved for a lock
-   * period: queued again when the queue no longer has them, recorded as
-   * failed when the queue failed them and their worker could not say so.
+   * period: queued again when the queue no longer has them, or when the
+   * queue failed them while their worker could not record it (a job whose
+   * failure was recorded as final is `failed` in PostgreSQL, and left alone).
    */
   private async reconcile(): Promise<void> {
     try {
@@ -382,12 +394,11 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
           await this.enqueue(id);
           this.logger.log(`ingest job ${id} was not in the queue: queued again`);
         } else if ((await queued.getState()) === 'failed') {
-          await this.dataSource.query(
-            `UPDATE knowledge_ingest_jobs SET status = 'failed', error_code = COALESCE(error_code, 'ingest_failed'),
-                    error_message = COALESCE(error_message, $2), content = NULL, finished_at = now(), updated_at = now()
-              WHERE id = $1 AND status IN ('queued', 'active')`,
-            [id, 'the ingest failed on its every attempt (see the service log)'],
-          );
+          // The queue gave up, but no attempt could record a final failure (PostgreSQL was away: every write failed).
+          // The upload is still stored: it starts over rather than being lost to an outage.
+          await queued.remove();
+          await this.enqueue(id);
+          this.logger.log(`ingest job ${id} failed in the queue while its failures could not be recorded: queued again`);
         }
       }
     } catch (error) {

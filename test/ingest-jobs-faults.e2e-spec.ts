@@ -1,0 +1,183 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Job, Worker } from 'bullmq';
+import request from 'supertest';
+import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
+import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
+import { OwnPostgres } from './support/own-postgres.js';
+import { Redis } from 'ioredis';
+import { ensureDatabase } from '../src/database/ensure-database.js';
+import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
+import { openSse } from './support/sse-client.js';
+
+/** Review of issue 14: an acknowledged upload and a short PostgreSQL outage. */
+const DIMENSIONS = 16;
+
+/** An OpenAI-compatible /embeddings endpoint that holds its replies until released. */
+class HeldEmbeddings {
+  url = '';
+  private server?: http.Server;
+  private held: (() => void)[] = [];
+  private failing: (() => void)[] = [];
+  private waiting: (() => void)[] = [];
+  hold = true;
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        const reply = () => {
+          const input = JSON.parse(body).input as string[];
+          const data = input.map((text, index) => {
+            const vector = Array.from({ length: DIMENSIONS }, (_, i) => (text.charCodeAt(i % text.length) % 7) + 1);
+            const norm = Math.hypot(...vector);
+            return { object: 'embedding', index, embedding: vector.map((v) => v / norm) };
+          });
+          res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: 'fake', usage: {} }));
+        };
+        for (const resolve of this.waiting.splice(0)) resolve();
+        if (this.hold) {
+          this.held.push(reply);
+          this.failing.push(() => res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { message: 'down' } })));
+        }
+        else reply();
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}/v1`;
+    return this;
+  }
+
+  nextRequest(): Promise<void> {
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  /** Answers the held requests with a 500 (the endpoint failing). */
+  failHeld(): void {
+    for (const reply of this.failing.splice(0)) reply();
+    this.held.splice(0);
+  }
+
+  release(): void {
+    this.hold = false;
+    this.failing.splice(0);
+    for (const reply of this.held.splice(0)) reply();
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+}
+
+const text = Buffer.from(`# Basil\n${Array.from({ length: 30 }, (_, i) => `The Basil manual, part ${i}.`).join('\n')}`, 'utf8');
+
+describe('review: ingest jobs and a PostgreSQL outage', () => {
+  const postgres = new OwnPostgres();
+  let embeddings: HeldEmbeddings;
+  let t: TestApp | undefined;
+
+  beforeAll(async () => {
+    embeddings = await new HeldEmbeddings().start();
+    await postgres.start();
+  });
+  afterAll(async () => {
+    embeddings.release();
+    await t?.close().catch(() => undefined);
+    await embeddings.stop();
+    await postgres.destroy();
+  });
+
+  it('does not fail an acknowledged upload for good because PostgreSQL was away for a few seconds', async () => {
+    const url = await postgres.createDatabase('review_ingest');
+    t = await createTestApp({
+      DATABASE_URL: url,
+      DATABASE_CREATE_IF_MISSING: 'false',
+      KNOWLEDGE_SEED_ON_START: 'false',
+      EMBEDDING_PROVIDER: 'openai',
+      EMBEDDING_BASE_URL: embeddings.url,
+      EMBEDDING_API_KEY: 'test',
+      EMBEDDING_DIMENSIONS: String(DIMENSIONS),
+      LLM_MAX_RETRIES: '0',
+      KNOWLEDGE_INGEST_LOCK_MS: '1000',
+    });
+    const admin = t.auth(uniqueUser('admin'), { role: 'admin' });
+    const worker = (t.app.get(IngestJobs) as unknown as { worker: Worker }).worker;
+    const asked = embeddings.nextRequest();
+    const res = await request(t.app.getHttpServer()).post('/api/knowledge/documents').set(admin).attach('file', text, 'basil.md').expect(202);
+    const { id } = res.body.job;
+    await asked; // the worker is embedding it
+
+    const lastAttemptFailed = new Promise<Job>((resolve) =>
+      worker.on('failed', (job) => {
+        if (job && job.id === id && job.attemptsMade >= (job.opts.attempts ?? 1)) resolve(job);
+      }),
+    );
+    const outageStarted = Date.now();
+    await postgres.stop('fast');
+    embeddings.release();
+    const failedJob = await lastAttemptFailed;
+    await postgres.start();
+    const outageMs = Date.now() - outageStarted;
+    // Recorded for the report: how long the outage was when the queue gave the job up.
+    process.stdout.write(`PostgreSQL away ${outageMs} ms; BullMQ gave up after ${failedJob.attemptsMade} attempts: ${failedJob.failedReason}\n`);
+
+    const stream = await openSse(`${await t.listen()}/api/knowledge/jobs/${id}/events`, { headers: admin });
+    const last = await stream.waitFor((e) => e.event === 'job' && ['completed', 'failed'].includes(e.data.status));
+    stream.close();
+    const [{ has_content }] = await t.dataSource.query('SELECT content IS NOT NULL AS has_content FROM knowledge_ingest_jobs WHERE id = $1', [id]);
+    expect({ status: last.data.status, error: last.data.error, has_content }).toEqual({ status: 'completed', error: null, has_content: false });
+  });
+
+  it("does not let a worker that lost its lock overwrite the job another worker completed", async () => {
+    const url = freshDatabaseUrl();
+    await ensureDatabase(url);
+    const env = {
+      DATABASE_URL: url,
+      KNOWLEDGE_SEED_ON_START: 'false',
+      EMBEDDING_PROVIDER: 'openai',
+      EMBEDDING_BASE_URL: embeddings.url,
+      EMBEDDING_API_KEY: 'test',
+      EMBEDDING_DIMENSIONS: String(DIMENSIONS),
+      LLM_MAX_RETRIES: '0',
+      KNOWLEDGE_INGEST_LOCK_MS: '1000',
+    };
+    const slow = await createTestApp(env);
+    let fast: TestApp | undefined;
+    const redis = new Redis(slow.config.redis.url);
+    try {
+      embeddings.hold = true;
+      const admin = slow.auth(uniqueUser('admin'), { role: 'admin' });
+      const asked = embeddings.nextRequest();
+      const res = await request(slow.app.getHttpServer()).post('/api/knowledge/documents').set(admin).attach('file', Buffer.from(`${text}\nlost lock`), 'lost.md').expect(202);
+      const { id } = res.body.job;
+      await asked; // the slow worker is embedding it
+      // Its lock lapses as after a long pause (GC, a blocked event loop, a Redis failover): another worker takes the job.
+      const locks = await redis.keys(`rag:*:${id}:lock`);
+      expect(locks).toHaveLength(1);
+      await redis.del(locks[0]);
+      embeddings.hold = false;
+      fast = await createTestApp(env);
+      const row = async () => (await slow.dataSource.query('SELECT status, attempts, error_code FROM knowledge_ingest_jobs WHERE id = $1', [id]))[0];
+      const completed = async () => (await row()).status === 'completed';
+      const deadline = Date.now() + 20_000;
+      while (!(await completed()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await row()).toMatchObject({ status: 'completed' });
+      // Now the slow worker's embeddings request fails.
+      embeddings.failHeld();
+      const changed = async () => (await row()).status !== 'completed';
+      const until = Date.now() + 4_000;
+      while (!(await changed()) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+      const final = await row();
+      process.stdout.write(`lost lock: the job row after the slow worker failed: ${JSON.stringify(final)}\n`);
+      expect(final).toMatchObject({ status: 'completed', error_code: null });
+    } finally {
+      embeddings.release();
+      redis.disconnect();
+      await fast?.close().catch(() => undefined);
+      await slow.close().catch(() => undefined);
+      await dropDatabase(url);
+    }
+  });
+});

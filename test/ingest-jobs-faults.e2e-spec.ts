@@ -73,7 +73,7 @@ class HeldEmbeddings {
 
 const text = Buffer.from(`# Basil\n${Array.from({ length: 30 }, (_, i) => `The Basil manual, part ${i}.`).join('\n')}`, 'utf8');
 
-describe('review: ingest jobs and a PostgreSQL outage', () => {
+describe('Ingest jobs through a PostgreSQL outage and a lost lock', () => {
   const postgres = new OwnPostgres();
   let embeddings: HeldEmbeddings;
   let t: TestApp | undefined;

@@ -1,4 +1,7 @@
+import { DataSource } from 'typeorm';
 import { DenseRecall } from '../src/knowledge/dense/dense-recall.service.js';
+import { MemoryDenseIndex } from '../src/knowledge/dense/memory-dense-index.js';
+import { EmbeddingProvider } from '../src/knowledge/embeddings.js';
 import { DocumentsService } from '../src/knowledge/documents.service.js';
 import { ensureDatabase } from '../src/database/ensure-database.js';
 import { createTestApp, TestApp } from './support/test-app.js';
@@ -27,6 +30,43 @@ describe('In-memory dense index', () => {
   afterAll(async () => {
     await t.close();
     await dropDatabase(url);
+  });
+
+  it('loads its rows a bounded batch per statement (a million leaves in one statement passed the statement timeout)', async () => {
+    await t.app.get(DocumentsService).ingest('larkspur.txt', doc('larkspur', 30), 'test');
+    let largest = 0;
+    let statements = 0;
+    // Every statement of the index goes through a query runner of the app's data source: count what each returns.
+    const createQueryRunner = t.dataSource.createQueryRunner;
+    t.dataSource.createQueryRunner = function (this: DataSource, ...args: Parameters<typeof createQueryRunner>) {
+      const runner = createQueryRunner.apply(this, args);
+      const run = runner.query;
+      runner.query = async function (this: typeof runner, ...queryArgs: unknown[]) {
+        const result = await (run as (...a: unknown[]) => Promise<{ records?: unknown[] }>).apply(this, queryArgs);
+        if (/SELECT id::text, embedding FROM knowledge_chunks/.test(String(queryArgs[0]))) {
+          statements += 1;
+          largest = Math.max(largest, result.records?.length ?? 0);
+        }
+        return result;
+      } as typeof run;
+      return runner;
+    };
+    const [{ leaves }] = await t.dataSource.query('SELECT count(*)::int AS leaves FROM knowledge_chunks WHERE is_leaf');
+    const [query] = await t.app.get(EmbeddingProvider).embed(['larkspur manual']);
+    const vector = Float32Array.from(query);
+    const whole = await new MemoryDenseIndex(t.dataSource, 256, undefined, 1_000_000).rank(vector, 10);
+    statements = 0;
+    largest = 0;
+    let batched: string[];
+    try {
+      batched = await new MemoryDenseIndex(t.dataSource, 256, undefined, 7).rank(vector, 10);
+    } finally {
+      t.dataSource.createQueryRunner = createQueryRunner;
+    }
+    expect(batched).toEqual(whole);
+    expect(leaves).toBeGreaterThan(7);
+    expect(largest).toBeLessThanOrEqual(7);
+    expect(statements).toBeGreaterThanOrEqual(Math.ceil(leaves / 7));
   });
 
   it('ranks leaves added after it loaded, and forgets removed ones', async () => {

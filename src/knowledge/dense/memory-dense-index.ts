@@ -62,6 +62,8 @@ export class MemoryDenseIndex {
     private readonly dataSource: DataSource,
     private readonly dimensions: number,
     private readonly spaceId?: () => number,
+    /** Rows per statement while loading: each stays far inside the statement timeout, at a million leaves too. */
+    private readonly loadBatch = 20_000,
   ) {}
 
   /** Leaf ids by cosine similarity to the unit-length `query`, best first. */
@@ -105,12 +107,19 @@ export class MemoryDenseIndex {
     return `is_leaf AND octet_length(embedding) = ${this.dimensions * Float32Array.BYTES_PER_ELEMENT}${space === undefined ? '' : ` AND space_id = ${Number(space)}`}`;
   }
 
-  private rows(afterId: string): Promise<Array<{ id: string; embedding: Buffer }>> {
-    return sqlRows<{ id: string; embedding: Buffer }>(
-      this.dataSource,
-      `SELECT id::text, embedding FROM knowledge_chunks WHERE ${this.usableLeaves()} AND id > $1 ORDER BY id`,
-      [afterId],
-    );
+  private async rows(afterId: string): Promise<Array<{ id: string; embedding: Buffer }>> {
+    const all: Array<{ id: string; embedding: Buffer }> = [];
+    for (let after = afterId; ; ) {
+      const batch = await sqlRows<{ id: string; embedding: Buffer }>(
+        this.dataSource,
+        // Ordered by the bigint column, not by the text it is selected as: the pages follow on, and the last id is the highest.
+        `SELECT id::text, embedding FROM knowledge_chunks WHERE ${this.usableLeaves()} AND id > $1 ORDER BY knowledge_chunks.id LIMIT ${this.loadBatch}`,
+        [after],
+      );
+      all.push(...batch);
+      if (batch.length < this.loadBatch) return all;
+      after = batch[batch.length - 1].id;
+    }
   }
 
   private append(matrix: LoadedMatrix, rows: Array<{ id: string; embedding: Buffer }>): LoadedMatrix {

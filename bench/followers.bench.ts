@@ -12,42 +12,17 @@
  *   npm run bench:followers     (FOLLOWERS=1000, TOKENS=200, TOKEN_INTERVAL_MS=10)
  */
 import 'reflect-metadata';
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import { createClient } from '@keyv/redis';
 import { loadConfig } from '../src/config/app-config.js';
 import { RunEventsService, runEventsKey } from '../src/chat/run-events.service.js';
 import type { RunEvent } from '../src/chat/sse.js';
-import { percentile } from './support.js';
+import { percentile, startRedisServer } from './support.js';
 
 const FOLLOWERS = Number(process.env.FOLLOWERS ?? 1000);
 const TOKENS = Number(process.env.TOKENS ?? 200);
 const TOKEN_INTERVAL_MS = Number(process.env.TOKEN_INTERVAL_MS ?? 10);
 const POLL_MS = 100;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startRedis(): Promise<{ url: string; stop: () => void }> {
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`redis-server exited (${code})`)));
-    child.stdout!.on('data', (chunk: Buffer) => {
-      if (/Ready to accept connections/.test(chunk.toString())) resolve();
-    });
-  });
-  return { url: `redis://127.0.0.1:${port}`, stop: () => child.kill('SIGKILL') };
-}
 
 async function service(url: string): Promise<RunEventsService> {
   const events = new RunEventsService(loadConfig({ NODE_ENV: 'test', REDIS_URL: url, LOG_LEVEL: 'silent' }));
@@ -129,7 +104,7 @@ function pollingFollower(reader: { xRange(key: string, start: string, end: strin
 }
 
 async function main(): Promise<void> {
-  const redis = await startRedis();
+  const redis = await startRedisServer();
   try {
     const following = await service(redis.url);
     const tail = await measure(redis.url, (runId, onEvent) => following.follow(runId, 0, onEvent, async () => 'running'));

@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import jwt from 'jsonwebtoken';
-import { percentile, runBench } from './support.js';
+import { freePort, percentile, runBench, startRedisServer } from './support.js';
 
 const INSTANCES = (process.env.INSTANCES ?? '1,2,3').split(',').map((n) => Number(n.trim()));
 const USERS = Number(process.env.USERS ?? 50);
@@ -54,17 +54,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
 async function stopChild(child: ChildProcess, graceMs = 15_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) {
@@ -83,16 +72,9 @@ async function stopChild(child: ChildProcess, graceMs = 15_000): Promise<void> {
 }
 
 async function startRedis(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.add(child);
-  await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`redis-server exited (${code})`)));
-    child.stdout!.on('data', (chunk: Buffer) => {
-      if (/Ready to accept connections/.test(chunk.toString())) resolve();
-    });
-  });
-  return { url: `redis://127.0.0.1:${port}`, stop: () => stopChild(child) };
+  const redis = await startRedisServer();
+  children.add(redis.child);
+  return { url: redis.url, stop: () => stopChild(redis.child) };
 }
 
 type Instance = { port: number; child: ChildProcess };

@@ -19,12 +19,11 @@
  *   npm run bench:resources     (CHAT_TURNS=40, READS=200, SEARCHES=100, INGEST_DOCS=3, DOC_KB=100)
  */
 import 'reflect-metadata';
-import { ChildProcess, fork, spawn } from 'node:child_process';
-import net from 'node:net';
+import { ChildProcess, fork } from 'node:child_process';
 import { createClient } from '@keyv/redis';
 import { JwtService } from '@nestjs/jwt';
 import pg from 'pg';
-import { benchConfig, median, runBench } from './support.js';
+import { benchConfig, median, runBench, startRedisServer } from './support.js';
 
 const CHAT_TURNS = Number(process.env.CHAT_TURNS ?? 40);
 const READS = Number(process.env.READS ?? 200);
@@ -149,31 +148,6 @@ class Instance {
 }
 
 // ---------------------------------------------------------------- Redis of the bench's own
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startRedis(): Promise<{ url: string; stop: () => void }> {
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`redis-server exited (${code})`)));
-    child.stdout!.on('data', (chunk: Buffer) => {
-      if (/Ready to accept connections/.test(chunk.toString())) resolve();
-    });
-  });
-  return { url: `redis://127.0.0.1:${port}`, stop: () => child.kill('SIGKILL') };
-}
 
 // ---------------------------------------------------------------- measuring
 
@@ -422,7 +396,7 @@ function printTable(rows: Row[]): void {
 }
 
 async function main(): Promise<void> {
-  const redisServer = await startRedis();
+  const redisServer = await startRedisServer();
   // Also when the bench fails before its closers are registered.
   process.on('exit', () => redisServer.stop());
   runBench('bench_scaling', async (databaseUrl, onClose) => {

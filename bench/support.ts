@@ -1,3 +1,5 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import net from 'node:net';
 import pg from 'pg';
 import { AppConfig, loadConfig } from '../src/config/app-config.js';
 import { ensureDatabase } from '../src/database/ensure-database.js';
@@ -63,4 +65,31 @@ export function runBench(prefix: string, body: (databaseUrl: string, onClose: (f
     console.error(error);
     process.exit(1);
   });
+}
+
+/** A TCP port free on 127.0.0.1 at the time of asking. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A redis-server of the bench's own (no persistence) on a free port, ready to accept connections. */
+export async function startRedisServer(): Promise<{ url: string; child: ChildProcess; stop: () => void }> {
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`redis-server exited (${code})`)));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (/Ready to accept connections/.test(chunk.toString())) resolve();
+    });
+  });
+  return { url: `redis://127.0.0.1:${port}`, child, stop: () => child.kill('SIGKILL') };
 }

@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Job, Worker } from 'bullmq';
 import request from 'supertest';
 import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
@@ -9,77 +7,20 @@ import { Redis } from 'ioredis';
 import { ensureDatabase } from '../src/database/ensure-database.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 import { openSse } from './support/sse-client.js';
+import { FakeEmbeddingsServer } from './support/fake-embeddings-server.js';
 
 /** Review of issue 14: an acknowledged upload and a short PostgreSQL outage. */
 const DIMENSIONS = 16;
-
-/** An OpenAI-compatible /embeddings endpoint that holds its replies until released. */
-class HeldEmbeddings {
-  url = '';
-  private server?: http.Server;
-  private held: (() => void)[] = [];
-  private failing: (() => void)[] = [];
-  private waiting: (() => void)[] = [];
-  hold = true;
-
-  async start(): Promise<this> {
-    this.server = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk) => (body += chunk));
-      req.on('end', () => {
-        const reply = () => {
-          const input = JSON.parse(body).input as string[];
-          const data = input.map((text, index) => {
-            const vector = Array.from({ length: DIMENSIONS }, (_, i) => (text.charCodeAt(i % text.length) % 7) + 1);
-            const norm = Math.hypot(...vector);
-            return { object: 'embedding', index, embedding: vector.map((v) => v / norm) };
-          });
-          res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: 'fake', usage: {} }));
-        };
-        for (const resolve of this.waiting.splice(0)) resolve();
-        if (this.hold) {
-          this.held.push(reply);
-          this.failing.push(() => res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { message: 'down' } })));
-        }
-        else reply();
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}/v1`;
-    return this;
-  }
-
-  nextRequest(): Promise<void> {
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-
-  /** Answers the held requests with a 500 (the endpoint failing). */
-  failHeld(): void {
-    for (const reply of this.failing.splice(0)) reply();
-    this.held.splice(0);
-  }
-
-  release(): void {
-    this.hold = false;
-    this.failing.splice(0);
-    for (const reply of this.held.splice(0)) reply();
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise((resolve) => this.server?.close(resolve));
-  }
-}
 
 const text = Buffer.from(`# Basil\n${Array.from({ length: 30 }, (_, i) => `The Basil manual, part ${i}.`).join('\n')}`, 'utf8');
 
 describe('Ingest jobs through a PostgreSQL outage and a lost lock', () => {
   const postgres = new OwnPostgres();
-  let embeddings: HeldEmbeddings;
+  let embeddings: FakeEmbeddingsServer;
   let t: TestApp | undefined;
 
   beforeAll(async () => {
-    embeddings = await new HeldEmbeddings().start();
+    embeddings = await new FakeEmbeddingsServer(DIMENSIONS).start();
     await postgres.start();
   });
   afterAll(async () => {
@@ -104,6 +45,7 @@ describe('Ingest jobs through a PostgreSQL outage and a lost lock', () => {
     });
     const admin = t.auth(uniqueUser('admin'), { role: 'admin' });
     const worker = (t.app.get(IngestJobs) as unknown as { worker: Worker }).worker;
+    embeddings.held = true;
     const asked = embeddings.nextRequest();
     const res = await request(t.app.getHttpServer()).post('/api/knowledge/documents').set(admin).attach('file', text, 'basil.md').expect(202);
     const { id } = res.body.job;
@@ -147,7 +89,7 @@ describe('Ingest jobs through a PostgreSQL outage and a lost lock', () => {
     let fast: TestApp | undefined;
     const redis = new Redis(slow.config.redis.url);
     try {
-      embeddings.hold = true;
+      embeddings.held = true;
       const admin = slow.auth(uniqueUser('admin'), { role: 'admin' });
       const asked = embeddings.nextRequest();
       const res = await request(slow.app.getHttpServer()).post('/api/knowledge/documents').set(admin).attach('file', Buffer.from(`${text}\nlost lock`), 'lost.md').expect(202);
@@ -157,18 +99,19 @@ describe('Ingest jobs through a PostgreSQL outage and a lost lock', () => {
       const locks = await redis.keys(`rag:*:${id}:lock`);
       expect(locks).toHaveLength(1);
       await redis.del(locks[0]);
-      embeddings.hold = false;
+      embeddings.held = false;
       fast = await createTestApp(env);
       const row = async () => (await slow.dataSource.query('SELECT status, attempts, error_code FROM knowledge_ingest_jobs WHERE id = $1', [id]))[0];
-      const completed = async () => (await row()).status === 'completed';
-      const deadline = Date.now() + 20_000;
-      while (!(await completed()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(await row()).toMatchObject({ status: 'completed' });
-      // Now the slow worker's embeddings request fails.
+      expect(await fast.app.get(IngestJobs).waitUntilFinished(id)).toMatchObject({ status: 'completed', attempts: 2 });
+      // Now the slow worker's embeddings request fails. Its attempt has ended, and written all it would, when BullMQ
+      // hears of it: a 'failed' event, or (its lock gone) an error for the job's failure it cannot record.
+      const slowWorker = (slow.app.get(IngestJobs) as unknown as { worker: Worker }).worker;
+      const slowAttemptEnded = new Promise<string>((resolve) => {
+        slowWorker.on('failed', (job) => job?.id === id && resolve(`failed: ${job?.failedReason}`));
+        slowWorker.on('error', (error) => error.message.includes(id) && resolve(`error: ${error.message}`));
+      });
       embeddings.failHeld();
-      const changed = async () => (await row()).status !== 'completed';
-      const until = Date.now() + 4_000;
-      while (!(await changed()) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+      process.stdout.write(`lost lock: the slow worker's attempt ended (${await slowAttemptEnded})\n`);
       const final = await row();
       process.stdout.write(`lost lock: the job row after the slow worker failed: ${JSON.stringify(final)}\n`);
       expect(final).toMatchObject({ status: 'completed', error_code: null });

@@ -13,13 +13,9 @@ import { openSse } from './support/sse-client.js';
 /** Review of issue 14: each test states the behaviour it expects; a failing one reproduces a defect. */
 const text = (label: string) => Buffer.from(`# ${label}\n${Array.from({ length: 30 }, (_, i) => `The ${label} manual, part ${i}.`).join('\n')}`, 'utf8');
 
-const until = async (check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> => {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return check();
+/** Resolves once `check` holds, looking every 50 ms; a condition that never comes is caught by Jest's test timeout. */
+const until = async (check: () => boolean | Promise<boolean>): Promise<void> => {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 50));
 };
 
 describe('Ingest jobs against hostile clients and races', () => {
@@ -66,7 +62,15 @@ describe('Ingest jobs against hostile clients and races', () => {
 
   it('lets a wait=true client leave without an error in the log, and stops waiting for it', async () => {
     const lines: string[] = [];
-    const destination = { write: (line: string) => void lines.push(line) };
+    let heardLeave!: () => void;
+    const leaveLogged = new Promise<void>((resolve) => (heardLeave = resolve));
+    const destination = {
+      write: (line: string) => {
+        lines.push(line);
+        // The request's own log line, written when its response closes.
+        if (/"statusCode":|no longer waited/.test(line) && line.includes('/api/knowledge/documents')) heardLeave();
+      },
+    };
     const t = await createTestApp(
       { DATABASE_URL: await database(freshDatabaseUrl()), KNOWLEDGE_SEED_ON_START: 'false', KNOWLEDGE_INGEST_CONCURRENCY: '0', LOG_LEVEL: 'info' },
       destination as never,
@@ -89,10 +93,10 @@ describe('Ingest jobs against hostile clients and races', () => {
     });
     req.on('error', () => undefined);
     req.end(body);
-    expect(await until(() => jobs.listeners.size > 0, 10_000)).toBe(true);
+    await until(() => jobs.listeners.size > 0);
     req.destroy();
-    expect(await until(() => jobs.listeners.size === 0, 5_000)).toBe(true);
-    await until(() => lines.some((line) => /"statusCode":|no longer waited/.test(line)), 2_000);
+    await until(() => jobs.listeners.size === 0);
+    await leaveLogged;
     const errors = lines.filter((line) => JSON.parse(line).level >= 50);
     process.stdout.write(`wait=true left: ${errors.length} error lines ${errors.map((l) => l.slice(0, 300)).join('\n')}\n`);
     expect(errors).toEqual([]);
@@ -109,7 +113,7 @@ describe('Ingest jobs against hostile clients and races', () => {
       const res = await request(server).post('/api/knowledge/documents').set(admin(t)).attach('file', text('Borage'), 'borage.md').expect(202);
       const { id } = res.body.job;
       const stage = async () => (await t.dataSource.query('SELECT stage FROM knowledge_ingest_jobs WHERE id = $1', [id]))[0].stage;
-      expect(await until(async () => (await stage()) === 'indexing', 20_000)).toBe(true);
+      await until(async () => (await stage()) === 'indexing');
       await request(server).delete(`/api/knowledge/documents/${id}`).set(admin(t)).expect(200);
       await holder.query('SELECT pg_advisory_unlock(7283046215530719)');
       const stream = await openSse(`${await t.listen()}/api/knowledge/jobs/${id}/events`, { headers: admin(t) });
@@ -136,11 +140,11 @@ describe('Ingest jobs against hostile clients and races', () => {
       const res = await request(server).post('/api/knowledge/documents').set(admin(t)).attach('file', text('Endive'), 'endive.md').expect(202);
       const waitingBackends = async () =>
         (await locker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].n;
-      expect(await until(async () => (await waitingBackends()) === 1, 20_000)).toBe(true);
+      await until(async () => (await waitingBackends()) === 1);
       const identity = t.app.get(IndexIdentity);
       const reindexing = reindexKnowledge(t.dataSource, t.app.get(EmbeddingProvider), { ...identity.configured, model: `${identity.configured.model}-next` });
       // The re-index has passed every committed leaf and waits to move the space.
-      expect(await until(async () => (await waitingBackends()) === 2, 20_000)).toBe(true);
+      await until(async () => (await waitingBackends()) === 2);
       await locker.query('COMMIT');
       await reindexing;
       const stream = await openSse(`${await t.listen()}/api/knowledge/jobs/${res.body.job.id}/events`, { headers: admin(t) });
@@ -161,7 +165,20 @@ describe('Ingest jobs against hostile clients and races', () => {
     const t = await app({ DATABASE_URL: await database(freshDatabaseUrl()), KNOWLEDGE_INGEST_CONCURRENCY: '0' });
     const res = await request(t.app.getHttpServer()).post('/api/knowledge/documents').set(admin(t)).attach('file', text('Sorrel'), 'sorrel.md').expect(202);
     const { id } = res.body.job;
-    const jobs = t.app.get(IngestJobs) as unknown as { listeners: Map<string, Set<unknown>>; pollers: Map<string, NodeJS.Timeout> };
+    const jobs = t.app.get(IngestJobs) as unknown as {
+      listeners: Map<string, Set<unknown>>;
+      pollers: Map<string, NodeJS.Timeout>;
+      find: (jobId: string) => Promise<unknown>;
+    };
+    // The handler decides whether to watch as soon as its lookup returns: a macrotask after it, the decision is made.
+    const find = jobs.find.bind(jobs);
+    let lookedUp!: () => void;
+    const lookupReturned = new Promise<void>((resolve) => (lookedUp = resolve));
+    jobs.find = async (jobId) => {
+      const job = await find(jobId);
+      if (jobId === id) setImmediate(lookedUp);
+      return job;
+    };
     const base = new URL(await t.listen());
 
     // The job lookup waits behind a table lock, so the client is gone before the handler attaches its 'close' listener.
@@ -174,18 +191,19 @@ describe('Ingest jobs against hostile clients and races', () => {
       req.on('error', () => undefined);
       const waiting = async () =>
         (await locker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].n > 0;
-      expect(await until(waiting, 10_000)).toBe(true);
+      await until(waiting);
       req.destroy();
       const server = t.app.getHttpServer() as http.Server;
       const connections = () => new Promise<number>((resolve) => server.getConnections((_e, n) => resolve(n)));
       // Only the supertest upload could remain; the SSE socket is closed on the server.
-      expect(await until(async () => (await connections()) === 0, 5_000)).toBe(true);
+      await until(async () => (await connections()) === 0);
     } finally {
       await locker.query('COMMIT').catch(() => undefined);
       await locker.end();
     }
-    // Bounded look for a leak: a watcher (listener + 1 s PostgreSQL poller) registered for a client that is gone.
-    const leaked = await until(() => jobs.listeners.has(id) || jobs.pollers.has(id), 3_000);
+    await lookupReturned;
+    // A leak: a watcher (listener + 1 s PostgreSQL poller) registered for a client that is gone.
+    const leaked = jobs.listeners.has(id) || jobs.pollers.has(id);
     expect({ leaked, listeners: jobs.listeners.get(id)?.size ?? 0 }).toEqual({ leaked: false, listeners: 0 });
   });
 });

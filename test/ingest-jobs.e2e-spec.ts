@@ -1,9 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { ensureDatabase } from '../src/database/ensure-database.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
@@ -14,75 +12,9 @@ import { openSse } from './support/sse-client.js';
 import { makePdf } from './support/make-pdf.js';
 import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
 import { ingestFolderAsJobs } from '../scripts/folder-ingest.js';
+import { FakeEmbeddingsServer } from './support/fake-embeddings-server.js';
 
 const DIMENSIONS = 16;
-
-/**
- * An OpenAI-compatible /embeddings endpoint: a vector per input (from the
- * text's characters), failing the next `failures` requests with 500, or
- * holding every request while `held`.
- */
-class FakeEmbeddings {
-  failures = 0;
-  held = false;
-  requests = 0;
-  private server?: http.Server;
-  private readonly heldReplies = new Set<() => void>();
-  private readonly onRequest = new Set<() => void>();
-  url = '';
-
-  async start(): Promise<this> {
-    this.server = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk) => (body += chunk));
-      req.on('end', () => {
-        this.requests += 1;
-        for (const listener of [...this.onRequest]) listener();
-        if (this.failures > 0) {
-          this.failures -= 1;
-          res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { message: 'embeddings down' } }));
-          return;
-        }
-        const reply = () => {
-          const input = JSON.parse(body).input as string[];
-          const data = input.map((text, index) => {
-            const vector = Array.from({ length: DIMENSIONS }, (_, i) => (text.charCodeAt(i % text.length) % 7) + 1);
-            const norm = Math.hypot(...vector);
-            return { object: 'embedding', index, embedding: vector.map((v) => v / norm) };
-          });
-          res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: 'fake', usage: {} }));
-        };
-        if (this.held) this.heldReplies.add(reply);
-        else reply();
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}/v1`;
-    return this;
-  }
-
-  /** Resolves at the next request. */
-  nextRequest(): Promise<void> {
-    return new Promise((resolve) => {
-      const listener = () => {
-        this.onRequest.delete(listener);
-        resolve();
-      };
-      this.onRequest.add(listener);
-    });
-  }
-
-  release(): void {
-    this.held = false;
-    for (const reply of this.heldReplies) reply();
-    this.heldReplies.clear();
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise((resolve) => this.server?.close(resolve));
-  }
-}
 
 const text = (label: string) =>
   Buffer.from(`# ${label}\n${Array.from({ length: 40 }, (_, i) => `The ${label} manual, part ${i}: 说明书第${i}节。`).join('\n')}`, 'utf8');
@@ -262,7 +194,7 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
   });
 
   describe('with an embeddings endpoint', () => {
-    let embeddings: FakeEmbeddings;
+    let embeddings: FakeEmbeddingsServer;
     let database: string;
     const embeddingEnv = () => ({
       DATABASE_URL: database,
@@ -274,7 +206,7 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
       KNOWLEDGE_INGEST_LOCK_MS: '1000',
     });
     beforeAll(async () => {
-      embeddings = await new FakeEmbeddings().start();
+      embeddings = await new FakeEmbeddingsServer(DIMENSIONS).start();
       database = await ownDatabase();
     });
     afterAll(() => embeddings.stop());

@@ -8,6 +8,7 @@ import { DocumentsService } from '../src/knowledge/documents.service.js';
 import { EmbeddingProvider } from '../src/knowledge/embeddings.js';
 import { HybridRecall } from '../src/knowledge/hybrid-recall.service.js';
 import { IndexIdentity } from '../src/knowledge/index-identity.js';
+import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
 import { createTestApp, TestApp } from './support/test-app.js';
 import { TEST_PG_SERVER } from './support/test-env.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
@@ -37,13 +38,14 @@ function document(word: string, count: number): Buffer {
   return Buffer.from(lines.join('\n'), 'utf8');
 }
 
-/** Resolves when `probe` answers something other than undefined; the database events here have no notification to wait on. */
-async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+/**
+ * Resolves when `probe` answers something other than undefined; the database events here have no notification to
+ * wait on. One that never comes is caught by Jest's test timeout.
+ */
+async function until<T>(probe: () => Promise<T | undefined>): Promise<T> {
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
@@ -140,7 +142,7 @@ describeWithPgvector('pgvector bulk load: the HNSW index is built after the load
     const ingesting = documents().ingest('bulk.txt', document('zephyrquartz', 300), 'test', { bulk: true });
     let released = false;
     try {
-      await until(waitingBuild, 'the concurrent index build to wait for the open transaction');
+      await until(waitingBuild);
       // Committed, in the next epoch, and not in the old index's graph.
       const bulk = await leavesOf('bulk.txt');
       expect(bulk.length).toBeGreaterThanOrEqual(100);
@@ -194,7 +196,7 @@ describeWithPgvector('pgvector bulk load: the HNSW index is built after the load
     const ingesting = documents().ingest('interrupted.txt', document('glimmerfen', 80), 'test', { bulk: true });
     let stored: Awaited<typeof ingesting>;
     try {
-      const pid = await until(waitingBuild, 'the concurrent index build to wait for the open transaction');
+      const pid = await until(waitingBuild);
       await sql.query('SELECT pg_cancel_backend($1)', [pid]);
       // The document is stored (its transaction committed before the build): a failed build is logged, not the ingest's failure.
       stored = await ingesting;
@@ -311,5 +313,91 @@ describeWithPgvector('pgvector bulk load: the HNSW index is built after the load
     t = await createTestApp({ DATABASE_URL: url, ...SETTINGS });
     expect(await indexes()).toEqual([{ name: store.indexNameFor(current), valid: true }]);
     expect(await plan('zephyrquartz')).toContain(`Index Scan using ${store.indexNameFor(current)}`);
+  });
+});
+
+describeWithPgvector('pgvector bulk load of many documents as ingest jobs: one index build', () => {
+  const databases: string[] = [];
+  const apps: TestApp[] = [];
+  const broken = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.from('not really a pdf '.repeat(20))]);
+
+  /** An instance on `url`; `onLine` hears its log (JSON lines). */
+  const instance = async (url: string, env: Record<string, string>, onLine?: (line: string) => void) => {
+    const destination = onLine && { write: onLine };
+    const logging: Record<string, string> = onLine ? { LOG_LEVEL: 'info' } : {};
+    const created = await createTestApp({ DATABASE_URL: url, ...SETTINGS, KNOWLEDGE_BULK_LEAVES: '1', ...logging, ...env }, destination as never);
+    apps.push(created);
+    return created;
+  };
+  const state = async (t: TestApp) => {
+    const [row] = await t.dataSource.query(
+      `SELECT s.dense_epoch AS epoch,
+              (SELECT count(*)::int FROM knowledge_chunks WHERE is_leaf AND dense_epoch > s.dense_epoch) AS uncovered
+         FROM knowledge_index_state s WHERE s.id = 1`,
+    );
+    return { epoch: Number(row.epoch), uncovered: Number(row.uncovered) };
+  };
+  /** Leaf ids of `filename` among the dense leg's top `limit` for `query`. */
+  const denseHitsOf = async (t: TestApp, filename: string, query: string, limit = 10) => {
+    const ids = new Set((await t.app.get(DenseRecall).rank(query, limit)).ids);
+    const leaves: Array<{ id: string }> = await t.dataSource.query(
+      `SELECT c.id::text AS id FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id WHERE d.filename = $1 AND c.is_leaf`,
+      [filename],
+    );
+    return leaves.filter((leaf) => ids.has(leaf.id)).length;
+  };
+
+  afterAll(async () => {
+    for (const created of apps.reverse()) await created.close().catch(() => undefined);
+    for (const url of databases) await dropDatabase(url);
+  });
+
+  it('leaves the build to the last queued job, which builds one index over every document of the load', async () => {
+    const url = freshDatabaseUrl();
+    await ensureDatabase(url);
+    databases.push(url);
+    // No reconciler round during the test: only the jobs build.
+    const quiet = { KNOWLEDGE_INGEST_LOCK_MS: '600000' };
+    const front = await instance(url, { ...quiet, KNOWLEDGE_INGEST_CONCURRENCY: '0' });
+    const before = await state(front);
+    const jobs = front.app.get(IngestJobs);
+    const words = ['aurora', 'basalt', 'cobalt'];
+    const submitted = [];
+    for (const word of words) submitted.push((await jobs.submit(`${word}.txt`, document(word, 60), 'test')).job!.id);
+    const lines: string[] = [];
+    await instance(url, { ...quiet, KNOWLEDGE_INGEST_CONCURRENCY: '1' }, (line) => lines.push(line));
+    for (const id of submitted) expect(await jobs.waitUntilFinished(id)).toMatchObject({ status: 'completed' });
+
+    const stored = lines.map((line) => JSON.parse(line).msg as string).filter((msg) => msg?.startsWith('stored '));
+    process.stdout.write(`one load as jobs:\n${stored.join('\n')}\n`);
+    expect(stored.map((msg) => msg.includes('index build left to a later bulk load'))).toEqual([true, true, false]);
+    expect(await state(front)).toEqual({ epoch: before.epoch + 1, uncovered: 0 });
+    // The first document of the load is found by the dense leg through the one index built after the last.
+    expect(await denseHitsOf(front, 'aurora.txt', 'the aurora lantern glows')).toBeGreaterThan(0);
+  });
+
+  it('builds the index of a load whose later job failed, once no job is under way', async () => {
+    const url = freshDatabaseUrl();
+    await ensureDatabase(url);
+    databases.push(url);
+    // Only the worker's reconciler runs during the test (every second), so that its log tells of the build.
+    const front = await instance(url, { KNOWLEDGE_INGEST_CONCURRENCY: '0', KNOWLEDGE_INGEST_LOCK_MS: '600000' });
+    const before = await state(front);
+    const jobs = front.app.get(IngestJobs);
+    const loaded = (await jobs.submit('dolomite.txt', document('dolomite', 60), 'test')).job!.id;
+    const failing = (await jobs.submit('broken.pdf', broken, 'test')).job!.id;
+    const lines: string[] = [];
+    let heardBuild!: () => void;
+    const built = new Promise<void>((resolve) => (heardBuild = resolve));
+    await instance(url, { KNOWLEDGE_INGEST_CONCURRENCY: '1', KNOWLEDGE_INGEST_LOCK_MS: '1000' }, (line) => {
+      lines.push(line);
+      if (line.includes('bulk-loaded leaves without an index')) heardBuild();
+    });
+    expect(await jobs.waitUntilFinished(loaded)).toMatchObject({ status: 'completed' });
+    expect(await jobs.waitUntilFinished(failing)).toMatchObject({ status: 'failed' });
+    await built;
+    expect(lines.some((line) => line.includes('index build left to a later bulk load'))).toBe(true);
+    expect(await state(front)).toEqual({ epoch: before.epoch + 1, uncovered: 0 });
+    expect(await denseHitsOf(front, 'dolomite.txt', 'the dolomite lantern glows')).toBeGreaterThan(0);
   });
 });

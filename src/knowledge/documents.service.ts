@@ -35,6 +35,14 @@ export interface IngestOptions {
   bulk?: boolean;
   /** The new document's id (an ingest job's own id, so that a retried job recognises the document it stored). */
   documentId?: string;
+  /**
+   * Asked after a bulk load's commit: true leaves the HNSW index build to a
+   * later bulk load (the next document of the same load), since one build
+   * covers the leaves of every load before it. Leaves left without a build
+   * are searchable by full text at once, and by the dense leg after the
+   * later build (or DenseRecall.finishPendingBulkLoads).
+   */
+  deferIndexBuild?: () => boolean | Promise<boolean>;
 }
 
 export interface KnowledgeDocument {
@@ -130,7 +138,8 @@ export class DocumentsService {
       throw error;
     }
     const stored = performance.now();
-    if (bulk) {
+    const deferred = bulk && (await options.deferIndexBuild?.()) === true;
+    if (bulk && !deferred) {
       await onProgress?.('indexing', 0, 1);
       // The document is stored (and found by full text); a failed build is repaired at the next start or bulk load.
       await this.dense

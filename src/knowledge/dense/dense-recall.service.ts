@@ -105,7 +105,9 @@ export class DenseRecall implements OnModuleInit {
    * moves the current epoch to it and drops the old index; searches use the
    * old one meanwhile. Instances take turns; when another one already did
    * it, this returns at once. The caller must hold no open transaction on
-   * the database: the concurrent build waits for every older one.
+   * the database: the concurrent build waits for every older one. The
+   * index covers every epoch up to `epoch`, so loads of many documents build
+   * it once, after the last (IngestOptions.deferIndexBuild).
    */
   async finishBulkLoad(epoch: number): Promise<void> {
     if (!this.pgvector?.indexed) return;
@@ -113,6 +115,22 @@ export class DenseRecall implements OnModuleInit {
       this.maintainedStore(dataSource).converge({ epoch, wait: true, buildMemory: this.config.dense.hnswBuildMemory }),
     );
     if (done) this.logger.log(`bulk load of dense epoch ${epoch}: HNSW index ${done.index}${describeMaintenance(done)}`);
+  }
+
+  /**
+   * Builds the HNSW index for bulk-loaded leaves that no index covers yet:
+   * their load left the build to a later one that never came (it failed),
+   * or the instance died between the commit and the build. Returns at once
+   * when there are none (an index lookup) or another instance is building.
+   */
+  async finishPendingBulkLoads(): Promise<void> {
+    if (!this.pgvector?.indexed) return;
+    const pending = await this.pgvector.pendingEpoch();
+    if (pending === null) return;
+    const done = await withMaintenanceDataSource(this.config, (dataSource) =>
+      this.maintainedStore(dataSource).converge({ wait: false, buildMemory: this.config.dense.hnswBuildMemory }),
+    );
+    if (done) this.logger.log(`bulk-loaded leaves without an index (dense epoch ${pending}): HNSW index ${done.index}${describeMaintenance(done)}`);
   }
 
   private maintainedStore(dataSource: DataSource): PgvectorStore {

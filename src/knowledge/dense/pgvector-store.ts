@@ -99,6 +99,16 @@ export class PgvectorStore {
     return Number(state.dense_epoch);
   }
 
+  /** The latest dense epoch past the current one that leaves were bulk-loaded into, if any: leaves no index covers yet. */
+  async pendingEpoch(db: DataSource | EntityManager = this.dataSource): Promise<number | null> {
+    const [row] = await sqlRows<{ epoch: number | null }>(
+      db,
+      `SELECT max(dense_epoch) AS epoch FROM knowledge_chunks
+        WHERE is_leaf AND dense_epoch > (SELECT dense_epoch FROM knowledge_index_state WHERE id = 1)`,
+    );
+    return row.epoch === null ? null : Number(row.epoch);
+  }
+
   /**
    * Builds, swaps and drops HNSW indexes until exactly one valid index covers
    * the current epoch, under a session advisory lock (instances take turns;
@@ -129,13 +139,10 @@ export class PgvectorStore {
   private async convergeLocked(runner: QueryRunner, requested: number, buildMemory: string): Promise<IndexMaintenance> {
     const db = runner.manager;
     const current = await this.currentEpoch(db);
-    // Leaves of a later epoch that no instance made searchable (it died between the load's commit and the swap).
-    const [pending] = await sqlRows<{ epoch: number | null }>(
-      db,
-      'SELECT max(dense_epoch) AS epoch FROM knowledge_chunks WHERE is_leaf AND dense_epoch > $1',
-      [current],
-    );
-    const target = Math.max(current, requested, pending.epoch === null ? current : Number(pending.epoch));
+    // Leaves of a later epoch that no instance made searchable: loads that left the build to a later one, or an
+    // instance that died between a load's commit and the swap.
+    const pending = await this.pendingEpoch(db);
+    const target = Math.max(current, requested, pending ?? current);
     const name = this.indexNameFor(target);
     const dropped: string[] = [];
     let indexes = await this.hnswIndexes(db);

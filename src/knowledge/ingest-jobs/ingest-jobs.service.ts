@@ -11,6 +11,7 @@ import { APP_CONFIG } from '../../config/config.module.js';
 import { pgErrorCode, sqlRows } from '../../database/sql.js';
 import { documentNameProblem, InvalidDocumentNameError } from '../document-name.js';
 import { checkDocument } from '../document-parser.js';
+import { DenseRecall } from '../dense/dense-recall.service.js';
 import { DocumentRemovedError, DocumentsService, IngestStage, KnowledgeDocument } from '../documents.service.js';
 import { INGEST_JOB_COLUMNS, IngestJob, IngestJobRow, isFinished, jobOfRow } from './ingest-job.js';
 
@@ -53,12 +54,15 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
   private readonly lastSeen = new Map<string, IngestJob>();
   private reconciler: NodeJS.Timeout | undefined;
   private redisDown = false;
+  private reconciling = false;
+  private buildingPending = false;
   /** Jobs this instance's worker is running. */
   private running = 0;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly documents: DocumentsService,
+    private readonly dense: DenseRecall,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -278,7 +282,12 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     const onProgress = this.progressReporter(job, row.attempt);
     let result: { document_id: string | null; duplicate: boolean };
     try {
-      const ingested = await this.documents.ingest(row.filename, row.content, row.created_by, { documentId: id, onProgress });
+      const ingested = await this.documents.ingest(row.filename, row.content, row.created_by, {
+        documentId: id,
+        onProgress,
+        // Uploads of many large files (a folder) build the dense index once, after the last of them.
+        deferIndexBuild: () => this.otherJobsQueued(id),
+      });
       result = { document_id: ingested.document.id, duplicate: ingested.duplicate };
     } catch (error) {
       if (!(error instanceof DocumentRemovedError)) throw await this.recordFailure(job, row.attempt, error);
@@ -292,6 +301,16 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
       [id, result.document_id, result.duplicate, row.attempt],
     );
     return result;
+  }
+
+  /** Whether uploads other than `id` wait for a worker: a bulk load then leaves its index build to them. */
+  private async otherJobsQueued(id: string): Promise<boolean> {
+    const [row] = await sqlRows<{ queued: boolean }>(
+      this.dataSource,
+      `SELECT EXISTS (SELECT 1 FROM knowledge_ingest_jobs WHERE status = 'queued' AND id <> $1) AS queued`,
+      [id],
+    );
+    return row.queued;
   }
 
   /** Writes a failed attempt to the job's row; returns what the worker throws (UnrecoverableError: no retry). */
@@ -380,6 +399,8 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
    * failure was recorded as final is `failed` in PostgreSQL, and left alone).
    */
   private async reconcile(): Promise<void> {
+    if (this.reconciling) return;
+    this.reconciling = true;
     try {
       const rows = await sqlRows<{ id: string }>(
         this.dataSource,
@@ -403,6 +424,30 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
       }
     } catch (error) {
       this.logger.debug?.(`ingest reconciler: ${(error as Error).message}`);
+    } finally {
+      this.reconciling = false;
+    }
+    void this.finishPendingBulkLoads();
+  }
+
+  /**
+   * A bulk load that left its index build to a later job, when none built it
+   * (the later ones failed or were not bulk loads, or their instance died):
+   * built once no job is under way anywhere.
+   */
+  private async finishPendingBulkLoads(): Promise<void> {
+    if (this.buildingPending) return;
+    this.buildingPending = true;
+    try {
+      const [{ active }] = await sqlRows<{ active: boolean }>(
+        this.dataSource,
+        `SELECT EXISTS (SELECT 1 FROM knowledge_ingest_jobs WHERE status = 'active') AS active`,
+      );
+      if (!active) await this.dense.finishPendingBulkLoads();
+    } catch (error) {
+      this.logger.warn(`the dense index of bulk-loaded leaves was not built (${(error as Error).message}); tried again later`);
+    } finally {
+      this.buildingPending = false;
     }
   }
 }

@@ -12,6 +12,12 @@ export interface PreparedLeaf {
   embedding: Float32Array | null;
 }
 
+/**
+ * The search text and embedding of the leaves among `nodes` (consecutive
+ * nodes of one level); nodes it leaves out are written without either.
+ */
+export type LeafPreparer = (nodes: ChunkNode[]) => Promise<Map<ChunkNode, PreparedLeaf>>;
+
 /** Where a document's leaves go: their embedding space, their dense epoch, and whether pgvector's column is written too. */
 export interface ChunkWriteTarget {
   spaceId: number;
@@ -22,14 +28,16 @@ export interface ChunkWriteTarget {
 /**
  * Inserts a document's chunk tree level by level, at most INSERT_BATCH_ROWS
  * rows per multi-row statement, each child with its parent's new id;
- * `onRows` hears the running count of rows written.
+ * `onRows` hears the running count of rows written. Each batch's leaves are
+ * prepared (`prepare`) while the batch before is being written, so that
+ * preparing on this process's CPU and writing on the database's overlap.
  */
 export async function insertChunkTree(
   manager: EntityManager,
   documentId: string,
   tree: ChunkNode[],
   leafLevel: number,
-  prepared: Map<ChunkNode, PreparedLeaf>,
+  prepare: LeafPreparer,
   target: ChunkWriteTarget,
   onRows?: (written: number) => void | Promise<void>,
 ): Promise<void> {
@@ -37,14 +45,25 @@ export async function insertChunkTree(
   let written = 0;
   while (level.length > 0) {
     const ids: string[] = new Array(level.length);
-    for (let start = 0; start < level.length; start += INSERT_BATCH_ROWS) {
-      const batch = level.slice(start, start + INSERT_BATCH_ROWS);
+    const items = level;
+    const prepareBatch = (start: number) => {
+      const leaves = items.slice(start, start + INSERT_BATCH_ROWS).flatMap((item) => (item.node.level === leafLevel ? [item.node] : []));
+      const preparing = leaves.length ? prepare(leaves) : Promise.resolve(new Map<ChunkNode, PreparedLeaf>());
+      // Awaited below; a failed insert before it must not leave it rejected unheard.
+      preparing.catch(() => undefined);
+      return preparing;
+    };
+    let next = prepareBatch(0);
+    for (let start = 0; start < items.length; start += INSERT_BATCH_ROWS) {
+      const prepared = await next;
+      if (start + INSERT_BATCH_ROWS < items.length) next = prepareBatch(start + INSERT_BATCH_ROWS);
+      const batch = items.slice(start, start + INSERT_BATCH_ROWS);
       const rows = await insertRows(manager, documentId, batch, start, leafLevel, prepared, target);
       for (const row of rows) ids[Number(row.ordinal)] = String(row.id);
       written += batch.length;
       await onRows?.(written);
     }
-    level = level.flatMap((item, i) => item.node.children.map((node) => ({ node, parentId: ids[i] })));
+    level = items.flatMap((item, i) => item.node.children.map((node) => ({ node, parentId: ids[i] })));
   }
 }
 

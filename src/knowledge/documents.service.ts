@@ -10,7 +10,7 @@ import { buildChunkTreeIncrementally, ChunkNode, yieldToEventLoop } from './chun
 import { documentNameProblem, InvalidDocumentNameError } from './document-name.js';
 import { parseDocument } from './document-parser.js';
 import { DenseRecall } from './dense/dense-recall.service.js';
-import { insertChunkTree, PreparedLeaf } from './chunk-writer.js';
+import { insertChunkTree, LeafPreparer, PreparedLeaf } from './chunk-writer.js';
 import { EmbeddingProvider } from './embeddings.js';
 import { IndexIdentity } from './index-identity.js';
 import { searchTextOfTokens } from './search-text.js';
@@ -18,7 +18,11 @@ import { searchTextOfTokens } from './search-text.js';
 /** Leaves tokenized (for their search text and embedding) between two yields to the event loop: a few milliseconds of work. */
 export const TOKENIZE_BATCH = 32;
 
-/** The stages of an ingest, in order, as its progress reports them. */
+/**
+ * The stages of an ingest, in order, as its progress reports them. With
+ * in-process embeddings (EmbeddingProvider.embedsInProcess) the leaves are
+ * embedded while they are stored, and the pass is reported as storing.
+ */
 export type IngestStage = 'parsing' | 'embedding' | 'storing' | 'indexing';
 
 /** `done` of `total` units of `stage`: leaves embedded, rows stored; parsing and indexing count 0 of 1, then 1 of 1. */
@@ -111,7 +115,11 @@ export class DocumentsService {
     await onProgress?.('parsing', 1, 1);
     const chunked = performance.now();
     const leaves = flattenLeaves(tree);
-    const prepared = await this.prepareLeaves(leaves, onProgress);
+    // In-process embeddings are computed batch by batch inside the transaction, overlapping the writes (one pass,
+    // reported as storing); a remote API is called for the whole document first.
+    const onePass = this.embeddings.embedsInProcess;
+    const prepared = onePass ? null : await this.prepareLeaves(leaves, onProgress);
+    const prepare: LeafPreparer = prepared ? async () => prepared : (nodes) => this.prepareLeaves(nodes);
     const embedded = performance.now();
     const bulk = options.bulk ?? (await this.dense.worthBulkLoad(leaves.length));
     const rowCount = countNodes(tree);
@@ -125,7 +133,7 @@ export class DocumentsService {
           [id, filename, parsed.contentType, data.length, sha256, parsed.pageCount, rowCount, createdBy],
         );
         const target = { spaceId: this.identity.spaceId, denseEpoch, withVectorColumn: this.dense.writesVectorColumn };
-        await insertChunkTree(manager, id, tree, chunkSizes.length, prepared, target, (written) => onProgress?.('storing', written, rowCount));
+        await insertChunkTree(manager, id, tree, chunkSizes.length, prepare, target, (written) => onProgress?.('storing', written, rowCount));
         await this.identity.checkBeforeCommit(manager);
         await manager.query('UPDATE knowledge_index_state SET version = version + 1 WHERE id = 1');
       });
@@ -150,8 +158,10 @@ export class DocumentsService {
     const ms = (from: number, to = performance.now()) => Math.round(to - from);
     this.logger.log(
       `stored ${filename}: ${data.length} bytes, ${leaves.length} leaves; parse+chunk ${ms(started, chunked)} ms, ` +
-        `search text+embeddings ${ms(chunked, embedded)} ms, insert ${ms(embedded, stored)} ms` +
-        (bulk ? `, index ${ms(stored)} ms` : ''),
+        (onePass
+          ? `search text+embeddings+insert ${ms(embedded, stored)} ms`
+          : `search text+embeddings ${ms(chunked, embedded)} ms, insert ${ms(embedded, stored)} ms`) +
+        (deferred ? ', index build left to a later bulk load' : bulk ? `, index ${ms(stored)} ms` : ''),
     );
     const document = await this.find(id);
     if (!document) throw new DocumentRemovedError(id);

@@ -19,6 +19,13 @@ export abstract class EmbeddingProvider {
   readonly sparse: boolean = false;
   /** Texts per `embed` call during ingest: small where embedding runs on the event loop, large for a remote API. */
   readonly ingestBatchSize: number = 256;
+  /**
+   * Embeds on this process's CPU, without waiting on I/O. Ingest then embeds
+   * each batch of leaves while the batch before is written, inside the
+   * document's transaction; other providers (a remote API) embed the whole
+   * document before the transaction opens, so that no transaction waits on them.
+   */
+  readonly embedsInProcess: boolean = false;
   abstract embed(texts: string[]): Promise<number[][]>;
 
   /**
@@ -60,6 +67,7 @@ export class LocalHashEmbeddings extends EmbeddingProvider {
   /** Computed on the event loop: a batch of this many takes a few milliseconds. */
   override readonly ingestBatchSize = 64;
   override readonly sparse = true;
+  override readonly embedsInProcess = true;
 
   constructor(readonly dimensions: number) {
     super();

@@ -13,7 +13,7 @@ import { RunMessages1764979200010 } from './migrations/1764979200010-RunMessages
 import { ApiKeys1764979200020 } from './migrations/1764979200020-ApiKeys.js';
 import { IndexIdentity1764979200030 } from './migrations/1764979200030-IndexIdentity.js';
 import { IngestJobs1764979200040 } from './migrations/1764979200040-IngestJobs.js';
-import { DenseEpochIndex1764979200050 } from './migrations/1764979200050-DenseEpochIndex.js';
+import { DeferredBulkBuilds1764979200050 } from './migrations/1764979200050-DeferredBulkBuilds.js';
 
 export const MIGRATIONS = [
   InitialSchema1764547200000,
@@ -28,7 +28,7 @@ export const MIGRATIONS = [
   ApiKeys1764979200020,
   IndexIdentity1764979200030,
   IngestJobs1764979200040,
-  DenseEpochIndex1764979200050,
+  DeferredBulkBuilds1764979200050,
 ];
 
 /**

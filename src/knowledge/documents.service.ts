@@ -124,6 +124,7 @@ export class DocumentsService {
     const bulk = options.bulk ?? (await this.dense.worthBulkLoad(leaves.length));
     const rowCount = countNodes(tree);
     const denseEpoch = await this.dense.epochForNewLeaves(bulk);
+    const outsideIndex = bulk && this.dense.bulkLoadsOutsideIndex;
     try {
       await onProgress?.('storing', 0, rowCount);
       await this.dataSource.transaction(async (manager) => {
@@ -135,7 +136,13 @@ export class DocumentsService {
         const target = { spaceId: this.identity.spaceId, denseEpoch, withVectorColumn: this.dense.writesVectorColumn };
         await insertChunkTree(manager, id, tree, chunkSizes.length, prepare, target, (written) => onProgress?.('storing', written, rowCount));
         await this.identity.checkBeforeCommit(manager);
-        await manager.query('UPDATE knowledge_index_state SET version = version + 1 WHERE id = 1');
+        // A bulk load outside the index: when it committed (and the first since the last build) tells the jobs'
+        // reconciler when its load has ended (DenseRecall.finishPendingBulkLoads).
+        await manager.query(
+          `UPDATE knowledge_index_state SET version = version + 1${
+            outsideIndex ? ', bulk_loaded_at = clock_timestamp(), bulk_pending_since = COALESCE(bulk_pending_since, clock_timestamp())' : ''
+          } WHERE id = 1`,
+        );
       });
     } catch (error) {
       // The same content uploaded at the same moment by someone else.
@@ -146,7 +153,8 @@ export class DocumentsService {
       throw error;
     }
     const stored = performance.now();
-    const deferred = bulk && (await options.deferIndexBuild?.()) === true;
+    // Nothing after the commit fails the ingest: a failed check builds now.
+    const deferred = outsideIndex && (await Promise.resolve().then(() => options.deferIndexBuild?.()).catch(() => false)) === true;
     if (bulk && !deferred) {
       await onProgress?.('indexing', 0, 1);
       // The document is stored (and found by full text); a failed build is repaired at the next start or bulk load.

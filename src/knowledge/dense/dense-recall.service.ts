@@ -4,11 +4,14 @@ import { DataSource } from 'typeorm';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { withMaintenanceDataSource } from '../../database/maintenance.js';
-import { pgErrorCode } from '../../database/sql.js';
+import { pgErrorCode, sqlRows } from '../../database/sql.js';
 import { EmbeddingProvider } from '../embeddings.js';
 import { IndexIdentity } from '../index-identity.js';
 import { MemoryDenseIndex } from './memory-dense-index.js';
 import { hasVectorColumn, IndexMaintenance, PgvectorStore } from './pgvector-store.js';
+
+/** A bulk load's leaves wait for their index build at most this many quiet periods (see finishPendingBulkLoads). */
+export const BULK_BUILD_MAX_WAIT = 10;
 
 export type DenseBackend = 'pgvector-hnsw' | 'pgvector-exact' | 'memory';
 
@@ -96,7 +99,12 @@ export class DenseRecall implements OnModuleInit {
    */
   async epochForNewLeaves(bulk: boolean): Promise<number> {
     const epoch = await new PgvectorStore(this.dataSource, this.embeddings.dimensions, 0).currentEpoch();
-    return bulk && this.pgvector?.indexed ? epoch + 1 : epoch;
+    return bulk && this.bulkLoadsOutsideIndex ? epoch + 1 : epoch;
+  }
+
+  /** Whether a bulk load's leaves stay outside the dense index until an index build covers them (pgvector's HNSW). */
+  get bulkLoadsOutsideIndex(): boolean {
+    return this.pgvector?.indexed === true;
   }
 
   /**
@@ -118,15 +126,35 @@ export class DenseRecall implements OnModuleInit {
   }
 
   /**
-   * Builds the HNSW index for bulk-loaded leaves that no index covers yet:
-   * their load left the build to a later one that never came (it failed),
-   * or the instance died between the commit and the build. Returns at once
-   * when there are none (an index lookup) or another instance is building.
+   * Builds the HNSW index for bulk-loaded leaves that no index covers yet,
+   * once their load has ended: no bulk load has committed for `quietMs`
+   * (a load of many documents commits one every few seconds), or the oldest
+   * of them has waited BULK_BUILD_MAX_WAIT times that (a load that does not
+   * pause). Their load left the build to a later job that did not build it
+   * (it failed, or was no bulk load), or the instance died between the commit
+   * and the build. Returns at once when there are none (an index lookup) or
+   * another instance is building.
    */
-  async finishPendingBulkLoads(): Promise<void> {
+  async finishPendingBulkLoads(quietMs: number): Promise<void> {
     if (!this.pgvector?.indexed) return;
     const pending = await this.pgvector.pendingEpoch();
-    if (pending === null) return;
+    if (pending === null) {
+      // A load that committed its leaves into the epoch a build was covering: nothing waits for a build after all.
+      await this.dataSource.query(
+        `UPDATE knowledge_index_state s SET bulk_pending_since = NULL
+          WHERE id = 1 AND bulk_pending_since IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM knowledge_chunks c WHERE c.is_leaf AND c.dense_epoch > s.dense_epoch)`,
+      );
+      return;
+    }
+    const [state] = await sqlRows<{ due: boolean }>(
+      this.dataSource,
+      `SELECT bulk_loaded_at IS NULL OR bulk_loaded_at < clock_timestamp() - make_interval(secs => $1)
+              OR bulk_pending_since < clock_timestamp() - make_interval(secs => $2) AS due
+         FROM knowledge_index_state WHERE id = 1`,
+      [quietMs / 1000, (quietMs * BULK_BUILD_MAX_WAIT) / 1000],
+    );
+    if (!state.due) return;
     const done = await withMaintenanceDataSource(this.config, (dataSource) =>
       this.maintainedStore(dataSource).converge({ wait: false, buildMemory: this.config.dense.hnswBuildMemory }),
     );

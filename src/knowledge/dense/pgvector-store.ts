@@ -170,7 +170,8 @@ export class PgvectorStore {
       // One statement: queries read the new epoch (and plan on the new index) from its commit on.
       const moved = await sqlRows(
         db,
-        'UPDATE knowledge_index_state SET dense_epoch = $1, version = version + 1 WHERE id = 1 AND dense_epoch < $1 RETURNING 1',
+        `UPDATE knowledge_index_state SET dense_epoch = $1, version = version + 1, bulk_pending_since = NULL
+          WHERE id = 1 AND dense_epoch < $1 RETURNING 1`,
         [target],
       );
       swapped = moved.length > 0;

@@ -399,6 +399,7 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
    * failure was recorded as final is `failed` in PostgreSQL, and left alone).
    */
   private async reconcile(): Promise<void> {
+    void this.finishPendingBulkLoads();
     if (this.reconciling) return;
     this.reconciling = true;
     try {
@@ -409,15 +410,18 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
           ORDER BY created_at LIMIT ${RECONCILE_BATCH}`,
         [this.config.knowledge.ingestLockMs / 1000],
       );
+      // A Redis that does not answer (stopped, partitioned) must not hold the next rounds.
+      const inTime = <T>(operation: Promise<T>) =>
+        withTimeout(operation, Math.max(this.config.redis.commandTimeoutMs, 1000), () => new Error('Redis did not answer in time'));
       for (const { id } of rows) {
-        const queued = await this.queue.getJob(id);
+        const queued = await inTime(this.queue.getJob(id));
         if (!queued) {
           await this.enqueue(id);
           this.logger.log(`ingest job ${id} was not in the queue: queued again`);
-        } else if ((await queued.getState()) === 'failed') {
+        } else if ((await inTime(queued.getState())) === 'failed') {
           // The queue gave up, but no attempt could record a final failure (PostgreSQL was away: every write failed).
           // The upload is still stored: it starts over rather than being lost to an outage.
-          await queued.remove();
+          await inTime(queued.remove());
           await this.enqueue(id);
           this.logger.log(`ingest job ${id} failed in the queue while its failures could not be recorded: queued again`);
         }
@@ -427,23 +431,18 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     } finally {
       this.reconciling = false;
     }
-    void this.finishPendingBulkLoads();
   }
 
   /**
    * A bulk load that left its index build to a later job, when none built it
-   * (the later ones failed or were not bulk loads, or their instance died):
-   * built once no job is under way anywhere.
+   * (the later ones failed or were no bulk loads, or their instance died):
+   * built once bulk loads have paused for a lock period.
    */
   private async finishPendingBulkLoads(): Promise<void> {
     if (this.buildingPending) return;
     this.buildingPending = true;
     try {
-      const [{ active }] = await sqlRows<{ active: boolean }>(
-        this.dataSource,
-        `SELECT EXISTS (SELECT 1 FROM knowledge_ingest_jobs WHERE status = 'active') AS active`,
-      );
-      if (!active) await this.dense.finishPendingBulkLoads();
+      await this.dense.finishPendingBulkLoads(this.config.knowledge.ingestLockMs);
     } catch (error) {
       this.logger.warn(`the dense index of bulk-loaded leaves was not built (${(error as Error).message}); tried again later`);
     } finally {

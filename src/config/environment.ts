@@ -205,7 +205,7 @@ const embeddings = {
 
 const dense = {
   RAG_DENSE_BACKEND: oneOf(DENSE_BACKENDS).default('auto').describe('dense recall backend'),
-  RAG_HNSW_EF_SEARCH: integer(10, 1000).default(100).describe('pgvector HNSW candidate list per query'),
+  RAG_HNSW_EF_SEARCH: integer(10, 1000).default(500).describe('pgvector HNSW candidate list per query'),
   RAG_HNSW_BUILD_MEMORY: z
     .string()
     .regex(/^[1-9][0-9]{0,6}(kB|MB|GB)$/, 'must be a PostgreSQL memory size such as 512MB or 2GB')

@@ -12,18 +12,24 @@
  *   LEAVES=20000 npm run bench:ingest          (a quick run)
  *   CORPUS=salad npm run bench:ingest          (the word salad of bench:search instead of topic-clustered text)
  *   BENCH_VERBOSE=true npm run bench:ingest    (the service's log too: each document's parse, embedding and insert times)
+ *   EMBEDDINGS=topic npm run bench:ingest      (dense 384-dimension vectors clustered by topic, standing in for a model's)
+ *   RAG_HNSW_EF_SEARCH=400 npm run bench:ingest (pgvector's candidate list per query; RAG_HNSW_BUILD_MEMORY too)
+ *   EF_SWEEP=40,100,400 npm run bench:ingest   (the pgvector index's recall and latency at other candidate lists too)
  *
  * Goals: >= 2 000 leaves/s with the local embeddings and pgvector; dense
  * recall >= 0.95; pipeline p95 <= 50 ms at 100 000 leaves, <= 100 ms at 1 000 000.
  */
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
+import { ConsoleLogger } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module.js';
 import { resolveRecallK } from '../src/knowledge/recall-k.js';
 import { DocumentsService } from '../src/knowledge/documents.service.js';
 import { DenseRecall } from '../src/knowledge/dense/dense-recall.service.js';
 import { MemoryDenseIndex } from '../src/knowledge/dense/memory-dense-index.js';
+import { PgvectorStore } from '../src/knowledge/dense/pgvector-store.js';
+import { IndexIdentity } from '../src/knowledge/index-identity.js';
 import { EmbeddingProvider } from '../src/knowledge/embeddings.js';
 import { RetrievalService } from '../src/knowledge/retrieval.service.js';
 import { benchConfig, createBenchDatabase, fmt, median, percentile } from './support.js';
@@ -35,6 +41,10 @@ const RECALL_QUERIES = Number(process.env.RECALL_QUERIES ?? 100);
 const LEAVES_PER_DOCUMENT = Number(process.env.LEAVES_PER_DOCUMENT ?? 10_000);
 const CORPUS = process.env.CORPUS === 'salad' ? 'salad' : 'topic';
 const BACKENDS = (process.env.BACKENDS ?? 'pgvector,memory').split(',').map((v) => v.trim());
+const EMBEDDINGS = process.env.EMBEDDINGS === 'topic' ? 'topic' : 'local';
+const TOPIC_DIMENSIONS = 384;
+/** With pgvector's HNSW index: the recall and latency of these ef_search values too, on the same index. */
+const EF_SWEEP = (process.env.EF_SWEEP ?? '').split(',').filter(Boolean).map(Number);
 
 /** A small deterministic PRNG (mulberry32), so every run generates the same corpus. */
 function prng(seed: number): () => number {
@@ -49,6 +59,83 @@ function prng(seed: number): () => number {
 interface Corpus {
   leaf(i: number): string;
   query(i: number): string;
+  /** The topic of each topic word (topic corpus only): what TopicEmbeddings knows as a model knows meaning. */
+  topicOf?: Map<string, number>;
+}
+
+/** A standard normal deviate from `random` (Box-Muller). */
+function gaussian(random: () => number): number {
+  return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+}
+
+function hashOf(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i += 1) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash >>> 0;
+}
+
+/**
+ * Stands in for a model's embeddings, which cannot run offline: dense
+ * vectors with the cluster structure a model gives topical text (the local
+ * hash embeddings are sparse and structureless, which no graph index suits).
+ * A word of a topic adds its topic's centroid and some of its own random
+ * direction; any other word only its own, weaker; the sum is normalized.
+ * English words are split at spaces, Chinese text into the corpus's
+ * two-character words.
+ */
+class TopicEmbeddings extends EmbeddingProvider {
+  readonly name = 'bench-topic';
+  readonly provider = 'bench';
+  readonly model = 'topic-1';
+  override readonly ingestBatchSize = 64;
+  override readonly embedsInProcess = true;
+  private readonly directions = new Map<string, Float32Array>();
+
+  constructor(
+    readonly dimensions: number,
+    private readonly topicOf: Map<string, number>,
+  ) {
+    super();
+  }
+
+  async embed(texts: string[]): Promise<number[][]> {
+    return texts.map((text) => this.embedText(text));
+  }
+
+  private embedText(text: string): number[] {
+    const sum = new Float64Array(this.dimensions);
+    for (const word of this.words(text)) {
+      const topic = this.topicOf.get(word);
+      const own = this.direction(`w:${word}`);
+      const weight = topic === undefined ? 0.4 : 0.7;
+      for (let d = 0; d < this.dimensions; d += 1) sum[d] += weight * own[d];
+      if (topic !== undefined) {
+        const centroid = this.direction(`t:${topic}`);
+        for (let d = 0; d < this.dimensions; d += 1) sum[d] += centroid[d];
+      }
+    }
+    let squares = 0;
+    for (let d = 0; d < this.dimensions; d += 1) squares += sum[d] * sum[d];
+    const norm = Math.sqrt(squares) || 1;
+    return Array.from(sum, (v) => v / norm);
+  }
+
+  private words(text: string): string[] {
+    if (/[a-z]/i.test(text)) return text.toLowerCase().match(/[a-z]+/g) ?? [];
+    const han = text.replace(/[^\u4e00-\u9fff]/g, '');
+    return Array.from({ length: Math.ceil(han.length / 2) }, (_, i) => han.slice(2 * i, 2 * i + 2));
+  }
+
+  /** A random unit direction per key, the same every run. */
+  private direction(key: string): Float32Array {
+    let vector = this.directions.get(key);
+    if (!vector) {
+      const random = prng(hashOf(key));
+      vector = Float32Array.from({ length: this.dimensions }, () => gaussian(random) / Math.sqrt(this.dimensions));
+      this.directions.set(key, vector);
+    }
+    return vector;
+  }
 }
 
 /** bench:search's generator: every leaf is uniformly random words, so no leaf is much nearer a query than the rest. */
@@ -118,7 +205,11 @@ function topicCorpus(): Corpus {
   const word = (topic: string[], vocabulary: string[], common: (r: () => number) => number) =>
     random() < 0.5 ? pick(random, topic) : vocabulary[common(random)];
   const queryRandom = prng(77);
+  const topicOf = new Map<string, number>();
+  enTopics.forEach((words, t) => words.forEach((word) => topicOf.set(word, t)));
+  zhTopics.forEach((words, t) => words.forEach((word) => topicOf.set(word, TOPICS + t)));
   return {
+    topicOf,
     leaf: (i) => {
       const t = Math.floor(random() * TOPICS);
       return i % 2 === 0
@@ -159,17 +250,33 @@ async function run(leafTarget: number, backend: string): Promise<void> {
     KNOWLEDGE_SEED_ON_START: 'false',
     RAG_DENSE_BACKEND: backend,
   };
+  const corpus = newCorpus();
+  if (EMBEDDINGS === 'topic') {
+    if (!corpus.topicOf) throw new Error('EMBEDDINGS=topic needs the topic corpus');
+    Object.assign(settings, { EMBEDDING_DIMENSIONS: String(TOPIC_DIMENSIONS) });
+  }
+  for (const name of ['RAG_HNSW_EF_SEARCH', 'RAG_HNSW_BUILD_MEMORY']) {
+    if (process.env[name]) Object.assign(settings, { [name]: process.env[name] });
+  }
   const config = benchConfig(db.url, settings);
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { logger: process.env.BENCH_VERBOSE === 'true' ? ['log', 'warn', 'error'] : ['warn', 'error'] });
+  let builder = Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).setLogger(
+    new ConsoleLogger({ logLevels: process.env.BENCH_VERBOSE === 'true' ? ['log', 'warn', 'error'] : ['warn', 'error'] }),
+  );
+  if (EMBEDDINGS === 'topic') builder = builder.overrideProvider(EmbeddingProvider).useValue(new TopicEmbeddings(TOPIC_DIMENSIONS, corpus.topicOf!));
+  const app = await builder.compile();
+  await app.init();
   try {
     const dense = app.get(DenseRecall);
-    console.log(`\n${leafTarget} leaves (${CORPUS}), RAG_DENSE_BACKEND=${backend}: dense backend ${dense.backend}`);
+    const embeddingsName = app.get(EmbeddingProvider).name;
+    console.log(
+      `\n${leafTarget} leaves (${CORPUS}), ${embeddingsName} embeddings, RAG_DENSE_BACKEND=${backend}: dense backend ${dense.backend}` +
+        (dense.backend === 'pgvector-hnsw' ? `, ef_search ${config.dense.hnswEfSearch}` : ''),
+    );
     if (backend !== 'memory' && dense.backend === 'memory') {
       console.log('  this PostgreSQL has no pgvector: skipped');
       return;
     }
     const documents = app.get(DocumentsService);
-    const corpus = newCorpus();
     let leaves = 0;
     let indexMs = 0;
     let indexStarted = 0;
@@ -207,12 +314,24 @@ async function run(leafTarget: number, backend: string): Promise<void> {
       const exactIndex = new MemoryDenseIndex(app.get(DataSource), embeddings.dimensions);
       let found = 0;
       const sample = queries.slice(0, RECALL_QUERIES);
-      for (const q of sample) {
-        const [vector] = await embeddings.embed([q]);
-        const exact = new Set(await exactIndex.rank(Float32Array.from(vector), recallK));
-        found += (await dense.rank(q, recallK)).ids.filter((id) => exact.has(id)).length / Math.max(1, exact.size);
+      const vectors = await Promise.all(sample.map(async (q) => Float32Array.from((await embeddings.embed([q]))[0])));
+      const exact = await Promise.all(vectors.map(async (vector) => new Set(await exactIndex.rank(vector, recallK))));
+      for (const [i, q] of sample.entries()) {
+        found += (await dense.rank(q, recallK)).ids.filter((id) => exact[i].has(id)).length / Math.max(1, exact[i].size);
       }
       console.log(`  dense leg recall@${recallK} of the exact scan (${sample.length} queries): ${(found / sample.length).toFixed(3)}`);
+      // The same index at other candidate lists (RAG_HNSW_EF_SEARCH), to choose it by measure.
+      for (const ef of EF_SWEEP.filter(() => dense.backend === 'pgvector-hnsw')) {
+        const store = new PgvectorStore(app.get(DataSource), embeddings.dimensions, ef, { spaceId: () => app.get(IndexIdentity).spaceId });
+        const times = await measure(vectors.map((_, i) => String(i)), (i) => store.rank(vectors[Number(i)], recallK));
+        let hits = 0;
+        for (const [i, vector] of vectors.entries()) {
+          hits += (await store.rank(vector, recallK)).filter((id) => exact[i].has(id)).length / Math.max(1, exact[i].size);
+        }
+        console.log(`${line(`  ef_search ${ef}: recall@${recallK} ${(hits / vectors.length).toFixed(3)}`, times)}`);
+      }
+    } else {
+      console.log(`  dense leg recall@${recallK}: 1 (it is the exact scan)`);
     }
   } finally {
     await app.close();

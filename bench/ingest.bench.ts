@@ -32,7 +32,7 @@ import { PgvectorStore } from '../src/knowledge/dense/pgvector-store.js';
 import { IndexIdentity } from '../src/knowledge/index-identity.js';
 import { EmbeddingProvider } from '../src/knowledge/embeddings.js';
 import { RetrievalService } from '../src/knowledge/retrieval.service.js';
-import { benchConfig, createBenchDatabase, fmt, median, percentile } from './support.js';
+import { benchConfig, createBenchDatabase, fmt, median, percentile, timeEach } from './support.js';
 
 const LEAVES = (process.env.LEAVES ?? '100000,1000000').split(',').map((v) => Number(v.trim()));
 const QUERIES = Number(process.env.QUERIES ?? 200);
@@ -230,16 +230,8 @@ const newCorpus = () => (CORPUS === 'salad' ? saladCorpus() : topicCorpus());
 const line = (label: string, times: number[]) =>
   `  ${label.padEnd(44)} p50 ${fmt(median(times)).padStart(10)}   p95 ${fmt(percentile(times, 95)).padStart(10)}`;
 
-async function measure(queries: string[], fn: (q: string, i: number) => Promise<unknown>): Promise<number[]> {
-  for (const q of queries.slice(0, 20)) await fn(q, 0); // warm-up
-  const times: number[] = [];
-  for (const [i, q] of queries.entries()) {
-    const started = performance.now();
-    await fn(q, i);
-    times.push(performance.now() - started);
-  }
-  return times;
-}
+/** Per-query milliseconds, after 20 untimed queries. */
+const measure = <T>(queries: readonly T[], fn: (q: T, i: number) => Promise<unknown>) => timeEach(queries, fn, 20);
 
 async function run(leafTarget: number, backend: string): Promise<void> {
   const db = await createBenchDatabase('bench_ingest');
@@ -323,7 +315,7 @@ async function run(leafTarget: number, backend: string): Promise<void> {
       // The same index at other candidate lists (RAG_HNSW_EF_SEARCH), to choose it by measure.
       for (const ef of EF_SWEEP.filter(() => dense.backend === 'pgvector-hnsw')) {
         const store = new PgvectorStore(app.get(DataSource), embeddings.dimensions, ef, { spaceId: () => app.get(IndexIdentity).spaceId });
-        const times = await measure(vectors.map((_, i) => String(i)), (i) => store.rank(vectors[Number(i)], recallK));
+        const times = await measure(vectors, (vector) => store.rank(vector, recallK));
         let hits = 0;
         for (const [i, vector] of vectors.entries()) {
           hits += (await store.rank(vector, recallK)).filter((id) => exact[i].has(id)).length / Math.max(1, exact[i].size);

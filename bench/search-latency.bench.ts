@@ -19,7 +19,7 @@ import { PgvectorStore } from '../src/knowledge/dense/pgvector-store.js';
 import { EmbeddingProvider } from '../src/knowledge/embeddings.js';
 import { HybridRecall } from '../src/knowledge/hybrid-recall.service.js';
 import { RetrievalService } from '../src/knowledge/retrieval.service.js';
-import { benchConfig, fmt, median, percentile, runBench } from './support.js';
+import { benchConfig, fmt, median, percentile, runBench, timeEach } from './support.js';
 
 const LEAVES = Number(process.env.LEAVES ?? 100_000);
 const QUERIES = Number(process.env.QUERIES ?? 200);
@@ -89,15 +89,7 @@ runBench('bench_search', async (databaseUrl, onClose) => {
   await memoryIndex.rank(queryVectors[0], 20);
   console.log(`in-memory dense index loaded in ${fmt(performance.now() - loadStarted)}`);
 
-  const measure = async (fn: (q: string, i: number) => Promise<unknown>) => {
-    const times: number[] = [];
-    for (const [i, q] of queries.entries()) {
-      const started = performance.now();
-      await fn(q, i);
-      times.push(performance.now() - started);
-    }
-    return times;
-  };
+  const measure = (fn: (q: string, i: number) => Promise<unknown>) => timeEach(queries, fn);
   const line = (label: string, times: number[], baseline?: number[]) =>
     `${label.padEnd(50)} p50 ${fmt(median(times)).padStart(10)}   p95 ${fmt(percentile(times, 95)).padStart(10)}` +
     (baseline ? `   p50 ratio ${(median(times) / median(baseline)).toFixed(2)}` : '');

@@ -48,6 +48,18 @@ export function percentile(values: number[], p: number): number {
 
 export const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
 
+/** The milliseconds of `fn` on each item, one after another, after `warmUp` untimed calls on the first items. */
+export async function timeEach<T>(items: readonly T[], fn: (item: T, i: number) => Promise<unknown>, warmUp = 0): Promise<number[]> {
+  for (const [i, item] of items.slice(0, warmUp).entries()) await fn(item, i);
+  const times: number[] = [];
+  for (const [i, item] of items.entries()) {
+    const started = performance.now();
+    await fn(item, i);
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
 /** Runs a bench's body with a throw-away database (kept with BENCH_KEEP_DATABASE=true), dropping it (and closing what the body opened) however it ends. */
 export function runBench(prefix: string, body: (databaseUrl: string, onClose: (fn: () => Promise<unknown>) => void) => Promise<void>): void {
   const closers: Array<() => Promise<unknown>> = [];

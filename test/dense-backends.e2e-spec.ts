@@ -10,21 +10,7 @@ import { EmbeddingProvider } from '../src/knowledge/embeddings.js';
 import { RetrievalService } from '../src/knowledge/retrieval.service.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { TEST_PG_SERVER, testDatabaseUrl } from './support/test-env.js';
-
-async function serverHasPgvector(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: `${TEST_PG_SERVER}/postgres` });
-  await client.connect();
-  try {
-    return (await client.query(`SELECT 1 FROM pg_available_extensions WHERE name = 'vector'`)).rowCount === 1;
-  } finally {
-    await client.end();
-  }
-}
-
-const pgvectorAvailable = await serverHasPgvector();
-// .ci/run sets REQUIRE_PGVECTOR=1 once it has installed the extension: then these tests fail rather than skip.
-const describeWithPgvector = pgvectorAvailable || process.env.REQUIRE_PGVECTOR === '1' ? describe : describe.skip;
-if (!pgvectorAvailable) console.warn('pgvector is not installed on this PostgreSQL server: its dense-leg tests are skipped');
+import { describeWithPgvector } from './support/pgvector.js';
 
 const QUERIES = [
   'How do I reset the Aurora X1 router to factory settings?',

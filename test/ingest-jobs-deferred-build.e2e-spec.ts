@@ -1,41 +1,24 @@
 import { jest } from '@jest/globals';
-import pg from 'pg';
 import { ensureDatabase } from '../src/database/ensure-database.js';
 import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
 import { FakeEmbeddingsServer } from './support/fake-embeddings-server.js';
 import { OwnRedis } from './support/own-redis.js';
 import { createTestApp, TestApp } from './support/test-app.js';
-import { TEST_PG_SERVER } from './support/test-env.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
+import { describeWithPgvector } from './support/pgvector.js';
 
 /**
  * Review of the deferred HNSW build: bulk-loaded leaves whose build was left to a later job become dense-searchable
  * (knowledge_index_state.dense_epoch covering them) once no later job is going to build them. Each test failed
  * before its fix.
  */
-async function serverHasPgvector(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: `${TEST_PG_SERVER}/postgres` });
-  await client.connect();
-  try {
-    return (await client.query(`SELECT 1 FROM pg_available_extensions WHERE name = 'vector'`)).rowCount === 1;
-  } finally {
-    await client.end();
-  }
-}
-const describeWithPgvector = (await serverHasPgvector()) || process.env.REQUIRE_PGVECTOR === '1' ? describe : describe.skip;
 
-const DIMENSIONS = 16;
 /** Reconciler round every second. */
 const LOCK_MS = 1000;
 
 function document(word: string, count: number): Buffer {
   const lines = Array.from({ length: count }, (_, i) => `Note ${i} on the ${word} lantern: the ${word} glows in shade ${i * 7919} of router blue.`);
   return Buffer.from(lines.join('\n'), 'utf8');
-}
-
-/** Resolves once `check` holds; a condition that never comes is caught by Jest's test timeout. */
-async function until(check: () => Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
 describeWithPgvector('deferred HNSW builds of bulk loads', () => {
@@ -52,11 +35,7 @@ describeWithPgvector('deferred HNSW builds of bulk loads', () => {
     KNOWLEDGE_CHUNK_OVERLAP: '0',
     KNOWLEDGE_BULK_LEAVES: '1',
     KNOWLEDGE_INGEST_LOCK_MS: String(LOCK_MS),
-    EMBEDDING_PROVIDER: 'openai',
-    EMBEDDING_BASE_URL: embeddings.url,
-    EMBEDDING_API_KEY: 'test',
-    EMBEDDING_DIMENSIONS: String(DIMENSIONS),
-    LLM_MAX_RETRIES: '0',
+    ...embeddings.env(),
     LLM_TIMEOUT_MS: '120000',
   });
   const database = async () => {
@@ -67,10 +46,25 @@ describeWithPgvector('deferred HNSW builds of bulk loads', () => {
   };
   /** The log's messages of the last app made. */
   let messages: string[] = [];
+  let waiting: Array<{ text: string; resolve: () => void }> = [];
   const deferred = () => messages.some((msg) => msg.includes('index build left to a later bulk load'));
+  /** Resolves once the last app made has logged a message containing `text`. */
+  const logged = (text: string) =>
+    new Promise<void>((resolve) => {
+      if (messages.some((msg) => msg.includes(text))) resolve();
+      else waiting.push({ text, resolve });
+    });
+  const reconcilerBuilt = () => logged('bulk-loaded leaves without an index');
   const app = async (env: Record<string, string>) => {
     messages = [];
-    const destination = { write: (line: string) => void messages.push(String(JSON.parse(line).msg)) };
+    waiting = [];
+    const destination = {
+      write: (line: string) => {
+        const msg = String(JSON.parse(line).msg);
+        messages.push(msg);
+        for (const waiter of waiting.filter((w) => msg.includes(w.text))) waiter.resolve();
+      },
+    };
     const created = await createTestApp({ ...env, LOG_LEVEL: 'info' }, destination as never);
     apps.push(created);
     return created;
@@ -86,7 +80,7 @@ describeWithPgvector('deferred HNSW builds of bulk loads', () => {
     (await t.dataSource.query('SELECT status FROM knowledge_ingest_jobs WHERE id = $1', [id]))[0]?.status as string | undefined;
 
   beforeAll(async () => {
-    embeddings = await new FakeEmbeddingsServer(DIMENSIONS).start();
+    embeddings = await new FakeEmbeddingsServer().start();
   });
   afterAll(async () => {
     embeddings.release();
@@ -116,7 +110,8 @@ describeWithPgvector('deferred HNSW builds of bulk loads', () => {
     expect(deferred()).toBe(true);
 
     // Bulk loads have paused: the reconciler builds, with the slow job still under way.
-    await until(async () => (await uncovered(t)) === 0);
+    await reconcilerBuilt();
+    expect(await uncovered(t)).toBe(0);
     expect(await status(t, slow)).toBe('active');
     embeddings.release();
   });
@@ -145,13 +140,14 @@ describeWithPgvector('deferred HNSW builds of bulk loads', () => {
     await redis.pause();
     embeddings.release();
     // The load completes in PostgreSQL and leaves its build to the queued job, which cannot start.
-    await until(async () => (await status(t, loaded)) === 'completed');
+    expect(await jobs.waitUntilFinished(loaded)).toMatchObject({ status: 'completed' });
     expect(await status(t, queued)).toBe('queued');
     expect(deferred()).toBe(true);
 
     // No job is under way anywhere: the reconciler should build the index of the load's leaves.
     try {
-      await until(async () => (await uncovered(t)) === 0);
+      await reconcilerBuilt();
+      expect(await uncovered(t)).toBe(0);
     } finally {
       await redis.resume();
     }

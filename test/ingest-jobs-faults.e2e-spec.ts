@@ -10,7 +10,6 @@ import { openSse } from './support/sse-client.js';
 import { FakeEmbeddingsServer } from './support/fake-embeddings-server.js';
 
 /** Review of issue 14: an acknowledged upload and a short PostgreSQL outage. */
-const DIMENSIONS = 16;
 
 const text = Buffer.from(`# Basil\n${Array.from({ length: 30 }, (_, i) => `The Basil manual, part ${i}.`).join('\n')}`, 'utf8');
 
@@ -20,7 +19,7 @@ describe('Ingest jobs through a PostgreSQL outage and a lost lock', () => {
   let t: TestApp | undefined;
 
   beforeAll(async () => {
-    embeddings = await new FakeEmbeddingsServer(DIMENSIONS).start();
+    embeddings = await new FakeEmbeddingsServer().start();
     await postgres.start();
   });
   afterAll(async () => {
@@ -36,11 +35,7 @@ describe('Ingest jobs through a PostgreSQL outage and a lost lock', () => {
       DATABASE_URL: url,
       DATABASE_CREATE_IF_MISSING: 'false',
       KNOWLEDGE_SEED_ON_START: 'false',
-      EMBEDDING_PROVIDER: 'openai',
-      EMBEDDING_BASE_URL: embeddings.url,
-      EMBEDDING_API_KEY: 'test',
-      EMBEDDING_DIMENSIONS: String(DIMENSIONS),
-      LLM_MAX_RETRIES: '0',
+      ...embeddings.env(),
       KNOWLEDGE_INGEST_LOCK_MS: '1000',
     });
     const admin = t.auth(uniqueUser('admin'), { role: 'admin' });
@@ -78,11 +73,7 @@ describe('Ingest jobs through a PostgreSQL outage and a lost lock', () => {
     const env = {
       DATABASE_URL: url,
       KNOWLEDGE_SEED_ON_START: 'false',
-      EMBEDDING_PROVIDER: 'openai',
-      EMBEDDING_BASE_URL: embeddings.url,
-      EMBEDDING_API_KEY: 'test',
-      EMBEDDING_DIMENSIONS: String(DIMENSIONS),
-      LLM_MAX_RETRIES: '0',
+      ...embeddings.env(),
       KNOWLEDGE_INGEST_LOCK_MS: '1000',
     };
     const slow = await createTestApp(env);

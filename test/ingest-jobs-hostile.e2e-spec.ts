@@ -13,7 +13,10 @@ import { openSse } from './support/sse-client.js';
 /** Review of issue 14: each test states the behaviour it expects; a failing one reproduces a defect. */
 const text = (label: string) => Buffer.from(`# ${label}\n${Array.from({ length: 30 }, (_, i) => `The ${label} manual, part ${i}.`).join('\n')}`, 'utf8');
 
-/** Resolves once `check` holds, looking every 50 ms; a condition that never comes is caught by Jest's test timeout. */
+/**
+ * Resolves once `check` holds, looking every 50 ms: for states nothing announces (a PostgreSQL backend starting to
+ * wait for a lock, the HTTP server's connection count). A condition that never comes is caught by Jest's test timeout.
+ */
 const until = async (check: () => boolean | Promise<boolean>): Promise<void> => {
   while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 50));
 };
@@ -76,7 +79,24 @@ describe('Ingest jobs against hostile clients and races', () => {
       destination as never,
     );
     apps.push(t);
-    const jobs = t.app.get(IngestJobs) as unknown as { listeners: Map<string, Set<unknown>> };
+    const jobs = t.app.get(IngestJobs) as unknown as {
+      listeners: Map<string, Set<unknown>>;
+      watch: (id: string, listener: (job: unknown) => void) => () => void;
+    };
+    // The wait=true handler watches the job, and stops watching when it no longer waits.
+    let watched!: () => void;
+    let unwatched!: () => void;
+    const watching = new Promise<void>((resolve) => (watched = resolve));
+    const stopped = new Promise<void>((resolve) => (unwatched = resolve));
+    const watch = jobs.watch.bind(jobs);
+    jobs.watch = (id, listener) => {
+      const stop = watch(id, listener);
+      watched();
+      return () => {
+        stop();
+        unwatched();
+      };
+    };
     const base = new URL(await t.listen());
     const boundary = 'review-boundary';
     const body = Buffer.concat([
@@ -93,9 +113,10 @@ describe('Ingest jobs against hostile clients and races', () => {
     });
     req.on('error', () => undefined);
     req.end(body);
-    await until(() => jobs.listeners.size > 0);
+    await watching;
     req.destroy();
-    await until(() => jobs.listeners.size === 0);
+    await stopped;
+    expect(jobs.listeners.size).toBe(0);
     await leaveLogged;
     const errors = lines.filter((line) => JSON.parse(line).level >= 50);
     process.stdout.write(`wait=true left: ${errors.length} error lines ${errors.map((l) => l.slice(0, 300)).join('\n')}\n`);
@@ -112,11 +133,10 @@ describe('Ingest jobs against hostile clients and races', () => {
       await holder.query('SELECT pg_advisory_lock(7283046215530719)');
       const res = await request(server).post('/api/knowledge/documents').set(admin(t)).attach('file', text('Borage'), 'borage.md').expect(202);
       const { id } = res.body.job;
-      const stage = async () => (await t.dataSource.query('SELECT stage FROM knowledge_ingest_jobs WHERE id = $1', [id]))[0].stage;
-      await until(async () => (await stage()) === 'indexing');
+      const stream = await openSse(`${await t.listen()}/api/knowledge/jobs/${id}/events`, { headers: admin(t) });
+      await stream.waitFor((e) => e.event === 'job' && e.data.stage === 'indexing');
       await request(server).delete(`/api/knowledge/documents/${id}`).set(admin(t)).expect(200);
       await holder.query('SELECT pg_advisory_unlock(7283046215530719)');
-      const stream = await openSse(`${await t.listen()}/api/knowledge/jobs/${id}/events`, { headers: admin(t) });
       const last = await stream.waitFor((e) => e.event === 'job' && ['completed', 'failed'].includes(e.data.status));
       stream.close();
       const [{ n }] = await t.dataSource.query('SELECT count(*)::int AS n FROM knowledge_documents');

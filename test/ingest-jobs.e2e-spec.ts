@@ -14,7 +14,6 @@ import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js'
 import { ingestFolderAsJobs } from '../scripts/folder-ingest.js';
 import { FakeEmbeddingsServer } from './support/fake-embeddings-server.js';
 
-const DIMENSIONS = 16;
 
 const text = (label: string) =>
   Buffer.from(`# ${label}\n${Array.from({ length: 40 }, (_, i) => `The ${label} manual, part ${i}: 说明书第${i}节。`).join('\n')}`, 'utf8');
@@ -198,15 +197,11 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
     let database: string;
     const embeddingEnv = () => ({
       DATABASE_URL: database,
-      EMBEDDING_PROVIDER: 'openai',
-      EMBEDDING_BASE_URL: embeddings.url,
-      EMBEDDING_API_KEY: 'test',
-      EMBEDDING_DIMENSIONS: String(DIMENSIONS),
-      LLM_MAX_RETRIES: '0',
+      ...embeddings.env(),
       KNOWLEDGE_INGEST_LOCK_MS: '1000',
     });
     beforeAll(async () => {
-      embeddings = await new FakeEmbeddingsServer(DIMENSIONS).start();
+      embeddings = await new FakeEmbeddingsServer().start();
       database = await ownDatabase();
     });
     afterAll(() => embeddings.stop());

@@ -10,23 +10,8 @@ import { HybridRecall } from '../src/knowledge/hybrid-recall.service.js';
 import { IndexIdentity } from '../src/knowledge/index-identity.js';
 import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
 import { createTestApp, TestApp } from './support/test-app.js';
-import { TEST_PG_SERVER } from './support/test-env.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
-
-async function serverHasPgvector(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: `${TEST_PG_SERVER}/postgres` });
-  await client.connect();
-  try {
-    return (await client.query(`SELECT 1 FROM pg_available_extensions WHERE name = 'vector'`)).rowCount === 1;
-  } finally {
-    await client.end();
-  }
-}
-
-const pgvectorAvailable = await serverHasPgvector();
-// .ci/run sets REQUIRE_PGVECTOR=1 once it has installed the extension: then these tests fail rather than skip.
-const describeWithPgvector = pgvectorAvailable || process.env.REQUIRE_PGVECTOR === '1' ? describe : describe.skip;
-if (!pgvectorAvailable) console.warn('pgvector is not installed on this PostgreSQL server: the bulk-load tests are skipped');
+import { describeWithPgvector } from './support/pgvector.js';
 
 const DIMENSIONS = 256;
 // One level of 220-character chunks: every generated line is one leaf.

@@ -49,6 +49,17 @@ export class FakeEmbeddingsServer {
     return this;
   }
 
+  /** The service's settings that embed through this server, without retries (a test decides when it fails). */
+  env(): Record<string, string> {
+    return {
+      EMBEDDING_PROVIDER: 'openai',
+      EMBEDDING_BASE_URL: this.url,
+      EMBEDDING_API_KEY: 'test',
+      EMBEDDING_DIMENSIONS: String(this.dimensions),
+      LLM_MAX_RETRIES: '0',
+    };
+  }
+
   /** Resolves at the next request. */
   nextRequest(): Promise<void> {
     return new Promise((resolve) => {

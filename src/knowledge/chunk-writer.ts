@@ -45,25 +45,24 @@ export async function insertChunkTree(
   let written = 0;
   while (level.length > 0) {
     const ids: string[] = new Array(level.length);
-    const items = level;
     const prepareBatch = (start: number) => {
-      const leaves = items.slice(start, start + INSERT_BATCH_ROWS).flatMap((item) => (item.node.level === leafLevel ? [item.node] : []));
+      const leaves = level.slice(start, start + INSERT_BATCH_ROWS).flatMap((item) => (item.node.level === leafLevel ? [item.node] : []));
       const preparing = leaves.length ? prepare(leaves) : Promise.resolve(new Map<ChunkNode, PreparedLeaf>());
       // Awaited below; a failed insert before it must not leave it rejected unheard.
       preparing.catch(() => undefined);
       return preparing;
     };
     let next = prepareBatch(0);
-    for (let start = 0; start < items.length; start += INSERT_BATCH_ROWS) {
+    for (let start = 0; start < level.length; start += INSERT_BATCH_ROWS) {
       const prepared = await next;
-      if (start + INSERT_BATCH_ROWS < items.length) next = prepareBatch(start + INSERT_BATCH_ROWS);
-      const batch = items.slice(start, start + INSERT_BATCH_ROWS);
+      if (start + INSERT_BATCH_ROWS < level.length) next = prepareBatch(start + INSERT_BATCH_ROWS);
+      const batch = level.slice(start, start + INSERT_BATCH_ROWS);
       const rows = await insertRows(manager, documentId, batch, start, leafLevel, prepared, target);
       for (const row of rows) ids[Number(row.ordinal)] = String(row.id);
       written += batch.length;
       await onRows?.(written);
     }
-    level = items.flatMap((item, i) => item.node.children.map((node) => ({ node, parentId: ids[i] })));
+    level = level.flatMap((item, i) => item.node.children.map((node) => ({ node, parentId: ids[i] })));
   }
 }
 

@@ -170,6 +170,34 @@ describe('Stream tickets (EventSource rejoin without the Authorization header)',
     await request(server()).get(`/api/chat/runs/${runId}/stream`).query({ ticket: [ticket, ticket] }).expect(401);
   });
 
+  it('stop working once the API key that asked for them is revoked or deleted, and never outlive the token that asked', async () => {
+    const user = uniqueUser('ticket-key');
+    const runId = await finishedRun(user);
+    const createKey = async () => (await request(server()).post('/api/keys').set(t.auth(user)).send({ name: 'ticket probe' }).expect(201)).body as { id: string; key: string };
+    const keyTicket = async (key: string) =>
+      (await request(server()).post(`/api/chat/runs/${runId}/ticket`).set('Authorization', `Bearer ${key}`).expect(200)).body.ticket as string;
+
+    const revoked = await createKey();
+    const ticket = await keyTicket(revoked.key);
+    await rejoin(runId, ticket).expect(200);
+    await request(server()).delete(`/api/keys/${revoked.id}`).set(t.auth(user)).expect(200);
+    const afterRevoke = await rejoin(runId, ticket).expect(401);
+    expect(afterRevoke.body.message).toMatch(/API key that issued it was revoked/);
+
+    const deleted = await createKey();
+    const orphan = await keyTicket(deleted.key);
+    await rejoin(runId, orphan).expect(200);
+    await t.dataSource.query('DELETE FROM api_keys WHERE id = $1', [deleted.id]);
+    await rejoin(runId, orphan).expect(401);
+
+    // A token that expires in 5 s gets a ticket that expires with it, not 60 s later.
+    const tokenExp = Math.floor(Date.now() / 1000) + 5;
+    const shortToken = `Bearer ${jwt.sign({ sub: user, exp: tokenExp }, { algorithm: 'HS256' })}`;
+    const issued = await request(server()).post(`/api/chat/runs/${runId}/ticket`).set('Authorization', shortToken).expect(200);
+    expect(issued.body.expires_in).toBeLessThanOrEqual(5);
+    expect((jwt.decode(issued.body.ticket) as { exp: number }).exp).toBeLessThanOrEqual(tokenExp);
+  });
+
   it('never appear in the request log', async () => {
     const user = uniqueUser('ticket-log');
     const runId = await finishedRun(user);
@@ -180,7 +208,7 @@ describe('Stream tickets (EventSource rejoin without the Authorization header)',
     await request(server()).get(`/api/sessions?access_token=${ticket}`).set('x-request-id', 'token-in-query').expect(401);
     const completed = (id: string) => lines.find((l) => l.msg === 'request completed' && l.request_id === id) as { req: { url: string } } | undefined;
     expect(completed('ticket-ok')?.req.url).toBe(`/api/chat/runs/${runId}/stream?ticket=[redacted]`);
-    expect(completed('ticket-bad')?.req.url).toMatch(/\?tick%65t=\[redacted\]$/);
+    expect(completed('ticket-bad')?.req.url).toMatch(/\?ticket=\[redacted\]$/);
     expect(completed('token-in-query')?.req.url).toBe('/api/sessions?access_token=[redacted]');
     const signature = ticket.split('.')[2];
     expect(lines.length).toBeGreaterThanOrEqual(3);

@@ -119,7 +119,7 @@ export class IdentityTokenVerifier {
     const problem = userIdProblem(payload.sub);
     if (problem) throw new UnauthorizedException(`Invalid token: "sub" ${problem}`);
     checkTokenLifetime(payload, this.config.auth.maxTokenLifetimeSeconds);
-    return { userId: payload.sub as string, isAdmin: hasRole(claimAt(payload, idp.roleClaim), idp.adminRole) };
+    return { userId: payload.sub as string, isAdmin: hasRole(claimAt(payload, idp.roleClaim), idp.adminRole), credentialExpiresAt: payload.exp };
   }
 
   /** The key for the token's header; a key set that cannot be fetched becomes a 503 here, before jose sees it. */

@@ -5,7 +5,6 @@ import { decodeProtectedHeader } from 'jose';
 import type { Request } from 'express';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { CREDENTIAL_QUERY_PARAMETERS, redactCredentials } from '../logging/http-logging.js';
 import { AuthUser, RequestWithUser } from './auth-user.js';
 import { IdentityTokenVerifier } from './identity-token.verifier.js';
 import { API_KEY_PREFIX, ApiKeyService } from './api-keys/api-key.service.js';
@@ -24,6 +23,9 @@ interface TokenClaims {
 }
 
 export { MAX_USER_ID_LENGTH, userIdProblem } from './user-id.js';
+
+/** Query parameters that may carry a credential: a stream ticket, or a token someone put in a URL (refused). */
+const CREDENTIAL_QUERY_PARAMETERS: ReadonlySet<string> = new Set([STREAM_TICKET_PARAMETER, 'access_token', 'token']);
 
 /**
  * Global guard: every route needs `Authorization: Bearer <credential>` unless
@@ -70,9 +72,6 @@ export class JwtAuthGuard implements CanActivate {
       throw new BadRequestException('Send either the Authorization header or ?ticket=, not both');
     }
     request.user = await this.authenticateTicket(ticket, (request.params as Record<string, unknown> | undefined)?.run_id);
-    // The ticket is spent for this request: nothing later (error logs included) sees it in the URL.
-    request.url = redactCredentials(request.url);
-    request.originalUrl = redactCredentials(request.originalUrl);
     return true;
   }
 
@@ -84,6 +83,9 @@ export class JwtAuthGuard implements CanActivate {
     }
     if (userIdProblem(claims.sub) !== null || !(await this.ownership().isOwnedBy(claims.run_id, claims.sub))) {
       throw new UnauthorizedException("Stream ticket does not belong to this run's user");
+    }
+    if (claims.api_key_id !== undefined && !(await this.apiKeys.isLive(claims.api_key_id, claims.sub))) {
+      throw new UnauthorizedException('Stream ticket no longer valid: the API key that issued it was revoked, deleted or has expired');
     }
     // A ticket only opens its run's stream: never an admin credential.
     return { userId: claims.sub, isAdmin: false };
@@ -118,6 +120,6 @@ export class JwtAuthGuard implements CanActivate {
     const problem = userIdProblem(claims.sub);
     if (problem) throw new UnauthorizedException(`Invalid token: "sub" ${problem}`);
     checkTokenLifetime(claims, this.config.auth.maxTokenLifetimeSeconds);
-    return { userId: claims.sub as string, isAdmin: claims.role === 'admin' };
+    return { userId: claims.sub as string, isAdmin: claims.role === 'admin', credentialExpiresAt: claims.exp as number };
   }
 }

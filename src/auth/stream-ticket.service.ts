@@ -2,6 +2,7 @@ import { Inject, Injectable, UnauthorizedException } from '@nestjs/common';
 import { JwtService, TokenExpiredError } from '@nestjs/jwt';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import type { AuthUser } from './auth-user.js';
 
 /**
  * The `aud` of every stream ticket. Tickets are verified with exactly this
@@ -14,6 +15,8 @@ export const STREAM_TICKET_AUDIENCE = 'stream-ticket';
 export interface StreamTicketClaims {
   sub: string;
   run_id: string;
+  /** The API key that asked for the ticket: the ticket is refused once the key is revoked, deleted or expired. */
+  api_key_id?: string;
 }
 
 export interface IssuedStreamTicket {
@@ -35,7 +38,10 @@ export abstract class RunOwnership {
  * Short-lived signed tickets that let a browser `EventSource` (which cannot
  * send `Authorization`) rejoin one run of one user: `?ticket=` on that run's
  * stream route only. A ticket stays valid until it expires, so EventSource's
- * own reconnects (same URL, plus `Last-Event-ID`) keep working.
+ * own reconnects (same URL, plus `Last-Event-ID`) keep working. It never
+ * outlives the credential that asked for it: it expires with the token (or
+ * the key's expiry), and one asked for with an API key names the key, which
+ * the guard checks on every use.
  */
 @Injectable()
 export class StreamTicketService {
@@ -44,11 +50,13 @@ export class StreamTicketService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async issue(userId: string, runId: string): Promise<IssuedStreamTicket> {
-    const expiresIn = this.config.streamTickets.ttlSeconds;
-    const claims: StreamTicketClaims = { sub: userId, run_id: runId };
-    const ticket = await this.jwt.signAsync(claims, { algorithm: 'HS256', audience: STREAM_TICKET_AUDIENCE, expiresIn });
-    return { ticket, expires_in: expiresIn };
+  async issue(user: AuthUser, runId: string): Promise<IssuedStreamTicket> {
+    const now = Math.floor(Date.now() / 1000);
+    const expiresAt = Math.min(now + this.config.streamTickets.ttlSeconds, user.credentialExpiresAt ?? Infinity);
+    const claims: StreamTicketClaims & { iat: number; exp: number } = { sub: user.userId, run_id: runId, iat: now, exp: expiresAt };
+    if (user.apiKeyId) claims.api_key_id = user.apiKeyId;
+    const ticket = await this.jwt.signAsync(claims, { algorithm: 'HS256', audience: STREAM_TICKET_AUDIENCE });
+    return { ticket, expires_in: Math.max(0, expiresAt - now) };
   }
 
   /** The ticket's user and run; 401 when it is expired, tampered, or not a stream ticket. */
@@ -63,6 +71,9 @@ export class StreamTicketService {
     if (typeof claims.exp !== 'number' || typeof claims.sub !== 'string' || typeof claims.run_id !== 'string') {
       throw new UnauthorizedException('Invalid stream ticket: it must carry exp, sub and run_id');
     }
-    return { sub: claims.sub, run_id: claims.run_id };
+    if (claims.api_key_id !== undefined && typeof claims.api_key_id !== 'string') {
+      throw new UnauthorizedException('Invalid stream ticket: api_key_id must be a string');
+    }
+    return { sub: claims.sub, run_id: claims.run_id, ...(claims.api_key_id === undefined ? {} : { api_key_id: claims.api_key_id }) };
   }
 }

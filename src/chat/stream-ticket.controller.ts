@@ -12,7 +12,11 @@ export class StreamTicketResponse {
   @ApiProperty({ description: 'Pass as `?ticket=` to `GET /api/chat/runs/{run_id}/stream` (this run only), e.g. with EventSource' })
   ticket: string;
 
-  @ApiProperty({ type: 'integer', description: 'Seconds the ticket stays valid (STREAM_TICKET_TTL_SECONDS); reusable until then', example: 60 })
+  @ApiProperty({
+    type: 'integer',
+    description: 'Seconds the ticket stays valid (STREAM_TICKET_TTL_SECONDS, less when the token or API key that asked for it expires sooner); reusable until then',
+    example: 60,
+  })
   expires_in: number;
 }
 
@@ -39,7 +43,7 @@ export class StreamTicketController {
   async issue(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<StreamTicketResponse> {
     const run = await this.runs.find(params.run_id, user.userId);
     if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
-    return this.tickets.issue(user.userId, run.id);
+    return this.tickets.issue(user, run.id);
   }
 }
 

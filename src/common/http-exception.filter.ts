@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logge
 import type { Request, Response } from 'express';
 import { CodedError, ErrorCode } from './coded-error.js';
 import { isDatabaseUnavailable } from './database-unavailable.js';
-import { redactCredentials } from '../logging/http-logging.js';
+import { loggableUrl } from '../logging/secret-redaction.js';
 import { currentRequestId } from '../logging/request-context.js';
 
 export { isDatabaseUnavailable } from './database-unavailable.js';
@@ -84,12 +84,12 @@ export class HttpExceptionFilter implements ExceptionFilter {
       message = exception.message;
       code = exception.code;
       details = exception.details;
-      if (status >= 500) this.logger.warn({ err: exception, method: request.method, url: redactCredentials(request.originalUrl ?? request.url) }, exception.code);
+      if (status >= 500) this.logger.warn({ err: exception, method: request.method, url: loggableUrl(request.originalUrl ?? request.url) }, exception.code);
     } else if (isDatabaseUnavailable(exception)) {
       status = HttpStatus.SERVICE_UNAVAILABLE;
       message = 'Database unavailable; retry shortly';
       code = 'storage_unavailable';
-      this.logger.warn({ err: exception, method: request.method, url: redactCredentials(request.originalUrl ?? request.url) }, 'database unavailable');
+      this.logger.warn({ err: exception, method: request.method, url: loggableUrl(request.originalUrl ?? request.url) }, 'database unavailable');
     } else if (bodyParserStatus(exception) !== undefined) {
       status = bodyParserStatus(exception)!;
       message = bodyParserMessage(exception, status);
@@ -98,7 +98,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
       message = 'Internal server error';
       code = 'internal_error';
       this.logger.error(
-        { err: exception, method: request.method, url: redactCredentials(request.originalUrl ?? request.url) },
+        { err: exception, method: request.method, url: loggableUrl(request.originalUrl ?? request.url) },
         exception instanceof Error ? exception.stack : undefined,
       );
     }

@@ -2,8 +2,14 @@ import { LoggerService } from '@nestjs/common';
 import pino, { Logger as PinoLogger } from 'pino';
 import { LogLevel } from '../config/app-config.js';
 import { currentRequestId } from './request-context.js';
+import { redactSecrets } from './secret-redaction.js';
 
-/** The process-wide JSON logger; every line carries the current request id when there is one. */
+/**
+ * The process-wide JSON logger; every line carries the current request id
+ * when there is one. Whatever a line holds (an error's message, a URL, a
+ * header someone logged), API keys and JWTs are removed from it as it is
+ * written (`redactSecrets`).
+ */
 export function createRootLogger(level: LogLevel, destination?: pino.DestinationStream): PinoLogger {
   return pino(
     {
@@ -15,6 +21,7 @@ export function createRootLogger(level: LogLevel, destination?: pino.Destination
         return requestId ? { request_id: requestId } : {};
       },
       redact: ['req.headers.authorization', 'req.headers.cookie'],
+      hooks: { streamWrite: redactSecrets },
     },
     destination,
   );

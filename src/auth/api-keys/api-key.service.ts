@@ -139,10 +139,10 @@ export class ApiKeyService implements BeforeApplicationShutdown {
     if (!KEY_PATTERN.test(key)) {
       throw new UnauthorizedException(`Malformed API key: expected "${API_KEY_PREFIX}" followed by 43 base64url characters`);
     }
-    let rows: Array<{ id: string; user_id: string; role: ApiKeyRole; revoked: boolean; expired: boolean; last_used_at: Date | null }>;
+    let rows: Array<{ id: string; user_id: string; role: ApiKeyRole; revoked: boolean; expired: boolean; last_used_at: Date | null; expires_at: Date | null }>;
     try {
       rows = await this.keys.query(
-        `SELECT id, user_id, role, last_used_at, revoked_at IS NOT NULL AS revoked,
+        `SELECT id, user_id, role, last_used_at, expires_at, revoked_at IS NOT NULL AS revoked,
                 (expires_at IS NOT NULL AND expires_at <= now()) AS expired
            FROM api_keys WHERE key_hash = $1`,
         [hashKey(key)],
@@ -156,7 +156,28 @@ export class ApiKeyService implements BeforeApplicationShutdown {
     if (!row || row.revoked) throw new UnauthorizedException('Invalid API key: unknown or revoked');
     if (row.expired) throw new UnauthorizedException('API key expired: create a new one (POST /api/keys with a user token)');
     this.recordUse(row.id, row.last_used_at);
-    return { userId: row.user_id, isAdmin: row.role === 'admin', apiKeyId: row.id };
+    const user: AuthUser = { userId: row.user_id, isAdmin: row.role === 'admin', apiKeyId: row.id };
+    if (row.expires_at) user.credentialExpiresAt = Math.floor(row.expires_at.getTime() / 1000);
+    return user;
+  }
+
+  /**
+   * Whether the key `id` of `userId` still exists and is neither revoked nor
+   * expired: what a stream ticket the key issued is checked against on every
+   * use. 503 when PostgreSQL cannot answer.
+   */
+  async isLive(id: string, userId: string): Promise<boolean> {
+    try {
+      const rows: unknown[] = await this.keys.query(
+        `SELECT 1 FROM api_keys
+          WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+        [id, userId],
+      );
+      return rows.length > 0;
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) throw new ApiKeyStorageUnavailable();
+      throw error;
+    }
   }
 
   /** Resolves when the last_used_at writes started so far have finished (tests, shutdown). */

@@ -44,6 +44,24 @@ describe('Per-user rate limits on chat turns and searches', () => {
     await request(b.app.getHttpServer()).post(`/api/chat/runs/${runId}/ticket`).set(b.auth(user)).expect(429);
   });
 
+  it('counts only requests it accepts: refused bodies (400) spend no budget', async () => {
+    const user = uniqueUser('invalid-bodies');
+    const server = a.app.getHttpServer();
+    for (let i = 0; i < 5; i += 1) {
+      await request(server).post('/api/chat').set(a.auth(user)).send({ message: 42 }).expect(400);
+      await request(server).post('/api/chat/stream').set(a.auth(user)).send({ message: 'hi', extra: true }).expect(400);
+      await request(server).post('/v1/chat/completions').set(a.auth(user)).send({ messages: [] }).expect(400);
+      await request(server).post('/api/chat/ui').set(a.auth(user)).send({ messages: 'none' }).expect(400);
+      await request(server).post('/api/knowledge/search').set(a.auth(user)).send({ query: '' }).expect(400);
+      await request(server).post('/api/chat/runs/not-a-run/cancel').set(a.auth(user)).expect(400);
+    }
+    await request(b.app.getHttpServer()).post('/api/chat').set(b.auth(user)).send({ message: 'hello' }).expect(200);
+    await request(server).post('/api/chat').set(a.auth(user)).send({ message: 'hello again' }).expect(200);
+    await request(server).post('/api/chat').set(a.auth(user)).send({ message: 'one too many' }).expect(429);
+    for (let i = 0; i < 3; i += 1) await request(server).post('/api/knowledge/search').set(a.auth(user)).send({ query: 'warranty' }).expect(200);
+    await request(server).post('/api/knowledge/search').set(a.auth(user)).send({ query: 'warranty' }).expect(429);
+  });
+
   it('limits searches separately', async () => {
     const user = uniqueUser('searcher');
     for (let i = 0; i < 3; i += 1) {

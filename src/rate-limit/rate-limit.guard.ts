@@ -1,6 +1,20 @@
-import { applyDecorators, CanActivate, ExecutionContext, HttpException, HttpStatus, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
+import {
+  applyDecorators,
+  CallHandler,
+  CanActivate,
+  ExecutionContext,
+  HttpException,
+  HttpStatus,
+  Injectable,
+  NestInterceptor,
+  SetMetadata,
+  UseGuards,
+  UseInterceptors,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
+import { catchError, from, Observable, switchMap, throwError } from 'rxjs';
+import { CodedError } from '../common/coded-error.js';
 import type { RequestWithUser } from '../auth/auth-user.js';
 import { RateLimitBucket, RateLimitService } from './rate-limit.service.js';
 
@@ -28,7 +42,42 @@ export class RateLimitGuard implements CanActivate {
   }
 }
 
-/** Counts the route against the caller's per-minute budget for `bucket` (429 with Retry-After beyond it). */
+function statusOf(error: unknown): number | undefined {
+  if (error instanceof HttpException) return error.getStatus();
+  if (error instanceof CodedError) return error.httpStatus;
+  return undefined;
+}
+
+/**
+ * Gives the point back when the request is refused as invalid (400): by the
+ * validation pipe, which runs after the guard counted, or by the handler's
+ * own parsing. Only accepted requests spend the budget; the refund is done
+ * before the 400 is answered, so the client's next request sees it.
+ */
+@Injectable()
+export class RateLimitRefundInterceptor implements NestInterceptor {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly limits: RateLimitService,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const bucket = this.reflector.get<RateLimitBucket | undefined>(RATE_LIMIT_BUCKET, context.getHandler());
+    const user = context.switchToHttp().getRequest<Request & RequestWithUser>().user;
+    if (!bucket || !user) return next.handle();
+    return next.handle().pipe(
+      catchError((error: unknown) => {
+        if (statusOf(error) !== HttpStatus.BAD_REQUEST) return throwError(() => error);
+        return from(this.limits.refund(bucket, user.userId, user.apiKeyId)).pipe(switchMap(() => throwError(() => error)));
+      }),
+    );
+  }
+}
+
+/**
+ * Counts the route against the caller's per-minute budget for `bucket` (429
+ * with Retry-After beyond it); a request refused as invalid (400) does not count.
+ */
 export function RateLimit(bucket: RateLimitBucket): MethodDecorator {
-  return applyDecorators(SetMetadata(RATE_LIMIT_BUCKET, bucket), UseGuards(RateLimitGuard));
+  return applyDecorators(SetMetadata(RATE_LIMIT_BUCKET, bucket), UseGuards(RateLimitGuard), UseInterceptors(RateLimitRefundInterceptor));
 }

@@ -1,10 +1,10 @@
 import { Global, Module } from '@nestjs/common';
-import { RateLimitGuard } from './rate-limit.guard.js';
+import { RateLimitGuard, RateLimitRefundInterceptor } from './rate-limit.guard.js';
 import { RateLimitService } from './rate-limit.service.js';
 
 @Global()
 @Module({
-  providers: [RateLimitService, RateLimitGuard],
-  exports: [RateLimitService, RateLimitGuard],
+  providers: [RateLimitService, RateLimitGuard, RateLimitRefundInterceptor],
+  exports: [RateLimitService, RateLimitGuard, RateLimitRefundInterceptor],
 })
 export class RateLimitModule {}

@@ -74,6 +74,19 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     return this.spend(this.limiters.get(bucket), userId, 'user');
   }
 
+  /**
+   * Gives back the request `consume` counted, to the key's budget and the
+   * user's: for a request refused before it did any work. Best effort: a
+   * budget that cannot be reached stays spent until its minute ends.
+   */
+  async refund(bucket: RateLimitBucket, userId: string, apiKeyId?: string): Promise<void> {
+    const refunds = [this.limiters.get(bucket)?.reward(userId, 1)];
+    if (apiKeyId !== undefined) refunds.push(this.keyLimiters.get(bucket)?.reward(apiKeyId, 1));
+    for (const refund of await Promise.allSettled(refunds)) {
+      if (refund.status === 'rejected') this.logger.warn(`rate limit not refunded: ${(refund.reason as Error).message}`);
+    }
+  }
+
   private async spend(limiter: RLWrapperTimeouts | undefined, key: string, spentBy: 'user' | 'api_key'): Promise<RateLimitVerdict> {
     if (!limiter) return { allowed: true };
     try {

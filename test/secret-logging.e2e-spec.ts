@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { JwtService } from '@nestjs/jwt';
 import request from 'supertest';
+import { ApiKeyService } from '../src/auth/api-keys/api-key.service.js';
 import { readSse } from './support/sse-client.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { TEST_JWT_SECRET } from './support/test-env.js';
@@ -145,4 +146,27 @@ describe('Secrets never reach the log', () => {
     const ticketLine = (await probe(`${stream}?ticket[a]=${ticket}`)).line;
     expect(ticketLine.req.url).toBe(`${stream}?ticket[a]=[redacted]`);
   }, 300_000);
+
+  it('logs a failure whose error text holds the credential (a driver echoing its parameters) without it', async () => {
+    const owner = uniqueUser('secrets-500');
+    const auth = t.auth(owner);
+    const apiKey = (await request(t.app.getHttpServer()).post('/api/keys').set(auth).send({ name: 'failing probe' }).expect(201)).body.key as string;
+    const keys = t.app.get(ApiKeyService);
+    const original = keys.authenticate.bind(keys);
+    keys.authenticate = async (key: string) => {
+      throw Object.assign(new Error(`lookup failed for ${key} (Authorization: Bearer ${key}, token ${auth.Authorization})`), { parameters: [key] });
+    };
+    try {
+      const { status, line } = await probe(`/api/sessions?cursor=${apiKey}`, { Authorization: `Bearer ${apiKey}` });
+      expect(status).toBe(500);
+      expect(line.req.url).toBe('/api/sessions?cursor=[redacted]');
+    } finally {
+      keys.authenticate = original;
+    }
+    const errorLines = lines.filter((l) => l.includes('"level":50') && l.includes('lookup failed for'));
+    expect(errorLines.length).toBeGreaterThan(0);
+    for (const secret of [apiKey.slice(3), auth.Authorization.split('.')[2]]) {
+      expect(lines.filter((l) => l.includes(secret))).toEqual([]);
+    }
+  });
 });

@@ -13,6 +13,9 @@ describe('secret redaction for logs', () => {
     expect(redactSecrets(`token ${spacedJwt}`)).toBe('token [redacted]');
     expect(redactSecrets(`host.example.${jwt}`)).toBe('host.example.[redacted]');
     expect(redactSecrets('{"id":"abc","url":"/x"}')).toBe('{"id":"abc","url":"/x"}');
+    expect(redactSecrets('"authorization":"Bearer sk-proj-0123456789abcdefXYZ"')).toBe('"authorization":"Bearer [redacted]"');
+    expect(redactSecrets(`Basic ${Buffer.from('user:a long password').toString('base64')}`)).toBe('Basic [redacted]');
+    expect(redactSecrets('Missing Authorization header: send "Bearer <token>"')).toBe('Missing Authorization header: send "Bearer <token>"');
   });
 
   it('keeps ordinary text: host names, versions, words ending in rk-', () => {

@@ -17,6 +17,9 @@ export const LOGGED_QUERY_VALUES: ReadonlySet<string> = new Set(['limit', 'befor
  */
 const API_KEY_SHAPED = /(?<![A-Za-z0-9])rk-[A-Za-z0-9_-]{20,}/g;
 
+/** The credential of an Authorization header value, whatever it is (a model provider's key, a password), as some error objects carry it. */
+const AUTHORIZATION_VALUE = /\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{16,}/gi;
+
 /** Dot-joined base64url runs: JWS (three parts) and JWE (five) compact forms among them. */
 const DOTTED_BASE64URL = /[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){2,}/g;
 
@@ -36,11 +39,15 @@ function redactJose(run: string): string {
 
 /**
  * `text` with every API-key-shaped and JWT-shaped string (signed or
- * encrypted, any header spacing) replaced by `[redacted]`. Stream tickets
- * and identity-provider tokens are JWTs too.
+ * encrypted, any header spacing), and whatever follows `Bearer` or `Basic`,
+ * replaced by `[redacted]`. Stream tickets and identity-provider tokens are
+ * JWTs too.
  */
 export function redactSecrets(text: string): string {
-  return text.replace(API_KEY_SHAPED, REDACTED).replace(DOTTED_BASE64URL, redactJose);
+  return text
+    .replace(API_KEY_SHAPED, REDACTED)
+    .replace(DOTTED_BASE64URL, redactJose)
+    .replace(AUTHORIZATION_VALUE, `$1$2${REDACTED}`);
 }
 
 /** Whether `text` holds something `redactSecrets` would remove. */

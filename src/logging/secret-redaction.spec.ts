@@ -24,6 +24,12 @@ describe('secret redaction for logs', () => {
     }
   });
 
+  it('takes linear time on long runs of token characters', () => {
+    const started = performance.now();
+    redactSecrets(`${'a'.repeat(200_000)} ${'rk-'.repeat(50_000)} ${'a.'.repeat(100_000)} ${'Bearer '.repeat(30_000)}`);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
   it('logs the path and the query names, values only of the allow-listed ones', () => {
     expect(loggableUrl('/api/sessions?limit=5&cursor=abc&q=my%20secret%20plan&api_key=xyz')).toBe(
       '/api/sessions?limit=5&cursor=abc&q=[redacted]&api_key=[redacted]',

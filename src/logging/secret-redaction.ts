@@ -20,8 +20,12 @@ const API_KEY_SHAPED = /(?<![A-Za-z0-9])rk-[A-Za-z0-9_-]{20,}/g;
 /** The credential of an Authorization header value, whatever it is (a model provider's key, a password), as some error objects carry it. */
 const AUTHORIZATION_VALUE = /\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{16,}/gi;
 
-/** Dot-joined base64url runs: JWS (three parts) and JWE (five) compact forms among them. */
-const DOTTED_BASE64URL = /[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){2,}/g;
+/**
+ * Dot-joined base64url runs: JWS (three parts) and JWE (five) compact forms
+ * among them. Matched only from the start of a run, so a long run without
+ * dots costs one pass, not one per character.
+ */
+const DOTTED_BASE64URL = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){2,}/g;
 
 /** Whether a base64url text decodes to a JSON object's start: a JOSE header (`eyJ…` is `{"`, but `{ "` is valid too). */
 function isJoseHeader(segment: string): boolean {

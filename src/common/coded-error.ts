@@ -30,13 +30,15 @@ export const ERROR_CODE_STATUS = {
   invalid_document_name: 400,
   unsupported_document: 415,
   unreadable_document: 422,
+  // a document over a parse limit: extracted text, pages, chunks, or the parse's time or memory (never retried)
+  document_too_large: 413,
   // the knowledge base is indexed in another embedding space than this instance's configuration
   index_space_mismatch: 409,
   // an ingest job that failed for a passing reason on its every attempt (storage or embeddings endpoint unavailable)
   ingest_failed: 503,
   // auth: the identity provider's keys (JWT_JWKS_URL) could not be fetched for an RS256/ES256 token
   identity_provider_unavailable: 503,
-} as const satisfies Record<string, 400 | 404 | 409 | 410 | 415 | 422 | 500 | 502 | 503 | 504>;
+} as const satisfies Record<string, 400 | 404 | 409 | 410 | 413 | 415 | 422 | 500 | 502 | 503 | 504>;
 
 export type ErrorCode = keyof typeof ERROR_CODE_STATUS;
 

@@ -169,6 +169,17 @@ const knowledge = {
   KNOWLEDGE_INGEST_ATTEMPTS: integer(1, 20).default(3).describe('tries of an ingest job that fails for a passing reason'),
   KNOWLEDGE_INGEST_LOCK_MS: integer(1000, 600000).default(30000).describe("how long a worker's hold on a job lasts unrenewed: a dead worker's job moves on after it"),
   KNOWLEDGE_BULK_LEAVES: integer(0, 100_000_000).default(20000).describe('a document with at least this many leaves is bulk-loaded (0: never)'),
+  KNOWLEDGE_PARSE_TIMEOUT_MS: integer(1000, 600000)
+    .default(60000)
+    .describe("longest parse of one uploaded document (in a worker thread); past it the worker is stopped and the job fails with document_too_large"),
+  KNOWLEDGE_PARSE_MEMORY_MB: integer(32, 16384).default(512).describe("heap of the worker thread that parses one document; over it the job fails with document_too_large"),
+  KNOWLEDGE_MAX_EXTRACTED_BYTES: integer(1024, 1024 * 1024 * 1024)
+    .default(10 * 1024 * 1024)
+    .describe('most text (UTF-8 bytes) one document may yield; extraction stops there and the job fails with document_too_large'),
+  KNOWLEDGE_MAX_PAGES: integer(1, 1_000_000).default(5000).describe('most pages one document may have (checked before its text is extracted)'),
+  KNOWLEDGE_MAX_CHUNKS_PER_DOCUMENT: integer(1, 100_000_000)
+    .default(100_000)
+    .describe('most chunks (parents and leaves) one document may be split into (checked before embedding)'),
 };
 
 const retrieval = {

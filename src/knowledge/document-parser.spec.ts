@@ -1,20 +1,23 @@
-import { parseDocument, storablePages, UnreadableDocumentError } from './document-parser.js';
+import { ENDLESS_ARRAY, makeFlateBombPdf, makeNestedPdf, makePdf } from '../../test/support/make-pdf.js';
+import { DocumentTooLargeError, ParseLimits, parseDocument, storablePages, UnreadableDocumentError } from './document-parser.js';
+
+const LIMITS: ParseLimits = { timeoutMs: 60_000, memoryMb: 256, maxExtractedBytes: 1024 * 1024, maxPages: 100 };
 
 describe('parseDocument: text PostgreSQL can store', () => {
   it('refuses uploaded text with a NUL character, naming the file and the problem', async () => {
     for (const name of ['notes.txt', 'notes.md']) {
-      const result = parseDocument(name, Buffer.from('fine\u0000 text', 'utf8'));
+      const result = parseDocument(name, Buffer.from('fine\u0000 text', 'utf8'), LIMITS);
       await expect(result).rejects.toThrow(UnreadableDocumentError);
-      await expect(parseDocument(name, Buffer.from('fine\u0000 text', 'utf8'))).rejects.toThrow(`${name} contains a NUL character (U+0000)`);
+      await expect(parseDocument(name, Buffer.from('fine\u0000 text', 'utf8'), LIMITS)).rejects.toThrow(`${name} contains a NUL character (U+0000)`);
     }
   });
 
   it('refuses text that is not UTF-8 (a UTF-8-encoded surrogate included)', async () => {
-    await expect(parseDocument('a.txt', Buffer.from([0x61, 0xed, 0xa0, 0x80]))).rejects.toThrow('a.txt is not valid UTF-8 text');
+    await expect(parseDocument('a.txt', Buffer.from([0x61, 0xed, 0xa0, 0x80]), LIMITS)).rejects.toThrow('a.txt is not valid UTF-8 text');
   });
 
   it('keeps other text as it is', async () => {
-    const parsed = await parseDocument('a.md', Buffer.from('\ufeff# Title\n退货 \u0001 policy', 'utf8'));
+    const parsed = await parseDocument('a.md', Buffer.from('\ufeff# Title\n退货 \u0001 policy', 'utf8'), LIMITS);
     expect(parsed.pages).toEqual([{ page: null, text: '# Title\n退货 \u0001 policy' }]);
   });
 
@@ -23,5 +26,68 @@ describe('parseDocument: text PostgreSQL can store', () => {
       { page: 1, text: 'ab\nc\ufffdd\ufffde 😀' },
       { page: 2, text: 'clean' },
     ]);
+  });
+});
+
+describe('parseDocument: limits (a PDF is parsed in a worker thread)', () => {
+  it('reads a PDF page by page, keeping page numbers', async () => {
+    const parsed = await parseDocument('two.pdf', makePdf(['First page text', 'Second page text']), LIMITS);
+    expect(parsed).toMatchObject({ contentType: 'application/pdf', pageCount: 2 });
+    expect(parsed.pages.map((p) => [p.page, p.text.trim()])).toEqual([
+      [1, 'First page text'],
+      [2, 'Second page text'],
+    ]);
+  });
+
+  it('refuses a PDF with more pages than maxPages before reading its text', async () => {
+    const pdf = makePdf(Array.from({ length: 101 }, (_, i) => `page ${i + 1}`));
+    await expect(parseDocument('many.pdf', pdf, LIMITS)).rejects.toThrow(
+      new DocumentTooLargeError('many.pdf is too large: it has 101 pages, more than the 100 a document may have'),
+    );
+    await expect(parseDocument('many.pdf', pdf, { ...LIMITS, maxPages: 101 })).resolves.toMatchObject({ pageCount: 101 });
+  });
+
+  it('stops extracting at maxExtractedBytes of text, whatever the pages', async () => {
+    const pdf = makePdf(Array.from({ length: 10 }, () => 'x'.repeat(100)));
+    await expect(parseDocument('wordy.pdf', pdf, { ...LIMITS, maxExtractedBytes: 500 })).rejects.toThrow(
+      new DocumentTooLargeError('wordy.pdf is too large: it holds more than 500 bytes of text'),
+    );
+    await expect(parseDocument('wordy.pdf', pdf, { ...LIMITS, maxExtractedBytes: 2000 })).resolves.toMatchObject({ pageCount: 10 });
+  });
+
+  it('refuses uploaded text over maxExtractedBytes', async () => {
+    await expect(parseDocument('big.txt', Buffer.alloc(2001, 'a'), { ...LIMITS, maxExtractedBytes: 2000 })).rejects.toThrow(DocumentTooLargeError);
+    await expect(parseDocument('big.txt', Buffer.alloc(2000, 'a'), { ...LIMITS, maxExtractedBytes: 2000 })).resolves.toBeDefined();
+  });
+
+  it('gives up a 400 MB flate bomb after maxExtractedBytes, without inflating it whole', async () => {
+    const bomb = await makeFlateBombPdf(400 * 1024 * 1024);
+    const started = performance.now();
+    await expect(parseDocument('bomb.pdf', bomb, LIMITS)).rejects.toThrow(
+      new DocumentTooLargeError(`bomb.pdf is too large: it holds more than ${1024 * 1024} bytes of text`),
+    );
+    // Inflating and extracting it whole takes minutes; the cap is reached after 1 MB of its text.
+    expect(performance.now() - started).toBeLessThan(LIMITS.timeoutMs);
+  });
+
+  it('stops the worker at timeoutMs', async () => {
+    const bomb = await makeFlateBombPdf(100 * 1024 * 1024);
+    await expect(parseDocument('slow.pdf', bomb, { ...LIMITS, maxExtractedBytes: 1024 ** 3, timeoutMs: 3000 })).rejects.toThrow(
+      new DocumentTooLargeError('slow.pdf is too large: its parse took longer than 3000 ms'),
+    );
+  });
+
+  it('stops the worker when its heap passes memoryMb', async () => {
+    // No text at all: only the heap limit stops it (an array of 50 million numbers).
+    const bomb = await makeFlateBombPdf(100 * 1024 * 1024, ENDLESS_ARRAY);
+    await expect(parseDocument('heavy.pdf', bomb, { ...LIMITS, memoryMb: 32 })).rejects.toThrow(
+      new DocumentTooLargeError('heavy.pdf is too large: its parse needed more than 32 MB'),
+    );
+  });
+
+  it('reports a PDF nested deeper than the parser can follow as unreadable', async () => {
+    await expect(parseDocument('nested.pdf', makeNestedPdf(100_000), LIMITS)).rejects.toThrow(
+      new UnreadableDocumentError('nested.pdf could not be read as a PDF (damaged, encrypted or not a PDF)'),
+    );
   });
 });

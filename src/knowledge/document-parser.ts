@@ -1,7 +1,7 @@
 import { CodedError } from '../common/coded-error.js';
 import path from 'node:path';
-import { PDFParse } from 'pdf-parse';
 import { storableTextProblem, toStorableText } from '../common/storable-text.js';
+import { extractInSandbox, SandboxLimits } from './parse-sandbox.js';
 
 export class UnsupportedDocumentError extends CodedError {
   readonly code = 'unsupported_document';
@@ -9,6 +9,13 @@ export class UnsupportedDocumentError extends CodedError {
 export class UnreadableDocumentError extends CodedError {
   readonly code = 'unreadable_document';
 }
+/** Over a parse limit (text, pages, chunks, the parse's time or memory): it would fail the same way again. */
+export class DocumentTooLargeError extends CodedError {
+  readonly code = 'document_too_large';
+}
+
+/** What parsing one document may take: KNOWLEDGE_PARSE_TIMEOUT_MS, KNOWLEDGE_PARSE_MEMORY_MB, KNOWLEDGE_MAX_EXTRACTED_BYTES, KNOWLEDGE_MAX_PAGES. */
+export type ParseLimits = SandboxLimits;
 
 export interface ParsedDocument {
   contentType: string;
@@ -53,35 +60,34 @@ function decodeText(filename: string, data: Buffer): string {
  * keeping page numbers. Uploaded text PostgreSQL cannot store (invalid
  * UTF-8, NUL) is refused; text extracted from a PDF, which the uploader does
  * not control, is made storable (NUL removed, lone surrogates replaced).
+ * A PDF is parsed in a worker thread under `limits` (see extractInSandbox);
+ * a document over one of them throws DocumentTooLargeError.
  */
-export async function parseDocument(filename: string, data: Buffer): Promise<ParsedDocument> {
+export async function parseDocument(filename: string, data: Buffer, limits: ParseLimits): Promise<ParsedDocument> {
   const extension = path.extname(filename).toLowerCase();
   if (TEXT_TYPES[extension]) {
+    if (data.length > limits.maxExtractedBytes) {
+      throw new DocumentTooLargeError(`${filename} is too large: it holds more than ${limits.maxExtractedBytes} bytes of text`);
+    }
     const text = decodeText(filename, data);
     return { contentType: TEXT_TYPES[extension], pageCount: null, pages: [{ page: null, text }] };
   }
   if (extension === '.pdf') {
     if (data.subarray(0, 5).toString('latin1') !== '%PDF-') throw new UnreadableDocumentError(`${filename} is not a PDF file`);
-    const parser = new PDFParse({ data: new Uint8Array(data) });
-    try {
-      const result = await parser.getText();
-      const pages = storablePages(result.pages.map((p) => ({ page: p.num, text: p.text })));
-      if (!pages.some((p) => p.text.trim())) {
-        throw new UnreadableDocumentError(`${filename} has no extractable text (scanned images are not supported)`);
-      }
-      return { contentType: 'application/pdf', pageCount: result.total, pages };
-    } catch (error) {
-      if (error instanceof UnreadableDocumentError) throw error;
-      // The parser's own words may quote the file's internals; the client is told what it can act on.
-      throw new UnreadableDocumentError(`${filename} could not be read as a PDF (damaged, encrypted or not a PDF)`);
-    } finally {
-      await parser.destroy().catch(() => undefined);
+    const outcome = await extractInSandbox('pdf', data, limits);
+    if (!outcome.ok && outcome.reason === 'too_large') throw new DocumentTooLargeError(`${filename} is too large: ${outcome.message}`);
+    // The parser's own words may quote the file's internals; the client is told what it can act on.
+    if (!outcome.ok) throw new UnreadableDocumentError(`${filename} could not be read as a PDF (damaged, encrypted or not a PDF)`);
+    const pages = storablePages(outcome.text.pages);
+    if (!pages.some((p) => p.text.trim())) {
+      throw new UnreadableDocumentError(`${filename} has no extractable text (scanned images are not supported)`);
     }
+    return { contentType: 'application/pdf', pageCount: outcome.text.pageCount, pages };
   }
   throw new UnsupportedDocumentError(`${filename}: only .txt, .md and .pdf files are accepted`);
 }
 
 /** Extracted page texts as they are stored: without carriage returns, NUL characters or lone surrogates. */
-export function storablePages(pages: Array<{ page: number; text: string }>): Array<{ page: number; text: string }> {
+export function storablePages(pages: ParsedDocument['pages']): ParsedDocument['pages'] {
   return pages.map(({ page, text }) => ({ page, text: toStorableText(text.replace(/\r/g, '')) }));
 }

@@ -8,7 +8,7 @@ import { tokenize } from '../common/text.js';
 import { isUniqueViolation, sqlRows } from '../database/sql.js';
 import { buildChunkTreeIncrementally, ChunkNode, yieldToEventLoop } from './chunker.js';
 import { documentNameProblem, InvalidDocumentNameError } from './document-name.js';
-import { parseDocument } from './document-parser.js';
+import { DocumentTooLargeError, parseDocument } from './document-parser.js';
 import { DenseRecall } from './dense/dense-recall.service.js';
 import { insertChunkTree, LeafPreparer, PreparedLeaf } from './chunk-writer.js';
 import { EmbeddingProvider } from './embeddings.js';
@@ -109,9 +109,13 @@ export class DocumentsService {
 
     const started = performance.now();
     await onProgress?.('parsing', 0, 1);
-    const parsed = await parseDocument(filename, data);
-    const { chunkSizes, chunkOverlap } = this.config.knowledge;
+    const { chunkSizes, chunkOverlap, parseTimeoutMs, parseMemoryMb, maxExtractedBytes, maxPages, maxChunksPerDocument } = this.config.knowledge;
+    const parsed = await parseDocument(filename, data, { timeoutMs: parseTimeoutMs, memoryMb: parseMemoryMb, maxExtractedBytes, maxPages });
     const tree = await buildChunkTreeIncrementally(parsed.pages, chunkSizes, chunkOverlap);
+    const rowCount = countNodes(tree);
+    if (rowCount > maxChunksPerDocument) {
+      throw new DocumentTooLargeError(`${filename} is too large: it makes ${rowCount} chunks, more than the ${maxChunksPerDocument} a document may have`);
+    }
     await onProgress?.('parsing', 1, 1);
     const chunked = performance.now();
     const leaves = flattenLeaves(tree);
@@ -122,7 +126,6 @@ export class DocumentsService {
     const prepare: LeafPreparer = prepared ? async () => prepared : (nodes) => this.prepareLeaves(nodes);
     const embedded = performance.now();
     const bulk = options.bulk ?? (await this.dense.worthBulkLoad(leaves.length));
-    const rowCount = countNodes(tree);
     const denseEpoch = await this.dense.epochForNewLeaves(bulk);
     const outsideIndex = bulk && this.dense.bulkLoadsOutsideIndex;
     try {

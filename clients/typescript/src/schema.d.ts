@@ -472,7 +472,7 @@ export interface components {
          * @description Machine-readable reason, for the errors the service raises on purpose
          * @enum {string}
          */
-        ErrorCode: "not_found" | "session_not_found" | "invalid_cursor" | "run_in_progress" | "cancelled" | "run_events_gone" | "run_events_unavailable" | "model_error" | "model_timeout" | "storage_unavailable" | "session_deleted" | "run_lost" | "internal_error" | "events_incomplete" | "invalid_document_name" | "unsupported_document" | "unreadable_document" | "index_space_mismatch" | "ingest_failed" | "identity_provider_unavailable";
+        ErrorCode: "not_found" | "session_not_found" | "invalid_cursor" | "run_in_progress" | "cancelled" | "run_events_gone" | "run_events_unavailable" | "model_error" | "model_timeout" | "storage_unavailable" | "session_deleted" | "run_lost" | "internal_error" | "events_incomplete" | "invalid_document_name" | "unsupported_document" | "unreadable_document" | "document_too_large" | "index_space_mismatch" | "ingest_failed" | "identity_provider_unavailable";
         ApiErrorBody: {
             /** @example 400 */
             statusCode: number;

@@ -21,6 +21,7 @@ const CODE_STATUS: Record<ErrorCode, number> = {
   invalid_document_name: 400,
   unsupported_document: 415,
   unreadable_document: 422,
+  document_too_large: 413,
   index_space_mismatch: 409,
   ingest_failed: 503,
   identity_provider_unavailable: 503,

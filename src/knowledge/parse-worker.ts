@@ -1,0 +1,38 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { ExtractedText, ExtractionBudget, ExtractionLimitError, ExtractionLimits } from './extraction-budget.js';
+import { extractPdfText } from './pdf-text.js';
+
+/**
+ * The body of the worker thread ParseSandbox starts for one document: it
+ * extracts the text with the format's extractor and posts a ParseOutcome.
+ * A format added later (docx, xlsx, html) gets its extractor here and so
+ * runs under the same time, memory and size limits.
+ */
+const EXTRACTORS = {
+  pdf: extractPdfText,
+} satisfies Record<string, (data: Uint8Array, budget: ExtractionBudget) => Promise<ExtractedText>>;
+
+export type SandboxedFormat = keyof typeof EXTRACTORS;
+
+export interface ParseRequest {
+  format: SandboxedFormat;
+  data: Uint8Array;
+  limits: ExtractionLimits;
+}
+
+/** `too_large`: over a limit; `unreadable`: the extractor failed (its own words are not passed on: they may quote the file). */
+export type ParseOutcome = { ok: true; text: ExtractedText } | { ok: false; reason: 'too_large' | 'unreadable'; message: string };
+
+async function extract({ format, data, limits }: ParseRequest): Promise<ParseOutcome> {
+  try {
+    return { ok: true, text: await EXTRACTORS[format](data, new ExtractionBudget(limits)) };
+  } catch (error) {
+    if (error instanceof ExtractionLimitError) return { ok: false, reason: 'too_large', message: error.message };
+    return { ok: false, reason: 'unreadable', message: error instanceof Error ? error.name : 'unknown error' };
+  }
+}
+
+if (parentPort) {
+  const port = parentPort;
+  void extract(workerData as ParseRequest).then((outcome) => port.postMessage(outcome));
+}

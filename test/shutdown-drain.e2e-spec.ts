@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { FakeWeatherServer } from './support/fake-weather-server.js';
@@ -80,6 +81,25 @@ describe('Shutting down and dying with turns in flight', () => {
       const turn = await heldWeatherTurn(doomed.baseUrl, auth, weather);
       turns.push({ ...turn, message: 'What is the weather in Paris?' });
     }
+    // Turns of the other routes, held the same way: each must end properly too.
+    const json = { ...auth, 'Content-Type': 'application/json' };
+    const heldRequest = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+      const arrived = weather.nextRequest();
+      const response = fetch(`${doomed.baseUrl}${path}`, { method: 'POST', headers: { ...json, ...headers }, body: JSON.stringify(body) }).then(
+        async (res) => ({ status: res.status, text: await res.text() }),
+      );
+      await arrived;
+      return { response };
+    };
+    const question = 'What is the weather in Paris?';
+    const model = survivor.config.chat.openAiModelId;
+    const otherRoutes = {
+      sync: await heldRequest('/api/chat', { message: question }),
+      ui: await heldRequest('/api/chat/ui', { id: `drain-${user}`, messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: question }] }], trigger: 'submit-message' }),
+      openAiSession: await heldRequest('/v1/chat/completions', { model, stream: true, messages: [{ role: 'user', content: question }] }, { 'X-Session-Id': randomUUID() }),
+      openAiStateless: await heldRequest('/v1/chat/completions', { model, stream: true, messages: [{ role: 'user', content: question }] }),
+    };
+
     // Followers: a rejoin on the instance going down, and one on the survivor (through Redis).
     const localRejoin = await openSse(`${doomed.baseUrl}/api/chat/runs/${turns[0].runId}/stream`, { headers: auth });
     const remoteRejoin = await openSse(`${survivorBase}/api/chat/runs/${turns[1].runId}/stream`, { headers: auth });
@@ -95,7 +115,6 @@ describe('Shutting down and dying with turns in flight', () => {
     await doomed.waitForLog(/shutting down/, 10_000, fromLine);
 
     // While it drains, every turn route answers 503 shutting_down with Retry-After, before starting anything.
-    const json = { ...auth, 'Content-Type': 'application/json' };
     const turnRequests: Array<[string, unknown]> = [
       ['/api/chat/stream', { message: 'hello' }],
       ['/api/chat/ui', { id: 'drain-chat', messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hello' }] }], trigger: 'submit-message' }],
@@ -122,6 +141,16 @@ describe('Shutting down and dying with turns in flight', () => {
     }
     // The follower of a run that goes on elsewhere is told to follow it from another instance.
     expect((await eventsToTheEnd(followerOfSurvivor)).at(-1)).toMatchObject({ event: 'error', data: { code: 'shutting_down' } });
+    const sync = await otherRoutes.sync.response;
+    expect({ status: sync.status, body: JSON.parse(sync.text) }).toMatchObject({
+      status: 503,
+      body: { code: 'shutting_down', message: expect.stringMatching(/Your message was saved/) },
+    });
+    const ui = await otherRoutes.ui.response;
+    expect(ui.text).toMatch(/"type":"error","errorText":"shutting_down: [^"]*Your message was saved[^"]*"}\n\ndata: \{"type":"finish","finishReason":"error"\}\n\ndata: \[DONE\]\n\n$/);
+    for (const completion of [await otherRoutes.openAiSession.response, await otherRoutes.openAiStateless.response]) {
+      expect(completion.text).toMatch(/"code":"shutting_down"[^\n]*\n\n$/);
+    }
     expect(await doomed.exited).toEqual({ code: 0, signal: null });
 
     for (const turn of turns) {

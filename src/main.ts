@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
+import { TurnDrain } from './chat/turn-drain.service.js';
 import { AppConfig, ConfigValidationError, loadConfig } from './config/app-config.js';
 import { ensureDatabase } from './database/ensure-database.js';
 import { createRootLogger, NestPinoLogger } from './logging/logger.js';
@@ -38,7 +39,9 @@ async function bootstrap(): Promise<void> {
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    root.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+    root.info({ signal }, 'shutting down: no new turns, finishing in-flight requests');
+    // At once, whatever other modules do first on closing: new turns are refused from now on.
+    app.get(TurnDrain).shutdown().catch(() => undefined); // its failure is reported by app.close(), which waits for it too
     const timer = setTimeout(() => {
       root.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out; exiting');
       process.exit(1);

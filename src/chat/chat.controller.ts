@@ -31,6 +31,7 @@ import { SSE_SCHEMA_MODELS, STREAM_EVENT_SCHEMA } from './sse-events.dto.js';
 import { RunEventsService, RunStatusProbe } from './run-events.service.js';
 import { RunRegistry } from './run-registry.service.js';
 import { formatSse, LAST_EVENT_ID_RULE, openSse, parseLastEventId, RunEvent, startHeartbeat, TERMINAL_EVENTS } from './sse.js';
+import { StartsTurn, stoppedFollowingSse, TurnDrain } from './turn-drain.service.js';
 
 const SSE_DESCRIPTION =
   'Server-Sent Events, each with `id` (monotonic within the run), `event` and JSON `data`: ' +
@@ -55,6 +56,7 @@ export class ChatController {
     private readonly context: ChatRequestContext,
     private readonly runs: RunRegistry,
     private readonly events: RunEventsService,
+    private readonly drain: TurnDrain,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -89,6 +91,7 @@ export class ChatController {
   @Post()
   @HttpCode(200)
   @RateLimit('chat')
+  @StartsTurn()
   @UseInterceptors(TraceNormalizationInterceptor)
   @ApiOperation({ summary: 'Run a chat turn and answer it whole' })
   @ApiBody({ type: ChatRequest, examples: CHAT_REQUEST_EXAMPLES })
@@ -103,6 +106,7 @@ export class ChatController {
 
   @Post('stream')
   @RateLimit('chat')
+  @StartsTurn()
   @ApiOperation({ summary: 'Run a chat turn, streaming its events (SSE)', description: SSE_DESCRIPTION })
   @ApiBody({ type: ChatRequest, examples: CHAT_REQUEST_EXAMPLES })
   @ApiOkResponse(SSE_OK_RESPONSE)
@@ -154,27 +158,46 @@ export class ChatController {
     let stopFollowing: () => void = () => undefined;
     let stopHeartbeat: () => void = () => undefined;
     let delivered = 0;
+    let unregister: () => void = () => undefined;
     const end = () => {
       stopFollowing();
       stopHeartbeat();
+      unregister();
       if (!res.writableEnded) res.end();
     };
     const onEvent = (event: RunEvent) => {
+      if (res.writableEnded) return;
       if (!opened) {
         openSse(res);
         opened = true;
       }
       delivered += 1;
       res.write(formatSse(event));
-      if (TERMINAL_EVENTS.has(event.event)) setImmediate(end);
+      if (TERMINAL_EVENTS.has(event.event)) {
+        unregister();
+        setImmediate(end);
+      }
     };
     res.on('close', () => {
       // The run goes on without this listener.
       stopFollowing();
       stopHeartbeat();
+      unregister();
+    });
+    // Still open when the instance has drained (the run goes on elsewhere): the stream ends with a terminal event all the same.
+    unregister = this.drain.openStream(() => {
+      if (res.writableEnded) return;
+      if (!opened) {
+        openSse(res);
+        opened = true;
+      }
+      res.write(stoppedFollowingSse());
+      end();
     });
     // Before the stream opened, RunEventsUnavailableError (503) and RunEventsGoneError (410) answer by their codes.
     stopFollowing = await this.events.follow(runId, afterId, onEvent, isRunning);
+    // Ended while the catch-up was read (the instance drained): nothing more is followed.
+    if (res.writableEnded) stopFollowing();
     if (!opened && delivered === 0 && finished) {
       throw new GoneException(`The events of run ${runId} are no longer kept, or were all received already`);
     }

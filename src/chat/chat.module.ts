@@ -9,20 +9,29 @@ import { ChatService } from './chat.service.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
 import { RunCancellation } from './run-cancellation.service.js';
 import { RunEventsService } from './run-events.service.js';
+import { RunReaper } from './run-reaper.service.js';
 import { RunRegistry } from './run-registry.service.js';
 import { runOwnershipProvider, StreamTicketController } from './stream-ticket.controller.js';
+import { TurnAdmissionGuard, TurnDrain } from './turn-drain.service.js';
 
 @Module({
   imports: [AgentModule, AuthModule, SessionModule, TraceModule],
   controllers: [ChatController, StreamTicketController],
-  providers: [ChatRequestContext, ChatService, RunRegistry, RunEventsService, RunCancellation, ConversationSummaryService, runOwnershipProvider],
-  exports: [ChatService, ChatRequestContext, RunEventsService, RunRegistry],
+  providers: [ChatRequestContext, ChatService, RunRegistry, RunEventsService, RunCancellation, ConversationSummaryService, runOwnershipProvider, RunReaper, TurnDrain, TurnAdmissionGuard],
+  exports: [ChatService, ChatRequestContext, RunEventsService, RunRegistry, TurnDrain, TurnAdmissionGuard],
 })
 export class ChatModule implements BeforeApplicationShutdown {
-  constructor(private readonly chat: ChatService) {}
+  constructor(
+    private readonly chat: ChatService,
+    private readonly turns: TurnDrain,
+  ) {}
 
-  /** Turns in flight finish and commit before the pools close (they close in onApplicationShutdown). */
+  /**
+   * Turns in flight finish (or are ended at the drain's end, their messages kept) and commit before the pools
+   * close (they close in onApplicationShutdown); then the rest of the chat work (summaries) finishes.
+   */
   async beforeApplicationShutdown(): Promise<void> {
+    await this.turns.shutdown();
     await this.chat.drain();
   }
 }

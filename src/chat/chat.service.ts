@@ -160,6 +160,8 @@ export class ChatService {
           return { response: outcome.answer, rag_trace: trace, pending_hitl: null, run_id: context.runId };
         } catch (error) {
           context.close();
+          // Aborted by the client leaving, or with a coded reason (the instance shutting down).
+          if (signal.aborted && signal.reason instanceof CodedError) throw new TurnFailedError(signal.reason.code, `${signal.reason.message} Nothing was saved.`, false);
           if (signal.aborted) throw new TurnFailedError('cancelled', 'The turn was cancelled. Nothing was saved.', false);
           const { code, reason } = classifyFailure(error);
           this.logger.warn({ err: error, run_id: context.runId }, `stateless turn failed: ${code}`);
@@ -308,11 +310,13 @@ export class ChatService {
       this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, `turn failed: ${code}`);
       // The user's message is kept when it can be, with the run's end in the same transaction.
       let outcome: 'saved' | 'not_saved' | 'committed_after_all' | 'unknown' = 'not_saved';
+      // A turn the instance's shutdown cut off is `interrupted` (its error text says why; no question waits for the user).
+      const endedAs = code === 'shutting_down' ? 'interrupted' : 'error';
       if (code !== 'session_deleted' && code !== 'run_lost') {
         try {
           await this.storage.appendTurn(userId, sessionId, [{ type: 'human', content: message, run_id: runId, status: 'failed' }], {
             createIfMissing: false,
-            withinTransaction: (manager) => this.runs.finish(runId, 'error', reason, manager),
+            withinTransaction: (manager) => this.runs.finish(runId, endedAs, reason, manager),
           });
           outcome = 'saved';
         } catch (saveError) {
@@ -330,7 +334,7 @@ export class ChatService {
             this.logger.error({ err: saveError, run_id: runId }, 'could not keep the human message');
             // The turn's commit, if it was in flight, may yet have landed: then the run reads `done` and nothing changes.
             if (committing) outcome = 'unknown';
-            void this.markFinished(runId, 'error', reason);
+            void this.markFinished(runId, endedAs, reason);
           }
         }
       }

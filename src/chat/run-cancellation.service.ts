@@ -70,6 +70,12 @@ export class RunCancellation implements OnModuleInit, OnApplicationShutdown {
     return true;
   }
 
+  /** Aborts every run started here (the instance shuts down); answers how many. */
+  abortAll(reason: Error): number {
+    for (const runId of this.local.keys()) this.abortLocal(runId, reason);
+    return this.local.size;
+  }
+
   /** Asks whichever instance runs the run to abort it. */
   async request(runId: string): Promise<void> {
     if (this.abortLocal(runId)) return;

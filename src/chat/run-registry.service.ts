@@ -49,6 +49,10 @@ export class RunRegistry {
     return this.config.chat.runHeartbeatMs;
   }
 
+  get staleAfterMs(): number {
+    return this.config.chat.runStaleAfterMs;
+  }
+
   /**
    * Claims the session's run slot inside the transaction that opened the
    * session. Throws RunSlotTakenError when a run is in flight there.
@@ -68,7 +72,7 @@ export class RunRegistry {
     }
   }
 
-  /** Marks the session's running run abandoned when its heartbeat is stale; true when one was. */
+  /** Marks the session's running run abandoned when its heartbeat is stale (its checkpoints go with it); true when one was. */
   async releaseStale(sessionId: string): Promise<boolean> {
     const released = await sqlRows(
       this.dataSource,
@@ -79,6 +83,23 @@ export class RunRegistry {
       [sessionId, this.config.chat.runStaleAfterMs],
     );
     return released.length > 0;
+  }
+
+  /**
+   * Marks every running run whose heartbeat is stale abandoned, whatever its
+   * session: a run whose instance died is given up even when nobody comes
+   * back to its session (its checkpoints go with it, see the migration
+   * AbandonedRunsForgetCheckpoints). Answers the ids given up.
+   */
+  async releaseAllStale(): Promise<string[]> {
+    const released = await sqlRows<{ id: string }>(
+      this.dataSource,
+      `UPDATE chat_runs SET status = 'abandoned', finished_at = now(), error = 'no heartbeat'
+        WHERE status = 'running' AND heartbeat_at < now() - $1::int * INTERVAL '1 millisecond'
+      RETURNING id`,
+      [this.config.chat.runStaleAfterMs],
+    );
+    return released.map((row) => row.id);
   }
 
   /** Records that the run is alive; answers its status (`running`, or how it was ended meanwhile; null when its session was deleted). */

@@ -38,6 +38,8 @@ export const ERROR_CODE_STATUS = {
   ingest_failed: 503,
   // auth: the identity provider's keys (JWT_JWKS_URL) could not be fetched for an RS256/ES256 token
   identity_provider_unavailable: 503,
+  // the instance is draining for shutdown: a new turn is refused (with Retry-After), a turn that outlasts the drain ends with it
+  shutting_down: 503,
 } as const satisfies Record<string, 400 | 404 | 409 | 410 | 413 | 415 | 422 | 500 | 502 | 503 | 504>;
 
 export type ErrorCode = keyof typeof ERROR_CODE_STATUS;

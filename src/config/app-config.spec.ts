@@ -83,6 +83,18 @@ describe('loadConfig', () => {
     });
   });
 
+  describe('SHUTDOWN_DRAIN_MS', () => {
+    it('defaults to 3/4 of SHUTDOWN_TIMEOUT_MS and reads a value below it', () => {
+      expect(loadConfig({}).shutdownDrainMs).toBe(7500);
+      expect(loadConfig({ SHUTDOWN_TIMEOUT_MS: '30000' }).shutdownDrainMs).toBe(22500);
+      expect(loadConfig({ SHUTDOWN_DRAIN_MS: '2000', SHUTDOWN_TIMEOUT_MS: '3000' }).shutdownDrainMs).toBe(2000);
+    });
+
+    it('must leave part of SHUTDOWN_TIMEOUT_MS to end the turns it cut off', () => {
+      expect(problemLines({ SHUTDOWN_DRAIN_MS: '10000' })).toEqual([expect.stringMatching(/^SHUTDOWN_DRAIN_MS: must be less than SHUTDOWN_TIMEOUT_MS/)]);
+    });
+  });
+
   describe('HTTP_REQUEST_TIMEOUT_MS and HTTP_HEADERS_TIMEOUT_MS', () => {
     it('default to 30 s and 10 s and read values', () => {
       expect(loadConfig({}).http).toMatchObject({ requestTimeoutMs: 30000, headersTimeoutMs: 10000 });

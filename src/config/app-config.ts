@@ -75,6 +75,8 @@ export function configFromEnvironment(env: Environment) {
     },
     logLevel: env.LOG_LEVEL,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    /** How long turns in flight may still run after SIGTERM before they are ended (`shutting_down`). */
+    shutdownDrainMs: env.SHUTDOWN_DRAIN_MS ?? Math.floor((env.SHUTDOWN_TIMEOUT_MS * 3) / 4),
     llm: {
       provider: env.LLM_PROVIDER,
       baseUrl: env.LLM_BASE_URL,

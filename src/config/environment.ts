@@ -54,6 +54,10 @@ const server = {
   HOST: z.string().default('0.0.0.0').describe('address to listen on'),
   LOG_LEVEL: oneOf(LOG_LEVELS).default('info').describe('log level (pino), or silent'),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600000).default(10000).describe('how long SIGTERM waits for in-flight requests and turns'),
+  SHUTDOWN_DRAIN_MS: integer(0, 600000)
+    .optional()
+    .describe('how long turns in flight may still run after SIGTERM; later they end with shutting_down, their message kept; unset: 3/4 of SHUTDOWN_TIMEOUT_MS')
+    .meta({ readmeDefault: '7500' }),
   WEB_CLIENT_ENABLED: flag().default(true).describe('serve the reference web client (web/dist) at /'),
 };
 
@@ -329,6 +333,14 @@ const CROSS_CHECKS: readonly CrossCheck[] = [
   crossCheck(['RUN_STALE_AFTER_MS', 'RUN_HEARTBEAT_MS'], (env) =>
     env.RUN_STALE_AFTER_MS < 2 * env.RUN_HEARTBEAT_MS
       ? { variable: 'RUN_STALE_AFTER_MS', message: 'must be at least twice RUN_HEARTBEAT_MS, or a live run could be taken over' }
+      : undefined,
+  ),
+  crossCheck(['SHUTDOWN_DRAIN_MS', 'SHUTDOWN_TIMEOUT_MS'], (env) =>
+    env.SHUTDOWN_DRAIN_MS !== undefined && env.SHUTDOWN_DRAIN_MS > 0 && env.SHUTDOWN_DRAIN_MS >= env.SHUTDOWN_TIMEOUT_MS
+      ? {
+          variable: 'SHUTDOWN_DRAIN_MS',
+          message: 'must be less than SHUTDOWN_TIMEOUT_MS (the rest of it ends the turns that outlast the drain and closes the pools)',
+        }
       : undefined,
   ),
   crossCheck(['HTTP_HEADERS_TIMEOUT_MS', 'HTTP_REQUEST_TIMEOUT_MS'], (env) =>

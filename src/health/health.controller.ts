@@ -4,11 +4,15 @@ import { HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import type { Response } from 'express';
 import { Public } from '../auth/public.decorator.js';
 import { ResilientCache } from '../cache/resilient-cache.service.js';
+import { DrainState } from '../common/drain-state.js';
 
 type ComponentStatus = { status: 'up' | 'down'; [detail: string]: unknown };
 
 export class HealthReport {
-  @ApiProperty({ enum: ['ok', 'degraded', 'error', 'shutting_down'], description: 'degraded: the cache is down, the service still answers' })
+  @ApiProperty({
+    enum: ['ok', 'degraded', 'error', 'shutting_down'],
+    description: 'degraded: the cache is down, the service still answers; shutting_down: draining after SIGTERM (no new turns, turns in flight finish), still 200',
+  })
   status: string;
 
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'Status of each dependency: database, cache' })
@@ -22,6 +26,7 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly db: TypeOrmHealthIndicator,
     private readonly cache: ResilientCache,
+    private readonly drain: DrainState,
   ) {}
 
   @Get()
@@ -37,7 +42,8 @@ export class HealthController {
     const databaseUp = database.status === 'up';
     if (!databaseUp) res.status(HttpStatus.SERVICE_UNAVAILABLE);
     return {
-      status: !databaseUp ? 'error' : cacheUp ? 'ok' : 'degraded',
+      // Liveness: a draining instance is alive and finishing its turns (restarting it would cut them off).
+      status: !databaseUp ? 'error' : this.drain.draining ? 'shutting_down' : cacheUp ? 'ok' : 'degraded',
       details: { database, cache },
     };
   }
@@ -47,8 +53,10 @@ export class HealthController {
       const result = await this.health.check([() => this.db.pingCheck('database', { timeout: 1500 })]);
       return { ...(result.details.database as object), status: 'up' };
     } catch (error) {
-      const body = error instanceof ServiceUnavailableException ? (error.getResponse() as { details?: Record<string, object> }) : {};
-      return { ...(body.details?.database ?? {}), status: 'down' };
+      // Terminus also refuses once the app is closing (status `shutting_down`): the database's own status still holds.
+      const body = error instanceof ServiceUnavailableException ? (error.getResponse() as { details?: Record<string, { status?: string }> }) : {};
+      const database = body.details?.database ?? {};
+      return { ...database, status: database.status === 'up' ? 'up' : 'down' };
     }
   }
 }

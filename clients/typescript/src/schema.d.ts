@@ -472,7 +472,7 @@ export interface components {
          * @description Machine-readable reason, for the errors the service raises on purpose
          * @enum {string}
          */
-        ErrorCode: "not_found" | "session_not_found" | "invalid_cursor" | "run_in_progress" | "cancelled" | "run_events_gone" | "run_events_unavailable" | "model_error" | "model_timeout" | "storage_unavailable" | "session_deleted" | "run_lost" | "internal_error" | "events_incomplete" | "invalid_document_name" | "unsupported_document" | "unreadable_document" | "document_too_large" | "index_space_mismatch" | "ingest_failed" | "identity_provider_unavailable";
+        ErrorCode: "not_found" | "session_not_found" | "invalid_cursor" | "run_in_progress" | "cancelled" | "run_events_gone" | "run_events_unavailable" | "model_error" | "model_timeout" | "storage_unavailable" | "session_deleted" | "run_lost" | "internal_error" | "events_incomplete" | "invalid_document_name" | "unsupported_document" | "unreadable_document" | "document_too_large" | "index_space_mismatch" | "ingest_failed" | "identity_provider_unavailable" | "shutting_down";
         ApiErrorBody: {
             /** @example 400 */
             statusCode: number;
@@ -1207,7 +1207,7 @@ export interface components {
             message_saved?: boolean | null;
         };
         /**
-         * @description `running`; or how it ended: `done`, `interrupted` (paused for the user), `error`, `abandoned` (its instance died), `cancelled`
+         * @description `running`; or how it ended: `done`, `interrupted` (paused for the user; or cut off by its instance's shutdown, its message kept and nothing waiting for the user), `error`, `abandoned` (its instance died), `cancelled`
          * @enum {string}
          */
         RunStatus: "running" | "done" | "error" | "interrupted" | "abandoned" | "cancelled";
@@ -1216,7 +1216,7 @@ export interface components {
             run_id: string;
             /** Format: uuid */
             session_id: string;
-            /** @description `running`; or how it ended: `done`, `interrupted` (paused for the user), `error`, `abandoned` (its instance died), `cancelled` */
+            /** @description `running`; or how it ended: `done`, `interrupted` (paused for the user; or cut off by its instance's shutdown, its message kept and nothing waiting for the user), `error`, `abandoned` (its instance died), `cancelled` */
             status: components["schemas"]["RunStatus"];
             /** @description ISO 8601 time the run started */
             started_at: string;
@@ -1247,7 +1247,7 @@ export interface components {
             /** @description Pass as `?ticket=` to `GET /api/chat/runs/{run_id}/stream` (this run only), e.g. with EventSource */
             ticket: string;
             /**
-             * @description Seconds the ticket stays valid (STREAM_TICKET_TTL_SECONDS); reusable until then
+             * @description Seconds the ticket stays valid (STREAM_TICKET_TTL_SECONDS, less when the token or API key that asked for it expires sooner); reusable until then
              * @example 60
              */
             expires_in: number;
@@ -1403,7 +1403,7 @@ export interface components {
         };
         HealthReport: {
             /**
-             * @description degraded: the cache is down, the service still answers
+             * @description degraded: the cache is down, the service still answers; shutting_down: draining after SIGTERM (no new turns, turns in flight finish), still 200
              * @enum {string}
              */
             status: "ok" | "degraded" | "error" | "shutting_down";

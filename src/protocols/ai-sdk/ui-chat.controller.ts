@@ -11,6 +11,7 @@ import { ChatService } from '../../chat/chat.service.js';
 import { RunEventsService, RunStatusProbe } from '../../chat/run-events.service.js';
 import { RunRegistry } from '../../chat/run-registry.service.js';
 import { RunEvent, TERMINAL_EVENTS } from '../../chat/sse.js';
+import { StartsTurn, STOPPED_FOLLOWING_EVENT, TurnDrain } from '../../chat/turn-drain.service.js';
 import { ApiErrorResponses } from '../../common/api-error.responses.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
@@ -53,12 +54,14 @@ export class UiChatController {
     private readonly events: RunEventsService,
     private readonly storage: ConversationStorage,
     private readonly sessionIds: UiSessionIds,
+    private readonly drain: TurnDrain,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Post()
   @HttpCode(200)
   @RateLimit('chat')
+  @StartsTurn()
   @ApiOperation({
     summary: 'Run a chat turn for the AI SDK (useChat): UI message stream',
     description:
@@ -120,9 +123,11 @@ export class UiChatController {
     });
     let stopFollowing: () => void = () => undefined;
     let stopped = false;
+    let unregister: () => void = () => undefined;
     const stop = () => {
       stopped = true;
       stopFollowing();
+      unregister();
       finish();
     };
     const onEvent = (event: RunEvent) => {
@@ -131,6 +136,8 @@ export class UiChatController {
       if (TERMINAL_EVENTS.has(event.event)) stop();
     };
     res.on('close', stop);
+    // Still open when the instance has drained (the run goes on elsewhere): the stream ends with an error chunk all the same.
+    unregister = this.drain.openStream(() => onEvent({ id: 0, event: 'error', data: STOPPED_FOLLOWING_EVENT }));
     try {
       stopFollowing = await this.events.follow(runId, 0, onEvent, isRunning);
     } catch (error) {

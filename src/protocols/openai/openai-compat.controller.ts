@@ -12,6 +12,7 @@ import { ChatService, Emit } from '../../chat/chat.service.js';
 import { TurnFailedError } from '../../chat/chat.errors.js';
 import { RunEventsService } from '../../chat/run-events.service.js';
 import { RunEvent, startHeartbeat } from '../../chat/sse.js';
+import { StartsTurn, TurnDrain } from '../../chat/turn-drain.service.js';
 import { ApiErrorResponsesOf } from '../../common/api-error.responses.js';
 import { CodedError, ERROR_CODE_STATUS, ErrorCode } from '../../common/coded-error.js';
 import { buildErrorBody } from '../../common/http-exception.filter.js';
@@ -51,6 +52,7 @@ export class OpenAiCompatController {
     private readonly chat: ChatService,
     private readonly context: ChatRequestContext,
     private readonly events: RunEventsService,
+    private readonly drain: TurnDrain,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -82,6 +84,7 @@ export class OpenAiCompatController {
   @Post('chat/completions')
   @HttpCode(200)
   @RateLimit('chat')
+  @StartsTurn()
   @ApiOperation({
     summary: 'A chat turn in the OpenAI Chat Completions shape (stream: true → chat.completion.chunk SSE ending data: [DONE])',
     description:
@@ -164,12 +167,14 @@ export class OpenAiCompatController {
     const turn = { userId: user.userId, sessionId: runId, runId };
     const messages = toLangChain(request.conversation);
     const abort = new AbortController();
+    // The instance's shutdown stops it too, once the drain time is over.
+    const stopped = AbortSignal.any([abort.signal, this.drain.signal]);
     if (!request.stream) {
       const context = this.turnContext(turn, 'sync', request);
       res.on('close', () => {
         if (!res.writableFinished) abort.abort();
       });
-      const result = await this.chat.runStateless(messages, context, () => undefined, abort.signal);
+      const result = await this.chat.runStateless(messages, context, () => undefined, stopped);
       if (!res.writableEnded) res.status(200).json(await this.completion(identity, context, result));
       return;
     }
@@ -185,7 +190,7 @@ export class OpenAiCompatController {
       if (event === 'token') writer.content(String((data as { text?: unknown }).text ?? ''));
     };
     try {
-      const result = await this.chat.runStateless(messages, context, emit, abort.signal);
+      const result = await this.chat.runStateless(messages, context, emit, stopped);
       if (result.pending_hitl) writer.paused(result.pending_hitl);
       await this.finishStream(writer, context, { rag_trace: result.rag_trace, pending_hitl: result.pending_hitl });
     } catch (error) {

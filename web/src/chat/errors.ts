@@ -25,6 +25,7 @@ const CODE_STATUS: Record<ErrorCode, number> = {
   index_space_mismatch: 409,
   ingest_failed: 503,
   identity_provider_unavailable: 503,
+  shutting_down: 503,
 };
 
 /** The user-facing text of an SSE `error` event. */

@@ -193,7 +193,7 @@ describe('A turn tells its client what was stored', () => {
       await stream.ended;
       expect(stream.events.at(-1)).toMatchObject({ event: 'error', data: { code: 'cancelled', message_saved: true } });
       expect(stream.events.some((event) => event.event === 'done')).toBe(false);
-      expect(await storedTurn(user)).toEqual({ run: 'cancelled', messages: [['human', 'cancelled', 'weather in Paris']] });
+      expect(await storedTurn(user)).toEqual({ run: 'cancelled', messages: [['human', 'cancelled', 'What is the weather in Paris?']] });
     }, 60_000);
   });
 });

@@ -4,6 +4,7 @@ import { FakeWeatherServer } from './support/fake-weather-server.js';
 import { heldWeatherTurn } from './support/held-turn.js';
 import { OwnRedis } from './support/own-redis.js';
 import { TcpProxy } from './support/tcp-proxy.js';
+import { waitUntil } from './support/service-process.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { testDatabaseUrl } from './support/test-env.js';
 
@@ -130,6 +131,39 @@ describe('A turn tells its client what was stored', () => {
         message_saved: true,
       });
       expect(stored).toEqual({ run: 'error', messages: [['human', 'failed', 'weather in Paris']] });
+    }, 60_000);
+
+    it('a sync turn whose COMMIT and read-back both go unanswered says message_saved null, and the session moves on', async () => {
+      const user = uniqueUser('lost-commit-unknown');
+      weather.hold();
+      const arrived = weather.nextRequest();
+      const turn = request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'weather in Paris' }).then((r) => r);
+      await arrived;
+      const struck = loseCommitReply(false);
+      weather.release();
+      await struck;
+      // From now on nothing reaches PostgreSQL: reading back what landed cannot answer either.
+      proxy.hold();
+      let res;
+      try {
+        res = await turn;
+      } finally {
+        proxy.release();
+      }
+      expect({ status: res.status, code: res.body.code, message_saved: res.body.message_saved }).toEqual({
+        status: 503,
+        code: 'storage_unavailable',
+        message_saved: null,
+      });
+      expect(res.body.message).toMatch(/Whether your message was saved is not known yet/);
+      // "Not known yet" holds whichever way it went; once the run ended, what is stored is one of the two.
+      await waitUntil(async () => (await storedTurn(user)).run !== 'running', 'the failed run to end', 30_000, 50);
+      expect([
+        { run: 'error', messages: [] },
+        { run: 'error', messages: [['human', 'failed', 'weather in Paris']] },
+      ]).toContainEqual(await storedTurn(user));
+      const sessionId = (await direct.query(`SELECT id FROM chat_sessions WHERE user_id = $1`, [user])).rows[0].id;
+      await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'Hello', session_id: sessionId }).expect(200);
     }, 60_000);
   });
 

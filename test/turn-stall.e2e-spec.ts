@@ -1,4 +1,6 @@
 import request from 'supertest';
+import { ChatService } from '../src/chat/chat.service.js';
+import { RunRegistry } from '../src/chat/run-registry.service.js';
 import { FakeWeatherServer } from './support/fake-weather-server.js';
 import { heldWeatherTurn } from './support/held-turn.js';
 import { OwnPostgres } from './support/own-postgres.js';
@@ -141,6 +143,20 @@ describe('Turns during a PostgreSQL stall', () => {
       ['human', 'complete'],
       ['ai', 'complete'],
     ]);
+  }, 60_000);
+
+  it('a heartbeat the server runs only after the run went stale does not make it hold its session again', async () => {
+    const user = uniqueUser('late-heartbeat');
+    const sessionId = await sessionWithOneTurn(user);
+    // A run claimed and then cut off: its instance's heartbeats stopped reaching the server (a stall longer than
+    // RUN_STALE_AFTER_MS); one of them, sent during the stall, is run by the server once it continues.
+    const { runId } = await a.app.get(ChatService).prepare(user, 'cut off', sessionId);
+    await a.dataSource.query(`UPDATE chat_runs SET heartbeat_at = now() - interval '1 hour' WHERE id = $1`, [runId]);
+    await a.app.get(RunRegistry).heartbeat(runId);
+    const next = await request(b.app.getHttpServer()).post('/api/chat').set(b.auth(user)).send({ message: 'Hello again', session_id: sessionId });
+    expect({ status: next.status, code: next.body.code }).toEqual({ status: 200, code: undefined });
+    const [{ status }] = await a.dataSource.query(`SELECT status FROM chat_runs WHERE id = $1`, [runId]);
+    expect(status).toBe('abandoned');
   }, 60_000);
 });
 

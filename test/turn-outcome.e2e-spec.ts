@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import request from 'supertest';
 import { FakeWeatherServer } from './support/fake-weather-server.js';
@@ -131,6 +132,21 @@ describe('A turn tells its client what was stored', () => {
         message_saved: true,
       });
       expect(stored).toEqual({ run: 'error', messages: [['human', 'failed', 'weather in Paris']] });
+    }, 60_000);
+
+    it('a turn whose claim COMMIT landed without an answer does not hold the session for the retry', async () => {
+      const user = uniqueUser('lost-claim');
+      const sessionId = randomUUID();
+      const struck = proxy.loseReplyTo('COMMIT', { after: 'INSERT INTO chat_runs', deliver: true });
+      const first = await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'Hello', session_id: sessionId });
+      await struck;
+      expect({ status: first.status, code: first.body.code }).toEqual({ status: 503, code: 'storage_unavailable' });
+      const retry = await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'Hello', session_id: sessionId });
+      expect({ status: retry.status, code: retry.body.code }).toEqual({ status: 200, code: undefined });
+      expect((await storedTurn(user)).messages.map(([type, status]) => [type, status])).toEqual([
+        ['human', 'complete'],
+        ['ai', 'complete'],
+      ]);
     }, 60_000);
 
     it('a sync turn whose COMMIT and read-back both go unanswered says message_saved null, and the session moves on', async () => {

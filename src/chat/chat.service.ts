@@ -90,7 +90,7 @@ interface CommitAttempt {
 }
 
 /** What a failed turn tells the user of their message, after the reason. */
-export function toldAfterFailure(code: TurnFailureCode, saved: boolean | null): string {
+function toldAfterFailure(code: TurnFailureCode, saved: boolean | null): string {
   if (saved === null) {
     return 'Whether your message was saved is not known yet (the database did not answer while it was being saved): reload the session before sending it again.';
   }

@@ -208,6 +208,7 @@ describe('AI SDK UI message stream (useChat)', () => {
     weather.release();
     expect(message.id).toBe(runId);
     expect(errors).toEqual([expect.stringMatching(/^cancelled: /)]);
+    expect(message.metadata).toEqual({ run_id: runId, session_id: expect.any(String), message_saved: true });
     expect(await client.reconnectToStream({ chatId })).toBeNull();
   });
 

@@ -367,6 +367,25 @@ describe('OpenAI-compatible API over an OpenAI-compatible model', () => {
     })().catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(APIError);
     expect(String((failure as APIError).message)).not.toMatch(/secret internals/);
-    expect((failure as APIError).error).toMatchObject({ code: 'model_error', type: 'server_error' });
+    // Without a session nothing is stored: the error says so, as the service's own protocols do.
+    expect((failure as APIError).error).toMatchObject({ code: 'model_error', type: 'server_error', message_saved: false });
+  });
+
+  it('tells whether a failed session turn kept the message (message_saved), sync and streamed', async () => {
+    const user = uniqueUser('oa-saved');
+    const openai = new OpenAI({ baseURL: `${base}/v1`, apiKey: bearer(t.auth(user)), maxRetries: 0, defaultHeaders: { 'X-Session-Id': randomUUID() } });
+    llm.play({ status: 500, error: 'upstream exploded' });
+    const sync = await openai.chat.completions.create({ model: 'team-agent', messages: [{ role: 'user', content: 'Say hello' }] }).catch((e: unknown) => e);
+    expect(sync).toBeInstanceOf(APIError);
+    expect((sync as APIError).error).toMatchObject({ code: 'model_error', message_saved: true });
+
+    llm.play({ status: 500, error: 'upstream exploded' });
+    const failing = await openai.chat.completions.create({ model: 'team-agent', messages: [{ role: 'user', content: 'Say hello' }], stream: true });
+    const streamed = await (async () => {
+      for await (const _chunk of failing) {
+        // drain until the error event
+      }
+    })().catch((error: unknown) => error);
+    expect((streamed as APIError).error).toMatchObject({ code: 'model_error', message_saved: true });
   });
 });

@@ -182,24 +182,25 @@ describe('Turn integrity: ownership while a first turn runs, deletes that win', 
     expect(resumed.body.rag_trace).toMatchObject({ hitl_resumed: true, user_supplement: 'Aurora X1' });
   });
 
-  it('says the outcome is not known when the database stops answering during the turn\'s own commit', async () => {
+  it('says the message was NOT saved when the turn\'s commit and the keeping of its message time out on a lock', async () => {
     const strict = await createTestApp({ WEATHER_BASE_URL: weather.url, WEATHER_GEOCODING_URL: weather.url, DATABASE_LOCK_TIMEOUT_MS: '300' });
     const blocker = t.dataSource.createQueryRunner();
     try {
       const user = uniqueUser('unknown-outcome');
       const session = randomUUID();
       const { answer: turn } = await syncTurnWaitingOnWeather(strict, user, session);
-      // Another transaction holds the session row: the turn's commit, and then the attempt to keep its message, time out on the lock.
+      // Another transaction holds the session row: the turn's commit, and then the attempt to keep its message, time out on the
+      // lock. The server answered both (lock_timeout): neither landed, and the client is told so, not "not known".
       await blocker.connect();
       await blocker.startTransaction();
       await blocker.query('SELECT id FROM chat_sessions WHERE id = $1 FOR UPDATE', [session]);
       weather.release();
       const res = await turn;
-      expect(res.status).toBe(503);
-      expect(res.body.message).toMatch(/Whether your message was saved is not known yet/);
+      expect({ status: res.status, message_saved: res.body.message_saved }).toEqual({ status: 503, message_saved: false });
+      expect(res.body.message).toMatch(/Your message was NOT saved/);
       await blocker.rollbackTransaction();
       const transcript = await request(strict.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(strict.auth(user)).expect(200);
-      expect(transcript.body.messages).toEqual([]); // a lock timeout rolled the commit back: reloading tells the truth
+      expect(transcript.body.messages).toEqual([]);
     } finally {
       if (blocker.isTransactionActive) await blocker.rollbackTransaction();
       await blocker.release();

@@ -40,12 +40,15 @@ export type TurnFailureCode = ErrorCode;
  * whether the user's message was kept.
  */
 export class TurnFailedError extends CodedError {
+  /** The HTTP error body carries `message_saved`, as the SSE `error` event does. */
+  override readonly details: { message_saved: boolean | null };
   constructor(
     readonly code: TurnFailureCode,
     message: string,
-    /** Null when it is not known: the turn's own commit was in flight when the database stopped answering. */
+    /** Null when it is not known: a COMMIT got no answer (the turn's, or the one keeping the message), and reading back what landed did not answer either. */
     readonly messageSaved: boolean | null,
   ) {
     super(message);
+    this.details = { message_saved: messageSaved };
   }
 }

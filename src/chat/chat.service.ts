@@ -2,20 +2,22 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { Command, GraphRecursionError, INTERRUPT } from '@langchain/langgraph';
-import pRetry from 'p-retry';
 import { AgentFactory, AgentGraph, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
 import { CheckpointerProvider } from '../agent/checkpointer.provider.js';
 import { TurnContext } from '../agent/turn-context.js';
 import { CodedError } from '../common/coded-error.js';
 import { isDatabaseUnavailable } from '../common/database-unavailable.js';
+import { withTimeout } from '../common/with-timeout.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { CommitOutcomeUnknownError, isNoReply } from '../database/commit-outcome.js';
 import { ConversationStorage, titleFrom, toLangChainMessages } from '../session/conversation-storage.service.js';
 import { SessionNotFoundError } from '../session/session.errors.js';
 import { normalizeHitlResumeState, normalizePendingHitl } from '../trace/trace.normalizer.js';
 import type { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
 import { RunInProgressError, RunNotRunningError, TurnFailedError, TurnFailureCode } from './chat.errors.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
+import { PendingRunEnds } from './pending-run-ends.js';
 import { RunEventsService } from './run-events.service.js';
 import { RunCancellation, RunCancelledSignal } from './run-cancellation.service.js';
 import { RunInfoRecord, RunRegistry, RunSlotTakenError } from './run-registry.service.js';
@@ -60,6 +62,10 @@ export function classifyFailure(error: unknown): { code: TurnFailureCode; reason
   if (error instanceof SessionNotFoundError) {
     return { code: 'session_deleted', reason: 'The session was deleted while the turn ran.' };
   }
+  if (error instanceof RunNotRunningError && error.status === 'cancelled') return { code: 'cancelled', reason: 'The turn was cancelled.' };
+  if (error instanceof RunNotRunningError && error.status === null) {
+    return { code: 'session_deleted', reason: 'The session was deleted while the turn ran.' };
+  }
   if (error instanceof RunNotRunningError) {
     return { code: 'run_lost', reason: 'This turn was given up as lost while it could not reach the database (its session may have moved on).' };
   }
@@ -75,6 +81,24 @@ export function classifyFailure(error: unknown): { code: TurnFailureCode; reason
   return { code: 'internal_error', reason: 'The turn failed on an internal error.' };
 }
 
+/** A turn's own commit, once sent: what it stores and answers, and how its followers are told. */
+interface CommitAttempt {
+  result: TurnResult;
+  tell: () => void;
+  /** The thread whose checkpoints go once it landed (none for a paused task). */
+  finishedThread: string | null;
+}
+
+/** What a failed turn tells the user of their message, after the reason. */
+function toldAfterFailure(code: TurnFailureCode, saved: boolean | null): string {
+  if (saved === null) {
+    return 'Whether your message was saved is not known yet (the database did not answer while it was being saved): reload the session before sending it again.';
+  }
+  if (code === 'cancelled') return saved ? 'Your message was saved, marked cancelled.' : 'Nothing was saved.';
+  if (saved) return 'Your message was saved; retry to get an answer.';
+  return code === 'session_deleted' || code === 'run_lost' ? 'Nothing was saved.' : 'Your message was NOT saved; please send it again.';
+}
+
 /**
  * Chat turns: claim the session's run slot, give the agent a bounded view of
  * the conversation, run the LangGraph graph (streaming its events when asked),
@@ -85,6 +109,7 @@ export function classifyFailure(error: unknown): { code: TurnFailureCode; reason
 export class ChatService {
   private readonly logger = new Logger(ChatService.name);
   private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly pendingEnds: PendingRunEnds;
 
   constructor(
     private readonly storage: ConversationStorage,
@@ -95,7 +120,9 @@ export class ChatService {
     private readonly summaries: ConversationSummaryService,
     private readonly cancellation: RunCancellation,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.pendingEnds = new PendingRunEnds(runs, config.chat.runStaleAfterMs);
+  }
 
   /**
    * Opens the session (creating it for a first turn, so it exists for its
@@ -110,9 +137,14 @@ export class ChatService {
         await this.storage.openSession(userId, id, titleFrom(message), (manager) => this.runs.claim(manager, runId, id, userId, message));
         return { runId, sessionId: id, userId, message };
       } catch (error) {
+        // The claim may have landed with nobody to run it: it is ended, so that it does not hold the session.
+        if (error instanceof CommitOutcomeUnknownError) this.pendingEnds.record(id, { runId, status: 'error', error: 'its claim was not confirmed' });
         if (!(error instanceof RunSlotTakenError)) throw error;
-        // A run whose instance died stops blocking its session once its heartbeat is stale.
-        if (!(await this.runs.releaseStale(id))) throw new RunInProgressError(id, await this.runs.runningIn(id).catch(() => null));
+        // A run of this instance that failed without its end recorded, or a run whose instance died (its heartbeat is
+        // stale), stops blocking its session.
+        if (!(await this.pendingEnds.settle(id)) && !(await this.runs.releaseStale(id))) {
+          throw new RunInProgressError(id, await this.runs.runningIn(id).catch(() => null));
+        }
       }
     }
     throw new RunInProgressError(id, await this.runs.runningIn(id).catch(() => null));
@@ -206,8 +238,8 @@ export class ChatService {
     const progress = { answer: '' };
     emit('metadata', { run_id: runId, session_id: sessionId });
     let threadId = runId;
-    // Set while the turn's own commit is in flight: a failure then may have committed after all.
-    let committing = false;
+    // What the turn's own commit stores and tells, once it is sent: a commit whose answer was lost may have landed.
+    let attempt: CommitAttempt | null = null;
     // Set once the commit landed: nothing after it may fail the turn or store it again.
     let committed: TurnResult | null = null;
     try {
@@ -247,7 +279,16 @@ export class ChatService {
         });
         if (!pending) throw new Error('the knowledge tool paused with an invalid HITL payload');
         const prompt: string = pending.clarification_prompt ?? pending.original_question ?? '';
-        committing = true;
+        attempt = {
+          result: { response: prompt, rag_trace: trace, session_id: sessionId, pending_hitl: pending, run_id: runId },
+          tell: () => {
+            emit('hitl', pending);
+            if (trace) emit('trace', trace);
+            emit('done', { response: prompt, session_id: sessionId });
+          },
+          // The paused task's checkpoints stay: its question waits for an answer.
+          finishedThread: null,
+        };
         await this.storage.appendTurn(
           userId,
           sessionId,
@@ -261,17 +302,20 @@ export class ChatService {
             withinTransaction: (manager) => this.runs.finish(runId, 'interrupted', undefined, manager),
           },
         );
-        committed = { response: prompt, rag_trace: trace, session_id: sessionId, pending_hitl: pending, run_id: runId };
-        this.announce(runId, () => {
-          emit('hitl', pending);
-          if (trace) emit('trace', trace);
-          emit('done', { response: prompt, session_id: sessionId });
-        });
+        committed = attempt.result;
+        this.announce(runId, attempt.tell);
         return committed;
       }
 
       const response = outcome.answer;
-      committing = true;
+      attempt = {
+        result: { response, rag_trace: trace, session_id: sessionId, pending_hitl: null, run_id: runId },
+        tell: () => {
+          if (trace) emit('trace', trace);
+          emit('done', { response, session_id: sessionId });
+        },
+        finishedThread: threadId,
+      };
       const stored = await this.storage.appendTurn(
         userId,
         sessionId,
@@ -287,11 +331,8 @@ export class ChatService {
           withinTransaction: (manager) => this.runs.finish(runId, 'done', undefined, manager),
         },
       );
-      committed = { response, rag_trace: trace, session_id: sessionId, pending_hitl: null, run_id: runId };
-      this.announce(runId, () => {
-        if (trace) emit('trace', trace);
-        emit('done', { response, session_id: sessionId });
-      });
+      committed = attempt.result;
+      this.announce(runId, attempt.tell);
       await this.forgetCheckpoints(threadId);
       // Off the answer's path; drain() waits for it at shutdown.
       void this.track(this.summaries.maybeFold(userId, sessionId, stored.message_count));
@@ -306,58 +347,84 @@ export class ChatService {
       }
       // A run stopped because its session went away or it was given up fails for that reason, not for the abort it caused.
       const cause = cancelled.aborted && cancelled.reason instanceof Error ? cancelled.reason : error;
-      let { code, reason } = classifyFailure(cause);
-      this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, `turn failed: ${code}`);
-      // The user's message is kept when it can be, with the run's end in the same transaction.
-      let outcome: 'saved' | 'not_saved' | 'committed_after_all' | 'unknown' = 'not_saved';
-      // A turn the instance's shutdown cut off is `interrupted` (its error text says why; no question waits for the user).
-      const endedAs = code === 'shutting_down' ? 'interrupted' : 'error';
-      if (code !== 'session_deleted' && code !== 'run_lost') {
-        try {
-          await this.storage.appendTurn(userId, sessionId, [{ type: 'human', content: message, run_id: runId, status: 'failed' }], {
-            createIfMissing: false,
-            withinTransaction: (manager) => this.runs.finish(runId, endedAs, reason, manager),
-          });
-          outcome = 'saved';
-        } catch (saveError) {
-          if (saveError instanceof RunNotRunningError && saveError.status === 'cancelled') {
-            // Cancelled meanwhile by a request that could not reach this instance: the cancel stood and kept the message itself.
-            code = 'cancelled';
-            reason = 'The turn was cancelled.';
-            outcome = 'saved';
-          } else if (saveError instanceof RunNotRunningError && (saveError.status === 'done' || saveError.status === 'interrupted')) {
-            // The turn's commit did land; only its acknowledgement was lost on the way back.
-            outcome = 'committed_after_all';
-          } else if (saveError instanceof SessionNotFoundError || saveError instanceof RunNotRunningError) {
-            ({ code, reason } = classifyFailure(saveError));
-          } else {
-            this.logger.error({ err: saveError, run_id: runId }, 'could not keep the human message');
-            // The turn's commit, if it was in flight, may yet have landed: then the run reads `done` and nothing changes.
-            if (committing) outcome = 'unknown';
-            void this.markFinished(runId, endedAs, reason);
-          }
-        }
+      const outcome = await this.settleFailure(turn, cause, error, attempt !== null);
+      if (outcome === 'landed') {
+        // The turn's own commit (settleFailure answers `landed` only once one was sent) landed; only its answer was
+        // lost on the way back: the turn stands as stored.
+        this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, 'the turn committed although its commit was not confirmed');
+        committed = attempt!.result;
+        this.announce(runId, attempt!.tell);
+        if (attempt!.finishedThread) void this.track(this.forgetCheckpoints(attempt!.finishedThread));
+        return committed;
       }
-      const saved = outcome === 'unknown' ? null : outcome !== 'not_saved';
-      const told =
-        outcome === 'unknown'
-          ? 'Whether your message was saved is not known yet (the database stopped answering while the turn was being saved): reload the session before sending it again.'
-          : outcome === 'committed_after_all'
-          ? 'The turn was saved after all (the database confirmed it late): reload the session to read the answer.'
-          : outcome === 'saved'
-            ? 'Your message was saved; retry to get an answer.'
-            : code === 'session_deleted' || code === 'run_lost'
-              ? 'Nothing was saved.'
-              : 'Your message was NOT saved; please send it again.';
-      const failure = new TurnFailedError(code, `${/[.!?。！？]$/.test(reason) ? reason : `${reason}.`} ${told}`, saved);
+      const { code, reason, saved } = outcome;
+      this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, `turn failed: ${code}`);
+      const failure = new TurnFailedError(code, `${/[.!?。！？]$/.test(reason) ? reason : `${reason}.`} ${toldAfterFailure(code, saved)}`, saved);
       emit('error', { code: failure.code, message: failure.message, message_saved: saved });
-      // A paused task's thread (another run's id) is kept so the user can answer again, unless its session is gone.
-      await this.forgetCheckpoints(runId);
-      if ((code === 'session_deleted' || outcome === 'committed_after_all') && threadId !== runId) await this.forgetCheckpoints(threadId);
+      // Off the answer's path (a stalled database would hold it for another limit). A paused task's thread (another
+      // run's id) is kept so the user can answer again, unless its session is gone.
+      void this.track(this.forgetCheckpoints(runId));
+      if (code === 'session_deleted' && threadId !== runId) void this.track(this.forgetCheckpoints(threadId));
       throw failure;
     } finally {
       clearInterval(heartbeat);
       this.cancellation.release(runId);
+    }
+  }
+
+  /**
+   * What a failed turn leaves stored, found out before the client is told:
+   * `landed` when the turn's own commit landed after all (its answer was
+   * lost on the way back); else the code to report and whether the user's
+   * message is kept (null: not known yet). The message is kept when it can
+   * be, marked failed, with the run's end in the same transaction; when the
+   * run cannot be ended now, its end is recorded later (PendingRunEnds).
+   */
+  private async settleFailure(
+    turn: PreparedTurn,
+    cause: unknown,
+    error: unknown,
+    commitSent: boolean,
+  ): Promise<'landed' | { code: TurnFailureCode; reason: string; saved: boolean | null }> {
+    const { runId, sessionId, userId, message } = turn;
+    // How the run's record said it ended, when the turn stopped on reading it (a heartbeat, its own commit).
+    const recorded = [cause, error].find((e): e is RunNotRunningError => e instanceof RunNotRunningError)?.status;
+    if (commitSent && (recorded === 'done' || recorded === 'interrupted')) return 'landed';
+    // Cancelled from another instance that could not reach this one: the cancel ended the run and kept the message.
+    if (recorded === 'cancelled') return { ...classifyFailure(new RunNotRunningError(runId, recorded)), saved: true };
+    const { code, reason } = classifyFailure(cause);
+    if (code === 'session_deleted' || code === 'run_lost') return { code, reason, saved: false };
+    const commitUnknown = error instanceof CommitOutcomeUnknownError;
+    // A turn the instance's shutdown cut off is `interrupted` (its error text says why; no question waits for the user).
+    const endedAs = code === 'shutting_down' ? 'interrupted' : 'error';
+    const endLater = () => this.pendingEnds.record(sessionId, { runId, status: endedAs, error: reason });
+    if (!commitUnknown && isNoReply(cause)) {
+      // The database stopped answering before anything of the turn was sent to commit: nothing is stored, and trying
+      // to store the message would only wait for another limit while the stall lasts.
+      endLater();
+      return { code, reason, saved: false };
+    }
+    // After a COMMIT without an answer, keeping the message also reads back what landed: the turn's transaction holds
+    // its rows until it ends, and a run it ended reads `done`. That read-back waits at most the lock limit.
+    const keeping = this.storage.appendTurn(userId, sessionId, [{ type: 'human', content: message, run_id: runId, status: 'failed' }], {
+      createIfMissing: false,
+      withinTransaction: (manager) => this.runs.finish(runId, endedAs, reason, manager),
+    });
+    try {
+      await (commitUnknown
+        ? withTimeout(keeping, this.config.database.lockTimeoutMs, () => new Error('the read-back of the turn did not finish in time'))
+        : keeping);
+      return { code, reason, saved: true };
+    } catch (saveError) {
+      const ended = saveError instanceof RunNotRunningError ? saveError.status : undefined;
+      if (commitSent && (ended === 'done' || ended === 'interrupted')) return 'landed';
+      if (ended === 'cancelled') return { ...classifyFailure(saveError), saved: true };
+      if (saveError instanceof SessionNotFoundError || saveError instanceof RunNotRunningError) return { ...classifyFailure(saveError), saved: false };
+      this.logger.error({ err: saveError, run_id: runId }, 'could not keep the human message');
+      endLater();
+      // A commit without an answer (the turn's or the keeping's), or a read-back cut short, may still land.
+      const unknown = commitUnknown || saveError instanceof CommitOutcomeUnknownError;
+      return { code, reason, saved: unknown ? null : false };
     }
   }
 
@@ -388,7 +455,7 @@ export class ChatService {
       } else {
         this.logger.warn({ err: error, run_id: runId }, 'a cancelled turn could not be kept');
         saved = error instanceof SessionNotFoundError || error instanceof RunNotRunningError ? false : null;
-        if (saved === null) void this.markFinished(runId, 'cancelled', 'cancelled by the user');
+        if (saved === null) this.pendingEnds.record(sessionId, { runId, status: 'cancelled', error: 'cancelled by the user' });
       }
     }
     const told = saved
@@ -521,23 +588,6 @@ export class ChatService {
   private async isWaiting(threadId: string): Promise<boolean> {
     const tuple = await this.checkpointer.saver.getTuple({ configurable: { thread_id: threadId } });
     return tuple?.pendingWrites?.some(([, channel]) => channel === INTERRUPT) ?? false;
-  }
-
-  /**
-   * Records the end of a turn whose own transaction could not: retried in
-   * the background, once per heartbeat, so the session is free again as soon
-   * as the database answers (at the latest the run looks abandoned once its
-   * heartbeat is stale).
-   */
-  private async markFinished(runId: string, status: 'done' | 'interrupted' | 'error' | 'cancelled', error?: string): Promise<void> {
-    await pRetry(() => this.runs.finish(runId, status, error), {
-      retries: Number.MAX_SAFE_INTEGER,
-      minTimeout: this.runs.heartbeatMs,
-      factor: 1,
-      maxRetryTime: this.config.chat.runStaleAfterMs,
-      unref: true,
-      onFailedAttempt: ({ error: failure }) => this.logger.warn(`run ${runId} not yet marked ${status}: ${failure.message}; retrying`),
-    }).catch(() => undefined);
   }
 
   private async forgetCheckpoints(runId: string): Promise<void> {

@@ -102,13 +102,23 @@ export class RunRegistry {
     return released.map((row) => row.id);
   }
 
-  /** Records that the run is alive; answers its status (`running`, or how it was ended meanwhile; null when its session was deleted). */
+  /**
+   * Records that the run is alive; answers its status (`running`, or how it
+   * was ended meanwhile; null when its session was deleted). A heartbeat
+   * does not bring back a run whose heartbeat is already stale: one sent
+   * during a database stall and run by the server only after it must not
+   * make a run that failed meanwhile hold its session again.
+   */
   async heartbeat(runId: string): Promise<RunStatus | null> {
     const [row] = await sqlRows<{ status: RunStatus }>(
       this.dataSource,
-      `WITH beat AS (UPDATE chat_runs SET heartbeat_at = now() WHERE id = $1 AND status = 'running' RETURNING status)
+      `WITH beat AS (
+         UPDATE chat_runs SET heartbeat_at = now()
+          WHERE id = $1 AND status = 'running' AND heartbeat_at >= now() - $2::int * INTERVAL '1 millisecond'
+         RETURNING status
+       )
        SELECT status FROM beat UNION ALL SELECT status FROM chat_runs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM beat)`,
-      [runId],
+      [runId, this.config.chat.runStaleAfterMs],
     );
     return row?.status ?? null;
   }

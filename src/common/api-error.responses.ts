@@ -27,6 +27,13 @@ export class ApiErrorBody {
   })
   run_id?: string | null;
 
+  @ApiPropertyOptional({
+    type: Boolean,
+    nullable: true,
+    description: "For a failed chat turn: whether the user's message was kept (null: not known yet; reload the session before sending it again)",
+  })
+  message_saved?: boolean | null;
+
   @ApiProperty({ description: 'Request id, also in the x-request-id response header' })
   request_id: string;
 }

@@ -16,7 +16,41 @@ export class ListenedClient extends pg.Client {
     super(config);
     this.on('error', (error: Error) => logger.warn(`connection lost: ${error.message}`));
   }
+
+  /**
+   * A query that got no reply within `query_timeout` leaves its connection
+   * waiting for that reply: every later query on it (the ROLLBACK of the
+   * failed transaction, the next user of the pooled client) would queue
+   * behind it and fail only after a limit of its own. The connection is cut
+   * instead, so they fail at once and the pool discards the client.
+   */
+  override query(...args: unknown[]): never {
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === 'function') {
+      args[last] = (error: unknown, result: unknown) => {
+        this.dropIfUnanswered(error);
+        (callback as (error: unknown, result: unknown) => void)(error, result);
+      };
+    }
+    const result = (super.query as (...queryArgs: unknown[]) => unknown)(...args);
+    if (result instanceof Promise) {
+      return result.catch((error: unknown) => {
+        this.dropIfUnanswered(error);
+        throw error;
+      }) as never;
+    }
+    return result as never;
+  }
+
+  private dropIfUnanswered(error: unknown): void {
+    if (!(error instanceof Error) || error.message !== QUERY_READ_TIMEOUT) return;
+    (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+  }
 }
+
+/** pg's error when a query gets no reply within `query_timeout`. */
+const QUERY_READ_TIMEOUT = 'Query read timeout';
 
 export interface DatabaseTimeouts {
   /** Server-side limit of one statement (`statement_timeout`). */

@@ -5,6 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ResilientCache } from '../cache/resilient-cache.service.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { transactionKnowingCommit } from '../database/commit-outcome.js';
 import { sqlRows } from '../database/sql.js';
 import {
   FeedbackRating,
@@ -237,7 +238,8 @@ export class ConversationStorage {
     options: AppendTurnOptions = {},
   ): Promise<AppendTurnResult> {
     const title = this.clampTitle(options.title ?? defaultTitle(messages));
-    const result = await this.dataSource.transaction(async (manager) => {
+    // A COMMIT without an answer throws CommitOutcomeUnknownError: the caller finds out what landed.
+    const result = await transactionKnowingCommit(this.dataSource, async (manager) => {
       const created = options.createIfMissing === false ? false : await this.createSessionIfMissing(manager, userId, sessionId, title);
       const [row] = await sqlRows<{ message_count: number }>(manager, `WITH ${BUMP_LIST_VERSION}
          UPDATE chat_sessions
@@ -416,7 +418,7 @@ export class ConversationStorage {
     title: string,
     withinTransaction?: (manager: EntityManager) => Promise<void>,
   ): Promise<{ created: boolean }> {
-    const opened = await this.dataSource.transaction(async (manager) => {
+    const opened = await transactionKnowingCommit(this.dataSource, async (manager) => {
       for (let attempt = 0; attempt < 2; attempt += 1) {
         const [row] = await sqlRows<{ user_id: string; created: boolean }>(
           manager,

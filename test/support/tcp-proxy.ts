@@ -15,6 +15,7 @@ export class TcpProxy {
   private holding = false;
   private held: Array<() => void> = [];
   private readonly heldWatchers = new Set<() => void>();
+  private lostReply?: LostReply;
   port = 0;
 
   constructor(
@@ -63,6 +64,19 @@ export class TcpProxy {
     });
   }
 
+  /**
+   * A reply lost on its way back, once: on the first connection whose client
+   * sends `after` and then `trigger` (counting from this call), the chunk with
+   * `trigger` reaches the server (`deliver`) or is dropped too, and nothing the
+   * server sends on that connection reaches the client any more. The
+   * connection stays open. Resolves once it struck.
+   */
+  loseReplyTo(trigger: string, options: { after: string; deliver: boolean }): Promise<void> {
+    return new Promise((struck) => {
+      this.lostReply = { ...options, trigger, marked: new WeakSet(), struck };
+    });
+  }
+
   dropConnections(): void {
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
@@ -92,8 +106,13 @@ export class TcpProxy {
     });
     upstream.on('error', () => client.destroy());
     client.on('close', () => upstream.destroy());
+    // Set once a lost reply struck this connection: what no longer passes.
+    let cut: 'replies' | 'both' | undefined;
     client.on('data', (chunk) => {
-      if (this.mode === 'stall') return;
+      if (this.mode === 'stall' || cut === 'both') return;
+      const fate = cut ? 'pass' : this.lostReplyFate(client, chunk);
+      if (fate !== 'pass') cut = fate === 'deliver' ? 'replies' : 'both';
+      if (cut === 'both') return;
       if (this.holding) {
         this.held.push(() => upstream.write(chunk));
         for (const watcher of [...this.heldWatchers]) watcher();
@@ -110,7 +129,34 @@ export class TcpProxy {
       this.delayed.add(timer);
     });
     upstream.on('data', (chunk) => {
-      if (this.mode !== 'stall') client.write(chunk);
+      if (this.mode !== 'stall' && !cut) client.write(chunk);
     });
   }
+
+  /** What the armed lost reply makes of a client's chunk: nothing (pass), the last delivered one (deliver), or swallowed. */
+  private lostReplyFate(client: net.Socket, chunk: Buffer): 'pass' | 'deliver' | 'swallow' {
+    const lost = this.lostReply;
+    if (!lost) return 'pass';
+    const text = chunk.toString('latin1');
+    let from = 0;
+    if (!lost.marked.has(client)) {
+      const at = text.indexOf(lost.after);
+      if (at < 0) return 'pass';
+      lost.marked.add(client);
+      from = at + lost.after.length;
+    }
+    if (text.indexOf(lost.trigger, from) < 0) return 'pass';
+    this.lostReply = undefined;
+    lost.struck();
+    return lost.deliver ? 'deliver' : 'swallow';
+  }
+}
+
+interface LostReply {
+  trigger: string;
+  after: string;
+  deliver: boolean;
+  /** Connections that sent `after` since the fault was armed. */
+  marked: WeakSet<net.Socket>;
+  struck: () => void;
 }

@@ -487,6 +487,8 @@ export interface components {
              * @description For `run_in_progress` (409): the run holding the session; rejoin its stream or wait for it
              */
             run_id?: string | null;
+            /** @description For a failed chat turn: whether the user's message was kept (null: not known yet; reload the session before sending it again) */
+            message_saved?: boolean | null;
             /** @description Request id, also in the x-request-id response header */
             request_id: string;
         };
@@ -1295,6 +1297,8 @@ export interface components {
             param: string | null;
             /** @description `model_not_found`, `invalid_api_key`, `rate_limit_exceeded`, `unsupported_parameter`, or this service's ErrorCode */
             code: string | null;
+            /** @description A failed chat turn's only: whether the user's message was kept (null: not known yet; always false without a session) */
+            message_saved?: boolean | null;
         };
         OpenAiErrorBodyDoc: {
             error: components["schemas"]["OpenAiErrorObjectDoc"];

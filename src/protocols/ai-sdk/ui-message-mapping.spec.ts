@@ -58,7 +58,7 @@ describe('UiMessageMapper', () => {
     expect(chunks[3]).toMatchObject({ delta: 'X1 or X2?' });
   });
 
-  it('ends a failed run with an error chunk carrying the code, then finish', () => {
+  it('ends a failed run with an error chunk carrying the code, then finish with whether the message was saved', () => {
     const mapper = new UiMessageMapper();
     const chunks = events(
       { event: 'metadata', data: run },
@@ -68,7 +68,7 @@ describe('UiMessageMapper', () => {
     expect(chunks.slice(-3)).toEqual([
       { type: 'text-end', id: 'text-1' },
       { type: 'error', errorText: 'model_timeout: The model did not answer in time.' },
-      { type: 'finish', finishReason: 'error' },
+      { type: 'finish', finishReason: 'error', messageMetadata: { ...run, message_saved: true } },
     ]);
   });
 });

@@ -7,6 +7,8 @@ import type { PendingHitlState, RagTrace } from '../../trace/trace.protocol.js';
 export interface RagMessageMetadata {
   run_id: string;
   session_id: string;
+  /** Set when the turn failed: whether the user's message was kept (null: not known yet), from the `error` event. */
+  message_saved?: boolean | null;
 }
 
 /** The data parts of the assistant message, by name (`data-step`, `data-tool`, `data-trace`, `data-hitl`). */
@@ -66,7 +68,8 @@ export class UiMessageMapper {
       }
       case 'error': {
         const error = event.data as ErrorEvent;
-        return [...this.endText(), { type: 'error', errorText: `${error.code}: ${error.message}` }, { type: 'finish', finishReason: 'error' }];
+        const saved = error.message_saved !== undefined && this.metadata ? { messageMetadata: { ...this.metadata, message_saved: error.message_saved } } : {};
+        return [...this.endText(), { type: 'error', errorText: `${error.code}: ${error.message}` }, { type: 'finish', finishReason: 'error', ...saved }];
       }
       default:
         return [];

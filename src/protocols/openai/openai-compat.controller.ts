@@ -33,8 +33,8 @@ function toLangChain(conversation: CompletionRequest['conversation']): BaseMessa
   );
 }
 
-function streamError(code: ErrorCode, message: string) {
-  return openAiErrorObject(buildErrorBody(ERROR_CODE_STATUS[code], message, code), null);
+function streamError(code: ErrorCode, message: string, saved?: boolean | null) {
+  return openAiErrorObject(buildErrorBody(ERROR_CODE_STATUS[code], message, code, saved !== undefined ? { message_saved: saved } : undefined), null);
 }
 
 /**
@@ -147,7 +147,7 @@ export class OpenAiCompatController {
       else if (event.event === 'done') {
         void this.finishStream(writer, context, { rag_trace: trace, pending_hitl: pending, session_id: turn.sessionId }).finally(end);
       } else if (event.event === 'error') {
-        writer.fail(streamError(data.code as ErrorCode, String(data.message ?? 'The turn failed.')));
+        writer.fail(streamError(data.code as ErrorCode, String(data.message ?? 'The turn failed.'), data.message_saved as boolean | null | undefined));
         end();
       }
     };
@@ -195,7 +195,7 @@ export class OpenAiCompatController {
       await this.finishStream(writer, context, { rag_trace: result.rag_trace, pending_hitl: result.pending_hitl });
     } catch (error) {
       const failure = error instanceof CodedError ? error : new TurnFailedError('internal_error', 'The turn failed on an internal error. Nothing was saved.', false);
-      writer.fail(streamError(failure.code, failure.message));
+      writer.fail(streamError(failure.code, failure.message, failure instanceof TurnFailedError ? failure.messageSaved : undefined));
     } finally {
       stopHeartbeat();
     }

@@ -7,6 +7,8 @@ export interface OpenAiErrorObject {
   type: string;
   param: string | null;
   code: string | null;
+  /** A failed chat turn's only: whether the user's message was kept (null: not known yet), as the service's other protocols say. */
+  message_saved?: boolean | null;
 }
 
 /** An error answered in the OpenAI API's own words: its type, code and the parameter at fault. */
@@ -42,7 +44,8 @@ export function openAiErrorObject(body: ErrorBody, exception: unknown): OpenAiEr
   if (exception instanceof OpenAiError) {
     return { message: body.message, type: exception.openai.type, param: exception.openai.param ?? null, code: exception.openai.code };
   }
-  return { message: body.message, type: typeFor(body.statusCode), param: null, code: codeFor(body) };
+  const { message_saved: saved } = body as { message_saved?: boolean | null };
+  return { message: body.message, type: typeFor(body.statusCode), param: null, code: codeFor(body), ...(saved !== undefined ? { message_saved: saved } : {}) };
 }
 
 export function openAiErrorBody(body: ErrorBody, exception: unknown): { error: OpenAiErrorObject } {

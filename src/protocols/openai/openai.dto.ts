@@ -19,6 +19,13 @@ export class OpenAiErrorObjectDoc {
 
   @ApiProperty({ type: String, nullable: true, description: '`model_not_found`, `invalid_api_key`, `rate_limit_exceeded`, `unsupported_parameter`, or this service\'s ErrorCode' })
   code: string | null;
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    nullable: true,
+    description: "A failed chat turn's only: whether the user's message was kept (null: not known yet; always false without a session)",
+  })
+  message_saved?: boolean | null;
 }
 
 /** The OpenAI API's error body. */

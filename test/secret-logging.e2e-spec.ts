@@ -98,6 +98,8 @@ describe('Secrets never reach the log', () => {
         `${stream}?ticket=${encodeAll(secret)}`,
         `/api/sessions?key=${encodeAll(secret)}`,
         `/api/sessions?${secret}`,
+        `/api/sessions?abc${secret}`,
+        `/api/abc${secret}/x`,
         `/api/sessions?${secret}=1`,
         `/api/sessions?limit=5&${encodeAll(secret)}`,
         `/api/sessions/${secret}/messages`,

@@ -12,13 +12,15 @@ describe('secret redaction for logs', () => {
     expect(redactSecrets(`cookie=${jwt}; theme=dark`)).toBe('cookie=[redacted]; theme=dark');
     expect(redactSecrets(`token ${spacedJwt}`)).toBe('token [redacted]');
     expect(redactSecrets(`host.example.${jwt}`)).toBe('host.example.[redacted]');
+    expect(redactSecrets(`x${apiKey}`)).toBe('x[redacted]');
+    expect(redactSecrets(`/api/abc${jwt}/x`)).toBe('/api/[redacted]/x');
     expect(redactSecrets('{"id":"abc","url":"/x"}')).toBe('{"id":"abc","url":"/x"}');
     expect(redactSecrets('"authorization":"Bearer sk-proj-0123456789abcdefXYZ"')).toBe('"authorization":"Bearer [redacted]"');
     expect(redactSecrets(`Basic ${Buffer.from('user:a long password').toString('base64')}`)).toBe('Basic [redacted]');
     expect(redactSecrets('Missing Authorization header: send "Bearer <token>"')).toBe('Missing Authorization header: send "Bearer <token>"');
   });
 
-  it('keeps ordinary text: host names, versions, words ending in rk-', () => {
+  it('keeps ordinary text: host names, versions, kebab-case words with rk- in them', () => {
     for (const text of ['docs.example.com', 'service 1.2.3 on 127.0.0.1', 'network-connection-timeout-error', 'bookmark-list-of-the-user-here']) {
       expect(redactSecrets(text)).toBe(text);
     }
@@ -45,6 +47,8 @@ describe('secret redaction for logs', () => {
     expect(loggableUrl(`/api/sessions/${encoded}/messages`)).toBe('/api/sessions/[redacted]/messages');
     expect(loggableUrl(`/x?${jwt}&${encoded}=1`)).toBe('/x?[redacted]&[redacted]=[redacted]');
     expect(loggableUrl(`/x?cursor=${jwt}&limit=${encoded}`)).toBe('/x?cursor=[redacted]&limit=[redacted]');
+    // A malformed escape elsewhere does not stop the decoding that reveals the key.
+    expect(loggableUrl(`/api/${encoded}/%E0%A4%ZZ?${encoded}%ZZ=1&cursor=%ZZ${encoded}`)).toBe('/api/[redacted]/%E0%A4%ZZ?[redacted]%ZZ=[redacted]&cursor=%ZZ[redacted]');
   });
 
   it('the root logger removes secrets from every line it writes', () => {

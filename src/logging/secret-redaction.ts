@@ -11,11 +11,18 @@ export const REDACTED = '[redacted]';
 export const LOGGED_QUERY_VALUES: ReadonlySet<string> = new Set(['limit', 'before', 'cursor', 'wait']);
 
 /**
- * An API key (`rk-` and its base64url secret, see api-key.service.ts) that
- * does not continue a word. Any run of 20 or more secret characters counts,
- * so a key cut short or run into other text is caught too.
+ * An API key: `rk-` and its base64url secret (see api-key.service.ts). Any
+ * run of 20 or more secret characters counts, wherever it starts, so a key
+ * cut short or run into other text is caught too.
  */
-const API_KEY_SHAPED = /(?<![A-Za-z0-9])rk-[A-Za-z0-9_-]{20,}/g;
+const API_KEY_SHAPED = /rk-([A-Za-z0-9_-]{20,})/g;
+
+/**
+ * A random secret has capitals or digits (43 characters without either: odds
+ * of 1 in 10^15); kebab-case words (`network-policy-controller`) have
+ * neither, and are left alone.
+ */
+const redactApiKey = (match: string, secret: string) => (/[A-Z0-9]/.test(secret) ? REDACTED : match);
 
 /** The credential of an Authorization header value, whatever it is (a model provider's key, a password), as some error objects carry it. */
 const AUTHORIZATION_VALUE = /\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{16,}/gi;
@@ -27,16 +34,22 @@ const AUTHORIZATION_VALUE = /\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{16,}/gi;
  */
 const DOTTED_BASE64URL = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){2,}/g;
 
-/** Whether a base64url text decodes to a JSON object's start: a JOSE header (`eyJ…` is `{"`, but `{ "` is valid too). */
-function isJoseHeader(segment: string): boolean {
+/** Whether a base64url text decodes to a JSON object's start: a JOSE header or a JWT's claims (`eyJ…` is `{"`, but `{ "` is valid too). */
+function isJsonObject(segment: string): boolean {
   if (segment.length < 8) return false;
   return /^\s*\{\s*"/.test(Buffer.from(segment.slice(0, 16), 'base64url').toString('latin1'));
 }
 
-/** The dotted run with everything from its first JOSE header on replaced (a JWT after other dotted words is still found). */
+/**
+ * The dotted run with everything from its JWT on replaced: from the first
+ * part that is a JOSE header followed by two more parts (a JWT after other
+ * dotted words is still found), else from the part before the first JSON
+ * claims part (a header run into other text, `abceyJ…`, does not decode).
+ */
 function redactJose(run: string): string {
   const parts = run.split('.');
-  const start = parts.findIndex((part, index) => index + 2 < parts.length && isJoseHeader(part));
+  let start = parts.findIndex((part, index) => index + 2 < parts.length && isJsonObject(part));
+  if (start < 0) start = parts.findIndex((_, index) => index + 2 < parts.length && isJsonObject(parts[index + 1]));
   if (start < 0) return run;
   return [...parts.slice(0, start), REDACTED].join('.');
 }
@@ -49,7 +62,7 @@ function redactJose(run: string): string {
  */
 export function redactSecrets(text: string): string {
   return text
-    .replace(API_KEY_SHAPED, REDACTED)
+    .replace(API_KEY_SHAPED, redactApiKey)
     .replace(DOTTED_BASE64URL, redactJose)
     .replace(AUTHORIZATION_VALUE, `$1$2${REDACTED}`);
 }
@@ -59,11 +72,20 @@ export function containsSecret(text: string): boolean {
   return redactSecrets(text) !== text;
 }
 
+/** Only the escapes of unreserved characters (`%72` is `r`): never ambiguous, never malformed. */
+function decodeUnreserved(text: string): string {
+  return text.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+    const character = String.fromCharCode(parseInt(hex, 16));
+    return /[A-Za-z0-9._~-]/.test(character) ? character : escape;
+  });
+}
+
+/** `text` decoded; when it holds a malformed escape, still with every escape of a token character decoded, so no credential hides behind one. */
 function decoded(text: string, decode: (text: string) => string): string {
   try {
     return decode(text);
   } catch {
-    return text;
+    return decodeUnreserved(text);
   }
 }
 

@@ -1,11 +1,14 @@
 import type { Job, QueueEvents } from 'bullmq';
 import request from 'supertest';
+import type { EntityManager } from 'typeorm';
 import { ensureDatabase } from '../src/database/ensure-database.js';
 import { DocumentsService, IngestOptions, IngestProgress } from '../src/knowledge/documents.service.js';
 import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
 import { FakeEmbeddingsServer } from './support/fake-embeddings-server.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
+import { openSse } from './support/sse-client.js';
+import { until } from './support/until.js';
 
 /**
  * Issue 21, item 3: a DELETE of a document while its ingest job runs wins, whatever the job's stage, on the instance
@@ -13,10 +16,14 @@ import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
  * chunk, not searchable), not even through a retry of the job.
  */
 
-/** Where the job is held while the document is deleted. */
-type Point = 'queued' | 'parsing' | 'embedding' | 'storing' | 'after storing' | 'before completion';
+/**
+ * Where the job is held while the document is deleted: waiting for the worker; at a stage; inside the document's
+ * transaction once the job has claimed the document (the delete waits for the commit); committed, before the ingest
+ * returns; before the job's own completion write.
+ */
+type Point = 'queued' | 'parsing' | 'embedding' | 'storing' | 'committing' | 'after storing' | 'before completion';
 
-const POINTS: Point[] = ['queued', 'parsing', 'embedding', 'storing', 'after storing', 'before completion'];
+const POINTS: Point[] = ['queued', 'parsing', 'embedding', 'storing', 'committing', 'after storing', 'before completion'];
 
 interface Hold {
   at: Exclude<Point, 'queued'>;
@@ -90,7 +97,14 @@ describe('A document deleted while its ingest job runs', () => {
         // Storing: after the first batch of rows is written, inside the document's transaction.
         if (stage === hold.at && (stage !== 'storing' || done > 0)) await pause();
       };
-      const result = await ingest(filename, data, createdBy, { ...options, onProgress });
+      const beforeCommit =
+        hold.at === 'committing'
+          ? async (manager: EntityManager) => {
+              await options.beforeCommit?.(manager);
+              await pause();
+            }
+          : options.beforeCommit;
+      const result = await ingest(filename, data, createdBy, { ...options, onProgress, beforeCommit });
       if (hold.at === 'before completion') await pause();
       return result;
     };
@@ -118,6 +132,11 @@ describe('A document deleted while its ingest job runs', () => {
     return queued!.getState();
   };
 
+  /** Backends of the test database waiting for a lock. */
+  const lockWaits = async () =>
+    (await worker.dataSource.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`))[0]
+      .n as number;
+
   const cases = POINTS.flatMap((at) => (['the same instance', 'another instance'] as const).map((where) => [at, where] as const));
 
   it.each(cases)('deleted at %s, on %s: the job ends cancelled and the document never comes back', async (at, where) => {
@@ -144,10 +163,18 @@ describe('A document deleted while its ingest job runs', () => {
       expect(before.status).toBe(at === 'queued' ? 'queued' : 'active');
 
       const deleting = where === 'the same instance' ? worker : other;
-      const deleted = await request(deleting.app.getHttpServer()).delete(`/api/knowledge/documents/${id}`).set(admin(deleting));
-      expect({ status: deleted.status, id: deleted.body.id }).toEqual({ status: 200, id });
-
-      for (const release of releases) release();
+      const deleteRequest = request(deleting.app.getHttpServer()).delete(`/api/knowledge/documents/${id}`).set(admin(deleting));
+      let deleted: request.Response;
+      if (at === 'committing') {
+        // The job's transaction holds its row: the delete waits for the commit, then removes what it committed.
+        const answered = deleteRequest.then((res) => res);
+        await until(async () => (await lockWaits()) > 0);
+        for (const release of releases) release();
+        deleted = await answered;
+      } else {
+        deleted = await deleteRequest;
+        for (const release of releases) release();
+      }
       const state = await queueJobFinished(id);
 
       const [job] = await worker.dataSource.query('SELECT status, document_id, content IS NULL AS dropped FROM knowledge_ingest_jobs WHERE id = $1', [id]);
@@ -159,7 +186,8 @@ describe('A document deleted while its ingest job runs', () => {
       const listed = (await request(other.app.getHttpServer()).get('/api/knowledge/documents').set(admin(other)).expect(200)).body.documents.filter(
         (document: { id: string }) => document.id === id,
       );
-      expect({ queue: state, job, documents, chunks, found: found.length, listed: listed.length }).toEqual({
+      expect({ deleted: [deleted.status, deleted.body.job_cancelled], queue: state, job, documents, chunks, found: found.length, listed: listed.length }).toEqual({
+        deleted: [200, true],
         queue: 'completed',
         job: { status: 'cancelled', document_id: null, dropped: true },
         documents: 0,
@@ -172,5 +200,35 @@ describe('A document deleted while its ingest job runs', () => {
     } finally {
       for (const release of releases) release();
     }
+  });
+
+  it('answers 404 for an id that is neither a document nor an unfinished job; a job that completed stays completed when its document goes', async () => {
+    const server = other.app.getHttpServer();
+    await request(server).delete('/api/knowledge/documents/6f1c1d8e-0000-4000-8000-000000000000').set(admin(other)).expect(404);
+    const stored = await request(worker.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(admin(worker)).attach('file', text('Wombat lamp'), 'wombat.md');
+    expect(stored.status).toBe(201);
+    const id = stored.body.job.id as string;
+    const deleted = await request(server).delete(`/api/knowledge/documents/${id}`).set(admin(other)).expect(200);
+    expect(deleted.body).toEqual({ id, message: 'Document deleted', job_cancelled: false });
+    expect((await request(server).get(`/api/knowledge/jobs/${id}`).set(admin(other)).expect(200)).body).toMatchObject({ status: 'completed', document_id: null });
+    await request(server).delete(`/api/knowledge/documents/${id}`).set(admin(other)).expect(404);
+  });
+
+  it('answers a wait=true upload whose document is deleted during its job with 409 ingest_cancelled, and ends its event stream', async () => {
+    const held = holdIngest('waited.md', 'embedding');
+    const waiting = request(worker.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(admin(worker)).attach('file', text('Numbat clock'), 'waited.md').then((res) => res);
+    await held.reached;
+    const [{ id }] = await worker.dataSource.query(`SELECT id FROM knowledge_ingest_jobs WHERE filename = 'waited.md'`);
+    const stream = await openSse(`${await other.listen()}/api/knowledge/jobs/${id}/events`, { headers: admin(other) });
+    await stream.waitFor((e) => e.event === 'job' && e.data.stage === 'embedding');
+    await request(other.app.getHttpServer()).delete(`/api/knowledge/documents/${id}`).set(admin(other)).expect(200);
+    const last = await stream.waitFor((e) => e.event === 'job' && e.data.status !== 'active');
+    await stream.ended;
+    expect(last.data).toMatchObject({ id, status: 'cancelled', document_id: null });
+    held.release();
+    const res = await waiting;
+    expect({ status: res.status, code: res.body.code, job_id: res.body.job_id }).toEqual({ status: 409, code: 'ingest_cancelled', job_id: id });
+    // Cancelled: nothing left to delete.
+    await request(other.app.getHttpServer()).delete(`/api/knowledge/documents/${id}`).set(admin(other)).expect(404);
   });
 });

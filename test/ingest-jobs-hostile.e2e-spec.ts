@@ -9,17 +9,10 @@ import { reindexKnowledge } from '../src/knowledge/reindex.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 import { openSse } from './support/sse-client.js';
+import { until } from './support/until.js';
 
 /** Review of issue 14: each test states the behaviour it expects; a failing one reproduces a defect. */
 const text = (label: string) => Buffer.from(`# ${label}\n${Array.from({ length: 30 }, (_, i) => `The ${label} manual, part ${i}.`).join('\n')}`, 'utf8');
-
-/**
- * Resolves once `check` holds, looking every 50 ms: for states nothing announces (a PostgreSQL backend starting to
- * wait for a lock, the HTTP server's connection count). A condition that never comes is caught by Jest's test timeout.
- */
-const until = async (check: () => boolean | Promise<boolean>): Promise<void> => {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 50));
-};
 
 describe('Ingest jobs against hostile clients and races', () => {
   const databases: string[] = [];

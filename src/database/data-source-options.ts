@@ -14,6 +14,7 @@ import { ApiKeys1764979200020 } from './migrations/1764979200020-ApiKeys.js';
 import { IndexIdentity1764979200030 } from './migrations/1764979200030-IndexIdentity.js';
 import { IngestJobs1764979200040 } from './migrations/1764979200040-IngestJobs.js';
 import { DeferredBulkBuilds1764979200050 } from './migrations/1764979200050-DeferredBulkBuilds.js';
+import { DeletableIngests1764979200070 } from './migrations/1764979200070-DeletableIngests.js';
 
 export const MIGRATIONS = [
   InitialSchema1764547200000,
@@ -29,6 +30,7 @@ export const MIGRATIONS = [
   IndexIdentity1764979200030,
   IngestJobs1764979200040,
   DeferredBulkBuilds1764979200050,
+  DeletableIngests1764979200070,
 ];
 
 /**

@@ -134,7 +134,7 @@ describe('Ingest jobs against hostile clients and races', () => {
       stream.close();
       const [{ n }] = await t.dataSource.query('SELECT count(*)::int AS n FROM knowledge_documents');
       process.stdout.write(`deleted while indexing: job ${JSON.stringify(last.data)}; documents now ${n}\n`);
-      expect({ documents: n, status: last.data.status, attempts: last.data.attempts }).toEqual({ documents: 0, status: 'completed', attempts: 1 });
+      expect({ documents: n, status: last.data.status, attempts: last.data.attempts }).toEqual({ documents: 0, status: 'cancelled', attempts: 1 });
     } finally {
       await holder.end();
     }

@@ -23,6 +23,7 @@ const CODE_STATUS: Record<ErrorCode, number> = {
   unreadable_document: 422,
   index_space_mismatch: 409,
   ingest_failed: 503,
+  ingest_cancelled: 409,
   identity_provider_unavailable: 503,
 };
 

@@ -42,6 +42,8 @@ describe('A document deleted while its ingest job runs', () => {
   /** An instance without a worker, sharing the database and Redis. */
   let other: TestApp;
   const holds = new Map<string, Hold>();
+  /** Filenames whose ingest fails once right after its document's commit (its own read of what it stored). */
+  const failAfterCommit = new Set<string>();
   const admin = (t: TestApp) => t.auth(uniqueUser('admin'), { role: 'admin' });
   let counter = 0;
 
@@ -71,7 +73,9 @@ describe('A document deleted while its ingest job runs', () => {
     const find = documents.find.bind(documents);
     /** Document ids whose lookup right after their commit is held (the ingest's own read of what it stored). */
     const heldLookups = new Map<string, Hold>();
+    const failingLookups = new Set<string>();
     documents.find = async (id) => {
+      if (failingLookups.delete(id)) throw new Error('connection terminated unexpectedly');
       const hold = heldLookups.get(id);
       if (hold) {
         heldLookups.delete(id);
@@ -81,6 +85,7 @@ describe('A document deleted while its ingest job runs', () => {
       return find(id);
     };
     documents.ingest = async (filename: string, data: Buffer, createdBy: string, options: IngestOptions = {}) => {
+      if (failAfterCommit.delete(filename) && options.documentId) failingLookups.add(options.documentId);
       const hold = holds.get(filename);
       if (!hold) return ingest(filename, data, createdBy, options);
       holds.delete(filename);
@@ -230,5 +235,14 @@ describe('A document deleted while its ingest job runs', () => {
     expect({ status: res.status, code: res.body.code, job_id: res.body.job_id }).toEqual({ status: 409, code: 'ingest_cancelled', job_id: id });
     // Cancelled: nothing left to delete.
     await request(other.app.getHttpServer()).delete(`/api/knowledge/documents/${id}`).set(admin(other)).expect(404);
+  });
+
+  it('completes a job whose ingest failed after its document was committed, without ingesting it again', async () => {
+    failAfterCommit.add('committed.md');
+    const res = await request(worker.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(admin(worker)).attach('file', text('Bilby lamp'), 'committed.md');
+    expect(res.status).toBe(201);
+    const id = res.body.job.id as string;
+    const [{ chunks }] = await worker.dataSource.query('SELECT count(*)::int AS chunks FROM knowledge_chunks WHERE document_id = $1', [id]);
+    expect({ job: res.body.job, chunks: chunks > 0 }).toMatchObject({ job: { status: 'completed', attempts: 1, document_id: id, error: null }, chunks: true });
   });
 });

@@ -26,7 +26,7 @@ describe('Listing knowledge documents', () => {
     const pages: Listed[][] = [];
     let cursor: string | null = null;
     do {
-      const res = await list(`?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`).expect(200);
+      const res: request.Response = await list(`?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`).expect(200);
       pages.push(res.body.documents);
       cursor = res.body.next_cursor;
     } while (cursor);

@@ -449,8 +449,9 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
             WHERE id = $1 AND status = 'active' AND attempts = $5 RETURNING id`,
           [job.id, stage, done, total, attempt],
         ).catch(() => null);
-        // The job was cancelled (its document deleted) or taken over: this attempt stops here.
-        if (updated?.length === 0) throw new AttemptSupersededError(String(job.id));
+        // The job was cancelled (its document deleted) or taken over: this attempt stops here. Indexing comes after the
+        // document's commit: the build it owes other bulk-loaded leaves still runs.
+        if (updated?.length === 0 && stage !== 'indexing') throw new AttemptSupersededError(String(job.id));
       }
     };
   }

@@ -53,7 +53,9 @@ const RECONCILE_BATCH = 100;
  * (KNOWLEDGE_INGEST_LOCK_MS). PostgreSQL holds each job's state, so an
  * acknowledged upload is never lost: jobs that the queue lost (a Redis
  * restart, Redis away when the upload was stored) are queued again by the
- * reconciler every instance runs.
+ * reconciler every instance runs. Deleting a document (`deleteDocument`)
+ * cancels its unfinished job, whatever its stage: the job ends `cancelled`
+ * and never stores the document again.
  */
 @Injectable()
 export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {

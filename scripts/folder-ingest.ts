@@ -54,6 +54,8 @@ export async function ingestFolderAsJobs(jobs: IngestJobs, folder: string, outpu
           if (job.status === 'failed') {
             failed += 1;
             lines.push(`failed  ${file}: ${job.error?.message ?? 'unknown error'}`);
+          } else if (job.status === 'cancelled') {
+            lines.push(`cancelled (deleted during its ingest)  ${file}`);
           } else {
             lines.push(`${job.duplicate ? 'skipped (already stored)' : 'added'}  ${file}`);
           }

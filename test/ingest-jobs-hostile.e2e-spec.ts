@@ -9,17 +9,10 @@ import { reindexKnowledge } from '../src/knowledge/reindex.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 import { openSse } from './support/sse-client.js';
+import { until } from './support/until.js';
 
 /** Review of issue 14: each test states the behaviour it expects; a failing one reproduces a defect. */
 const text = (label: string) => Buffer.from(`# ${label}\n${Array.from({ length: 30 }, (_, i) => `The ${label} manual, part ${i}.`).join('\n')}`, 'utf8');
-
-/**
- * Resolves once `check` holds, looking every 50 ms: for states nothing announces (a PostgreSQL backend starting to
- * wait for a lock, the HTTP server's connection count). A condition that never comes is caught by Jest's test timeout.
- */
-const until = async (check: () => boolean | Promise<boolean>): Promise<void> => {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 50));
-};
 
 describe('Ingest jobs against hostile clients and races', () => {
   const databases: string[] = [];
@@ -141,7 +134,7 @@ describe('Ingest jobs against hostile clients and races', () => {
       stream.close();
       const [{ n }] = await t.dataSource.query('SELECT count(*)::int AS n FROM knowledge_documents');
       process.stdout.write(`deleted while indexing: job ${JSON.stringify(last.data)}; documents now ${n}\n`);
-      expect({ documents: n, status: last.data.status, attempts: last.data.attempts }).toEqual({ documents: 0, status: 'completed', attempts: 1 });
+      expect({ documents: n, status: last.data.status, attempts: last.data.attempts }).toEqual({ documents: 0, status: 'cancelled', attempts: 1 });
     } finally {
       await holder.end();
     }

@@ -36,6 +36,8 @@ export const ERROR_CODE_STATUS = {
   index_space_mismatch: 409,
   // an ingest job that failed for a passing reason on its every attempt (storage or embeddings endpoint unavailable)
   ingest_failed: 503,
+  // an ingest job waited for (wait=true) whose document was deleted before the job ended: nothing is stored
+  ingest_cancelled: 409,
   // auth: the identity provider's keys (JWT_JWKS_URL) could not be fetched for an RS256/ES256 token
   identity_provider_unavailable: 503,
   // the instance is draining for shutdown: a new turn is refused (with Retry-After), a turn that outlasts the drain ends with it

@@ -15,6 +15,7 @@ import { IndexIdentity1764979200030 } from './migrations/1764979200030-IndexIden
 import { IngestJobs1764979200040 } from './migrations/1764979200040-IngestJobs.js';
 import { DeferredBulkBuilds1764979200050 } from './migrations/1764979200050-DeferredBulkBuilds.js';
 import { AbandonedRunsForgetCheckpoints1764979200070 } from './migrations/1764979200070-AbandonedRunsForgetCheckpoints.js';
+import { DeletableIngests1764979200080 } from './migrations/1764979200080-DeletableIngests.js';
 
 export const MIGRATIONS = [
   InitialSchema1764547200000,
@@ -31,6 +32,7 @@ export const MIGRATIONS = [
   IngestJobs1764979200040,
   DeferredBulkBuilds1764979200050,
   AbandonedRunsForgetCheckpoints1764979200070,
+  DeletableIngests1764979200080,
 ];
 
 /**

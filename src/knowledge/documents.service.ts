@@ -1,9 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { decodeKeysetCursor, encodeKeysetCursor } from '../common/keyset-cursor.js';
 import { tokenize } from '../common/text.js';
 import { isUniqueViolation, sqlRows } from '../database/sql.js';
 import { buildChunkTreeIncrementally, ChunkNode, yieldToEventLoop } from './chunker.js';
@@ -47,6 +48,22 @@ export interface IngestOptions {
    * later build (or DenseRecall.finishPendingBulkLoads).
    */
   deferIndexBuild?: () => boolean | Promise<boolean>;
+  /**
+   * Runs in the document's transaction once its rows are written, just
+   * before it commits; a throw rolls the document back. An ingest job claims
+   * its document here, and finds out whether it was cancelled meanwhile.
+   */
+  beforeCommit?: (manager: EntityManager) => Promise<void>;
+}
+
+/** Documents per page of `list`: by default, and at most. */
+export const DOCUMENT_PAGE_DEFAULT = 100;
+export const DOCUMENT_PAGE_MAX = 1000;
+
+export interface DocumentPage {
+  documents: KnowledgeDocument[];
+  /** Pass as `cursor` for the next page; null on the last. */
+  next_cursor: string | null;
 }
 
 export interface KnowledgeDocument {
@@ -132,12 +149,13 @@ export class DocumentsService {
       await onProgress?.('storing', 0, rowCount);
       await this.dataSource.transaction(async (manager) => {
         await manager.query(
-          `INSERT INTO knowledge_documents (id, filename, content_type, size_bytes, content_sha256, page_count, chunk_count, created_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-          [id, filename, parsed.contentType, data.length, sha256, parsed.pageCount, rowCount, createdBy],
+          `INSERT INTO knowledge_documents (id, filename, content_type, size_bytes, content_sha256, page_count, chunk_count, leaf_count, created_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+          [id, filename, parsed.contentType, data.length, sha256, parsed.pageCount, rowCount, leaves.length, createdBy],
         );
         const target = { spaceId: this.identity.spaceId, denseEpoch, withVectorColumn: this.dense.writesVectorColumn };
         await insertChunkTree(manager, id, tree, chunkSizes.length, prepare, target, (written) => onProgress?.('storing', written, rowCount));
+        await options.beforeCommit?.(manager);
         await this.identity.checkBeforeCommit(manager);
         // A bulk load outside the index: when it committed (and the first since the last build) tells the jobs'
         // reconciler when its load has ended (DenseRecall.finishPendingBulkLoads).
@@ -179,8 +197,28 @@ export class DocumentsService {
     return { document, duplicate: false };
   }
 
-  async list(): Promise<KnowledgeDocument[]> {
-    return sqlRows<KnowledgeDocument>(this.dataSource, `${DOCUMENT_SELECT} ORDER BY d.created_at DESC, d.id`);
+  /**
+   * A page of documents, newest first, after `cursor` (a `next_cursor` of an
+   * earlier page). The counts are the document's stored figures: no chunk is
+   * read, so a page costs the same whatever the size of the knowledge base.
+   */
+  async list(page: { limit?: number; cursor?: string } = {}): Promise<DocumentPage> {
+    const limit = Math.min(Math.max(page.limit ?? DOCUMENT_PAGE_DEFAULT, 1), DOCUMENT_PAGE_MAX);
+    const after = page.cursor ? decodeKeysetCursor(page.cursor) : null;
+    const rows = await sqlRows<KnowledgeDocument & { created_micros: string }>(
+      this.dataSource,
+      `SELECT ${DOCUMENT_COLUMNS}, (EXTRACT(EPOCH FROM d.created_at) * 1000000)::bigint::text AS created_micros
+         FROM knowledge_documents d
+        ${after ? `WHERE (d.created_at, d.id) < (TIMESTAMPTZ 'epoch' + $2::bigint * INTERVAL '1 microsecond', $3::uuid)` : ''}
+        ORDER BY d.created_at DESC, d.id DESC LIMIT $1`,
+      after ? [limit + 1, after.micros, after.id] : [limit + 1],
+    );
+    const documents = rows.slice(0, limit);
+    const last = documents[documents.length - 1];
+    return {
+      documents: documents.map(({ created_micros: _, ...document }) => document),
+      next_cursor: rows.length > limit && last ? encodeKeysetCursor({ micros: last.created_micros, id: last.id }) : null,
+    };
   }
 
   async find(id: string): Promise<KnowledgeDocument | null> {
@@ -188,13 +226,14 @@ export class DocumentsService {
     return row ?? null;
   }
 
-  /** Deletes a document and its chunks; false when there was none. */
-  async remove(id: string): Promise<boolean> {
-    return this.dataSource.transaction(async (manager) => {
+  /** Deletes a document and its chunks (in `within`, a transaction of the caller's, if given); false when there was none. */
+  async remove(id: string, within?: EntityManager): Promise<boolean> {
+    const remove = async (manager: EntityManager) => {
       const deleted = await sqlRows(manager, 'DELETE FROM knowledge_documents WHERE id = $1 RETURNING id', [id]);
       if (deleted.length) await manager.query('UPDATE knowledge_index_state SET version = version + 1 WHERE id = 1');
       return deleted.length > 0;
-    });
+    };
+    return within ? remove(within) : this.dataSource.transaction(remove);
   }
 
   async isEmpty(): Promise<boolean> {
@@ -241,11 +280,10 @@ export class DocumentsService {
   }
 }
 
-const DOCUMENT_SELECT = `
-  SELECT d.id, d.filename, d.content_type, d.size_bytes, d.page_count, d.chunk_count,
-         (SELECT count(*)::int FROM knowledge_chunks c WHERE c.document_id = d.id AND c.is_leaf) AS leaf_count,
-         d.created_by, to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
-    FROM knowledge_documents d`;
+const DOCUMENT_COLUMNS = `d.id, d.filename, d.content_type, d.size_bytes, d.page_count, d.chunk_count, d.leaf_count,
+  d.created_by, to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
+
+const DOCUMENT_SELECT = `SELECT ${DOCUMENT_COLUMNS} FROM knowledge_documents d`;
 
 function contentHash(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');

@@ -41,6 +41,7 @@ import { DocumentsService } from './documents.service.js';
 import {
   DocumentDeleteResponse,
   DocumentIdParams,
+  DocumentListQuery,
   DocumentListResponse,
   DocumentUploadQuery,
   DocumentUploadResponse,
@@ -52,7 +53,7 @@ import {
 } from './knowledge.dto.js';
 import { RetrievalService } from './retrieval.service.js';
 import { IngestJob, isFinished } from './ingest-jobs/ingest-job.js';
-import { IngestJobFailedError } from './ingest-jobs/ingest-job-failed.error.js';
+import { IngestJobCancelledError, IngestJobFailedError } from './ingest-jobs/ingest-job-failed.error.js';
 import { IngestJobs } from './ingest-jobs/ingest-jobs.service.js';
 
 interface UploadedDocument {
@@ -124,6 +125,7 @@ export class KnowledgeController {
       throw error;
     }
     if (job.status === 'failed') throw new IngestJobFailedError(job);
+    if (job.status === 'cancelled') throw new IngestJobCancelledError(job);
     const document = job.document_id ? await this.documents.find(job.document_id) : null;
     res.status(job.duplicate ? 200 : 201);
     return { job, document, duplicate: job.duplicate ?? false };
@@ -151,10 +153,10 @@ export class KnowledgeController {
 
   @Get('jobs/:id/events')
   @ApiOperation({
-    summary: 'An ingest job as Server-Sent Events: `event: job` with the job each time its state or progress moves; ends once it has completed or failed',
+    summary: 'An ingest job as Server-Sent Events: `event: job` with the job each time its state or progress moves; ends once it has completed, failed or been cancelled',
   })
   @ApiProduces('text/event-stream')
-  @ApiOkResponse({ description: '`event: job`, `data:` the job (as GET /api/knowledge/jobs/{id}); the last one has status completed or failed' })
+  @ApiOkResponse({ description: '`event: job`, `data:` the job (as GET /api/knowledge/jobs/{id}); the last one has status completed, failed or cancelled' })
   @ApiErrorResponses(403, 404)
   async jobEvents(@CurrentUser() user: AuthUser, @Param() params: JobIdParams, @Res() res: Response): Promise<void> {
     requireAdmin(user);
@@ -186,20 +188,33 @@ export class KnowledgeController {
   }
 
   @Get('documents')
-  @ApiOperation({ summary: 'The documents of the knowledge base, with their chunk counts' })
-  @ApiOkResponse({ type: DocumentListResponse, description: 'All documents, with their chunk counts' })
-  async list(): Promise<DocumentListResponse> {
-    return { documents: await this.documents.list() };
+  @ApiOperation({
+    summary: 'The documents of the knowledge base, newest first, a page at a time, with their page, chunk and leaf counts',
+    description: 'Pass `next_cursor` back as `cursor` for the next page. The counts are figures stored with each document.',
+  })
+  @ApiOkResponse({ type: DocumentListResponse, description: 'A page of documents and the cursor of the next one' })
+  async list(@Query() query: DocumentListQuery): Promise<DocumentListResponse> {
+    return this.documents.list({ limit: query.limit, cursor: query.cursor });
   }
 
   @Delete('documents/:id')
-  @ApiOperation({ summary: 'Remove a document and its chunks' })
-  @ApiOkResponse({ type: DocumentDeleteResponse, description: 'The document and its chunks are gone' })
+  @ApiOperation({
+    summary: 'Remove a document and its chunks; a document still being ingested (the id of its job) is removed too: its job is cancelled',
+    description:
+      'An upload\'s document id is its job\'s id, known from the 202. Deleting it while the job is queued or running cancels the job ' +
+      '(status `cancelled`, `job_cancelled: true`) whatever its stage: the document is not stored, or is removed if it just was, and never comes back.',
+  })
+  @ApiOkResponse({ type: DocumentDeleteResponse, description: 'The document and its chunks are gone; its unfinished ingest job, if any, is cancelled' })
   @ApiErrorResponses(403, 404)
   async remove(@CurrentUser() user: AuthUser, @Param() params: DocumentIdParams): Promise<DocumentDeleteResponse> {
     requireAdmin(user);
-    if (!(await this.documents.remove(params.id))) throw new NotFoundException(`Document ${params.id} not found`);
-    return { id: params.id, message: 'Document deleted' };
+    const deleted = await this.jobs.deleteDocument(params.id);
+    if (!deleted.document && !deleted.jobCancelled) throw new NotFoundException(`Document ${params.id} not found`);
+    return {
+      id: params.id,
+      message: deleted.jobCancelled ? 'Document deleted; its ingest job is cancelled' : 'Document deleted',
+      job_cancelled: deleted.jobCancelled,
+    };
   }
 
   @Post('search')

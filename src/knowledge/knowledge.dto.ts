@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { IsStorableText } from '../common/storable-text.js';
 import { RagTrace, RetrievedChunk } from '../trace/trace.protocol.js';
+import { DOCUMENT_PAGE_DEFAULT, DOCUMENT_PAGE_MAX } from './documents.service.js';
 import type { IngestStage } from './documents.service.js';
 import { INGEST_JOB_STATUSES } from './ingest-jobs/ingest-job.js';
 import type { IngestJobStatus } from './ingest-jobs/ingest-job.js';
@@ -42,7 +43,8 @@ export class IngestJobInfo {
   attempts: number;
   @ApiProperty({ type: () => IngestJobError, nullable: true, description: 'Why it failed (or, while queued again, why the last attempt failed)' })
   error: IngestJobError | null;
-  @ApiProperty({ type: 'string', format: 'uuid', nullable: true, description: 'The document, once completed' }) document_id: string | null;
+  @ApiProperty({ type: 'string', format: 'uuid', nullable: true, description: 'The document, once completed (null when cancelled: deleted during the job)' })
+  document_id: string | null;
   @ApiProperty({ type: 'boolean', nullable: true, description: 'Completed without storing: the same content was stored already' })
   duplicate: boolean | null;
   @ApiProperty() created_by: string;
@@ -80,12 +82,33 @@ export class JobIdParams {
 }
 
 export class DocumentListResponse {
-  @ApiProperty({ type: () => KnowledgeDocumentInfo, isArray: true }) documents: KnowledgeDocumentInfo[];
+  @ApiProperty({ type: () => KnowledgeDocumentInfo, isArray: true, description: 'Newest first' }) documents: KnowledgeDocumentInfo[];
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last' })
+  next_cursor: string | null;
+}
+
+export class DocumentListQuery {
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: DOCUMENT_PAGE_MAX, default: DOCUMENT_PAGE_DEFAULT })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(DOCUMENT_PAGE_MAX)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'Opaque cursor: the `next_cursor` of a previous page' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  @IsStorableText()
+  cursor?: string;
 }
 
 export class DocumentDeleteResponse {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty() message: string;
+  @ApiProperty({ description: 'The document\'s ingest job was still running (or queued) and is now cancelled: it stores nothing' })
+  job_cancelled: boolean;
 }
 
 export class DocumentIdParams {

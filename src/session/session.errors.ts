@@ -8,9 +8,4 @@ export class SessionNotFoundError extends CodedError {
   }
 }
 
-export class InvalidCursorError extends CodedError {
-  readonly code = 'invalid_cursor';
-  constructor() {
-    super('cursor is invalid: pass the next_cursor of a previous page');
-  }
-}
+export { InvalidCursorError } from '../common/keyset-cursor.js';

@@ -96,7 +96,7 @@ describe('Retrieval pipeline on its own (KnowledgeModule, real PostgreSQL)', () 
 
   it('stops returning a document once it is deleted, and finds a re-ingested copy again', async () => {
     const question = 'How often do I feed a sourdough starter?';
-    const [stored] = (await documents.list()).filter((document) => document.filename === 'sourdough-starter.md');
+    const [stored] = (await documents.list()).documents.filter((document) => document.filename === 'sourdough-starter.md');
     expect(await documents.remove(stored.id)).toBe(true);
     const after = await retrieval.search(question, 3);
     expect(after.hits.map((hit) => hit.source)).not.toContain('sourdough-starter.md');

@@ -123,7 +123,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The documents of the knowledge base, with their chunk counts */
+        /**
+         * The documents of the knowledge base, newest first, a page at a time, with their page, chunk and leaf counts
+         * @description Pass `next_cursor` back as `cursor` for the next page. The counts are figures stored with each document.
+         */
         get: operations["KnowledgeController_list"];
         put?: never;
         /**
@@ -178,7 +181,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An ingest job as Server-Sent Events: `event: job` with the job each time its state or progress moves; ends once it has completed or failed */
+        /** An ingest job as Server-Sent Events: `event: job` with the job each time its state or progress moves; ends once it has completed, failed or been cancelled */
         get: operations["KnowledgeController_jobEvents"];
         put?: never;
         post?: never;
@@ -198,7 +201,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a document and its chunks */
+        /**
+         * Remove a document and its chunks; a document still being ingested (the id of its job) is removed too: its job is cancelled
+         * @description An upload's document id is its job's id, known from the 202. Deleting it while the job is queued or running cancels the job (status `cancelled`, `job_cancelled: true`) whatever its stage: the document is not stored, or is removed if it just was, and never comes back.
+         */
         delete: operations["KnowledgeController_remove"];
         options?: never;
         head?: never;
@@ -472,7 +478,7 @@ export interface components {
          * @description Machine-readable reason, for the errors the service raises on purpose
          * @enum {string}
          */
-        ErrorCode: "not_found" | "session_not_found" | "invalid_cursor" | "run_in_progress" | "cancelled" | "run_events_gone" | "run_events_unavailable" | "model_error" | "model_timeout" | "storage_unavailable" | "session_deleted" | "run_lost" | "internal_error" | "events_incomplete" | "invalid_document_name" | "unsupported_document" | "unreadable_document" | "document_too_large" | "index_space_mismatch" | "ingest_failed" | "identity_provider_unavailable" | "shutting_down";
+        ErrorCode: "not_found" | "session_not_found" | "invalid_cursor" | "run_in_progress" | "cancelled" | "run_events_gone" | "run_events_unavailable" | "model_error" | "model_timeout" | "storage_unavailable" | "session_deleted" | "run_lost" | "internal_error" | "events_incomplete" | "invalid_document_name" | "unsupported_document" | "unreadable_document" | "document_too_large" | "index_space_mismatch" | "ingest_failed" | "ingest_cancelled" | "identity_provider_unavailable" | "shutting_down";
         ApiErrorBody: {
             /** @example 400 */
             statusCode: number;
@@ -925,7 +931,7 @@ export interface components {
             filename: string;
             size_bytes: number;
             /** @enum {string} */
-            status: "queued" | "active" | "completed" | "failed";
+            status: "queued" | "active" | "completed" | "failed" | "cancelled";
             /**
              * @description What an active job is doing
              * @enum {string|null}
@@ -939,7 +945,7 @@ export interface components {
             error: components["schemas"]["IngestJobError"] | null;
             /**
              * Format: uuid
-             * @description The document, once completed
+             * @description The document, once completed (null when cancelled: deleted during the job)
              */
             document_id: string | null;
             /** @description Completed without storing: the same content was stored already */
@@ -977,12 +983,17 @@ export interface components {
             jobs: components["schemas"]["IngestJobInfo"][];
         };
         DocumentListResponse: {
+            /** @description Newest first */
             documents: components["schemas"]["KnowledgeDocumentInfo"][];
+            /** @description Pass as `cursor` for the next page; null on the last */
+            next_cursor: string | null;
         };
         DocumentDeleteResponse: {
             /** Format: uuid */
             id: string;
             message: string;
+            /** @description The document's ingest job was still running (or queued) and is now cancelled: it stores nothing */
+            job_cancelled: boolean;
         };
         KnowledgeSearchRequest: {
             query: string;
@@ -2154,14 +2165,18 @@ export interface operations {
     };
     KnowledgeController_list: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description Opaque cursor: the `next_cursor` of a previous page */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description All documents, with their chunk counts */
+            /** @description A page of documents and the cursor of the next one */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2462,7 +2477,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `event: job`, `data:` the job (as GET /api/knowledge/jobs/{id}); the last one has status completed or failed */
+            /** @description `event: job`, `data:` the job (as GET /api/knowledge/jobs/{id}); the last one has status completed, failed or cancelled */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2527,7 +2542,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The document and its chunks are gone */
+            /** @description The document and its chunks are gone; its unfinished ingest job, if any, is cancelled */
             200: {
                 headers: {
                     [name: string]: unknown;

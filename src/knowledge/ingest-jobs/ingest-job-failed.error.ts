@@ -13,3 +13,14 @@ export class IngestJobFailedError extends CodedError {
     this.details = { job_id: job.id };
   }
 }
+
+/** A job waited for (`wait=true`) that was cancelled: its document was deleted before the job ended. */
+export class IngestJobCancelledError extends CodedError {
+  readonly code = 'ingest_cancelled';
+  override readonly details: Record<string, unknown>;
+
+  constructor(job: IngestJob) {
+    super(`${job.filename} was deleted before its ingest ended: nothing is stored`);
+    this.details = { job_id: job.id };
+  }
+}

@@ -1,6 +1,6 @@
 import type { IngestStage } from '../documents.service.js';
 
-export const INGEST_JOB_STATUSES = ['queued', 'active', 'completed', 'failed'] as const;
+export const INGEST_JOB_STATUSES = ['queued', 'active', 'completed', 'failed', 'cancelled'] as const;
 export type IngestJobStatus = (typeof INGEST_JOB_STATUSES)[number];
 
 /** An ingest job as clients see it (GET /api/knowledge/jobs/:id and its SSE events). */
@@ -17,7 +17,7 @@ export interface IngestJob {
   attempts: number;
   /** Why the job failed; while `queued` again after a failed attempt, why that attempt failed. */
   error: { code: string; message: string } | null;
-  /** The stored document, once `completed` (null if it was deleted since). */
+  /** The stored document, once `completed` (null if it was deleted since); null when `cancelled` (its document was deleted during the job). */
   document_id: string | null;
   /** Completed without storing anything: the same content was stored already (as `document_id`). */
   duplicate: boolean | null;
@@ -28,7 +28,7 @@ export interface IngestJob {
 }
 
 export function isFinished(job: Pick<IngestJob, 'status'>): boolean {
-  return job.status === 'completed' || job.status === 'failed';
+  return job.status === 'completed' || job.status === 'failed' || job.status === 'cancelled';
 }
 
 export interface IngestJobRow {

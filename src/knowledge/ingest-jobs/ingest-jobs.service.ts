@@ -3,7 +3,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShu
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { CodedError } from '../../common/coded-error.js';
 import { withTimeout } from '../../common/with-timeout.js';
 import type { AppConfig } from '../../config/app-config.js';
@@ -19,6 +19,20 @@ import { INGEST_JOB_COLUMNS, IngestJob, IngestJobRow, isFinished, jobOfRow } fro
 export type Submission = { job: IngestJob; document: null } | { job: null; document: KnowledgeDocument };
 
 type JobListener = (job: IngestJob) => void;
+
+/** What a DELETE of a document id removed: the stored document, and (or) the unfinished ingest job that was to store it. */
+export interface DocumentDeletion {
+  document: boolean;
+  jobCancelled: boolean;
+}
+
+/** An attempt whose job is no longer its own: cancelled by a delete, or taken over by a later attempt. It stops, quietly. */
+class AttemptSupersededError extends Error {
+  constructor(id: string) {
+    super(`ingest job ${id} was cancelled or taken over`);
+    this.name = 'AttemptSupersededError';
+  }
+}
 
 /** How often a watched job's row is read again, whatever the queue's events say (they may be missed while Redis is away). */
 const WATCH_POLL_MS = 1000;
@@ -39,7 +53,9 @@ const RECONCILE_BATCH = 100;
  * (KNOWLEDGE_INGEST_LOCK_MS). PostgreSQL holds each job's state, so an
  * acknowledged upload is never lost: jobs that the queue lost (a Redis
  * restart, Redis away when the upload was stored) are queued again by the
- * reconciler every instance runs.
+ * reconciler every instance runs. Deleting a document (`deleteDocument`)
+ * cancels its unfinished job, whatever its stage: the job ends `cancelled`
+ * and never stores the document again.
  */
 @Injectable()
 export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -167,6 +183,28 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
   }
 
   /**
+   * Deletes the document `id` and cancels the unfinished ingest job of that
+   * id (a job's id is its document's), in one transaction: whatever stage the
+   * job is at, it ends `cancelled` and never stores the document again. The
+   * job's row lock orders this against the job's own claim of its document
+   * (see `attempt`): a delete either comes first (the job's transaction rolls
+   * back) or removes the document the job has just committed.
+   */
+  async deleteDocument(id: string): Promise<DocumentDeletion> {
+    return this.dataSource.transaction(async (manager) => {
+      const cancelled = await sqlRows(
+        manager,
+        `UPDATE knowledge_ingest_jobs SET status = 'cancelled', stage = NULL, content = NULL, document_id = NULL, error_code = NULL,
+                error_message = NULL, finished_at = now(), updated_at = now()
+          WHERE id = $1 AND status IN ('queued', 'active') RETURNING id`,
+        [id],
+      );
+      const document = await this.documents.remove(id, manager);
+      return { document, jobCancelled: cancelled.length > 0 };
+    });
+  }
+
+  /**
    * Calls `listener` with the job each time its state or progress moves
    * (from the queue's events, and from its row at least every second), until
    * the returned function is called.
@@ -265,20 +303,22 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
   private async attempt(job: Job): Promise<{ document_id: string | null; duplicate: boolean } | null> {
     const id = String(job.id);
     // The attempt's number guards every later write: a worker that lost its lock (and its job to another worker) and
-    // carries on cannot overwrite what the other one recorded.
-    const [row] = await sqlRows<{ filename: string; content: Buffer; created_by: string; attempt: number }>(
+    // carries on cannot overwrite what the other one recorded. A cancelled job (its document deleted) is not taken.
+    const [row] = await sqlRows<{ filename: string; content: Buffer | null; created_by: string; attempt: number; stored: string | null }>(
       this.dataSource,
       `UPDATE knowledge_ingest_jobs SET status = 'active', attempts = attempts + 1, stage = 'parsing', progress_done = 0,
               progress_total = 0, updated_at = now()
-        WHERE id = $1 AND status IN ('queued', 'active') AND content IS NOT NULL
-        RETURNING filename, content, created_by, attempts AS attempt`,
+        WHERE id = $1 AND status IN ('queued', 'active')
+        RETURNING filename, content, created_by, attempts AS attempt, document_id AS stored`,
       [id],
     );
     if (!row) {
       const [known] = await sqlRows(this.dataSource, 'SELECT 1 FROM knowledge_ingest_jobs WHERE id = $1', [id]);
       if (!known) throw new UnrecoverableError(`ingest job ${id} has no stored upload`);
-      return null; // ended already (by an earlier attempt that the queue did not hear of)
+      return null; // ended already: cancelled, or by an earlier attempt that the queue did not hear of
     }
+    // An earlier attempt stored the document and failed after its commit: only the completion is left to write.
+    if (row.stored || !row.content) return this.complete(id, row.attempt, { document_id: row.stored, duplicate: false });
     const onProgress = this.progressReporter(job, row.attempt);
     let result: { document_id: string | null; duplicate: boolean };
     try {
@@ -287,18 +327,65 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
         onProgress,
         // Uploads of many large files (a folder) build the dense index once, after the last of them.
         deferIndexBuild: () => this.otherJobsQueued(id),
+        beforeCommit: (manager) => this.claimDocument(manager, id, row.attempt),
       });
       result = { document_id: ingested.document.id, duplicate: ingested.duplicate };
     } catch (error) {
-      if (!(error instanceof DocumentRemovedError)) throw await this.recordFailure(job, row.attempt, error);
-      // Stored, then deleted by an administrator before the job ended: done, and not stored again.
-      result = { document_id: null, duplicate: false };
+      if (error instanceof AttemptSupersededError) return null;
+      if (error instanceof DocumentRemovedError) {
+        // Stored, then deleted before the job ended: the delete cancelled the job, and nothing is stored again.
+        result = { document_id: null, duplicate: false };
+      } else if (await this.claimedDocument(id)) {
+        // A failure after the document's commit does not undo it: the job completes (a retry, if this write fails too).
+        result = { document_id: id, duplicate: false };
+      } else {
+        throw await this.recordFailure(job, row.attempt, error);
+      }
     }
+    return this.complete(id, row.attempt, result);
+  }
+
+  /**
+   * In the document's transaction, just before it commits: the job (still
+   * this attempt's, not cancelled) records its document and drops the
+   * upload, so no later attempt can store it again. Locking the job's row
+   * here orders the commit against a delete (`deleteDocument`).
+   */
+  private async claimDocument(manager: EntityManager, id: string, attempt: number): Promise<void> {
+    const claimed = await sqlRows(
+      manager,
+      `UPDATE knowledge_ingest_jobs SET document_id = $1, content = NULL, updated_at = now()
+        WHERE id = $1 AND status = 'active' AND attempts = $2 RETURNING id`,
+      [id, attempt],
+    );
+    if (!claimed.length) throw new AttemptSupersededError(id);
+  }
+
+  /** Whether the job's document is stored (claimed by an attempt in its commit); false when that cannot be read. */
+  private async claimedDocument(id: string): Promise<boolean> {
+    const [row] = await sqlRows<{ stored: boolean }>(
+      this.dataSource,
+      'SELECT document_id IS NOT NULL AS stored FROM knowledge_ingest_jobs WHERE id = $1',
+      [id],
+    ).catch(() => []);
+    return row?.stored === true;
+  }
+
+  /**
+   * The job's completion. A job cancelled meanwhile stays cancelled (the
+   * update matches no row); a document deleted since (a duplicate's, say)
+   * is recorded as none rather than failing on the foreign key.
+   */
+  private async complete(
+    id: string,
+    attempt: number,
+    result: { document_id: string | null; duplicate: boolean },
+  ): Promise<{ document_id: string | null; duplicate: boolean }> {
     await this.dataSource.query(
-      `UPDATE knowledge_ingest_jobs SET status = 'completed', stage = NULL, document_id = $2, duplicate = $3, content = NULL,
-              error_code = NULL, error_message = NULL, finished_at = now(), updated_at = now()
+      `UPDATE knowledge_ingest_jobs SET status = 'completed', stage = NULL, content = NULL, error_code = NULL, error_message = NULL,
+              document_id = (SELECT d.id FROM knowledge_documents d WHERE d.id = $2), duplicate = $3, finished_at = now(), updated_at = now()
         WHERE id = $1 AND attempts = $4 AND status = 'active'`,
-      [id, result.document_id, result.duplicate, row.attempt],
+      [id, result.document_id, result.duplicate, attempt],
     );
     return result;
   }
@@ -339,7 +426,10 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     return error instanceof Error ? error : new Error(String(error));
   }
 
-  /** Progress to the queue's events (for watchers on every instance) and, less often, to the job's row. Never fails the ingest. */
+  /**
+   * Progress to the queue's events (for watchers on every instance) and, less often, to the job's row. A write that
+   * fails does not fail the ingest; one that finds the job no longer this attempt's (cancelled, taken over) stops it.
+   */
   private progressReporter(job: Job, attempt: number): (stage: IngestStage, done: number, total: number) => Promise<void> {
     let lastEvent = 0;
     let lastRow = 0;
@@ -355,13 +445,15 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
       }
       if (stageChanged || now - lastRow >= WATCH_POLL_MS) {
         lastRow = now;
-        await this.dataSource
-          .query(
-            `UPDATE knowledge_ingest_jobs SET stage = $2, progress_done = $3, progress_total = $4, updated_at = now()
-              WHERE id = $1 AND status = 'active' AND attempts = $5`,
-            [job.id, stage, done, total, attempt],
-          )
-          .catch(() => undefined);
+        const updated = await sqlRows(
+          this.dataSource,
+          `UPDATE knowledge_ingest_jobs SET stage = $2, progress_done = $3, progress_total = $4, updated_at = now()
+            WHERE id = $1 AND status = 'active' AND attempts = $5 RETURNING id`,
+          [job.id, stage, done, total, attempt],
+        ).catch(() => null);
+        // The job was cancelled (its document deleted) or taken over: this attempt stops here. Indexing comes after the
+        // document's commit: the build it owes other bulk-loaded leaves still runs.
+        if (updated?.length === 0 && stage !== 'indexing') throw new AttemptSupersededError(String(job.id));
       }
     };
   }

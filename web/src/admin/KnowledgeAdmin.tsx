@@ -16,13 +16,13 @@ const ACCEPT = '.txt,.md,.pdf,text/plain,text/markdown,application/pdf';
 /** How often a running ingest job is read again. */
 const JOB_POLL_MS = 500;
 
-/** Reads the job until it has completed or failed, reporting each state. */
+/** Reads the job until it has completed, failed or been cancelled (its document deleted meanwhile), reporting each state. */
 async function followJob(id: string, onJob: (job: IngestJob) => void): Promise<IngestJob> {
   for (;;) {
     const { data, error, response } = await api.GET('/api/knowledge/jobs/{id}', { params: { path: { id } } });
     if (error || !data) throw new Error(describeError(response.status, error as ErrorBody | undefined));
     onJob(data);
-    if (data.status === 'completed' || data.status === 'failed') return data;
+    if (data.status === 'completed' || data.status === 'failed' || data.status === 'cancelled') return data;
     await new Promise((resolve) => setTimeout(resolve, JOB_POLL_MS));
   }
 }
@@ -95,10 +95,17 @@ export function KnowledgeAdmin() {
   const [deleteError, setDeleteError] = useState<string | null>(null);
 
   const refresh = useCallback(async () => {
-    const { data, error, response } = await api.GET('/api/knowledge/documents');
-    if (error || !data) return setListError(describeError(response.status, error as ErrorBody | undefined));
+    // Newest first, a page at a time.
+    const all: DocumentInfo[] = [];
+    let cursor: string | undefined;
+    do {
+      const { data, error, response } = await api.GET('/api/knowledge/documents', { params: { query: { cursor } } });
+      if (error || !data) return setListError(describeError(response.status, error as ErrorBody | undefined));
+      all.push(...data.documents);
+      cursor = data.next_cursor ?? undefined;
+    } while (cursor);
     setListError(null);
-    setDocuments([...data.documents].sort((a, b) => (a.created_at < b.created_at ? 1 : -1)));
+    setDocuments(all);
   }, []);
 
   useEffect(() => {
@@ -125,6 +132,7 @@ export function KnowledgeAdmin() {
       // Stored and queued: a worker parses, chunks and embeds it; its job says how far it got.
       const job = await followJob(reply.job.id, (current) => setUpload((u) => ({ phase: 'indexing', ...sent(u), job: current })));
       if (job.status === 'failed') return fail(job.error?.message ?? 'the ingest job failed');
+      if (job.status === 'cancelled') return fail('the document was deleted before its ingest ended; nothing is stored');
       const { data } = await api.GET('/api/knowledge/documents');
       const document = data?.documents.find((d) => d.id === job.document_id);
       if (!document) return fail('the document was stored, but it is not listed (deleted meanwhile?)');

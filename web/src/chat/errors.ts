@@ -24,6 +24,7 @@ const CODE_STATUS: Record<ErrorCode, number> = {
   document_too_large: 413,
   index_space_mismatch: 409,
   ingest_failed: 503,
+  ingest_cancelled: 409,
   identity_provider_unavailable: 503,
   shutting_down: 503,
 };

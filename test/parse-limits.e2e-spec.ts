@@ -18,7 +18,7 @@ import { TEST_JWT_SECRET, TEST_REDIS_URL } from './support/test-env.js';
  */
 
 const PARSE_TIMEOUT_MS = 20_000;
-const MAX_EXTRACTED_BYTES = 1024 * 1024;
+const MAX_EXTRACTED_BYTES = 256 * 1024;
 const MAX_PAGES = 5000;
 const MAX_CHUNKS = 300;
 /** One /health request answering slower than this is counted as failed (and the p99 then fails too). */

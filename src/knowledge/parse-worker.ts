@@ -4,7 +4,7 @@ import { ExtractedText, ExtractionBudget, ExtractionLimitError, ExtractionLimits
 import { extractPdfText } from './pdf-text.js';
 
 /**
- * The body of the worker thread ParseSandbox starts for one document: it
+ * The body of the worker thread extractInSandbox starts for one document: it
  * extracts the text with the format's extractor and posts a ParseOutcome.
  * A format added later (docx, xlsx, html) gets its extractor here and so
  * runs under the same time, memory and size limits.

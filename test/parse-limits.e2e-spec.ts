@@ -17,10 +17,10 @@ import { TEST_JWT_SECRET, TEST_REDIS_URL } from './support/test-env.js';
  * a p99 under 1 s, measured by polling it throughout.
  */
 
-const PARSE_TIMEOUT_MS = 20_000;
-const MAX_EXTRACTED_BYTES = 1024 * 1024;
+const PARSE_TIMEOUT_MS = 45_000;
+const MAX_EXTRACTED_BYTES = 64 * 1024;
 const MAX_PAGES = 5000;
-const MAX_CHUNKS = 300;
+const MAX_CHUNKS = 100;
 /** One /health request answering slower than this is counted as failed (and the p99 then fails too). */
 const HEALTH_REQUEST_LIMIT_MS = 5000;
 
@@ -216,7 +216,7 @@ describe('Oversized documents: a bounded parse that never stalls an instance', (
   });
 
   it('fails a document that makes more chunks than KNOWLEDGE_MAX_CHUNKS_PER_DOCUMENT, before embedding it', async () => {
-    const text = Array.from({ length: 1500 }, (_, i) => `Sentence ${i} about the many moods of the quokka, which is a small marsupial.`).join(' ');
+    const text = Array.from({ length: 500 }, (_, i) => `Sentence ${i} about the many moods of the quokka, which is a small marsupial.`).join(' ');
     const job = await upload(services[0], 'chunky.md', Buffer.from(text, 'utf8'));
     const ended = await jobEnd(services[0], job.id, PARSE_TIMEOUT_MS);
     expect(ended.error).toEqual({

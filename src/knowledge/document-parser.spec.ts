@@ -60,16 +60,6 @@ describe('parseDocument: limits (a PDF is parsed in a worker thread)', () => {
     await expect(parseDocument('big.txt', Buffer.alloc(2000, 'a'), { ...LIMITS, maxExtractedBytes: 2000 })).resolves.toBeDefined();
   });
 
-  it('gives up a 400 MB flate bomb after maxExtractedBytes, without inflating it whole', async () => {
-    const bomb = await makeFlateBombPdf(400 * 1024 * 1024);
-    const started = performance.now();
-    await expect(parseDocument('bomb.pdf', bomb, LIMITS)).rejects.toThrow(
-      new DocumentTooLargeError(`bomb.pdf is too large: it holds more than ${1024 * 1024} bytes of text`),
-    );
-    // Inflating and extracting it whole takes minutes; the cap is reached after 1 MB of its text.
-    expect(performance.now() - started).toBeLessThan(LIMITS.timeoutMs);
-  });
-
   it('stops the worker at timeoutMs', async () => {
     const bomb = await makeFlateBombPdf(100 * 1024 * 1024);
     await expect(parseDocument('slow.pdf', bomb, { ...LIMITS, maxExtractedBytes: 1024 ** 3, timeoutMs: 3000 })).rejects.toThrow(

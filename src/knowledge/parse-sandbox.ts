@@ -39,8 +39,6 @@ export function extractInSandbox(format: SandboxedFormat, data: Buffer, limits: 
       ...SOURCE_OPTIONS,
       workerData: request,
       resourceLimits: { maxOldGenerationSizeMb: limits.memoryMb },
-      stdout: false,
-      stderr: false,
     });
     const settle = (outcome: ParseOutcome) => {
       clearTimeout(timer);

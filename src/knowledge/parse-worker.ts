@@ -1,9 +1,10 @@
+import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ExtractedText, ExtractionBudget, ExtractionLimitError, ExtractionLimits } from './extraction-budget.js';
 import { extractPdfText } from './pdf-text.js';
 
 /**
- * The body of the worker thread ParseSandbox starts for one document: it
+ * The body of the worker thread extractInSandbox starts for one document: it
  * extracts the text with the format's extractor and posts a ParseOutcome.
  * A format added later (docx, xlsx, html) gets its extractor here and so
  * runs under the same time, memory and size limits.
@@ -34,5 +35,8 @@ async function extract({ format, data, limits }: ParseRequest): Promise<ParseOut
 
 if (parentPort) {
   const port = parentPort;
+  // The parse yields the CPU to the instance's requests. On Linux a nice value is per thread, so this lowers only
+  // this worker's thread; elsewhere it would lower the whole process, and is left alone.
+  if (process.platform === 'linux') os.setPriority(os.constants.priority.PRIORITY_LOW);
   void extract(workerData as ParseRequest).then((outcome) => port.postMessage(outcome));
 }

@@ -6,7 +6,6 @@ import { ChatModule } from './chat/chat.module.js';
 import { AiSdkModule } from './protocols/ai-sdk/ai-sdk.module.js';
 import { OpenAiCompatModule } from './protocols/openai/openai-compat.module.js';
 import { CacheModule } from './cache/cache.module.js';
-import { DrainStateModule } from './common/drain-state.js';
 import { HttpExceptionFilter } from './common/http-exception.filter.js';
 import { AppConfig, loadConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
@@ -41,7 +40,6 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(settings),
-        DrainStateModule,
         DatabaseModule,
         CacheModule,
         AuthModule,

@@ -184,12 +184,18 @@ describe('Shutting down and dying with turns in flight', () => {
     await doomed.exited;
     weather.release();
 
-    // The session's next turn gives the dead run up and takes its place.
-    const next = await request(survivor.app.getHttpServer())
-      .post('/api/chat')
-      .set(auth)
-      .send({ message: 'weather in Berlin?', session_id: nextTurnTakesOver.sessionId });
-    expect(next.status).toBe(200);
+    // The session's next turn gives the dead run up once its heartbeat is stale (409 until then), and takes its place.
+    let next: request.Response | undefined;
+    await waitUntil(
+      async () => {
+        next = await request(survivor.app.getHttpServer()).post('/api/chat').set(auth).send({ message: 'weather in Berlin?', session_id: nextTurnTakesOver.sessionId });
+        return next.status !== 409;
+      },
+      'the session taking a turn again',
+      20_000,
+      100,
+    );
+    expect(next!.status).toBe(200);
     expect((await runStatus(nextTurnTakesOver.runId)).status).toBe('abandoned');
     expect(await checkpointRows(nextTurnTakesOver.runId)).toBe(0);
 

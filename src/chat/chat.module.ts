@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Module } from '@nestjs/common';
 import { AgentModule } from '../agent/agent.module.js';
 import { AuthModule } from '../auth/auth.module.js';
+import { DrainStateModule } from '../common/drain-state.js';
 import { SessionModule } from '../session/session.module.js';
 import { TraceModule } from '../trace/trace.module.js';
 import { ChatRequestContext } from './chat-request-context.js';
@@ -15,7 +16,7 @@ import { runOwnershipProvider, StreamTicketController } from './stream-ticket.co
 import { TurnAdmissionGuard, TurnDrain } from './turn-drain.service.js';
 
 @Module({
-  imports: [AgentModule, AuthModule, SessionModule, TraceModule],
+  imports: [AgentModule, AuthModule, SessionModule, TraceModule, DrainStateModule],
   controllers: [ChatController, StreamTicketController],
   providers: [ChatRequestContext, ChatService, RunRegistry, RunEventsService, RunCancellation, ConversationSummaryService, runOwnershipProvider, RunReaper, TurnDrain, TurnAdmissionGuard],
   exports: [ChatService, ChatRequestContext, RunEventsService, RunRegistry, TurnDrain, TurnAdmissionGuard],

@@ -1,4 +1,4 @@
-import { Global, Injectable, Module } from '@nestjs/common';
+import { Injectable, Module } from '@nestjs/common';
 
 /**
  * Whether this instance is draining for shutdown (SIGTERM): it takes no new
@@ -19,6 +19,6 @@ export class DrainState {
   }
 }
 
-@Global()
+/** One DrainState per app, shared by the modules that import it (chat, health). */
 @Module({ providers: [DrainState], exports: [DrainState] })
 export class DrainStateModule {}

@@ -2,7 +2,7 @@ import { CodedError, ErrorCode } from '../common/coded-error.js';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import pRetry from 'p-retry';
 import { closeRedisClient, createRedisClient, RedisClient } from '../common/redis-client.js';
-import { withTimeout } from '../common/with-timeout.js';
+import { withTimeout, withTimeoutAfterPendingIo } from '../common/with-timeout.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { RunStatus } from './run-registry.service.js';
@@ -292,17 +292,19 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
+  /**
+   * One page. A read that does not answer within the command timeout is sent
+   * again, and the first of them to answer wins: a storm of rejoins keeps the
+   * event loop busy, and a reply read late is as good as a new one.
+   */
   private async readPage(runId: string, afterId: number, deadline: number) {
+    const sent: Array<ReturnType<RedisClient['xRange']>> = [];
     for (let attempt = 0; ; attempt += 1) {
-      const left = deadline - performance.now();
+      if (this.redis.isReady) sent.push(this.redis.xRange(runEventsKey(runId), `(${afterId}-0`, '+', { COUNT: CATCH_UP_PAGE }));
+      const waitMs = Math.max(1, Math.min(this.commandTimeoutMs, deadline - performance.now()));
       try {
-        if (!this.redis.isReady) throw new Error('Redis is not connected');
-        const timeoutMs = Math.max(1, Math.min(this.commandTimeoutMs, left));
-        return await withTimeout(
-          this.redis.xRange(runEventsKey(runId), `(${afterId}-0`, '+', { COUNT: CATCH_UP_PAGE }),
-          timeoutMs,
-          () => new Error(`Redis did not answer within ${timeoutMs} ms`),
-        );
+        if (sent.length === 0) throw new Error('Redis is not connected');
+        return await withTimeoutAfterPendingIo(Promise.any(sent), waitMs, () => new Error(`Redis did not answer within ${waitMs} ms`));
       } catch (error) {
         const pause = CATCH_UP_RETRY_MS * 2 ** attempt;
         if (performance.now() + pause >= deadline) throw error;

@@ -4,6 +4,7 @@ import { HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import type { Response } from 'express';
 import { Public } from '../auth/public.decorator.js';
 import { ResilientCache } from '../cache/resilient-cache.service.js';
+import { Readiness } from '../common/readiness.js';
 
 type ComponentStatus = { status: 'up' | 'down'; [detail: string]: unknown };
 
@@ -15,6 +16,18 @@ export class HealthReport {
   details: Record<string, ComponentStatus>;
 }
 
+export class ReadinessReport {
+  @ApiProperty({ enum: ['ready', 'not_ready'], description: '`ready`: every part is up, and the instance serves at normal speed' })
+  status: string;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'Status of each part: database, cache, and dense_index (the in-memory index loads in the background after a start)',
+  })
+  details: Record<string, ComponentStatus>;
+}
+
 @ApiTags('health')
 @Controller('health')
 export class HealthController {
@@ -22,6 +35,7 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly db: TypeOrmHealthIndicator,
     private readonly cache: ResilientCache,
+    private readonly readiness: Readiness,
   ) {}
 
   @Get()
@@ -40,6 +54,28 @@ export class HealthController {
       status: !databaseUp ? 'error' : cacheUp ? 'ok' : 'degraded',
       details: { database, cache },
     };
+  }
+
+  @Get('ready')
+  @Public()
+  @ApiOperation({
+    summary: 'Readiness: 200 only once the instance serves at normal speed',
+    description:
+      'For a load balancer: the database and the cache answer, and what loads after a start (the in-memory dense index) is loaded. ' +
+      '`GET /health` stays the liveness check: it answers 200 as soon as the instance is up.',
+  })
+  @ApiOkResponse({ type: ReadinessReport, description: '`ready`' })
+  @ApiServiceUnavailableResponse({ type: ReadinessReport, description: '`not_ready`: the parts `down` say why' })
+  async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessReport> {
+    const [database, cacheUp] = await Promise.all([this.checkDatabase(), this.cache.ping()]);
+    const details: Record<string, ComponentStatus> = {
+      database,
+      cache: cacheUp ? { status: 'up' } : { status: 'down', message: 'Redis unreachable or slow' },
+      ...this.readiness.report(),
+    };
+    const ready = Object.values(details).every((part) => part.status === 'up');
+    if (!ready) res.status(HttpStatus.SERVICE_UNAVAILABLE);
+    return { status: ready ? 'ready' : 'not_ready', details };
   }
 
   private async checkDatabase(): Promise<ComponentStatus> {

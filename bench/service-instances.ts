@@ -74,14 +74,20 @@ export function getJson(port: number, path: string): Promise<{ status: number; b
   });
 }
 
-/** Asks `ready` every `everyMs` until it is true; throws when the instance exits first or READY_TIMEOUT_MS passes. */
-export async function waitForInstance(instance: Instance, ready: () => Promise<boolean>, what: string, everyMs = 100): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
+/** Asks `ready` every `everyMs` until it is true; throws when the instance exits first or `timeoutMs` passes. */
+export async function waitForInstance(
+  instance: Instance,
+  ready: () => Promise<boolean>,
+  what: string,
+  everyMs = 100,
+  timeoutMs = READY_TIMEOUT_MS,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (instance.child.exitCode !== null || instance.child.signalCode !== null) {
       throw new Error(`instance on port ${instance.port} exited (${instance.child.exitCode ?? instance.child.signalCode}) before ${what}`);
     }
-    if (Date.now() > deadline) throw new Error(`instance on port ${instance.port}: not ${what} within ${READY_TIMEOUT_MS} ms`);
+    if (Date.now() > deadline) throw new Error(`instance on port ${instance.port}: not ${what} within ${timeoutMs} ms`);
     if (await ready()) return;
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }

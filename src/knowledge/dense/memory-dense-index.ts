@@ -64,8 +64,11 @@ export class MemoryDenseIndex {
     private readonly dataSource: DataSource,
     private readonly dimensions: number,
     private readonly spaceId?: () => number,
-    /** Rows per statement while loading: each stays far inside the statement timeout, at a million leaves too. */
-    private readonly loadBatch = 20_000,
+    /**
+     * Rows per statement while loading: each stays far inside the statement timeout, at a million leaves too, and
+     * its rows are copied into the matrix in a few milliseconds, so requests are served between the pages.
+     */
+    private readonly loadBatch = 2_000,
   ) {}
 
   /** Whether a matrix is loaded (it may be behind the knowledge base; the next query catches it up). */

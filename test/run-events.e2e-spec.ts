@@ -146,6 +146,45 @@ describe("A run's events in Redis", () => {
     }
   }, 120000);
 
+  it('send a catch-up read that does not answer in time again, and take the answer that comes, within the budget, instead of a 503', async () => {
+    const redisUrl = new URL(TEST_REDIS_URL);
+    const link = await new TcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379)).start();
+    const running = await connectedRunEvents(TEST_REDIS_URL);
+    const following = await connectedRunEvents(`redis://127.0.0.1:${link.port}${redisUrl.pathname}`);
+    const reader = createClient({ url: TEST_REDIS_URL });
+    await reader.connect();
+    const runId = randomUUID();
+    try {
+      running.open(runId);
+      running.publish(runId, 'metadata', { run_id: runId });
+      running.publish(runId, 'token', { text: 'a' });
+      running.publish(runId, 'done', { response: 'a' });
+      await running.flushed(runId);
+      // The link holds the first read past the command timeout (200 ms): the follower asks again.
+      link.hold();
+      const received: string[] = [];
+      const attached = following.follow(runId, 0, (event) => received.push(event.event), async () => 'done');
+      const outcome = await Promise.race([
+        link.waitForHeld(2).then(() => 'read sent again' as const),
+        attached.then(
+          () => 'attached' as const,
+          (error: { code?: string }) => `refused: ${error.code}`,
+        ),
+      ]);
+      expect(outcome).toBe('read sent again');
+      link.release();
+      await attached;
+      expect(received).toEqual(['metadata', 'token', 'done']);
+    } finally {
+      link.release();
+      await running.onApplicationShutdown();
+      await following.onApplicationShutdown();
+      await reader.del(runEventsKey(runId));
+      await reader.quit();
+      await link.stop();
+    }
+  }, 30000);
+
   it('treat a retried write that had landed after all as written, and go on', async () => {
     const events = await connectedRunEvents(TEST_REDIS_URL);
     const reader = createClient({ url: TEST_REDIS_URL });

@@ -138,13 +138,13 @@ export class MemoryDenseIndex {
     const matrix: LoadedMatrix = { version, ids: [], lastId: '0', capacity: count, columns: new Float32Array(count * this.dimensions) };
     this.whole = { loaded: 0, total: count };
     try {
-      for (let after = '0'; ; ) {
-        const batch = await this.page(after);
-        this.append(matrix, batch);
+      for (let after: string | undefined = '0'; after !== undefined; ) {
+        const page = await this.page(after);
+        this.append(matrix, page.rows);
         this.whole.loaded = matrix.ids.length;
-        if (batch.length < this.loadBatch) return matrix;
-        after = batch[batch.length - 1].id;
+        after = page.next;
       }
+      return matrix;
     } finally {
       this.whole = undefined;
     }
@@ -155,23 +155,35 @@ export class MemoryDenseIndex {
     return `is_leaf AND octet_length(embedding) = ${this.dimensions * Float32Array.BYTES_PER_ELEMENT}${space === undefined ? '' : ` AND space_id = ${Number(space)}`}`;
   }
 
-  private page(afterId: string): Promise<Array<{ id: string; embedding: Buffer }>> {
-    return sqlRows<{ id: string; embedding: Buffer }>(
+  /**
+   * The usable leaves among the next `loadBatch` chunks after `afterId`, and
+   * the id to read on from (undefined: none left). The chunks are read in
+   * primary-key order and filtered here, not in the WHERE clause: with the
+   * filter there, PostgreSQL expected few matches and scanned (and sorted)
+   * the whole table for every page, seconds each at a million leaves.
+   */
+  private async page(afterId: string): Promise<{ rows: Array<{ id: string; embedding: Buffer }>; next?: string }> {
+    const chunks = await sqlRows<{ id: string; embedding: Buffer | null }>(
       this.dataSource,
       // Ordered by the bigint column, not by the text it is selected as: the pages follow on, and the last id is the highest.
-      `SELECT id::text, embedding FROM knowledge_chunks WHERE ${this.usableLeaves()} AND id > $1 ORDER BY knowledge_chunks.id LIMIT ${this.loadBatch}`,
+      `SELECT id::text, CASE WHEN ${this.usableLeaves()} THEN embedding END AS embedding FROM knowledge_chunks
+        WHERE id > $1 ORDER BY knowledge_chunks.id LIMIT ${this.loadBatch}`,
       [afterId],
     );
+    return {
+      rows: chunks.filter((chunk): chunk is { id: string; embedding: Buffer } => chunk.embedding !== null),
+      next: chunks.length < this.loadBatch ? undefined : chunks[chunks.length - 1].id,
+    };
   }
 
   private async rows(afterId: string): Promise<Array<{ id: string; embedding: Buffer }>> {
     const all: Array<{ id: string; embedding: Buffer }> = [];
-    for (let after = afterId; ; ) {
-      const batch = await this.page(after);
-      all.push(...batch);
-      if (batch.length < this.loadBatch) return all;
-      after = batch[batch.length - 1].id;
+    for (let after: string | undefined = afterId; after !== undefined; ) {
+      const page = await this.page(after);
+      all.push(...page.rows);
+      after = page.next;
     }
+    return all;
   }
 
   /**

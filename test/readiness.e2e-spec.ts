@@ -40,19 +40,10 @@ describe('Readiness after a start with many leaves', () => {
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
     let heldLoads = 0;
-    const createQueryRunner = DataSource.prototype.createQueryRunner;
-    DataSource.prototype.createQueryRunner = function (this: DataSource, ...args: Parameters<typeof createQueryRunner>) {
-      const runner = createQueryRunner.apply(this, args);
-      const run = runner.query;
-      runner.query = async function (this: typeof runner, ...queryArgs: unknown[]) {
-        if (DENSE_LOAD.test(String(queryArgs[0]))) {
-          heldLoads += 1;
-          await gate;
-        }
-        return (run as (...a: unknown[]) => Promise<unknown>).apply(this, queryArgs);
-      } as typeof run;
-      return runner;
-    };
+    const restore = beforeEachLoadStatement(async () => {
+      heldLoads += 1;
+      await gate;
+    });
     let t: TestApp | undefined;
     try {
       t = await createTestApp(env(), undefined, [], { awaitDenseIndex: false });
@@ -77,7 +68,7 @@ describe('Readiness after a start with many leaves', () => {
       expect(during.body.rag_trace.dense_skipped).toMatch(/^the in-memory dense index is still loading \(0 of 100001 leaves\)$/);
 
       open();
-      await waitUntil(async () => (await request(server).get('/health/ready')).status === 200, '/health/ready 200', 60_000, 50);
+      await waitUntil(async () => (await request(server).get('/health/ready')).status === 200, '/health/ready 200', 100_000, 50);
       const ready = await request(server).get('/health/ready');
       expect(ready.body).toMatchObject({ status: 'ready', details: { dense_index: { status: 'up', backend: 'memory' } } });
       const after = await request(server).post('/api/knowledge/search').set(user).send({ query: 'larkspur manual' });
@@ -85,9 +76,46 @@ describe('Readiness after a start with many leaves', () => {
       expect(after.body.rag_trace.dense_skipped).toBeNull();
       expect(after.body.chunks.map((chunk: { source: string }) => chunk.source)).toContain('larkspur.txt');
     } finally {
-      DataSource.prototype.createQueryRunner = createQueryRunner;
+      restore();
       open();
       await t?.close();
     }
   });
+
+  it('tries the load again when it fails, and gets ready without a knowledge query to start it', async () => {
+    let failed = 0;
+    const restore = beforeEachLoadStatement(async () => {
+      if (failed === 0) {
+        failed += 1;
+        throw new Error('the first page failed');
+      }
+    });
+    let t: TestApp | undefined;
+    try {
+      t = await createTestApp(env(), undefined, [], { awaitDenseIndex: false });
+      const server = t.app.getHttpServer();
+      await waitUntil(async () => (await request(server).get('/health/ready')).status === 200, '/health/ready 200', 100_000, 50);
+      expect(failed).toBe(1);
+    } finally {
+      restore();
+      await t?.close();
+    }
+  });
 });
+
+/** Runs `before` ahead of each row statement of the dense index's load, in every data source; returns the undo. */
+function beforeEachLoadStatement(before: () => Promise<void>): () => void {
+  const createQueryRunner = DataSource.prototype.createQueryRunner;
+  DataSource.prototype.createQueryRunner = function (this: DataSource, ...args: Parameters<typeof createQueryRunner>) {
+    const runner = createQueryRunner.apply(this, args);
+    const run = runner.query;
+    runner.query = async function (this: typeof runner, ...queryArgs: unknown[]) {
+      if (DENSE_LOAD.test(String(queryArgs[0]))) await before();
+      return (run as (...a: unknown[]) => Promise<unknown>).apply(this, queryArgs);
+    } as typeof run;
+    return runner;
+  };
+  return () => {
+    DataSource.prototype.createQueryRunner = createQueryRunner;
+  };
+}

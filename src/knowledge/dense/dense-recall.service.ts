@@ -1,5 +1,6 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import pRetry from 'p-retry';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
@@ -33,13 +34,14 @@ export interface DenseRanking {
  * index instead, and the ranking says so.
  */
 @Injectable()
-export class DenseRecall implements OnModuleInit, OnApplicationBootstrap {
+export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(DenseRecall.name);
   private readonly memory: MemoryDenseIndex;
   private pgvector: PgvectorStore | null = null;
   private vectorColumn = false;
-  /** The in-memory index's load at start-up, settled (loaded or failed); see `warmedUp`. */
+  /** The first attempt of the in-memory index's load at start-up, settled (loaded or failed); see `warmedUp`. */
   private warming: Promise<void> = Promise.resolve();
+  private readonly stopping = new AbortController();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -61,13 +63,31 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap {
   onApplicationBootstrap(): void {
     if (this.pgvector) return;
     const started = performance.now();
-    this.warming = this.memory.load().then(
+    let firstAttemptEnded!: () => void;
+    this.warming = new Promise((resolve) => (firstAttemptEnded = resolve));
+    // Asked again until it loads: a load balancer sends no query that would start it, and the instance must get ready.
+    pRetry(() => this.memory.load().finally(firstAttemptEnded), {
+      retries: Infinity,
+      minTimeout: 1000,
+      maxTimeout: 30_000,
+      unref: true,
+      signal: this.stopping.signal,
+      onFailedAttempt: ({ error, attemptNumber }) => {
+        this.logger.warn({ err: error }, `in-memory dense index not loaded at start-up (attempt ${attemptNumber}); trying again`);
+      },
+    }).then(
       (leaves) => this.logger.log(`dense retrieval: in-memory index loaded (${leaves} leaves in ${Math.round(performance.now() - started)} ms)`),
-      (error: Error) => this.logger.warn({ err: error }, 'in-memory dense index not loaded at start-up; the next knowledge query loads it'),
+      (error: Error) => {
+        if (!this.stopping.signal.aborted) this.logger.warn({ err: error }, 'in-memory dense index not loaded at start-up; the next knowledge query loads it');
+      },
     );
   }
 
-  /** Settles when the start-up load of the in-memory index has ended, loaded or not. */
+  onApplicationShutdown(): void {
+    this.stopping.abort();
+  }
+
+  /** Settles when the first attempt of the start-up load of the in-memory index has ended, loaded or not. */
   get warmedUp(): Promise<void> {
     return this.warming;
   }

@@ -1,28 +1,49 @@
 /**
- * Followers of a run on another instance than the run's: Redis commands per
- * second while the run streams, and how long an event takes from `publish`
- * on the running instance to a follower's listener (p50/p99), for the shared
- * XREAD BLOCK tail (RunEventsService.follow) against per-follower polling
- * (XRANGE every 100 ms, what follow() did before), in the same run, on a
- * redis-server of the bench's own (so its command counts are the bench's
- * alone). Followers are in-process listeners of the following instance's
- * RunEventsService: the Redis side is what an SSE follower costs; the HTTP
- * side of 1 000 SSE connections is not measured here.
+ * Followers of a run on another instance than the run's, in two parts.
  *
- *   npm run bench:followers     (FOLLOWERS=1000, TOKENS=200, TOKEN_INTERVAL_MS=10)
+ * 1. In process: Redis commands per second while the run streams, and how
+ *    long an event takes from `publish` on the running instance to a
+ *    follower's listener (p50/p99), for the shared XREAD BLOCK tail
+ *    (RunEventsService.follow) against per-follower polling (XRANGE every
+ *    100 ms, what follow() did before), in the same run, on a redis-server of
+ *    the bench's own (so its command counts are the bench's alone).
+ * 2. A reconnect storm over HTTP: two built instances (`node dist/main.js`)
+ *    on a throw-away database and the bench's redis-server; a streamed turn
+ *    runs on the first, then STORM_FOLLOWERS clients rejoin it at once on the
+ *    second (GET /api/chat/runs/:run_id/stream, from the start), from
+ *    CLIENT_PROCESSES child processes each holding its share of the SSE
+ *    connections. Reports attach-to-complete p50/p95/p99 (request sent to
+ *    terminal event read), 503s and other failures, incomplete streams, the
+ *    XRANGE calls the storm cost Redis, and the ratio of the storm's p50 to
+ *    a lone client's (the baseline: BASELINE_REJOINS rejoins one at a time).
+ *
+ *   npm run bench:followers     (FOLLOWERS=1000, TOKENS=200, TOKEN_INTERVAL_MS=10; STORM_FOLLOWERS=1000,
+ *                                CLIENT_PROCESSES=4, STORMS=3, BASELINE_REJOINS=20; PARTS=tail,storm;
+ *                                SKIP_NEST_BUILD=true to use the dist/ already built)
  */
 import 'reflect-metadata';
+import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { fileURLToPath } from 'node:url';
 import { createClient } from '@keyv/redis';
+import jwt from 'jsonwebtoken';
 import { loadConfig } from '../src/config/app-config.js';
 import { RunEventsService, runEventsKey } from '../src/chat/run-events.service.js';
 import type { RunEvent } from '../src/chat/sse.js';
-import { percentile, startRedisServer } from './support.js';
+import { buildService, startInstance, startRedis, stopChild } from './service-instances.js';
+import { createBenchDatabase, percentile } from './support.js';
 
 const FOLLOWERS = Number(process.env.FOLLOWERS ?? 1000);
 const TOKENS = Number(process.env.TOKENS ?? 200);
 const TOKEN_INTERVAL_MS = Number(process.env.TOKEN_INTERVAL_MS ?? 10);
 const POLL_MS = 100;
+const STORM_FOLLOWERS = Number(process.env.STORM_FOLLOWERS ?? 1000);
+const CLIENT_PROCESSES = Number(process.env.CLIENT_PROCESSES ?? 4);
+const STORMS = Number(process.env.STORMS ?? 3);
+const BASELINE_REJOINS = Number(process.env.BASELINE_REJOINS ?? 20);
+const PARTS = new Set((process.env.PARTS ?? 'tail,storm').split(',').map((part) => part.trim()));
+const JWT_SECRET = 'bench-followers-secret-not-for-production';
 
 async function service(url: string): Promise<RunEventsService> {
   const events = new RunEventsService(loadConfig({ NODE_ENV: 'test', REDIS_URL: url, LOG_LEVEL: 'silent' }));
@@ -103,33 +124,168 @@ function pollingFollower(reader: { xRange(key: string, start: string, end: strin
   };
 }
 
-async function main(): Promise<void> {
-  const redis = await startRedisServer();
+/** One rejoin over HTTP, read to its terminal event: the time from sending it, and what it got. */
+type Rejoin = { ms: number; status: number; code?: string; events: number; inOrder: boolean; terminal?: string };
+
+function rejoin(base: string, token: string, runId: string): Promise<Rejoin> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const url = new URL(`${base}/api/chat/runs/${runId}/stream`);
+    const req = http.get(
+      { host: url.hostname, port: url.port, path: url.pathname, agent: false, headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' } },
+      (res) => {
+        let buffer = '';
+        let events = 0;
+        let last = 0;
+        let inOrder = true;
+        let terminal: string | undefined;
+        res.on('data', (chunk: Buffer) => {
+          buffer += chunk.toString();
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const event = /^event: (.*)$/m.exec(block)?.[1];
+            const id = Number(/^id: (.*)$/m.exec(block)?.[1]);
+            if (!event) continue; // a heartbeat
+            events += 1;
+            if (id !== last + 1) inOrder = false;
+            last = id;
+            if (event === 'done' || event === 'error') terminal = event;
+          }
+        });
+        res.on('end', () => {
+          const code = res.statusCode === 200 ? undefined : (/"code":"([^"]+)"/.exec(buffer)?.[1] ?? undefined);
+          resolve({ ms: performance.now() - started, status: res.statusCode ?? 0, code, events, inOrder, terminal });
+        });
+        res.on('error', () => resolve({ ms: performance.now() - started, status: res.statusCode ?? 0, code: 'connection_reset', events, inOrder, terminal }));
+      },
+    );
+    req.on('error', (error) => resolve({ ms: performance.now() - started, status: 0, code: error.message, events: 0, inOrder: false }));
+  });
+}
+
+/** A client process: on `go`, opens its `count` rejoins at once and sends back what each got. */
+function clientProcess(): void {
+  process.on('disconnect', () => process.exit(0));
+  process.on('message', (message: { base: string; token: string; runId: string; count: number }) => {
+    void Promise.all(Array.from({ length: message.count }, () => rejoin(message.base, message.token, message.runId))).then((results) =>
+      process.send!(results),
+    );
+  });
+  process.send!('ready');
+}
+
+/** STORM_FOLLOWERS rejoins of `runId`, split over CLIENT_PROCESSES processes started beforehand and released together. */
+async function storm(base: string, token: string, runId: string): Promise<Rejoin[]> {
+  const script = fileURLToPath(import.meta.url);
+  const clients = Array.from({ length: CLIENT_PROCESSES }, () => fork(script, ['client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
   try {
-    const following = await service(redis.url);
-    const tail = await measure(redis.url, (runId, onEvent) => following.follow(runId, 0, onEvent, async () => 'running'));
-    await following.onApplicationShutdown();
-
-    const reader = createClient({ url: redis.url });
-    await reader.connect();
-    const polling = await measure(redis.url, pollingFollower(reader as unknown as Parameters<typeof pollingFollower>[0]));
-    await reader.quit();
-
-    const row = (name: string, s: Stats) =>
-      `${name.padEnd(34)} ${s.commandsPerSecond.toFixed(0).padStart(8)} cmd/s   lag p50 ${s.lagP50.toFixed(2).padStart(7)} ms   p99 ${s.lagP99.toFixed(2).padStart(7)} ms   (${s.delivered} deliveries in ${s.seconds.toFixed(1)} s)`;
-    console.log(`${FOLLOWERS} followers on another instance, ${TOKENS} tokens every ${TOKEN_INTERVAL_MS} ms, own redis-server`);
-    console.log(row('shared XREAD BLOCK tail (follow)', tail));
-    console.log(row('per-follower XRANGE poll, 100 ms', polling));
-    console.log(`Redis commands: tail / poll = ${(tail.commandsPerSecond / polling.commandsPerSecond).toFixed(3)}`);
+    await Promise.all(clients.map((client) => new Promise((resolve) => client.once('message', resolve))));
+    const results = clients.map(
+      (client, i) =>
+        new Promise<Rejoin[]>((resolve) => {
+          client.once('message', (rejoins: Rejoin[]) => resolve(rejoins));
+          const count = Math.floor(STORM_FOLLOWERS / CLIENT_PROCESSES) + (i < STORM_FOLLOWERS % CLIENT_PROCESSES ? 1 : 0);
+          client.send({ base, token, runId, count });
+        }),
+    );
+    return (await Promise.all(results)).flat();
   } finally {
-    redis.stop();
+    for (const client of clients) client.disconnect();
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+async function stormOverHttp(redisUrl: string): Promise<void> {
+  buildService();
+  const database = await createBenchDatabase('bench_followers');
+  const admin = createClient({ url: redisUrl });
+  await admin.connect();
+  const instances: Awaited<ReturnType<typeof startInstance>>[] = [];
+  try {
+    // One after the other: the first applies the migrations on the fresh database.
+    instances.push(await startInstance(database.url, redisUrl, JWT_SECRET));
+    instances.push(await startInstance(database.url, redisUrl, JWT_SECRET));
+    const [running, following] = instances.map((instance) => `http://127.0.0.1:${instance.port}`);
+    const token = jwt.sign({ sub: 'bench-followers-user', role: 'user' }, JWT_SECRET, { algorithm: 'HS256', expiresIn: '1h' });
+    const turn = await fetch(`${running}/api/chat/stream`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+      body: JSON.stringify({ message: 'How do I reset the Aurora X1 router? Tell me everything about its warranty too.' }),
+    });
+    const text = await turn.text();
+    const runId = /"run_id":"([^"]+)"/.exec(text)![1];
+    const events = (text.match(/^event: /gm) ?? []).length;
+    const check = (r: Rejoin) => r.status === 200 && r.events === events && r.inOrder && r.terminal === 'done';
+    // The baseline: the same rejoin, one client at a time (after a few untimed ones: JIT, pools).
+    for (let i = 0; i < 5; i += 1) await rejoin(following, token, runId);
+    const alone: Rejoin[] = [];
+    for (let i = 0; i < BASELINE_REJOINS; i += 1) alone.push(await rejoin(following, token, runId));
+    const baselineP50 = percentile(alone.map((r) => r.ms), 50);
+    console.log(
+      `\nreconnect storm over HTTP: a finished streamed turn of ${events} events on instance 1; ${STORM_FOLLOWERS} clients rejoin it at once on instance 2 ` +
+        `(from ${CLIENT_PROCESSES} client processes); own redis-server`,
+    );
+    console.log(`one client at a time (baseline)  p50 ${baselineP50.toFixed(1)} ms   p95 ${percentile(alone.map((r) => r.ms), 95).toFixed(1)} ms   (${BASELINE_REJOINS} rejoins, ${alone.filter(check).length} complete)`);
+    for (let round = 1; round <= STORMS; round += 1) {
+      await admin.sendCommand(['CONFIG', 'RESETSTAT']);
+      const rejoins = await storm(following, token, runId);
+      const stats = String(await admin.sendCommand(['INFO', 'commandstats']));
+      const xranges = Number(/cmdstat_xrange:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+      const times = rejoins.filter(check).map((r) => r.ms);
+      const failures = new Map<string, number>();
+      for (const r of rejoins.filter((r) => r.status !== 200)) failures.set(`${r.status} ${r.code ?? ''}`.trim(), (failures.get(`${r.status} ${r.code ?? ''}`.trim()) ?? 0) + 1);
+      const incomplete = rejoins.filter((r) => r.status === 200 && !check(r)).length;
+      const p = (q: number) => (times.length ? percentile(times, q).toFixed(0) : '–').padStart(5);
+      console.log(
+        `storm ${round}: attach-to-complete p50 ${p(50)} ms   p95 ${p(95)} ms   p99 ${p(99)} ms   complete ${times.length}/${rejoins.length}   ` +
+          `503: ${rejoins.filter((r) => r.status === 503).length}   other failures: ${[...failures].filter(([k]) => !k.startsWith('503')).map(([k, n]) => `${k} ×${n}`).join(', ') || 'none'}   ` +
+          `incomplete 200s: ${incomplete}   Redis XRANGE calls: ${xranges}   p50 / baseline p50 = ${times.length ? (percentile(times, 50) / baselineP50).toFixed(1) : '–'}`,
+      );
+    }
+  } finally {
+    await Promise.all(instances.map((instance) => stopChild(instance.child)));
+    await admin.quit();
+    await database.drop();
+  }
+}
+
+async function main(): Promise<void> {
+  const redis = await startRedis();
+  try {
+    if (PARTS.has('tail')) await tailAgainstPolling(redis.url);
+    if (PARTS.has('storm')) await stormOverHttp(redis.url);
+  } finally {
+    await redis.stop();
+  }
+}
+
+async function tailAgainstPolling(url: string): Promise<void> {
+  const following = await service(url);
+  const tail = await measure(url, (runId, onEvent) => following.follow(runId, 0, onEvent, async () => 'running'));
+  await following.onApplicationShutdown();
+
+  const reader = createClient({ url });
+  await reader.connect();
+  const polling = await measure(url, pollingFollower(reader as unknown as Parameters<typeof pollingFollower>[0]));
+  await reader.quit();
+
+  const row = (name: string, s: Stats) =>
+    `${name.padEnd(34)} ${s.commandsPerSecond.toFixed(0).padStart(8)} cmd/s   lag p50 ${s.lagP50.toFixed(2).padStart(7)} ms   p99 ${s.lagP99.toFixed(2).padStart(7)} ms   (${s.delivered} deliveries in ${s.seconds.toFixed(1)} s)`;
+  console.log(`${FOLLOWERS} followers on another instance, ${TOKENS} tokens every ${TOKEN_INTERVAL_MS} ms, own redis-server`);
+  console.log(row('shared XREAD BLOCK tail (follow)', tail));
+  console.log(row('per-follower XRANGE poll, 100 ms', polling));
+  console.log(`Redis commands: tail / poll = ${(tail.commandsPerSecond / polling.commandsPerSecond).toFixed(3)}`);
+}
+
+if (process.argv[2] === 'client') {
+  clientProcess();
+} else {
+  main().then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

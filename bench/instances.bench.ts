@@ -17,23 +17,18 @@
  *   npm run bench:instances     (INSTANCES=1,2,3, USERS=50, TURNS_PER_USER=10, WARMUP_TURNS=10;
  *                                SKIP_NEST_BUILD=true to use the dist/ already built)
  */
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import jwt from 'jsonwebtoken';
-import { freePort, percentile, runBench, startRedisServer } from './support.js';
+import { buildService, Instance, startInstance as startServiceInstance, startRedis, stopChild } from './service-instances.js';
+import { percentile, runBench } from './support.js';
 
 const INSTANCES = (process.env.INSTANCES ?? '1,2,3').split(',').map((n) => Number(n.trim()));
 const USERS = Number(process.env.USERS ?? 50);
 const TURNS_PER_USER = Number(process.env.TURNS_PER_USER ?? 10);
 const WARMUP_TURNS = Number(process.env.WARMUP_TURNS ?? 10);
 const JWT_SECRET = 'bench-instances-secret-not-for-production';
-const READY_TIMEOUT_MS = 120_000;
-// The repository root: build/bench/instances.bench.js → ../..
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const QUESTIONS = [
   'How do I reset the Aurora X1 router?',
   '退货政策是什么？',
@@ -42,85 +37,8 @@ const QUESTIONS = [
   'What is the hotel limit in Tokyo?',
 ];
 
-/** Everything spawned, killed on any exit (also an uncaught error or a signal). */
-const children = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-});
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    console.error(`${signal}: stopping instances and redis-server`);
-    process.exit(130);
-  });
-}
-
-/** SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
-async function stopChild(child: ChildProcess, graceMs = 15_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) {
-    children.delete(child);
-    return;
-  }
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-  children.delete(child);
-}
-
-async function startRedis(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const redis = await startRedisServer();
-  children.add(redis.child);
-  return { url: redis.url, stop: () => stopChild(redis.child) };
-}
-
-type Instance = { port: number; child: ChildProcess };
-
-/** Starts `node dist/main.js` and resolves once GET /health answers 200 `ok` (database and cache up). */
-async function startInstance(databaseUrl: string, redisUrl: string): Promise<Instance> {
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    NODE_ENV: 'production',
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl,
-    JWT_SECRET,
-    LOG_LEVEL: 'warn',
-    WEB_CLIENT_ENABLED: 'false',
-    LLM_PROVIDER: 'local',
-    EMBEDDING_PROVIDER: 'local',
-    RERANK_PROVIDER: 'local',
-    RATE_LIMIT_CHAT_PER_MINUTE: '0',
-    RATE_LIMIT_SEARCH_PER_MINUTE: '0',
-    // Uploads, cancels and tickets: the bench sends none, so their limits keep their defaults.
-  };
-  const child = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
-  children.add(child);
-  let exited: string | undefined;
-  child.once('exit', (code, signal) => (exited = `instance on port ${port} exited (${code ?? signal}) before it was ready`));
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  for (;;) {
-    if (exited) throw new Error(exited);
-    if (Date.now() > deadline) throw new Error(`instance on port ${port} not ready within ${READY_TIMEOUT_MS} ms`);
-    const status = await new Promise<string | undefined>((resolve) => {
-      const req = http.get({ host: '127.0.0.1', port, path: '/health', agent: false }, (res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        res.on('end', () => resolve(res.statusCode === 200 ? (JSON.parse(body) as { status: string }).status : undefined));
-      });
-      req.on('error', () => resolve(undefined));
-    });
-    if (status === 'ok') return { port, child };
-    // Not listening yet (migrations, corpus seeding): ask again shortly.
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+// Uploads, cancels and tickets: the bench sends none, so their limits keep their defaults.
+const startInstance = (databaseUrl: string, redisUrl: string): Promise<Instance> => startServiceInstance(databaseUrl, redisUrl, JWT_SECRET);
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
 
@@ -348,10 +266,7 @@ async function measure(databaseUrl: string, redisUrl: string, count: number): Pr
 const ms = (latencies: number[], p: number) => (latencies.length ? percentile(latencies, p).toFixed(0) : '–').padStart(6);
 
 runBench('bench_instances', async (databaseUrl, onClose) => {
-  if (process.env.SKIP_NEST_BUILD !== 'true') {
-    const build = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/@nestjs/cli/bin/nest.js'), 'build'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error(`nest build failed (${build.status ?? build.signal})`);
-  }
+  buildService();
   const redis = await startRedis();
   onClose(redis.stop);
   console.log(

@@ -89,6 +89,102 @@ describe("A run's events in Redis", () => {
     }
   });
 
+  it('are caught up by 1 000 followers attaching at once with one shared, paged read: none refused, every one complete and in order', async () => {
+    const redis = await new OwnRedis().start(); // its own server: the command counts are this test's alone
+    const running = await connectedRunEvents(redis.url());
+    const following = await connectedRunEvents(redis.url()); // the instance the clients rejoined
+    const reader = createClient({ url: redis.url() });
+    await reader.connect();
+    const runId = randomUUID();
+    const followers = 1000;
+    const before = 1200; // events already in Redis when the storm arrives: more than one page
+    let status: 'running' | 'done' = 'running';
+    try {
+      running.open(runId);
+      running.publish(runId, 'metadata', { run_id: runId });
+      for (let i = 1; i < before; i += 1) running.publish(runId, 'token', { text: `t${i} ` });
+      await running.flushed(runId);
+      await reader.sendCommand(['CONFIG', 'RESETSTAT']);
+      const received = Array.from({ length: followers }, () => [] as Array<{ id: number; event: string }>);
+      const resolvers: Array<() => void> = [];
+      const complete = Array.from({ length: followers }, (_, i) => new Promise<void>((resolve) => (resolvers[i] = resolve)));
+      // Every client rejoins in the same moment, each from the start or from where its stream broke off.
+      const attached = await Promise.allSettled(
+        Array.from({ length: followers }, (_, i) =>
+          following.follow(
+            runId,
+            i % 4 === 0 ? 0 : i % before,
+            (event) => {
+              received[i].push({ id: event.id, event: event.event });
+              if (event.event === 'done') resolvers[i]();
+            },
+            async () => status,
+          ),
+        ),
+      );
+      const refused = attached.filter((result) => result.status === 'rejected');
+      expect(refused.map((result) => (result as PromiseRejectedResult).reason?.code)).toEqual([]);
+      const stats = String(await reader.sendCommand(['INFO', 'commandstats']));
+      const xranges = Number(/cmdstat_xrange:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+      // One catch-up for the storm, page by page (a few pages), not one read per follower.
+      expect(xranges).toBeLessThanOrEqual(10);
+      for (let i = 0; i < 100; i += 1) running.publish(runId, 'token', { text: `late${i} ` });
+      running.publish(runId, 'done', { response: 'all' });
+      status = 'done';
+      await Promise.all(complete);
+      const total = before + 101;
+      received.forEach((events, i) => {
+        const from = i % 4 === 0 ? 0 : i % before;
+        expect(events.map((event) => event.id)).toEqual(Array.from({ length: total - from }, (_, k) => from + k + 1));
+        expect(events.at(-1)?.event).toBe('done');
+      });
+    } finally {
+      await running.onApplicationShutdown();
+      await following.onApplicationShutdown();
+      await reader.quit();
+      await redis.stop();
+    }
+  }, 120000);
+
+  it('send a catch-up read that does not answer in time again, and take the answer that comes, within the budget, instead of a 503', async () => {
+    const redisUrl = new URL(TEST_REDIS_URL);
+    const link = await new TcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379)).start();
+    const running = await connectedRunEvents(TEST_REDIS_URL);
+    const following = await connectedRunEvents(`redis://127.0.0.1:${link.port}${redisUrl.pathname}`);
+    const reader = createClient({ url: TEST_REDIS_URL });
+    await reader.connect();
+    const runId = randomUUID();
+    try {
+      running.open(runId);
+      running.publish(runId, 'metadata', { run_id: runId });
+      running.publish(runId, 'token', { text: 'a' });
+      running.publish(runId, 'done', { response: 'a' });
+      await running.flushed(runId);
+      // The link holds the first read past the command timeout (200 ms): the follower asks again.
+      link.hold();
+      const received: string[] = [];
+      const attached = following.follow(runId, 0, (event) => received.push(event.event), async () => 'done');
+      const outcome = await Promise.race([
+        link.waitForHeld(2).then(() => 'read sent again' as const),
+        attached.then(
+          () => 'attached' as const,
+          (error: { code?: string }) => `refused: ${error.code}`,
+        ),
+      ]);
+      expect(outcome).toBe('read sent again');
+      link.release();
+      await attached;
+      expect(received).toEqual(['metadata', 'token', 'done']);
+    } finally {
+      link.release();
+      await running.onApplicationShutdown();
+      await following.onApplicationShutdown();
+      await reader.del(runEventsKey(runId));
+      await reader.quit();
+      await link.stop();
+    }
+  }, 30000);
+
   it('treat a retried write that had landed after all as written, and go on', async () => {
     const events = await connectedRunEvents(TEST_REDIS_URL);
     const reader = createClient({ url: TEST_REDIS_URL });

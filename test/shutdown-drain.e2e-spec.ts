@@ -130,6 +130,8 @@ describe('Shutting down and dying with turns in flight', () => {
     // Liveness holds while it drains: the process is alive and finishing its turns.
     const health = await fetch(`${doomed.baseUrl}/health`);
     expect({ status: health.status, body: await health.json() }).toMatchObject({ status: 200, body: { status: 'shutting_down' } });
+    const ready = await fetch(`${doomed.baseUrl}/health/ready`);
+    expect({ status: ready.status, body: await ready.json() }).toMatchObject({ status: 503, body: { status: 'not_ready', details: { drain: { status: 'down' } } } });
 
     // The turns outlast the drain (the weather service still holds them): each stream ends with its turn's end.
     for (const turn of turns) {

@@ -148,6 +148,7 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
         '/api/sessions/{session_id}/messages',
         '/api/sessions/{session_id}/messages/{message_id}/feedback',
         '/health',
+        '/health/ready',
       ].sort(),
     );
     expect(doc.paths['/api/chat'].post.requestBody.content['application/json'].schema.$ref).toMatch(/ChatRequest/);

@@ -2,7 +2,7 @@ import { CodedError, ErrorCode } from '../common/coded-error.js';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import pRetry from 'p-retry';
 import { closeRedisClient, createRedisClient, RedisClient } from '../common/redis-client.js';
-import { withTimeout } from '../common/with-timeout.js';
+import { withTimeout, withTimeoutAfterPendingIo } from '../common/with-timeout.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { RunStatus } from './run-registry.service.js';
@@ -56,6 +56,10 @@ export function lostRunEvent(id: number, status: RunStatus | null): RunEvent {
 
 /** Between the last reads of a run that ended, while its terminal event may still be on its way. */
 const FOLLOW_POLL_MS = 100;
+/** Entries per XRANGE of a catch-up: the catch-up reads page after page until the stream's end or its terminal event. */
+const CATCH_UP_PAGE = 500;
+/** First pause before a page read that failed or timed out is sent again (doubling, within the catch-up's budget). */
+const CATCH_UP_RETRY_MS = 25;
 const LOCAL_GRACE_MS = 60_000;
 
 /**
@@ -70,6 +74,12 @@ async function lastEventsArrive(status: RunStatus | null, readBatch: () => Promi
     if (await readBatch()) return true;
   }
   return false;
+}
+
+/** A catch-up read on its way: the run's events after `from`, shared by every follower that attaches after `from`. */
+interface CatchUp {
+  from: number;
+  events: Promise<RunEvent[]>;
 }
 
 export function runEventsKey(runId: string): string {
@@ -95,12 +105,17 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
   private warned = false;
 
   private readonly commandTimeoutMs: number;
+  /** How long one follower's read may take, retries included, before it is answered 503 `run_events_unavailable`. */
+  private readonly catchUpBudgetMs: number;
+  /** Catch-up reads on their way, by run: followers attaching at about the same time share one. */
+  private readonly catchUps = new Map<string, CatchUp[]>();
 
   /** The live tail of the runs followed from here, on a blocking connection of its own. */
   private readonly tail: RunEventTail;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.commandTimeoutMs = config.redis.commandTimeoutMs;
+    this.catchUpBudgetMs = Math.max(this.commandTimeoutMs * 5, 1000);
     this.redis = createRedisClient(config, (error) => this.warn(error));
     const warn = (error: Error) => this.warn(error);
     this.tail = new RunEventTail(createRedisClient(config, warn), this.redis, runEventsKey, this.commandTimeoutMs, warn);
@@ -184,13 +199,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
       },
     };
     const readBatch = async (): Promise<boolean> => {
-      const entries = await withTimeout(
-        this.redis.xRange(runEventsKey(runId), `(${follower.last}-0`, '+', { COUNT: 500 }),
-        this.commandTimeoutMs,
-        () => new Error(`Redis did not answer within ${this.commandTimeoutMs} ms`),
-      );
-      for (const entry of entries) {
-        const event = JSON.parse(entry.message.payload as string) as RunEvent;
+      for (const event of await this.eventsAfter(runId, follower.last)) {
         if (event.id <= follower.last) continue;
         follower.last = event.id;
         if (stopped) return true;
@@ -242,6 +251,66 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
     }, this.config.chat.runHeartbeatMs);
     statusTimer.unref();
     return stop;
+  }
+
+  /**
+   * The run's events in Redis after `afterId`, up to the stream's end or its
+   * terminal event. Single-flight: a read already on its way for the run from
+   * `afterId` or before answers this call too (a reconnect storm costs Redis
+   * one paged read, not one per client); the caller skips what it has.
+   */
+  private eventsAfter(runId: string, afterId: number): Promise<RunEvent[]> {
+    const onTheirWay = this.catchUps.get(runId) ?? [];
+    const shared = onTheirWay.find((read) => read.from <= afterId);
+    if (shared) return shared.events;
+    const read: CatchUp = { from: afterId, events: this.readPages(runId, afterId) };
+    onTheirWay.push(read);
+    this.catchUps.set(runId, onTheirWay);
+    const settle = () => {
+      const left = (this.catchUps.get(runId) ?? []).filter((other) => other !== read);
+      if (left.length > 0) this.catchUps.set(runId, left);
+      else this.catchUps.delete(runId);
+    };
+    read.events.then(settle, settle);
+    return read.events;
+  }
+
+  /** XRANGE page after page (COUNT CATCH_UP_PAGE); a page that fails or is slow is asked again within the budget. */
+  private async readPages(runId: string, afterId: number): Promise<RunEvent[]> {
+    const deadline = performance.now() + this.catchUpBudgetMs;
+    const events: RunEvent[] = [];
+    for (let after = afterId; ; ) {
+      const entries = await this.readPage(runId, after, deadline);
+      for (const entry of entries) {
+        const event = JSON.parse(entry.message.payload as string) as RunEvent;
+        if (event.id <= after) continue;
+        events.push(event);
+        after = event.id;
+        if (TERMINAL_EVENTS.has(event.event)) return events;
+      }
+      if (entries.length < CATCH_UP_PAGE) return events;
+    }
+  }
+
+  /**
+   * One page. A read that does not answer within the command timeout is sent
+   * again, and the first of them to answer wins: a storm of rejoins keeps the
+   * event loop busy, and a reply read late is as good as a new one.
+   */
+  private async readPage(runId: string, afterId: number, deadline: number) {
+    const sent: Array<ReturnType<RedisClient['xRange']>> = [];
+    for (let attempt = 0; ; attempt += 1) {
+      if (this.redis.isReady) sent.push(this.redis.xRange(runEventsKey(runId), `(${afterId}-0`, '+', { COUNT: CATCH_UP_PAGE }));
+      const waitMs = Math.max(1, Math.min(this.commandTimeoutMs, deadline - performance.now()));
+      try {
+        if (sent.length === 0) throw new Error('Redis is not connected');
+        return await withTimeoutAfterPendingIo(Promise.any(sent), waitMs, () => new Error(`Redis did not answer within ${waitMs} ms`));
+      } catch (error) {
+        const pause = CATCH_UP_RETRY_MS * 2 ** attempt;
+        if (performance.now() + pause >= deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, pause).unref());
+      }
+    }
   }
 
   /**

@@ -5,6 +5,7 @@ import type { Response } from 'express';
 import { Public } from '../auth/public.decorator.js';
 import { ResilientCache } from '../cache/resilient-cache.service.js';
 import { DrainState } from '../common/drain-state.js';
+import { Readiness } from '../common/readiness.js';
 
 type ComponentStatus = { status: 'up' | 'down'; [detail: string]: unknown };
 
@@ -19,6 +20,18 @@ export class HealthReport {
   details: Record<string, ComponentStatus>;
 }
 
+export class ReadinessReport {
+  @ApiProperty({ enum: ['ready', 'not_ready'], description: '`ready`: every part is up, and the instance serves at normal speed' })
+  status: string;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'Status of each part: database, cache, dense_index (the in-memory index loads in the background after a start), and drain (only while the instance drains after SIGTERM)',
+  })
+  details: Record<string, ComponentStatus>;
+}
+
 @ApiTags('health')
 @Controller('health')
 export class HealthController {
@@ -27,6 +40,7 @@ export class HealthController {
     private readonly db: TypeOrmHealthIndicator,
     private readonly cache: ResilientCache,
     private readonly drain: DrainState,
+    private readonly readiness: Readiness,
   ) {}
 
   @Get()
@@ -46,6 +60,30 @@ export class HealthController {
       status: !databaseUp ? 'error' : this.drain.draining ? 'shutting_down' : cacheUp ? 'ok' : 'degraded',
       details: { database, cache },
     };
+  }
+
+  @Get('ready')
+  @Public()
+  @ApiOperation({
+    summary: 'Readiness: 200 only once the instance serves at normal speed',
+    description:
+      'For a load balancer: the database and the cache answer, and what loads after a start (the in-memory dense index) is loaded. ' +
+      '`GET /health` stays the liveness check: it answers 200 as soon as the instance is up.',
+  })
+  @ApiOkResponse({ type: ReadinessReport, description: '`ready`' })
+  @ApiServiceUnavailableResponse({ type: ReadinessReport, description: '`not_ready`: the parts `down` say why' })
+  async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessReport> {
+    const [database, cacheUp] = await Promise.all([this.checkDatabase(), this.cache.ping()]);
+    const details: Record<string, ComponentStatus> = {
+      database,
+      cache: cacheUp ? { status: 'up' } : { status: 'down', message: 'Redis unreachable or slow' },
+      ...this.readiness.report(),
+      // A draining instance takes no new turns: the load balancer should send them elsewhere.
+      ...(this.drain.draining ? { drain: { status: 'down', message: 'shutting down: no new turns' } satisfies ComponentStatus } : {}),
+    };
+    const ready = Object.values(details).every((part) => part.status === 'up');
+    if (!ready) res.status(HttpStatus.SERVICE_UNAVAILABLE);
+    return { status: ready ? 'ready' : 'not_ready', details };
   }
 
   private async checkDatabase(): Promise<ComponentStatus> {

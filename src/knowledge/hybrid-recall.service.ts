@@ -42,6 +42,8 @@ export interface RecallResult {
   retriever: string;
   /** Set when the configured dense backend failed and another answered. */
   denseError?: string;
+  /** Set when there was no dense ranking (the in-memory index is still loading) and the full-text ranking answered alone. */
+  denseSkipped?: string;
   /** Distinct terms the full-text query kept, and those it left out (over FULL_TEXT_MAX_TERMS). */
   fullTextTerms: number;
   fullTextTermsDropped: number;
@@ -98,6 +100,7 @@ export class HybridRecall {
       candidates,
       retriever: `hybrid-rrf-v1:${this.embeddings.name}:${dense.backend}`,
       denseError: dense.error,
+      denseSkipped: dense.skipped,
       fullTextTerms: fullText.terms,
       fullTextTermsDropped: fullText.dropped,
       fullTextError: fullText.error,

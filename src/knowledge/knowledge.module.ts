@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { MulterModule } from '@nestjs/platform-express';
+import { ReadinessModule } from '../common/readiness.js';
 import { ModelsModule } from '../models/models.module.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -26,6 +27,7 @@ import { RetrievalService } from './retrieval.service.js';
   imports: [
     ModelsModule,
     DiscoveryModule,
+    ReadinessModule,
     // Uploads over KNOWLEDGE_MAX_UPLOAD_BYTES are cut off while streaming and answered with 413.
     // File names are read as UTF-8 (what clients send; `filename*` says its own charset); bytes that are not
     // UTF-8 become U+FFFD, which the controller refuses (see uploadedDocumentName).

@@ -109,6 +109,12 @@ export const RAG_TRACE_FIELDS_TABLE = {
     nullable: true,
     description: 'Why the full-text ranking is missing (it hit the statement timeout); the dense ranking answered alone',
   },
+  dense_skipped: {
+    kind: 'string',
+    maxLength: MEDIUM,
+    nullable: true,
+    description: 'Why the dense ranking is missing (the in-memory index is still loading after a start); the full-text ranking answered alone',
+  },
   // child-chunk auto-merge
   auto_merge_enabled: { kind: 'bool' },
   auto_merge_applied: { kind: 'bool' },

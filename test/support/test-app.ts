@@ -12,6 +12,7 @@ import { ConversationStorage } from '../../src/session/conversation-storage.serv
 import { createRootLogger, NestPinoLogger } from '../../src/logging/logger.js';
 import { applyHttpTimeouts, setupApp } from '../../src/setup-app.js';
 import { TEST_JWT_SECRET, TEST_REDIS_URL, testDatabaseUrl } from './test-env.js';
+import { DenseRecall } from '../../src/knowledge/dense/dense-recall.service.js';
 
 export interface TestApp {
   app: NestExpressApplication;
@@ -30,6 +31,8 @@ export async function createTestApp(
   env: Record<string, string> = {},
   logDestination?: pino.DestinationStream,
   extraImports: ModuleImport[] = [],
+  /** awaitDenseIndex false: returns before the in-memory dense index has loaded (tests of that load). */
+  { awaitDenseIndex = true }: { awaitDenseIndex?: boolean } = {},
 ): Promise<TestApp> {
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -54,6 +57,8 @@ export async function createTestApp(
     await app.close().catch(() => undefined); // release the pools a failed start already opened
     throw error;
   }
+  // Ready, as GET /health/ready would say: tests query the in-memory dense index as soon as they start.
+  if (awaitDenseIndex) await app.get(DenseRecall).warmedUp;
   // The app's own secret: TEST_JWT_SECRET, or the development secret when a test unsets JWT_SECRET.
   const jwt = new JwtService({ secret: config.auth.jwtSecret });
   return {

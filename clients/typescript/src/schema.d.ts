@@ -453,6 +453,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/health/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness: 200 only once the instance serves at normal speed
+         * @description For a load balancer: the database and the cache answer, and what loads after a start (the in-memory dense index) is loaded. `GET /health` stays the liveness check: it answers 200 as soon as the instance is up.
+         */
+        get: operations["HealthController_ready"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/dev/token": {
         parameters: {
             query?: never;
@@ -705,6 +725,8 @@ export interface components {
             full_text_terms_dropped?: number;
             /** @description Why the full-text ranking is missing (it hit the statement timeout); the dense ranking answered alone */
             full_text_error?: string | null;
+            /** @description Why the dense ranking is missing (the in-memory index is still loading after a start); the full-text ranking answered alone */
+            dense_skipped?: string | null;
             auto_merge_enabled?: boolean;
             auto_merge_applied?: boolean;
             auto_merge_threshold?: number;
@@ -796,6 +818,8 @@ export interface components {
             full_text_terms_dropped?: number;
             /** @description Why the full-text ranking is missing (it hit the statement timeout); the dense ranking answered alone */
             full_text_error?: string | null;
+            /** @description Why the dense ranking is missing (the in-memory index is still loading after a start); the full-text ranking answered alone */
+            dense_skipped?: string | null;
             auto_merge_enabled?: boolean;
             auto_merge_applied?: boolean;
             auto_merge_threshold?: number;
@@ -1145,6 +1169,8 @@ export interface components {
             full_text_terms_dropped?: number;
             /** @description Why the full-text ranking is missing (it hit the statement timeout); the dense ranking answered alone */
             full_text_error?: string | null;
+            /** @description Why the dense ranking is missing (the in-memory index is still loading after a start); the full-text ranking answered alone */
+            dense_skipped?: string | null;
             auto_merge_enabled?: boolean;
             auto_merge_applied?: boolean;
             auto_merge_threshold?: number;
@@ -1427,6 +1453,17 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        ReadinessReport: {
+            /**
+             * @description `ready`: every part is up, and the instance serves at normal speed
+             * @enum {string}
+             */
+            status: "ready" | "not_ready";
+            /** @description Status of each part: database, cache, dense_index (the in-memory index loads in the background after a start), and drain (only while the instance drains after SIGTERM) */
+            details: {
+                [key: string]: unknown;
+            };
+        };
         DevTokenRequest: {
             /**
              * @description The user id (the token's sub)
@@ -1532,6 +1569,7 @@ export type CompletionChoiceDoc = components['schemas']['CompletionChoiceDoc'];
 export type CompletionUsageDoc = components['schemas']['CompletionUsageDoc'];
 export type ChatCompletionDoc = components['schemas']['ChatCompletionDoc'];
 export type HealthReport = components['schemas']['HealthReport'];
+export type ReadinessReport = components['schemas']['ReadinessReport'];
 export type DevTokenRequest = components['schemas']['DevTokenRequest'];
 export type DevTokenResponse = components['schemas']['DevTokenResponse'];
 export type HitlResumeState = components['schemas']['HitlResumeState'];
@@ -3591,6 +3629,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HealthReport"];
+                };
+            };
+        };
+    };
+    HealthController_ready: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `ready` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReadinessReport"];
+                };
+            };
+            /** @description `not_ready`: the parts `down` say why */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReadinessReport"];
                 };
             };
         };

@@ -1,8 +1,10 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import pRetry from 'p-retry';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
+import { Readiness, ReadinessState } from '../../common/readiness.js';
 import { withMaintenanceDataSource } from '../../database/maintenance.js';
 import { pgErrorCode, sqlRows } from '../../database/sql.js';
 import { EmbeddingProvider } from '../embeddings.js';
@@ -21,6 +23,8 @@ export interface DenseRanking {
   backend: DenseBackend;
   /** Why the configured backend was not used for this query (it failed, and the in-memory index answered). */
   error?: string;
+  /** Why there is no dense ranking (`ids` is empty): the in-memory index is still loading after a start. */
+  skipped?: string;
 }
 
 /**
@@ -30,20 +34,74 @@ export interface DenseRanking {
  * index instead, and the ranking says so.
  */
 @Injectable()
-export class DenseRecall implements OnModuleInit {
+export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(DenseRecall.name);
   private readonly memory: MemoryDenseIndex;
   private pgvector: PgvectorStore | null = null;
   private vectorColumn = false;
+  /** The first attempt of the in-memory index's load at start-up, settled (loaded or failed); see `warmedUp`. */
+  private warming: Promise<void> = Promise.resolve();
+  private readonly stopping = new AbortController();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly embeddings: EmbeddingProvider,
     private readonly identity: IndexIdentity,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    readiness: Readiness,
   ) {
     // Only this instance's embedding space is ranked: vectors of another are not comparable.
     this.memory = new MemoryDenseIndex(dataSource, embeddings.dimensions, () => identity.spaceId);
+    readiness.register('dense_index', () => this.readiness());
+  }
+
+  /**
+   * With the in-memory backend, loads the index in the background: start-up
+   * (and app.listen) does not wait for it, queries meanwhile rank by full
+   * text alone, and GET /health/ready says not ready until it is loaded.
+   */
+  onApplicationBootstrap(): void {
+    if (this.pgvector) return;
+    const started = performance.now();
+    let firstAttemptEnded!: () => void;
+    this.warming = new Promise((resolve) => (firstAttemptEnded = resolve));
+    // Asked again until it loads: a load balancer sends no query that would start it, and the instance must get ready.
+    pRetry(() => this.memory.load().finally(firstAttemptEnded), {
+      retries: Infinity,
+      minTimeout: 1000,
+      maxTimeout: 30_000,
+      unref: true,
+      signal: this.stopping.signal,
+      onFailedAttempt: ({ error, attemptNumber }) => {
+        this.logger.warn({ err: error }, `in-memory dense index not loaded at start-up (attempt ${attemptNumber}); trying again`);
+      },
+    }).then(
+      (leaves) => this.logger.log(`dense retrieval: in-memory index loaded (${leaves} leaves in ${Math.round(performance.now() - started)} ms)`),
+      (error: Error) => {
+        if (!this.stopping.signal.aborted) this.logger.warn({ err: error }, 'in-memory dense index not loaded at start-up; the next knowledge query loads it');
+      },
+    );
+  }
+
+  onApplicationShutdown(): void {
+    this.stopping.abort();
+  }
+
+  /** Settles when the first attempt of the start-up load of the in-memory index has ended, loaded or not. */
+  get warmedUp(): Promise<void> {
+    return this.warming;
+  }
+
+  private readiness(): ReadinessState {
+    if (this.pgvector) return { status: 'up', backend: this.backend };
+    if (this.memory.loaded) return { status: 'up', backend: 'memory' };
+    const progress = this.memory.progress;
+    return {
+      status: 'down',
+      backend: 'memory',
+      message: 'the in-memory dense index is loading; knowledge queries rank by full text alone until it is loaded',
+      ...(progress ? { leaves_loaded: progress.loaded, leaves_total: progress.total } : {}),
+    };
   }
 
   async onModuleInit(): Promise<void> {
@@ -204,7 +262,14 @@ export class DenseRecall implements OnModuleInit {
         return { ids: await this.memory.rank(vector, limit), backend: 'memory', error: reason };
       }
     }
-    return { ids: await this.memory.rank(vector, limit), backend: 'memory' };
+    const ids = await this.memory.rankWhenLoaded(vector, limit);
+    if (ids) return { ids, backend: 'memory' };
+    const progress = this.memory.progress;
+    return {
+      ids: [],
+      backend: 'memory',
+      skipped: `the in-memory dense index is still loading${progress ? ` (${progress.loaded} of ${progress.total} leaves)` : ''}`,
+    };
   }
 }
 

@@ -19,6 +19,9 @@ export class RecallStage implements RetrievalStage<RecallCandidate> {
     if (recalled.denseError) {
       step('recall_degraded', 'Dense search failed; answered from the in-memory index', { error: recalled.denseError });
     }
+    if (recalled.denseSkipped) {
+      step('recall_degraded', 'The dense index is still loading; answered from the full-text ranking alone', { error: recalled.denseSkipped });
+    }
     if (recalled.fullTextError) {
       step('recall_degraded', 'Full-text search took too long; answered from the dense ranking alone', { error: recalled.fullTextError });
     }
@@ -32,6 +35,7 @@ export class RecallStage implements RetrievalStage<RecallCandidate> {
         full_text_terms: recalled.fullTextTerms,
         full_text_terms_dropped: recalled.fullTextTermsDropped,
         full_text_error: recalled.fullTextError ?? null,
+        dense_skipped: recalled.denseSkipped ?? null,
       },
     };
   }

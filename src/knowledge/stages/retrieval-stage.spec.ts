@@ -133,6 +133,7 @@ describe('RagPipeline: recall, auto-merge, rerank, threshold as a list of stages
       full_text_terms: 2,
       full_text_terms_dropped: 0,
       full_text_error: null,
+      dense_skipped: null,
       auto_merge_enabled: true,
       auto_merge_applied: false,
       auto_merge_threshold: 0.5,

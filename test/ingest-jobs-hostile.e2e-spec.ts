@@ -130,7 +130,7 @@ describe('Ingest jobs against hostile clients and races', () => {
       await stream.waitFor((e) => e.event === 'job' && e.data.stage === 'indexing');
       await request(server).delete(`/api/knowledge/documents/${id}`).set(admin(t)).expect(200);
       await holder.query('SELECT pg_advisory_unlock(7283046215530719)');
-      const last = await stream.waitFor((e) => e.event === 'job' && ['completed', 'failed'].includes(e.data.status));
+      const last = await stream.waitFor((e) => e.event === 'job' && ['completed', 'failed', 'cancelled'].includes(e.data.status));
       stream.close();
       const [{ n }] = await t.dataSource.query('SELECT count(*)::int AS n FROM knowledge_documents');
       process.stdout.write(`deleted while indexing: job ${JSON.stringify(last.data)}; documents now ${n}\n`);

@@ -149,7 +149,7 @@ describe('Shutting down and dying with turns in flight', () => {
       body: { code: 'shutting_down', message: expect.stringMatching(/Your message was saved/) },
     });
     const ui = await otherRoutes.ui.response;
-    expect(ui.text).toMatch(/"type":"error","errorText":"shutting_down: [^"]*Your message was saved[^"]*"}\n\ndata: \{"type":"finish","finishReason":"error"\}\n\ndata: \[DONE\]\n\n$/);
+    expect(ui.text).toMatch(/"type":"error","errorText":"shutting_down: [^"]*Your message was saved[^"]*"}\n\ndata: \{"type":"finish","finishReason":"error","messageMetadata":\{[^\n]*"message_saved":true\}\}\n\ndata: \[DONE\]\n\n$/);
     for (const completion of [await otherRoutes.openAiSession.response, await otherRoutes.openAiStateless.response]) {
       expect(completion.text).toMatch(/"code":"shutting_down"[^\n]*\n\n$/);
     }

@@ -6,6 +6,7 @@ import { messagesCacheKey } from '../src/session/conversation-storage.service.js
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { FakeWeatherServer } from './support/fake-weather-server.js';
 import { openSse } from './support/sse-client.js';
+import { waitUntil } from './support/service-process.js';
 
 /** What the database still holds about a session, in every table that names it or its runs. */
 async function leftovers(t: TestApp, sessionId: string, threadIds: string[]) {
@@ -155,6 +156,32 @@ describe('Turn integrity: ownership while a first turn runs, deletes that win', 
     const [{ status }] = await t.dataSource.query('SELECT status FROM chat_runs WHERE id = $1', [runId]);
     expect(status).toBe('abandoned');
     await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'weather in Paris', session_id: session }).expect(200);
+  });
+
+  it('a run whose heartbeats were late past the stale limit, and that nobody gave up, says it is alive again and commits', async () => {
+    // A stale limit of an hour: no sweep of stale runs gives this run up while the test looks at it.
+    const own = await createTestApp({ WEATHER_BASE_URL: weather.url, WEATHER_GEOCODING_URL: weather.url, RUN_HEARTBEAT_MS: '200', RUN_STALE_AFTER_MS: '3600000' });
+    try {
+      const user = uniqueUser('late-but-alive');
+      const session = randomUUID();
+      const { answer: turn } = await syncTurnWaitingOnWeather(own, user, session);
+      // Its heartbeats did not reach the server for longer than RUN_STALE_AFTER_MS (a database stall, a long pause).
+      const [[{ id: runId }]] = await own.dataSource.query(
+        `UPDATE chat_runs SET heartbeat_at = now() - interval '2 hours' WHERE session_id = $1 RETURNING id`,
+        [session],
+      );
+      const heartbeatAge = async () =>
+        Number((await own.dataSource.query(`SELECT extract(epoch FROM now() - heartbeat_at) AS age FROM chat_runs WHERE id = $1`, [runId]))[0].age);
+      // The run still works, so a heartbeat brings it back (before this, its heartbeat stayed two hours old).
+      await waitUntil(async () => (await heartbeatAge()) < 60, 'the run to record a fresh heartbeat');
+      weather.release();
+      const res = await turn;
+      expect(res.status).toBe(200);
+      const [{ status }] = await own.dataSource.query('SELECT status FROM chat_runs WHERE id = $1', [runId]);
+      expect(status).toBe('done');
+    } finally {
+      await own.close();
+    }
   });
 
   it('takes session ids in any case and answers with one spelling', async () => {

@@ -219,12 +219,17 @@ export class ChatService {
   private async execute(turn: PreparedTurn, context: TurnContext, emit: Emit): Promise<TurnResult> {
     const { runId, sessionId, userId, message } = turn;
     const cancelled = this.cancellation.register(runId);
+    // Until the turn's outcome is being settled: a late heartbeat answer may revive the run only while it still works.
+    let working = true;
     // A run no longer `running` in the database (cancelled while Redis could not carry the request, or given up) stops here too.
     const heartbeat = setInterval(
       () =>
         void this.runs
           .heartbeat(runId)
           .then((status) => {
+            // Its heartbeats were late past RUN_STALE_AFTER_MS (a database stall, a long pause) and nobody gave it up
+            // meanwhile: the run still works, so it says so. A heartbeat of a run that has failed since never does this.
+            if (status === 'stale') return working ? this.runs.revive(runId) : undefined;
             // Cancelled through the database; or its session was deleted, or it was given up: the work stops either way.
             if (status === 'cancelled') this.cancellation.abortLocal(runId);
             else if (status === null) this.cancellation.abortLocal(runId, new SessionNotFoundError(sessionId));
@@ -338,6 +343,7 @@ export class ChatService {
       void this.track(this.summaries.maybeFold(userId, sessionId, stored.message_count));
       return committed;
     } catch (error) {
+      working = false;
       context.close();
       if (cancelled.reason instanceof RunCancelledSignal && !committed) return await this.commitCancelled(turn, progress.answer, context, emit);
       if (committed) {

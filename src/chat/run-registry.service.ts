@@ -105,22 +105,31 @@ export class RunRegistry {
   /**
    * Records that the run is alive; answers its status (`running`, or how it
    * was ended meanwhile; null when its session was deleted). A heartbeat
-   * does not bring back a run whose heartbeat is already stale: one sent
-   * during a database stall and run by the server only after it must not
-   * make a run that failed meanwhile hold its session again.
+   * does not by itself bring back a run whose heartbeat is already stale: it
+   * answers `stale` instead, since one sent during a database stall and run by
+   * the server only after it may belong to a run that failed meanwhile. The
+   * instance, which knows whether the run still works, then calls `revive`.
    */
-  async heartbeat(runId: string): Promise<RunStatus | null> {
-    const [row] = await sqlRows<{ status: RunStatus }>(
+  async heartbeat(runId: string): Promise<RunStatus | 'stale' | null> {
+    const [row] = await sqlRows<{ status: RunStatus; stale: boolean }>(
       this.dataSource,
       `WITH beat AS (
          UPDATE chat_runs SET heartbeat_at = now()
           WHERE id = $1 AND status = 'running' AND heartbeat_at >= now() - $2::int * INTERVAL '1 millisecond'
          RETURNING status
        )
-       SELECT status FROM beat UNION ALL SELECT status FROM chat_runs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM beat)`,
+       SELECT status, false AS stale FROM beat
+       UNION ALL
+       SELECT status, status = 'running' AS stale FROM chat_runs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM beat)`,
       [runId, this.config.chat.runStaleAfterMs],
     );
-    return row?.status ?? null;
+    if (!row) return null;
+    return row.stale ? 'stale' : row.status;
+  }
+
+  /** A heartbeat for a run whose last one is stale, sent by its instance while the run still works; only while it is `running`. */
+  async revive(runId: string): Promise<void> {
+    await this.dataSource.query(`UPDATE chat_runs SET heartbeat_at = now() WHERE id = $1 AND status = 'running'`, [runId]);
   }
 
   /** The message that started the run (kept for a cancel that must store it itself). */

@@ -35,8 +35,6 @@ export function assemblePdf(objects: string[]): Buffer {
 
 /** Text drawn again and again at the same place on the page, so a text extractor keeps every one. */
 export const REPEATED_TEXT = { repeat: 'BT /F1 12 Tf 72 720 Td (All work and no play makes Jack a dull boy) Tj ET\n' };
-/** One text-showing operator whose operand is an array that never ends: the parser's heap fills without any text. */
-export const ENDLESS_ARRAY = { before: 'BT /F1 12 Tf 72 720 Td [', repeat: '0 ', after: '] TJ ET' };
 
 /**
  * A one-page PDF whose FlateDecode content stream inflates to about

@@ -82,4 +82,14 @@ describe('TurnDrain', () => {
     await new Promise(setImmediate);
     expect(stopped).toEqual(['open', 'late']);
   });
+
+  it('gives the streams their terminal event before the shutdown timeout even when an ended turn never settles', async () => {
+    // SHUTDOWN_TIMEOUT_MS is the drain plus 1 s (drainWith), all of it the stream-stop margin: settling gets no time.
+    const drain = drainWith(0);
+    const stopped: string[] = [];
+    drain.openStream(() => stopped.push('stream'));
+    drain.admit(response()); // a client that never reads its response: its request never closes
+    await drain.shutdown();
+    expect(stopped).toEqual(['stream']);
+  });
 });

@@ -9,6 +9,8 @@ import { RunCancellation } from './run-cancellation.service.js';
 
 /** What a client refused during the drain waits before trying again (another instance can take the turn at once). */
 export const SHUTDOWN_RETRY_AFTER_SECONDS = 1;
+/** What the end of a shutdown keeps for writing the open streams their terminal event and closing the pools. */
+const STREAM_STOP_MARGIN_MS = 1000;
 
 /** The instance is shutting down: a new turn is refused, a turn that outlasts the drain is ended. */
 export class ShuttingDownError extends CodedError {
@@ -119,7 +121,12 @@ export class TurnDrain {
       const interrupted = this.cancellation.abortAll(ShuttingDownError.interruption());
       this.ended.abort(ShuttingDownError.interruption());
       this.logger.warn({ runs: interrupted }, `drain time over: ending ${interrupted} turn(s) still running, their messages kept`);
-      await this.idle();
+      // Settling them is bounded too (a client that never reads its response, a database that stalls): the streams
+      // still open get their terminal event before the process must exit at SHUTDOWN_TIMEOUT_MS.
+      const settleMs = Math.max(0, this.config.shutdownTimeoutMs - drainMs - STREAM_STOP_MARGIN_MS);
+      const settled = await Promise.race([this.idle().then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), settleMs)))]);
+      clearTimeout(timer);
+      if (!settled) this.logger.warn({ requests: this.admitted }, 'turns not settled in time: their streams are ended now');
     }
     this.streamsStopped = true;
     for (const stop of [...this.streams]) stop();

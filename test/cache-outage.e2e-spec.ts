@@ -45,6 +45,11 @@ describe('Redis outage: answers from PostgreSQL, never a 500', () => {
       expect(health.body.details.database.status).toBe('up');
       expect(health.body.details.cache.status).toBe('down');
     });
+
+    it('stays ready for the load balancer: without Redis every instance still serves, from PostgreSQL', async () => {
+      const ready = await request(t.app.getHttpServer()).get('/health/ready');
+      expect({ status: ready.status, body: ready.body }).toMatchObject({ status: 200, body: { status: 'ready', details: { cache: { status: 'down' } } } });
+    });
   });
 
   describe('Redis stalls, then comes back', () => {

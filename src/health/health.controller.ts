@@ -67,7 +67,7 @@ export class HealthController {
   @ApiOperation({
     summary: 'Readiness: 200 only once the instance serves at normal speed',
     description:
-      'For a load balancer: the database and the cache answer, and what loads after a start (the in-memory dense index) is loaded. ' +
+      'For a load balancer: the database answers, and what loads after a start (the in-memory dense index) is loaded; the cache is reported but not required. ' +
       '`GET /health` stays the liveness check: it answers 200 as soon as the instance is up.',
   })
   @ApiOkResponse({ type: ReadinessReport, description: '`ready`' })
@@ -81,7 +81,9 @@ export class HealthController {
       // A draining instance takes no new turns: the load balancer should send them elsewhere.
       ...(this.drain.draining ? { drain: { status: 'down', message: 'shutting down: no new turns' } satisfies ComponentStatus } : {}),
     };
-    const ready = Object.values(details).every((part) => part.status === 'up');
+    // Redis is not a condition: without it every instance still serves (from PostgreSQL), and a Redis outage would
+    // otherwise take the whole fleet out of the load balancer at once.
+    const ready = Object.entries(details).every(([part, { status }]) => part === 'cache' || status === 'up');
     if (!ready) res.status(HttpStatus.SERVICE_UNAVAILABLE);
     return { status: ready ? 'ready' : 'not_ready', details };
   }

@@ -462,7 +462,7 @@ export interface paths {
         };
         /**
          * Readiness: 200 only once the instance serves at normal speed
-         * @description For a load balancer: the database and the cache answer, and what loads after a start (the in-memory dense index) is loaded. `GET /health` stays the liveness check: it answers 200 as soon as the instance is up.
+         * @description For a load balancer: the database answers, and what loads after a start (the in-memory dense index) is loaded; the cache is reported but not required. `GET /health` stays the liveness check: it answers 200 as soon as the instance is up.
          */
         get: operations["HealthController_ready"];
         put?: never;

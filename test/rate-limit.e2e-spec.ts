@@ -62,6 +62,14 @@ describe('Per-user rate limits on chat turns and searches', () => {
     await request(server).post('/api/knowledge/search').set(a.auth(user)).send({ query: 'warranty' }).expect(429);
   });
 
+  it('counts uploads refused with 400 all the same: their body was read and held before the refusal', async () => {
+    const user = uniqueUser('bad-uploads');
+    const server = a.app.getHttpServer();
+    const upload = () => request(server).post('/api/knowledge/documents?wait=not-a-flag').set(a.auth(user)).attach('file', Buffer.alloc(64 * 1024, 'a'), 'a.txt');
+    expect((await upload()).status).toBe(400);
+    expect((await upload()).status).toBe(429);
+  });
+
   it('limits searches separately', async () => {
     const user = uniqueUser('searcher');
     for (let i = 0; i < 3; i += 1) {

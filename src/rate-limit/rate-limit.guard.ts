@@ -52,7 +52,8 @@ function statusOf(error: unknown): number | undefined {
  * Gives the point back when the request is refused as invalid (400): by the
  * validation pipe, which runs after the guard counted, or by the handler's
  * own parsing. Only accepted requests spend the budget; the refund is done
- * before the 400 is answered, so the client's next request sees it.
+ * before the 400 is answered, so the client's next request sees it. Uploads
+ * are the exception: a refused one has cost its whole body already.
  */
 @Injectable()
 export class RateLimitRefundInterceptor implements NestInterceptor {
@@ -64,7 +65,8 @@ export class RateLimitRefundInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const bucket = this.reflector.get<RateLimitBucket | undefined>(RATE_LIMIT_BUCKET, context.getHandler());
     const user = context.switchToHttp().getRequest<Request & RequestWithUser>().user;
-    if (!bucket || !user) return next.handle();
+    // An upload refused with 400 has had its whole body read and held already: that is what its budget limits.
+    if (!bucket || bucket === 'upload' || !user) return next.handle();
     return next.handle().pipe(
       catchError((error: unknown) => {
         if (statusOf(error) !== HttpStatus.BAD_REQUEST) return throwError(() => error);

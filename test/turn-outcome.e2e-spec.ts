@@ -115,6 +115,24 @@ describe('A turn tells its client what was stored', () => {
       ]);
     }, 60_000);
 
+    it('a cancel that comes while the reply to a landed COMMIT is lost leaves the turn as stored, and the client is told so', async () => {
+      const user = uniqueUser('cancel-during-commit');
+      weather.hold();
+      const arrived = weather.nextRequest();
+      const turn = request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'weather in Paris' }).then((r) => r);
+      await arrived;
+      const struck = loseCommitReply(true);
+      weather.release();
+      await struck;
+      // The user presses cancel while the turn waits for the answer to its COMMIT (which landed).
+      const { rows: [{ id: runId }] } = await direct.query(`SELECT id FROM chat_runs WHERE user_id = $1`, [user]);
+      await request(t.app.getHttpServer()).post(`/api/chat/runs/${runId}/cancel`).set(t.auth(user)).expect(200);
+      const res = await turn;
+      const stored = await storedTurn(user);
+      expect(stored.run).toBe('done');
+      expect({ status: res.status, body: res.body.response ?? res.body }).toEqual({ status: 200, body: stored.messages[1]?.[2] });
+    }, 60_000);
+
     it('a sync turn whose COMMIT never reached the server says its message was kept, as it is', async () => {
       const user = uniqueUser('lost-commit-sync');
       weather.hold();

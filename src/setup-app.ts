@@ -5,6 +5,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import type { Logger as PinoLogger } from 'pino';
+import { SAME_ORIGIN_PAGE_POLICY } from './common/page-policy.js';
 import { bodyParserMessage, bodyParserStatus, buildErrorBody, errorBodyFor } from './common/http-exception.filter.js';
 import { AppConfig } from './config/app-config.js';
 import { httpLogging } from './logging/http-logging.js';
@@ -55,26 +56,9 @@ export function setupApp(app: NestExpressApplication, config: AppConfig, logger:
 /** The Swagger UI and its assets, and the OpenAPI document in JSON and YAML (path prefixes, matched as Express routes them). */
 const DOCUMENTATION_PATHS = ['/docs', '/docs-json', '/docs-yaml'];
 
-/**
- * Content-Security-Policy of the Swagger UI: its scripts are files of its
- * own (no inline script), its page and components carry inline styles, its
- * icons are data: images, and "Try it out" calls this origin only.
- */
-const DOCUMENTATION_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
-
 /** The documentation is never framed, sniffed, or told where its links lead from. */
 function documentationHeaders(_req: Request, res: Response, next: NextFunction): void {
-  res.setHeader('Content-Security-Policy', DOCUMENTATION_POLICY);
+  res.setHeader('Content-Security-Policy', SAME_ORIGIN_PAGE_POLICY);
   res.setHeader('X-Frame-Options', 'DENY');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'no-referrer');

@@ -4,6 +4,7 @@ import { ExpressLoader, type ServeStaticModuleOptions } from '@nestjs/serve-stat
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SAME_ORIGIN_PAGE_POLICY } from './common/page-policy.js';
 import type { AppConfig } from './config/app-config.js';
 
 /** web/dist, from src/ (tests) or dist/ (the built service) alike. */
@@ -20,22 +21,6 @@ const NOT_PAGE_PATHS = /^\/+(api|v1|docs|docs-json|health|assets)(\/|$)/i;
  */
 const PAGE_PATHS = /^\/(?!\/)(?!(?:api|v1|docs|docs-json|health|assets)(?:\/|$))[A-Za-z0-9._~\-/]*$/i;
 
-/**
- * Content-Security-Policy of the page served here: its own scripts only, no
- * inline script, no plug-ins, no framing, calls to its own origin only (a
- * copy built with VITE_API_BASE is hosted elsewhere, with that host's headers).
- */
-const PAGE_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
-
 const WEB_CLIENT_OPTIONS = Symbol('WEB_CLIENT_OPTIONS');
 
 function pageOptions(): ServeStaticModuleOptions {
@@ -48,7 +33,7 @@ function pageOptions(): ServeStaticModuleOptions {
       setHeaders: (res: { setHeader(name: string, value: string): void }, file: string) => {
         res.setHeader('X-Content-Type-Options', 'nosniff');
         if (file.endsWith('.html')) {
-          res.setHeader('Content-Security-Policy', PAGE_POLICY);
+          res.setHeader('Content-Security-Policy', SAME_ORIGIN_PAGE_POLICY);
           res.setHeader('Cache-Control', 'no-cache');
         } else if (file.includes(`${path.sep}assets${path.sep}`)) {
           res.setHeader('Cache-Control', 'public, max-age=31536000, immutable'); // content-hashed names

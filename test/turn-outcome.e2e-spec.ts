@@ -34,6 +34,15 @@ async function storedTurn(user: string): Promise<StoredTurn> {
  */
 describe('A turn tells its client what was stored', () => {
   const weather = new FakeWeatherServer();
+
+  /** Starts a sync weather turn on `on` for `user`; resolves once it waits on the held weather service, with its answer to come. */
+  async function syncTurnHeldInWeather(on: TestApp, user: string) {
+    weather.hold();
+    const arrived = weather.nextRequest();
+    const turn = request(on.app.getHttpServer()).post('/api/chat').set(on.auth(user)).send({ message: 'weather in Paris' }).then((r) => r);
+    await arrived;
+    return { turn };
+  }
   const weatherEnv = () => ({
     KNOWLEDGE_SEED_ON_START: 'false',
     RATE_LIMIT_CHAT_PER_MINUTE: '0',
@@ -80,10 +89,7 @@ describe('A turn tells its client what was stored', () => {
 
     it('a sync turn whose COMMIT landed answers 200 with the stored answer', async () => {
       const user = uniqueUser('lost-reply-sync');
-      weather.hold();
-      const arrived = weather.nextRequest();
-      const turn = request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'weather in Paris' }).then((r) => r);
-      await arrived;
+      const { turn } = await syncTurnHeldInWeather(t, user);
       const struck = loseCommitReply(true);
       weather.release();
       const res = await turn;
@@ -117,10 +123,7 @@ describe('A turn tells its client what was stored', () => {
 
     it('a cancel that comes while the reply to a landed COMMIT is lost leaves the turn as stored, and the client is told so', async () => {
       const user = uniqueUser('cancel-during-commit');
-      weather.hold();
-      const arrived = weather.nextRequest();
-      const turn = request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'weather in Paris' }).then((r) => r);
-      await arrived;
+      const { turn } = await syncTurnHeldInWeather(t, user);
       const struck = loseCommitReply(true);
       weather.release();
       await struck;
@@ -135,10 +138,7 @@ describe('A turn tells its client what was stored', () => {
 
     it('a sync turn whose COMMIT never reached the server says its message was kept, as it is', async () => {
       const user = uniqueUser('lost-commit-sync');
-      weather.hold();
-      const arrived = weather.nextRequest();
-      const turn = request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'weather in Paris' }).then((r) => r);
-      await arrived;
+      const { turn } = await syncTurnHeldInWeather(t, user);
       const struck = loseCommitReply(false);
       weather.release();
       const res = await turn;
@@ -169,10 +169,7 @@ describe('A turn tells its client what was stored', () => {
 
     it('a sync turn whose COMMIT and read-back both go unanswered says message_saved null, and the session moves on', async () => {
       const user = uniqueUser('lost-commit-unknown');
-      weather.hold();
-      const arrived = weather.nextRequest();
-      const turn = request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'weather in Paris' }).then((r) => r);
-      await arrived;
+      const { turn } = await syncTurnHeldInWeather(t, user);
       const struck = loseCommitReply(false);
       weather.release();
       await struck;
@@ -237,10 +234,7 @@ describe('A turn tells its client what was stored', () => {
 
     it('a sync turn answers 409 cancelled with its message kept, as stored', async () => {
       const user = uniqueUser('cancel-paused-sync');
-      weather.hold();
-      const arrived = weather.nextRequest();
-      const turn = request(a.app.getHttpServer()).post('/api/chat').set(a.auth(user)).send({ message: 'weather in Paris' }).then((r) => r);
-      await arrived;
+      const { turn } = await syncTurnHeldInWeather(a, user);
       const { rows: [{ id: runId }] } = await direct.query(`SELECT id FROM chat_runs WHERE user_id = $1`, [user]);
       expect(await cancelOnB(user, runId)).toEqual({ status: 200, run: 'cancelled' });
       weather.release();

@@ -250,6 +250,8 @@ describeWithChromium('the chat view of the web client, in Chromium against the r
       await page.locator('article[data-role="ai"][data-status="streaming"]').waitFor();
       weather.release();
       await lastAi(page).and(page.locator('[data-status="complete"]')).filter({ hasText: 'Paris' }).waitFor();
+      // The page joined the run before its question was stored: the question shows once the turn's transcript is read.
+      await messages(page).filter({ hasText: 'What is the weather in Paris?' }).waitFor();
       expect(await messages(page).count()).toBe(2);
     } finally {
       weather.release();

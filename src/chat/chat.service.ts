@@ -10,7 +10,7 @@ import { isDatabaseUnavailable } from '../common/database-unavailable.js';
 import { withTimeout } from '../common/with-timeout.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { CommitOutcomeUnknownError, isNoReply } from '../database/commit-outcome.js';
+import { CommitOutcomeUnknownError, isUnanswered } from '../database/commit-outcome.js';
 import { ConversationStorage, titleFrom, toLangChainMessages } from '../session/conversation-storage.service.js';
 import { SessionNotFoundError } from '../session/session.errors.js';
 import { normalizeHitlResumeState, normalizePendingHitl } from '../trace/trace.normalizer.js';
@@ -404,9 +404,9 @@ export class ChatService {
     // A turn the instance's shutdown cut off is `interrupted` (its error text says why; no question waits for the user).
     const endedAs = code === 'shutting_down' ? 'interrupted' : 'error';
     const endLater = () => this.pendingEnds.record(sessionId, { runId, status: endedAs, error: reason });
-    if (!commitUnknown && isNoReply(cause)) {
-      // The database stopped answering before anything of the turn was sent to commit: nothing is stored, and trying
-      // to store the message would only wait for another limit while the stall lasts.
+    if (!commitUnknown && isUnanswered(cause)) {
+      // The database stopped answering (no reply, or no connection in time) before anything of the turn was sent to
+      // commit: nothing is stored, and trying to store the message would only wait for another limit while it lasts.
       endLater();
       return { code, reason, saved: false };
     }

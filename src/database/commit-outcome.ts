@@ -20,6 +20,25 @@ export function isNoReply(error: unknown): boolean {
   return false;
 }
 
+/** pg's errors for a connection the server did not answer in time (a new one, or one from a pool that had none free). */
+const NO_CONNECTION_MESSAGES = /^(Connection terminated due to connection timeout|timeout exceeded when trying to connect)$/;
+
+/**
+ * Whether a statement failed because the database did not answer: no reply
+ * to it (`isNoReply`), or no connection to send it on within the connect
+ * limit. Trying another statement now would only wait for another limit.
+ */
+export function isUnanswered(error: unknown): boolean {
+  if (isNoReply(error)) return true;
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 4; depth += 1) {
+    const e = current as { message?: unknown; driverError?: unknown; cause?: unknown };
+    if (typeof e.message === 'string' && NO_CONNECTION_MESSAGES.test(e.message)) return true;
+    current = e.driverError ?? e.cause;
+  }
+  return false;
+}
+
 /**
  * A transaction whose every statement ran, but whose COMMIT got no answer:
  * it may have committed or not. `cause` is the driver's error (so it still

@@ -176,7 +176,7 @@ const knowledge = {
   KNOWLEDGE_PARSE_TIMEOUT_MS: integer(1000, 600000)
     .default(60000)
     .describe("longest parse of one uploaded document (in a worker thread); past it the worker is stopped and the job fails with document_too_large"),
-  KNOWLEDGE_PARSE_MEMORY_MB: integer(32, 16384).default(512).describe("heap of the worker thread that parses one document; over it the job fails with document_too_large"),
+  KNOWLEDGE_PARSE_MEMORY_MB: integer(32, 16384).default(512).describe("memory of the worker thread that parses one document (its heap, and the buffers it inflates); over it the job fails with document_too_large"),
   KNOWLEDGE_MAX_EXTRACTED_BYTES: integer(1024, 1024 * 1024 * 1024)
     .default(10 * 1024 * 1024)
     .describe('most text (UTF-8 bytes) one document may yield; extraction stops there and the job fails with document_too_large'),

@@ -76,6 +76,14 @@ describe('parseDocument: limits (a PDF is parsed in a worker thread)', () => {
     );
   });
 
+  it('stops the worker when the buffers it inflates, outside its heap, pass memoryMb', async () => {
+    // 1 GB of white space: no text for the text cap, nothing on the heap for the heap limit, only inflated bytes.
+    const bomb = await makeFlateBombPdf(1024 * 1024 * 1024, { repeat: ' ' });
+    await expect(parseDocument('blank.pdf', bomb, { ...LIMITS, memoryMb: 64, timeoutMs: 100_000 })).rejects.toThrow(
+      new DocumentTooLargeError('blank.pdf is too large: its parse needed more than 64 MB'),
+    );
+  });
+
   it('reports a PDF nested deeper than the parser can follow as unreadable', async () => {
     await expect(parseDocument('nested.pdf', makeNestedPdf(100_000), LIMITS)).rejects.toThrow(
       new UnreadableDocumentError('nested.pdf could not be read as a PDF (damaged, encrypted or not a PDF)'),

@@ -7,9 +7,16 @@ export type { ParseOutcome, SandboxedFormat };
 export interface SandboxLimits extends ExtractionLimits {
   /** The worker is stopped past it. */
   timeoutMs: number;
-  /** The worker's V8 heap (old generation). */
+  /** The worker's memory: its V8 heap (old generation), and the buffers it allocates outside the heap (inflated streams). */
   memoryMb: number;
 }
+
+/** What a worker thread costs before it parses anything (its isolate, the parser's code): not counted against memoryMb. */
+const WORKER_BASE_MB = 96;
+/** How often the process's resident memory is read while a worker parses. */
+const MEMORY_SAMPLE_MS = 25;
+/** Workers parsing in this process now: the resident memory the watch allows grows with them. */
+let parsing = 0;
 
 const here = import.meta.url;
 // Run from TypeScript source (the tests), the worker's module is compiled on load by ts-node's loader.
@@ -40,7 +47,21 @@ export function extractInSandbox(format: SandboxedFormat, data: Buffer, limits: 
       workerData: request,
       resourceLimits: { maxOldGenerationSizeMb: limits.memoryMb },
     });
+    parsing += 1;
+    // The heap limit does not see buffers (pdf.js inflates a stream into one, doubling it as it grows): the process's
+    // resident memory is watched too, and the worker stopped once it grew past what the parses under way may use.
+    const allowedRss = process.memoryUsage.rss() + (limits.memoryMb + WORKER_BASE_MB) * 1024 * 1024 * parsing;
+    const memoryWatch = setInterval(() => {
+      if (process.memoryUsage.rss() > allowedRss) {
+        settle({ ok: false, reason: 'too_large', message: `its parse needed more than ${limits.memoryMb} MB` });
+      }
+    }, MEMORY_SAMPLE_MS);
+    let settled = false;
     const settle = (outcome: ParseOutcome) => {
+      if (settled) return;
+      settled = true;
+      parsing -= 1;
+      clearInterval(memoryWatch);
       clearTimeout(timer);
       worker.removeAllListeners();
       worker.on('error', () => undefined);

@@ -61,16 +61,17 @@ describe('parseDocument: limits (a PDF is parsed in a worker thread)', () => {
   });
 
   it('stops the worker at timeoutMs', async () => {
-    const bomb = await makeFlateBombPdf(100 * 1024 * 1024);
-    await expect(parseDocument('slow.pdf', bomb, { ...LIMITS, maxExtractedBytes: 1024 ** 3, timeoutMs: 3000 })).rejects.toThrow(
+    // Big enough that no machine parses it in 3 s; no memory limit that could stop it first.
+    const bomb = await makeFlateBombPdf(400 * 1024 * 1024);
+    await expect(parseDocument('slow.pdf', bomb, { ...LIMITS, memoryMb: 8192, maxExtractedBytes: 1024 ** 3, timeoutMs: 3000 })).rejects.toThrow(
       new DocumentTooLargeError('slow.pdf is too large: its parse took longer than 3000 ms'),
     );
   });
 
-  it('stops the worker when its heap passes memoryMb', async () => {
-    // Text without a cap on it: the extracted text the worker holds grows past a 32 MB heap long before the 100 MB
-    // stream ends. (An array of numbers alone is not a sure witness: pdf.js may give such a page up unread.)
-    const bomb = await makeFlateBombPdf(100 * 1024 * 1024);
+  it('stops the worker when what it holds passes memoryMb', async () => {
+    // Text without a cap on it: what the worker holds (the inflated stream, the extracted text) grows past 32 MB long
+    // before the 300 MB stream ends. (An array of numbers is no sure witness: pdf.js may give such a page up unread.)
+    const bomb = await makeFlateBombPdf(300 * 1024 * 1024);
     await expect(parseDocument('heavy.pdf', bomb, { ...LIMITS, memoryMb: 32, maxExtractedBytes: 1024 ** 3, timeoutMs: 100_000 })).rejects.toThrow(
       new DocumentTooLargeError('heavy.pdf is too large: its parse needed more than 32 MB'),
     );

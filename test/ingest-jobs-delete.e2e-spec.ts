@@ -1,5 +1,6 @@
 import type { Job, QueueEvents } from 'bullmq';
 import request from 'supertest';
+import { waitUntil } from './support/service-process.js';
 import type { EntityManager } from 'typeorm';
 import { ensureDatabase } from '../src/database/ensure-database.js';
 import { DocumentsService, IngestOptions, IngestProgress } from '../src/knowledge/documents.service.js';
@@ -8,7 +9,6 @@ import { FakeEmbeddingsServer } from './support/fake-embeddings-server.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 import { openSse } from './support/sse-client.js';
-import { until } from './support/until.js';
 
 /**
  * Issue 21, item 3: a DELETE of a document while its ingest job runs wins, whatever the job's stage, on the instance
@@ -173,7 +173,7 @@ describe('A document deleted while its ingest job runs', () => {
       if (at === 'committing') {
         // The job's transaction holds its row: the delete waits for the commit, then removes what it committed.
         const answered = deleteRequest.then((res) => res);
-        await until(async () => (await lockWaits()) > 0);
+        await waitUntil(async () => (await lockWaits()) > 0, 'the DELETE to wait for the job row lock', 60_000);
         for (const release of releases) release();
         deleted = await answered;
       } else {

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import pg from 'pg';
 import request from 'supertest';
+import { waitUntil } from './support/service-process.js';
 import { ensureDatabase } from '../src/database/ensure-database.js';
 import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
 import { EmbeddingProvider } from '../src/knowledge/embeddings.js';
@@ -9,7 +10,6 @@ import { reindexKnowledge } from '../src/knowledge/reindex.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 import { openSse } from './support/sse-client.js';
-import { until } from './support/until.js';
 
 /** Review of issue 14: each test states the behaviour it expects; a failing one reproduces a defect. */
 const text = (label: string) => Buffer.from(`# ${label}\n${Array.from({ length: 30 }, (_, i) => `The ${label} manual, part ${i}.`).join('\n')}`, 'utf8');
@@ -153,11 +153,11 @@ describe('Ingest jobs against hostile clients and races', () => {
       const res = await request(server).post('/api/knowledge/documents').set(admin(t)).attach('file', text('Endive'), 'endive.md').expect(202);
       const waitingBackends = async () =>
         (await locker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].n;
-      await until(async () => (await waitingBackends()) === 1);
+      await waitUntil(async () => (await waitingBackends()) === 1, 'the ingest to wait for the state row', 60_000);
       const identity = t.app.get(IndexIdentity);
       const reindexing = reindexKnowledge(t.dataSource, t.app.get(EmbeddingProvider), { ...identity.configured, model: `${identity.configured.model}-next` });
       // The re-index has passed every committed leaf and waits to move the space.
-      await until(async () => (await waitingBackends()) === 2);
+      await waitUntil(async () => (await waitingBackends()) === 2, 'the re-index to wait for the state row too', 60_000);
       await locker.query('COMMIT');
       await reindexing;
       const stream = await openSse(`${await t.listen()}/api/knowledge/jobs/${res.body.job.id}/events`, { headers: admin(t) });
@@ -204,12 +204,12 @@ describe('Ingest jobs against hostile clients and races', () => {
       req.on('error', () => undefined);
       const waiting = async () =>
         (await locker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].n > 0;
-      await until(waiting);
+      await waitUntil(waiting, 'the awaited database state', 60_000);
       req.destroy();
       const server = t.app.getHttpServer() as http.Server;
       const connections = () => new Promise<number>((resolve) => server.getConnections((_e, n) => resolve(n)));
       // Only the supertest upload could remain; the SSE socket is closed on the server.
-      await until(async () => (await connections()) === 0);
+      await waitUntil(async () => (await connections()) === 0, 'the SSE connection to close', 60_000);
     } finally {
       await locker.query('COMMIT').catch(() => undefined);
       await locker.end();

@@ -33,7 +33,7 @@ export function launchChromium(): Promise<Browser> {
 /** The widths every screen is captured at (the issue's desktop and phone). */
 export const VIEWPORTS = { desktop: { width: 1440, height: 900 }, phone: { width: 375, height: 812 } } as const;
 
-/** Where the tests write their screenshots (named in the README). */
+/** Where the tests write their screenshots (named in docs/web-client.md). */
 export const SCREENSHOT_DIR = path.resolve('docs', 'screenshots');
 
 /** A page of the web client at `base`, signed in with `token` (kept in session storage, as the sign-in form keeps it). */

@@ -107,7 +107,7 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
   async onModuleInit(): Promise<void> {
     const configured = this.config.dense.backend;
     // HNSW finds about half of the exact neighbours of hashed (sparse) embeddings at any affordable ef_search; the exact
-    // in-memory scan finds them all, in milliseconds (README, "Knowledge base").
+    // in-memory scan finds them all, in milliseconds (docs/knowledge-base.md, "Dense backends").
     const wanted = configured === 'auto' && this.embeddings.sparse ? 'memory' : configured;
     this.vectorColumn = await hasVectorColumn(this.dataSource);
     if (wanted === 'pgvector' && !this.vectorColumn) {

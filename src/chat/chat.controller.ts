@@ -9,6 +9,7 @@ import {
   Param,
   Post,
   Res,
+  UseGuards,
   UseInterceptors,
   Inject,
   GoneException,
@@ -30,6 +31,7 @@ import { RunIdParams } from './run-id.params.js';
 import { SSE_SCHEMA_MODELS, STREAM_EVENT_SCHEMA } from './sse-events.dto.js';
 import { RunEventsService, RunStatusProbe } from './run-events.service.js';
 import { RunRegistry } from './run-registry.service.js';
+import { StreamTicketRunGuard } from './stream-ticket-run.guard.js';
 import { formatSse, LAST_EVENT_ID_RULE, openSse, parseLastEventId, RunEvent, startHeartbeat, TERMINAL_EVENTS } from './sse.js';
 import { StartsTurn, stoppedFollowingSse, TurnDrain } from './turn-drain.service.js';
 
@@ -121,6 +123,7 @@ export class ChatController {
 
   @Get('runs/:run_id/stream')
   @AcceptsStreamTicket()
+  @UseGuards(StreamTicketRunGuard)
   @ApiOperation({
     summary: "Rejoin a run's event stream",
     description: `Replays the events after \`Last-Event-ID\` and follows the rest, from any instance. ${SSE_DESCRIPTION}`,

@@ -4,7 +4,6 @@ import { AuthModule } from '../auth/auth.module.js';
 import { DrainStateModule } from '../common/drain-state.js';
 import { SessionModule } from '../session/session.module.js';
 import { TraceModule } from '../trace/trace.module.js';
-import { ChatRequestContext } from './chat-request-context.js';
 import { ChatController } from './chat.controller.js';
 import { ChatService } from './chat.service.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
@@ -18,8 +17,8 @@ import { TurnAdmissionGuard, TurnDrain } from './turn-drain.service.js';
 @Module({
   imports: [AgentModule, AuthModule, SessionModule, TraceModule, DrainStateModule],
   controllers: [ChatController, StreamTicketController],
-  providers: [ChatRequestContext, ChatService, RunRegistry, RunEventsService, RunCancellation, ConversationSummaryService, RunReaper, TurnDrain, TurnAdmissionGuard],
-  exports: [ChatService, ChatRequestContext, RunEventsService, RunRegistry, TurnDrain, TurnAdmissionGuard],
+  providers: [ChatService, RunRegistry, RunEventsService, RunCancellation, ConversationSummaryService, RunReaper, TurnDrain, TurnAdmissionGuard],
+  exports: [ChatService, RunEventsService, RunRegistry, TurnDrain, TurnAdmissionGuard],
 })
 export class ChatModule implements BeforeApplicationShutdown {
   constructor(

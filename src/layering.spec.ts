@@ -86,3 +86,48 @@ describe('module layering', () => {
     expect(violations).toEqual([]);
   });
 });
+
+/**
+ * What in a source looks a provider up at run time instead of injecting it:
+ * `ModuleRef` (its get/resolve/create reach any module, also one above the
+ * caller, where the import rule above cannot see it) and any lookup option
+ * `strict: false`. Dependencies must be constructor injections of imported
+ * modules, so that they show in the imports and run one way.
+ */
+export function runtimeLookups(source: string): string[] {
+  const found: string[] = [];
+  const file = ts.createSourceFile('source.ts', source, ts.ScriptTarget.Latest, true);
+  const visit = (node: ts.Node): void => {
+    if (ts.isIdentifier(node) && node.text === 'ModuleRef') found.push('ModuleRef');
+    if (
+      ts.isPropertyAssignment(node) &&
+      (ts.isIdentifier(node.name) || ts.isStringLiteral(node.name)) &&
+      node.name.text === 'strict' &&
+      node.initializer.kind === ts.SyntaxKind.FalseKeyword
+    ) {
+      found.push('strict: false');
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return [...new Set(found)];
+}
+
+describe('no runtime lookups across modules', () => {
+  it.each([
+    ['ModuleRef.get, not strict', `constructor(private readonly moduleRef: ModuleRef) {}\nfind() { return this.moduleRef.get(RunRegistry, { strict: false }); }`, ['ModuleRef', 'strict: false']],
+    ['ModuleRef.resolve', `import { ModuleRef } from '@nestjs/core';\nconst x = await ref.resolve(ChatService, undefined, { "strict": false });`, ['ModuleRef', 'strict: false']],
+    ['an app lookup, not strict', `const registry = app.get(RunRegistry, { strict: false });`, ['strict: false']],
+    ['constructor injection only', `constructor(private readonly runs: RunRegistry) {}\nconst o = { strict: true };`, []],
+  ])('sees %s', (_form, source, expected) => {
+    expect(runtimeLookups(source)).toEqual(expected);
+  });
+
+  it('has no ModuleRef and no `strict: false` lookup in src', () => {
+    const violations: string[] = [];
+    for (const file of sourceFiles(SRC)) {
+      for (const lookup of runtimeLookups(readFileSync(file, 'utf8'))) violations.push(`${path.relative(SRC, file)}: ${lookup}`);
+    }
+    expect(violations).toEqual([]);
+  });
+});

@@ -26,15 +26,6 @@ export interface IssuedStreamTicket {
 }
 
 /**
- * Whether a run belongs to a user. Runs live in the chat module, above auth,
- * so the chat module provides this and the guard looks it up when a ticket
- * arrives.
- */
-export abstract class RunOwnership {
-  abstract isOwnedBy(runId: string, userId: string): Promise<boolean>;
-}
-
-/**
  * Short-lived signed tickets that let a browser `EventSource` (which cannot
  * send `Authorization`) rejoin one run of one user: `?ticket=` on that run's
  * stream route only. A ticket stays valid until it expires, so EventSource's

@@ -9,6 +9,7 @@ import {
   Param,
   Post,
   Res,
+  UseGuards,
   UseInterceptors,
   Inject,
   GoneException,
@@ -24,12 +25,13 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { CHAT_REQUEST_EXAMPLES, ChatRequest, ChatResponse, RunInfo } from './chat.dto.js';
 import { TraceNormalizationInterceptor } from '../trace/trace.interceptor.js';
-import { ChatRequestContext } from './chat-request-context.js';
+import { TurnContext } from '../agent/turn-context.js';
 import { ChatService } from './chat.service.js';
 import { RunIdParams } from './run-id.params.js';
 import { SSE_SCHEMA_MODELS, STREAM_EVENT_SCHEMA } from './sse-events.dto.js';
 import { RunEventsService, RunStatusProbe } from './run-events.service.js';
 import { RunRegistry } from './run-registry.service.js';
+import { StreamTicketRunGuard } from './stream-ticket-run.guard.js';
 import { formatSse, LAST_EVENT_ID_RULE, openSse, parseLastEventId, RunEvent, startHeartbeat, TERMINAL_EVENTS } from './sse.js';
 import { StartsTurn, stoppedFollowingSse, TurnDrain } from './turn-drain.service.js';
 
@@ -53,7 +55,6 @@ const SSE_OK_RESPONSE = {
 export class ChatController {
   constructor(
     private readonly chat: ChatService,
-    private readonly context: ChatRequestContext,
     private readonly runs: RunRegistry,
     private readonly events: RunEventsService,
     private readonly drain: TurnDrain,
@@ -100,7 +101,7 @@ export class ChatController {
   async send(@CurrentUser() user: AuthUser, @Body() body: ChatRequest): Promise<ChatResponse> {
     const turn = await this.chat.prepare(user.userId, body.message, body.session_id);
     // A failed turn answers by its code (coded-error.ts): 502/504 for the model, 503 for storage, 404 for a deleted session.
-    const result = await this.chat.runSync(turn, this.context.turnFor(turn, 'sync'));
+    const result = await this.chat.runSync(turn, TurnContext.of(turn, 'sync'));
     return { response: result.response, rag_trace: result.rag_trace, session_id: result.session_id, pending_hitl: result.pending_hitl };
   }
 
@@ -115,12 +116,13 @@ export class ChatController {
     // Ownership and the one-run-per-session rule answer as plain HTTP errors, before the stream opens.
     const turn = await this.chat.prepare(user.userId, body.message, body.session_id);
     openSse(res);
-    this.chat.startStreaming(turn, this.context.turnFor(turn, 'stream'));
+    this.chat.startStreaming(turn, TurnContext.of(turn, 'stream'));
     await this.pipe(turn.runId, 0, res, async () => 'running');
   }
 
   @Get('runs/:run_id/stream')
   @AcceptsStreamTicket()
+  @UseGuards(StreamTicketRunGuard)
   @ApiOperation({
     summary: "Rejoin a run's event stream",
     description: `Replays the events after \`Last-Event-ID\` and follows the rest, from any instance. ${SSE_DESCRIPTION}`,

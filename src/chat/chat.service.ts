@@ -13,8 +13,8 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { CommitOutcomeUnknownError, isUnanswered } from '../database/commit-outcome.js';
 import { ConversationStorage, titleFrom, toLangChainMessages } from '../session/conversation-storage.service.js';
 import { SessionNotFoundError } from '../session/session.errors.js';
-import { normalizeHitlResumeState, normalizePendingHitl } from '../trace/trace.normalizer.js';
-import type { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
+import { normalizePendingHitl } from '../trace/trace.normalizer.js';
+import type { HitlResumeState, PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
 import { RunInProgressError, RunNotRunningError, TurnFailedError, TurnFailureCode } from './chat.errors.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
 import { PendingRunEnds } from './pending-run-ends.js';
@@ -42,10 +42,26 @@ export interface PreparedTurn {
 /** Where a turn's events go: the run's stream in Redis, or a caller's own sink (a stateless turn). */
 export type Emit = (event: SseEventType, data: unknown) => void;
 
+/** What a graph run has produced so far, for a turn that stops before it ends. */
+interface GraphProgress {
+  /** What the model said so far. */
+  answer: string;
+  /** The trace the tools last wrote to the state. */
+  trace: RagTrace | null;
+}
+
+/** How a graph run ended: its answer or the question it paused on, and the final state's trace and resume data. */
+interface GraphOutcome {
+  answer: string;
+  interrupt?: Record<string, unknown>;
+  trace: RagTrace | null;
+  resumeState: HitlResumeState | null;
+}
+
 /** How often a cancel looks whether the run stopped. */
 const CANCEL_POLL_MS = 25;
 
-/** Session metadata keys of a paused (human-in-the-loop) task. */
+/** Session metadata keys of a paused (human-in-the-loop) task: what the session API shows; the run itself resumes from its graph state. */
 export const PENDING_HITL_KEY = 'pending_hitl';
 export const HITL_RESUME_KEY = 'hitl_resume_state';
 export const HITL_ROUNDS_KEY = 'hitl_rounds';
@@ -181,8 +197,8 @@ export class ChatService {
     return this.track(
       (async () => {
         try {
-          const outcome = await this.runGraph(context, { messages }, emit, threadId, signal, { answer: '' }, this.agents.statelessGraph);
-          const { trace } = context.takeRagTrace();
+          const outcome = await this.runGraph(context, { messages }, emit, threadId, signal, { answer: '', trace: null }, this.agents.statelessGraph);
+          const { trace } = outcome;
           context.close();
           if (outcome.interrupt) {
             const pending = normalizePendingHitl({ ...outcome.interrupt, task_id: threadId, user_supplement: null, created_at: new Date().toISOString() });
@@ -240,7 +256,7 @@ export class ChatService {
     );
     heartbeat.unref();
     // What the model said before the turn stopped: kept with a cancelled turn.
-    const progress = { answer: '' };
+    const progress: GraphProgress = { answer: '', trace: null };
     emit('metadata', { run_id: runId, session_id: sessionId });
     let threadId = runId;
     // What the turn's own commit stores and tells, once it is sent: a commit whose answer was lost may have landed.
@@ -257,7 +273,6 @@ export class ChatService {
       const paused = recorded?.task_id && (await this.isWaiting(recorded.task_id)) ? recorded : null;
       if (recorded && !paused) this.logger.warn(`paused task ${recorded.task_id} has no checkpoint; treating the message as a new turn`);
       const rounds = Number.isInteger(metadata[HITL_ROUNDS_KEY]) ? (metadata[HITL_ROUNDS_KEY] as number) : 1;
-      if (paused) context.resumeHitl(paused, normalizeHitlResumeState(metadata[HITL_RESUME_KEY]), rounds);
       threadId = paused?.task_id ?? runId;
 
       let input: { messages: BaseMessage[] } | Command;
@@ -272,7 +287,7 @@ export class ChatService {
 
       context.summary = summary;
       const outcome = await this.runGraph(context, input, emit, threadId, cancelled, progress);
-      const { trace, resumeState } = context.takeRagTrace();
+      const { trace, resumeState } = outcome;
       context.close();
 
       if (outcome.interrupt) {
@@ -345,7 +360,7 @@ export class ChatService {
     } catch (error) {
       working = false;
       context.close();
-      if (cancelled.reason instanceof RunCancelledSignal && !committed) return await this.commitCancelled(turn, progress.answer, context, emit);
+      if (cancelled.reason instanceof RunCancelledSignal && !committed) return await this.commitCancelled(turn, progress.answer, progress.trace, emit);
       if (committed) {
         // The turn is stored and its run finished: a failure after that (telling followers, cleaning up) is logged, not reported.
         this.logger.error({ err: error, run_id: runId, session_id: sessionId }, 'failure after the turn committed');
@@ -439,10 +454,9 @@ export class ChatService {
    * are kept, marked `cancelled`, with the run's end in the same transaction,
    * so the session is free the moment the cancel returns.
    */
-  private async commitCancelled(turn: PreparedTurn, answerSoFar: string, context: TurnContext, emit: Emit): Promise<never> {
+  private async commitCancelled(turn: PreparedTurn, answerSoFar: string, trace: RagTrace | null, emit: Emit): Promise<never> {
     let partial = answerSoFar;
     const { runId, sessionId, userId, message } = turn;
-    const { trace } = context.takeRagTrace();
     let saved: boolean | null = true;
     try {
       await this.storage.appendTurn(
@@ -524,13 +538,14 @@ export class ChatService {
     emit: Emit,
     threadId: string,
     signal: AbortSignal,
-    progress: { answer: string },
+    progress: GraphProgress,
     graph: AgentGraph = this.agents.graph,
-  ): Promise<{ answer: string; interrupt?: Record<string, unknown> }> {
+  ): Promise<GraphOutcome> {
     const stream = await graph.stream(
       input as { messages: BaseMessage[] },
       {
-        configurable: context.configurable(threadId),
+        configurable: { thread_id: threadId },
+        context: { turn: context },
         signal,
         // Sync turns need only node updates, so the model is called without streaming.
         streamMode: context.mode === 'stream' ? ['messages', 'custom', 'updates'] : ['updates'],
@@ -555,10 +570,12 @@ export class ChatService {
         const { type, ...step } = chunk as { type?: string };
         if (type === 'step') emit('step', step);
       } else if (mode === 'updates') {
-        const update = chunk as Record<string, { messages?: BaseMessage[] } | undefined> & {
+        const update = chunk as Record<string, { messages?: BaseMessage[]; ragTrace?: RagTrace | null } | undefined> & {
           __interrupt__?: Array<{ value?: Record<string, unknown> }>;
         };
         if (update.__interrupt__?.length) paused = update.__interrupt__[0].value ?? {};
+        // What a cancelled turn keeps of its trace: the final state is not read then.
+        if (update.tools?.ragTrace !== undefined) progress.trace = update.tools.ragTrace;
         for (const message of update.agent?.messages ?? []) {
           if (!(message instanceof AIMessage)) continue;
           if (message.tool_calls?.length) {
@@ -578,7 +595,9 @@ export class ChatService {
         }
       }
     }
-    return { answer: finalAnswer ?? streamedTokens, interrupt: paused };
+    // The trace and a paused search's resume data are graph state channels (AgentState), kept by the checkpointer.
+    const { values } = await graph.getState({ configurable: { thread_id: threadId } });
+    return { answer: finalAnswer ?? streamedTokens, interrupt: paused, trace: values.ragTrace ?? null, resumeState: values.hitl?.resumeState ?? null };
   }
 
   /** Tells the run's followers how a committed turn ended; the turn stands whatever happens to the telling. */

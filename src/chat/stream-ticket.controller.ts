@@ -1,8 +1,8 @@
-import { Controller, HttpCode, Injectable, NotFoundException, Param, Post, Provider } from '@nestjs/common';
+import { Controller, HttpCode, NotFoundException, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
-import { RunOwnership, StreamTicketService } from '../auth/stream-ticket.service.js';
+import { StreamTicketService } from '../auth/stream-ticket.service.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { ApiErrorResponses } from '../common/api-error.responses.js';
 import { RunIdParams } from './run-id.params.js';
@@ -46,17 +46,3 @@ export class StreamTicketController {
     return this.tickets.issue(user, run.id);
   }
 }
-
-/** Lets the auth guard check that a ticket's user owns its run (runs live here, above auth). */
-@Injectable()
-export class RegistryRunOwnership extends RunOwnership {
-  constructor(private readonly runs: RunRegistry) {
-    super();
-  }
-
-  async isOwnedBy(runId: string, userId: string): Promise<boolean> {
-    return (await this.runs.find(runId, userId)) !== null;
-  }
-}
-
-export const runOwnershipProvider: Provider = { provide: RunOwnership, useClass: RegistryRunOwnership };

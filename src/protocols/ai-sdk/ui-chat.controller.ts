@@ -6,7 +6,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthUser } from '../../auth/auth-user.js';
 import { CurrentUser } from '../../auth/current-user.decorator.js';
-import { ChatRequestContext } from '../../chat/chat-request-context.js';
+import { TurnContext } from '../../agent/turn-context.js';
 import { ChatService } from '../../chat/chat.service.js';
 import { RunEventsService, RunStatusProbe } from '../../chat/run-events.service.js';
 import { RunRegistry } from '../../chat/run-registry.service.js';
@@ -49,7 +49,6 @@ const UI_STREAM_OK = {
 export class UiChatController {
   constructor(
     private readonly chat: ChatService,
-    private readonly context: ChatRequestContext,
     private readonly runs: RunRegistry,
     private readonly events: RunEventsService,
     private readonly storage: ConversationStorage,
@@ -77,7 +76,7 @@ export class UiChatController {
     // Validated here, not by the global pipe, which would refuse the extra fields a transport may add.
     const request = await parseUiChatRequest(raw);
     const turn = await this.chat.prepare(user.userId, request.message, this.sessionIds.forChat(user.userId, request.chatId));
-    this.chat.startStreaming(turn, this.context.turnFor(turn, 'stream'));
+    this.chat.startStreaming(turn, TurnContext.of(turn, 'stream'));
     await this.pipe(turn.runId, res, async () => 'running');
   }
 

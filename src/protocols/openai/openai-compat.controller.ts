@@ -6,8 +6,7 @@ import type { Response } from 'express';
 import type { AuthUser } from '../../auth/auth-user.js';
 import { CurrentUser } from '../../auth/current-user.decorator.js';
 import { lastFinishReason, turnUsage } from '../../agent/turn-usage.js';
-import type { TurnContext } from '../../agent/turn-context.js';
-import { ChatRequestContext } from '../../chat/chat-request-context.js';
+import { TurnContext } from '../../agent/turn-context.js';
 import { ChatService, Emit } from '../../chat/chat.service.js';
 import { TurnFailedError } from '../../chat/chat.errors.js';
 import { RunEventsService } from '../../chat/run-events.service.js';
@@ -50,7 +49,6 @@ function streamError(code: ErrorCode, message: string, saved?: boolean | null) {
 export class OpenAiCompatController {
   constructor(
     private readonly chat: ChatService,
-    private readonly context: ChatRequestContext,
     private readonly events: RunEventsService,
     private readonly drain: TurnDrain,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -202,9 +200,7 @@ export class OpenAiCompatController {
   }
 
   private turnContext(turn: { userId: string; sessionId: string; runId: string }, mode: 'sync' | 'stream', request: CompletionRequest): TurnContext {
-    const context = this.context.turnFor(turn, mode);
-    context.sampling = request.sampling;
-    return context;
+    return TurnContext.of(turn, mode, { sampling: request.sampling });
   }
 
   private async finishStream(writer: CompletionStreamWriter, context: TurnContext, extras: CompletionExtras): Promise<void> {

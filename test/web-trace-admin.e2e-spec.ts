@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { LocalRerank } from '../src/knowledge/rerank.js';
+import { adminAuth } from './support/admin.js';
 import { describeWithChromium, launchChromium, pageErrors, screenshot, signedInPage, VIEWPORTS } from './support/browser.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 
@@ -271,7 +272,7 @@ describeWithChromium('web client: live timeline, trace viewer and knowledge admi
   });
 
   it('lets an admin upload a document with progress, see its counts, test a search, ask about it and delete it', async () => {
-    const admin = t.auth(uniqueUser('kb-admin'), { role: 'admin' });
+    const admin = adminAuth(t, 'kb-admin');
     const stamp = `${Date.now()}${process.pid}`;
     const filename = `zephyr-q7-blender-${stamp}.md`;
     const paragraphs = [

@@ -1,5 +1,6 @@
-import { makeNestedPdf, makePdf } from '../../test/support/make-pdf.js';
 import { DocumentTooLargeError, ParseLimits, parseDocument, storablePages, UnreadableDocumentError } from './document-parser.js';
+
+// PDFs are parsed in a worker thread: those tests are in test/integration/document-parser-pdf.int-spec.ts.
 
 const LIMITS: ParseLimits = { timeoutMs: 60_000, memoryMb: 256, maxExtractedBytes: 1024 * 1024, maxPages: 100 };
 
@@ -29,40 +30,9 @@ describe('parseDocument: text PostgreSQL can store', () => {
   });
 });
 
-describe('parseDocument: limits (a PDF is parsed in a worker thread)', () => {
-  it('reads a PDF page by page, keeping page numbers', async () => {
-    const parsed = await parseDocument('two.pdf', makePdf(['First page text', 'Second page text']), LIMITS);
-    expect(parsed).toMatchObject({ contentType: 'application/pdf', pageCount: 2 });
-    expect(parsed.pages.map((p) => [p.page, p.text.trim()])).toEqual([
-      [1, 'First page text'],
-      [2, 'Second page text'],
-    ]);
-  });
-
-  it('refuses a PDF with more pages than maxPages before reading its text', async () => {
-    const pdf = makePdf(Array.from({ length: 101 }, (_, i) => `page ${i + 1}`));
-    await expect(parseDocument('many.pdf', pdf, LIMITS)).rejects.toThrow(
-      new DocumentTooLargeError('many.pdf is too large: it has 101 pages, more than the 100 a document may have'),
-    );
-    await expect(parseDocument('many.pdf', pdf, { ...LIMITS, maxPages: 101 })).resolves.toMatchObject({ pageCount: 101 });
-  });
-
-  it('stops extracting at maxExtractedBytes of text, whatever the pages', async () => {
-    const pdf = makePdf(Array.from({ length: 10 }, () => 'x'.repeat(100)));
-    await expect(parseDocument('wordy.pdf', pdf, { ...LIMITS, maxExtractedBytes: 500 })).rejects.toThrow(
-      new DocumentTooLargeError('wordy.pdf is too large: it holds more than 500 bytes of text'),
-    );
-    await expect(parseDocument('wordy.pdf', pdf, { ...LIMITS, maxExtractedBytes: 2000 })).resolves.toMatchObject({ pageCount: 10 });
-  });
-
+describe('parseDocument: limits on uploaded text', () => {
   it('refuses uploaded text over maxExtractedBytes', async () => {
     await expect(parseDocument('big.txt', Buffer.alloc(2001, 'a'), { ...LIMITS, maxExtractedBytes: 2000 })).rejects.toThrow(DocumentTooLargeError);
     await expect(parseDocument('big.txt', Buffer.alloc(2000, 'a'), { ...LIMITS, maxExtractedBytes: 2000 })).resolves.toBeDefined();
-  });
-
-  it('reports a PDF nested deeper than the parser can follow as unreadable', async () => {
-    await expect(parseDocument('nested.pdf', makeNestedPdf(100_000), LIMITS)).rejects.toThrow(
-      new UnreadableDocumentError('nested.pdf could not be read as a PDF (damaged, encrypted or not a PDF)'),
-    );
   });
 });

@@ -3,11 +3,16 @@ import pg from 'pg';
 import { createClient } from '@keyv/redis';
 
 export const PG_SERVER = process.env.TEST_PG_SERVER ?? 'postgres://postgres@127.0.0.1:5432';
-/** One Redis logical database per Jest worker: TEST_REDIS_URL lists them, comma-separated, worker 1's first. */
-export const REDIS_URLS = (process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/15,redis://127.0.0.1:6379/14')
-  .split(',')
-  .map((url) => url.trim())
-  .filter((url) => url !== '');
+/**
+ * One Redis logical database per Jest worker: TEST_REDIS_URL lists them, comma-separated, worker 1's first;
+ * without it, databases 15, 14, 13… of the local server.
+ */
+function redisUrls(workers) {
+  if (process.env.TEST_REDIS_URL === undefined) return Array.from({ length: Math.min(workers, 16) }, (_, i) => `redis://127.0.0.1:6379/${15 - i}`);
+  return process.env.TEST_REDIS_URL.split(',')
+    .map((url) => url.trim())
+    .filter((url) => url !== '');
+}
 
 /** The databases this run created, for the teardown (Jest runs both in its own process). */
 export const WORKER_DATABASES_VARIABLE = 'E2E_DATABASE_URLS';
@@ -21,9 +26,10 @@ export const WORKER_DATABASES_VARIABLE = 'E2E_DATABASE_URLS';
  */
 export default async function globalSetup(globalConfig) {
   const workers = Math.max(1, globalConfig?.maxWorkers ?? 1);
-  if (REDIS_URLS.length < workers) {
+  const redisUrlList = redisUrls(workers);
+  if (redisUrlList.length < workers) {
     throw new Error(
-      `${workers} Jest workers need ${workers} Redis logical databases, one each; TEST_REDIS_URL names ${REDIS_URLS.length} ` +
+      `${workers} Jest workers need ${workers} Redis logical databases, one each; TEST_REDIS_URL names ${redisUrlList.length} ` +
         `(give them comma-separated, e.g. redis://127.0.0.1:6379/15,redis://127.0.0.1:6379/14, or run with --runInBand)`,
     );
   }
@@ -38,14 +44,14 @@ export default async function globalSetup(globalConfig) {
       const url = `${PG_SERVER}/${name}`;
       urls.push(url);
       process.env[`E2E_DATABASE_URL_${worker}`] = url;
-      process.env[`E2E_REDIS_URL_${worker}`] = REDIS_URLS[worker - 1];
+      process.env[`E2E_REDIS_URL_${worker}`] = redisUrlList[worker - 1];
     }
   } finally {
     await admin.end();
   }
   process.env[WORKER_DATABASES_VARIABLE] = urls.join(',');
 
-  for (const url of REDIS_URLS.slice(0, workers)) {
+  for (const url of redisUrlList.slice(0, workers)) {
     const redis = createClient({ url });
     await redis.connect();
     await redis.flushDb();

@@ -47,15 +47,7 @@ describe('Knowledge judgements by the fast model, with the local judges as fallb
 
   beforeAll(async () => {
     await llm.start();
-    t = await createTestApp({
-      LLM_PROVIDER: 'openai',
-      LLM_BASE_URL: llm.url,
-      LLM_API_KEY: 'test-key',
-      LLM_MODEL: 'main-model',
-      LLM_FAST_MODEL: 'fast-model',
-      LLM_MAX_RETRIES: '0',
-      LLM_JUDGE_TIMEOUT_MS: String(JUDGE_TIMEOUT_MS),
-    });
+    t = await createTestApp(llm.appEnv({ LLM_JUDGE_TIMEOUT_MS: String(JUDGE_TIMEOUT_MS) }));
     flow = t.app.get(KnowledgeFlow);
     retrieval = t.app.get(RetrievalService);
   });

@@ -303,15 +303,8 @@ describe('OpenAI-compatible API over an OpenAI-compatible model', () => {
   let base: string;
   beforeAll(async () => {
     await llm.start();
-    t = await createTestApp({
-      LLM_PROVIDER: 'openai',
-      LLM_BASE_URL: llm.url,
-      LLM_API_KEY: 'test-key',
-      LLM_MODEL: 'main-model',
-      LLM_MAX_RETRIES: '0',
-      LLM_TIMEOUT_MS: '3000',
-      OPENAI_COMPAT_MODEL: 'team-agent',
-    });
+    // One model for every role, as without LLM_FAST_MODEL.
+    t = await createTestApp(llm.appEnv({ LLM_FAST_MODEL: 'main-model', LLM_TIMEOUT_MS: '3000', OPENAI_COMPAT_MODEL: 'team-agent' }));
     base = await t.listen();
   });
   afterEach(() => llm.reset());

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { propertyRuns } from '../../test/support/property-runs.js';
 import { splitSentences } from '../common/text.js';
 import { buildChunkTree, buildChunkTreeIncrementally, packSentences, sentenceWindows } from './chunker.js';
 
@@ -51,7 +52,7 @@ describe('the incremental chunker builds the same tree as buildChunkTree', () =>
         expect(windows.join('')).toBe(text);
         expect(windows.flatMap((part) => splitSentences(part))).toEqual(splitSentences(text));
       }),
-      { numRuns: 500 },
+      { numRuns: propertyRuns(200) },
     );
   });
 

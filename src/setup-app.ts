@@ -6,7 +6,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import type { Logger as PinoLogger } from 'pino';
 import { SAME_ORIGIN_PAGE_POLICY } from './common/page-policy.js';
-import { bodyParserMessage, bodyParserStatus, buildErrorBody, errorBodyFor } from './common/http-exception.filter.js';
+import { bodyParserCode, bodyParserMessage, bodyParserStatus, buildErrorBody, errorBodyFor } from './common/http-exception.filter.js';
 import { AppConfig } from './config/app-config.js';
 import { httpLogging } from './logging/http-logging.js';
 import { HitlResumeState, PendingHitlState, RagTrace } from './trace/trace.protocol.js';
@@ -43,7 +43,7 @@ export function setupApp(app: NestExpressApplication, config: AppConfig, logger:
   app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     const status = bodyParserStatus(error);
     if (status === undefined) return next(error);
-    res.status(status).json(errorBodyFor(req.path, buildErrorBody(status, bodyParserMessage(error, status)), error));
+    res.status(status).json(errorBodyFor(req.path, buildErrorBody(status, bodyParserMessage(error, status), bodyParserCode(error, status)), error));
   });
   app.disable('x-powered-by');
   app.use(DOCUMENTATION_PATHS, documentationHeaders);

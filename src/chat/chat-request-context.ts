@@ -1,7 +1,8 @@
-import { Inject, Injectable, Scope, UnauthorizedException } from '@nestjs/common';
+import { Inject, Injectable, Scope } from '@nestjs/common';
 import { REQUEST } from '@nestjs/core';
 import type { AuthUser, RequestWithUser } from '../auth/auth-user.js';
 import { TurnContext, TurnMode } from '../agent/turn-context.js';
+import { RequestError } from '../common/coded-error.js';
 
 /**
  * Where a chat request's identity is resolved: request-scoped, one per chat
@@ -16,7 +17,7 @@ export class ChatRequestContext {
   /** The authenticated caller (the auth guard ran before the controller). */
   get user(): AuthUser {
     const user = this.request.user;
-    if (!user) throw new UnauthorizedException('Authentication required');
+    if (!user) throw new RequestError('unauthorized', 'Authentication required');
     return user;
   }
 

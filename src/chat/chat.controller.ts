@@ -1,17 +1,14 @@
 import {
-  BadRequestException,
   Body,
   Controller,
   Get,
   Headers,
   HttpCode,
-  NotFoundException,
   Param,
   Post,
   Res,
   UseInterceptors,
   Inject,
-  GoneException,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -32,6 +29,7 @@ import { RunEventsService, RunStatusProbe } from './run-events.service.js';
 import { RunRegistry } from './run-registry.service.js';
 import { formatSse, LAST_EVENT_ID_RULE, openSse, parseLastEventId, RunEvent, startHeartbeat, TERMINAL_EVENTS } from './sse.js';
 import { StartsTurn, stoppedFollowingSse, TurnDrain } from './turn-drain.service.js';
+import { RequestError } from '../common/coded-error.js';
 
 const SSE_DESCRIPTION =
   'Server-Sent Events, each with `id` (monotonic within the run), `event` and JSON `data`: ' +
@@ -66,7 +64,7 @@ export class ChatController {
   @ApiErrorResponses(400, 401, 404, 503)
   async run(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<RunInfo> {
     const run = await this.runs.info(params.run_id, user.userId);
-    if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
+    if (!run) throw new RequestError('run_not_found', `Run ${params.run_id} not found`);
     return run;
   }
 
@@ -84,7 +82,7 @@ export class ChatController {
   @RateLimit('run_control')
   async cancel(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<RunInfo> {
     const run = await this.chat.cancel(params.run_id, user.userId);
-    if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
+    if (!run) throw new RequestError('run_not_found', `Run ${params.run_id} not found`);
     return run;
   }
 
@@ -139,9 +137,9 @@ export class ChatController {
     @Res() res: Response,
   ): Promise<void> {
     const afterId = parseLastEventId(lastEventId);
-    if (afterId === 'invalid') throw new BadRequestException(LAST_EVENT_ID_RULE);
+    if (afterId === 'invalid') throw new RequestError('invalid_request', LAST_EVENT_ID_RULE);
     const run = await this.runs.find(params.run_id, user.userId);
-    if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
+    if (!run) throw new RequestError('run_not_found', `Run ${params.run_id} not found`);
     const isRunning = () => this.runs.status(params.run_id);
     await this.pipe(params.run_id, afterId === 'absent' ? 0 : afterId, res, isRunning, run.status !== 'running');
   }
@@ -199,7 +197,7 @@ export class ChatController {
     // Ended while the catch-up was read (the instance drained): nothing more is followed.
     if (res.writableEnded) stopFollowing();
     if (!opened && delivered === 0 && finished) {
-      throw new GoneException(`The events of run ${runId} are no longer kept, or were all received already`);
+      throw new RequestError('run_events_gone', `The events of run ${runId} are no longer kept, or were all received already`);
     }
     if (!opened) {
       openSse(res);

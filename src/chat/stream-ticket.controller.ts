@@ -1,4 +1,4 @@
-import { Controller, HttpCode, Injectable, NotFoundException, Param, Post, Provider } from '@nestjs/common';
+import { Controller, HttpCode, Injectable, Param, Post, Provider } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
@@ -7,6 +7,7 @@ import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { ApiErrorResponses } from '../common/api-error.responses.js';
 import { RunIdParams } from './run-id.params.js';
 import { RunRegistry } from './run-registry.service.js';
+import { RequestError } from '../common/coded-error.js';
 
 export class StreamTicketResponse {
   @ApiProperty({ description: 'Pass as `?ticket=` to `GET /api/chat/runs/{run_id}/stream` (this run only), e.g. with EventSource' })
@@ -42,7 +43,7 @@ export class StreamTicketController {
   @RateLimit('run_control')
   async issue(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<StreamTicketResponse> {
     const run = await this.runs.find(params.run_id, user.userId);
-    if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
+    if (!run) throw new RequestError('run_not_found', `Run ${params.run_id} not found`);
     return this.tickets.issue(user, run.id);
   }
 }

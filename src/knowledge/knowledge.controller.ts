@@ -2,18 +2,15 @@ import {
   Body,
   Controller,
   Delete,
-  ForbiddenException,
   Get,
   HttpCode,
   Inject,
-  NotFoundException,
   Param,
   Post,
   Query,
   Res,
   UploadedFile,
   UseInterceptors,
-  BadRequestException,
 } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
 import {
@@ -55,6 +52,7 @@ import { RetrievalService } from './retrieval.service.js';
 import { IngestJob, isFinished } from './ingest-jobs/ingest-job.js';
 import { IngestJobCancelledError, IngestJobFailedError } from './ingest-jobs/ingest-job-failed.error.js';
 import { IngestJobs } from './ingest-jobs/ingest-jobs.service.js';
+import { RequestError } from '../common/coded-error.js';
 
 interface UploadedDocument {
   originalname: string;
@@ -63,7 +61,7 @@ interface UploadedDocument {
 }
 
 function requireAdmin(user: AuthUser): void {
-  if (!user.isAdmin) throw new ForbiddenException('Only administrators (token role "admin") may change the knowledge base');
+  if (!user.isAdmin) throw new RequestError('forbidden', 'Only administrators (token role "admin") may change the knowledge base');
 }
 
 @ApiTags('knowledge')
@@ -101,7 +99,7 @@ export class KnowledgeController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<DocumentUploadResponse> {
     requireAdmin(user);
-    if (!file) throw new BadRequestException('file is missing: send the document as multipart field "file"');
+    if (!file) throw new RequestError('invalid_request', 'file is missing: send the document as multipart field "file"');
     // A bad name (400), an unsupported type (415) or unreadable text (422) answers by its error code.
     const submitted = await this.jobs.submit(uploadedDocumentName(file.originalname), file.buffer, user.userId);
     if (!submitted.job) {
@@ -147,7 +145,7 @@ export class KnowledgeController {
   async getJob(@CurrentUser() user: AuthUser, @Param() params: JobIdParams): Promise<IngestJobInfo> {
     requireAdmin(user);
     const job = await this.jobs.find(params.id);
-    if (!job) throw new NotFoundException(`Ingest job ${params.id} not found`);
+    if (!job) throw new RequestError('ingest_job_not_found', `Ingest job ${params.id} not found`);
     return job;
   }
 
@@ -161,7 +159,7 @@ export class KnowledgeController {
   async jobEvents(@CurrentUser() user: AuthUser, @Param() params: JobIdParams, @Res() res: Response): Promise<void> {
     requireAdmin(user);
     const first = await this.jobs.find(params.id);
-    if (!first) throw new NotFoundException(`Ingest job ${params.id} not found`);
+    if (!first) throw new RequestError('ingest_job_not_found', `Ingest job ${params.id} not found`);
     // A client that left during the lookup gets no watcher (it would poll until the job ends).
     if (res.destroyed || res.req.socket.destroyed) return;
     openSse(res);
@@ -209,7 +207,7 @@ export class KnowledgeController {
   async remove(@CurrentUser() user: AuthUser, @Param() params: DocumentIdParams): Promise<DocumentDeleteResponse> {
     requireAdmin(user);
     const deleted = await this.jobs.deleteDocument(params.id);
-    if (!deleted.document && !deleted.jobCancelled) throw new NotFoundException(`Document ${params.id} not found`);
+    if (!deleted.document && !deleted.jobCancelled) throw new RequestError('document_not_found', `Document ${params.id} not found`);
     return {
       id: params.id,
       message: deleted.jobCancelled ? 'Document deleted; its ingest job is cancelled' : 'Document deleted',

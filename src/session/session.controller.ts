@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, NotFoundException, Param, Patch, Put, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Patch, Put, Query, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
@@ -18,6 +18,8 @@ import {
 } from './session.dto.js';
 import { TraceNormalizationInterceptor } from '../trace/trace.interceptor.js';
 import { ConversationStorage } from './conversation-storage.service.js';
+import { RequestError } from '../common/coded-error.js';
+import { SessionNotFoundError } from './session.errors.js';
 
 @ApiTags('sessions')
 @ApiBearerAuth()
@@ -40,7 +42,7 @@ export class SessionController {
   @ApiErrorResponses(404)
   async one(@CurrentUser() user: AuthUser, @Param() params: SessionIdParams): Promise<SessionInfo> {
     const session = await this.storage.getSessionInfo(user.userId, params.session_id);
-    if (!session) throw new NotFoundException(`Session ${params.session_id} not found`);
+    if (!session) throw new SessionNotFoundError(params.session_id);
     return session;
   }
 
@@ -56,7 +58,7 @@ export class SessionController {
     @Query() query: SessionMessagesQuery,
   ): Promise<SessionMessagesResponse> {
     const page = await this.storage.getSessionMessagePage(user.userId, params.session_id, query);
-    if (!page) throw new NotFoundException(`Session ${params.session_id} not found`);
+    if (!page) throw new SessionNotFoundError(params.session_id);
     return { session_id: params.session_id, messages: page.messages, next_before: page.next_before };
   }
 
@@ -70,7 +72,7 @@ export class SessionController {
     @Body() body: SessionRenameBody,
   ): Promise<SessionInfo> {
     const session = await this.storage.renameSession(user.userId, params.session_id, body.title);
-    if (!session) throw new NotFoundException(`Session ${params.session_id} not found`);
+    if (!session) throw new SessionNotFoundError(params.session_id);
     return session;
   }
 
@@ -87,7 +89,7 @@ export class SessionController {
       rating: body.rating,
       comment: body.comment ? body.comment : null,
     });
-    if (!message) throw new NotFoundException(`Message ${params.message_id} not found in session ${params.session_id}`);
+    if (!message) throw new RequestError('message_not_found', `Message ${params.message_id} not found in session ${params.session_id}`);
     return message;
   }
 
@@ -97,7 +99,7 @@ export class SessionController {
   @ApiErrorResponses(404)
   async clearFeedback(@CurrentUser() user: AuthUser, @Param() params: MessageIdParams): Promise<MessageInfo> {
     const message = await this.storage.setMessageFeedback(user.userId, params.session_id, params.message_id, null);
-    if (!message) throw new NotFoundException(`Message ${params.message_id} not found in session ${params.session_id}`);
+    if (!message) throw new RequestError('message_not_found', `Message ${params.message_id} not found in session ${params.session_id}`);
     return message;
   }
 
@@ -107,7 +109,7 @@ export class SessionController {
   @ApiErrorResponses(404)
   async remove(@CurrentUser() user: AuthUser, @Param() params: SessionIdParams): Promise<SessionDeleteResponse> {
     const deleted = await this.storage.deleteSession(user.userId, params.session_id);
-    if (!deleted) throw new NotFoundException(`Session ${params.session_id} not found`);
+    if (!deleted) throw new SessionNotFoundError(params.session_id);
     return { session_id: params.session_id, message: 'Session deleted' };
   }
 }

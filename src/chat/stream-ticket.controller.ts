@@ -39,7 +39,7 @@ export class StreamTicketController {
       "The ticket is signed for this run and this user, and its own reconnects (with `Last-Event-ID`) keep working until it expires.",
   })
   @ApiOkResponse({ type: StreamTicketResponse, description: 'The ticket and its lifetime' })
-  @ApiErrorResponses(400, 401, 404, 413, 429, 503)
+  @ApiErrorResponses(400, 401, 'run_not_found', 413, 429, 503)
   @RateLimit('run_control')
   async issue(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<StreamTicketResponse> {
     const run = await this.runs.find(params.run_id, user.userId);

@@ -89,7 +89,7 @@ export class KnowledgeController {
   @ApiAcceptedResponse({ type: DocumentUploadResponse, description: 'Stored and queued: `job` (Location: the job)' })
   @ApiOkResponse({ type: DocumentUploadResponse, description: 'The same content is stored already: the existing document (`duplicate: true`)' })
   @ApiCreatedResponse({ type: DocumentUploadResponse, description: '`wait=true`: the job stored the document' })
-  @ApiErrorResponses(403, 409, 413, 415, 422, 429)
+  @ApiErrorResponses(403, 'invalid_document_name', 'index_space_mismatch', 'ingest_cancelled', 413, 'document_too_large', 'unsupported_document', 'unreadable_document', 429, 'ingest_failed')
   @RateLimit('upload')
   @UseInterceptors(FileInterceptor('file'))
   async upload(
@@ -141,7 +141,7 @@ export class KnowledgeController {
   @Get('jobs/:id')
   @ApiOperation({ summary: 'An ingest job: status, stage, progress, attempts, error, and its document once completed' })
   @ApiOkResponse({ type: IngestJobInfo, description: 'The job as it is now' })
-  @ApiErrorResponses(403, 404)
+  @ApiErrorResponses(403, 'ingest_job_not_found')
   async getJob(@CurrentUser() user: AuthUser, @Param() params: JobIdParams): Promise<IngestJobInfo> {
     requireAdmin(user);
     const job = await this.jobs.find(params.id);
@@ -155,7 +155,7 @@ export class KnowledgeController {
   })
   @ApiProduces('text/event-stream')
   @ApiOkResponse({ description: '`event: job`, `data:` the job (as GET /api/knowledge/jobs/{id}); the last one has status completed, failed or cancelled' })
-  @ApiErrorResponses(403, 404)
+  @ApiErrorResponses(403, 'ingest_job_not_found')
   async jobEvents(@CurrentUser() user: AuthUser, @Param() params: JobIdParams, @Res() res: Response): Promise<void> {
     requireAdmin(user);
     const first = await this.jobs.find(params.id);
@@ -203,7 +203,7 @@ export class KnowledgeController {
       '(status `cancelled`, `job_cancelled: true`) whatever its stage: the document is not stored, or is removed if it just was, and never comes back.',
   })
   @ApiOkResponse({ type: DocumentDeleteResponse, description: 'The document and its chunks are gone; its unfinished ingest job, if any, is cancelled' })
-  @ApiErrorResponses(403, 404)
+  @ApiErrorResponses(403, 'document_not_found')
   async remove(@CurrentUser() user: AuthUser, @Param() params: DocumentIdParams): Promise<DocumentDeleteResponse> {
     requireAdmin(user);
     const deleted = await this.jobs.deleteDocument(params.id);

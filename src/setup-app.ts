@@ -5,6 +5,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import type { Logger as PinoLogger } from 'pino';
+import { ERROR_CODES } from './common/coded-error.js';
 import { SAME_ORIGIN_PAGE_POLICY } from './common/page-policy.js';
 import { bodyParserCode, bodyParserMessage, bodyParserStatus, buildErrorBody, errorBodyFor } from './common/http-exception.filter.js';
 import { AppConfig } from './config/app-config.js';
@@ -23,7 +24,9 @@ export function buildOpenApiDocument(app: INestApplication) {
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
     .build();
   // HitlResumeState travels inside checkpoints, not responses: listed so clients see the whole protocol.
-  return SwaggerModule.createDocument(app, config, { extraModels: [HitlResumeState, PendingHitlState, RagTrace] });
+  const document = SwaggerModule.createDocument(app, config, { extraModels: [HitlResumeState, PendingHitlState, RagTrace] });
+  // The table of error codes, for clients to generate theirs from (clients/typescript/src/error-codes.ts).
+  return Object.assign(document, { 'x-error-codes': ERROR_CODES });
 }
 
 /**

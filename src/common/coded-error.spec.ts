@@ -53,6 +53,12 @@ describe('error codes', () => {
     }
   });
 
+  it('docs/protocol.md lists every code with its status', () => {
+    const doc = readFileSync(path.resolve('docs', 'protocol.md'), 'utf8');
+    const listed = Object.fromEntries([...doc.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map(([, code, status]) => [code, Number(status)]));
+    expect(listed).toEqual(ERROR_CODE_STATUS);
+  });
+
   it('an HTTP error without a code falls back to a code of its status', () => {
     for (const status of [400, 401, 403, 404, 413, 415, 429, 500, 503]) expect(ERROR_CODE_STATUS[fallbackErrorCode(status)]).toBe(status);
     expect(fallbackErrorCode(405)).toBe('invalid_request');

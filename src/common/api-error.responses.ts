@@ -41,18 +41,18 @@ export class ApiErrorBody {
 export const ERROR_DESCRIPTIONS = {
   400: 'Invalid input; the message names the field, parameter or header at fault',
   401: 'Missing, malformed, expired or tampered bearer token, API key or stream ticket',
-  403: 'Authenticated but not allowed (the route needs the token role "admin")',
+  403: 'Authenticated but not allowed',
   404: 'No such resource for this user',
-  409: 'The session already has a run in progress (`run_in_progress`; `run_id` names it)',
-  410: 'The run\'s events are no longer kept, or were all received already (`run_events_gone`)',
+  409: 'In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit)',
+  410: 'No longer available',
   413: 'Request body (or uploaded file) too large',
-  415: 'Unsupported document type: send .txt, .md or .pdf (`unsupported_document`)',
-  422: 'The document could not be read: a damaged file or one without text (`unreadable_document`)',
+  415: 'Unsupported media type',
+  422: 'The content could not be read',
   429: 'Too many requests for this user; retry after the Retry-After header',
   500: 'An unexpected error; the request id finds it in the logs',
-  502: 'The chat model failed or answered something unusable (`model_error`); the turn is not saved',
+  502: 'The chat model failed or answered something unusable; the turn is not saved',
   503: 'A required dependency (PostgreSQL, Redis, or the identity provider\'s keys) is unavailable; retry later',
-  504: 'The chat model did not answer in time (`model_timeout`); the turn is not saved',
+  504: 'The chat model did not answer in time; the turn is not saved',
 } as const satisfies Record<number, string>;
 
 export type DocumentedErrorStatus = keyof typeof ERROR_DESCRIPTIONS;

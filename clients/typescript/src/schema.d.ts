@@ -1677,7 +1677,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Authenticated but not allowed (the route needs the token role "admin"). Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
+            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1689,7 +1689,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The session already has a run in progress (`run_in_progress`; `run_id` names it). Codes: `api_key_limit` (The user has as many live API keys as allowed: revoke one first) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `api_key_limit` (The user has as many live API keys as allowed: revoke one first) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1771,7 +1771,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Authenticated but not allowed (the route needs the token role "admin"). Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
+            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2460,7 +2460,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Authenticated but not allowed (the route needs the token role "admin"). Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
+            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2472,7 +2472,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The session already has a run in progress (`run_in_progress`; `run_id` names it). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document was deleted before its ingest job ended: nothing is stored) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document was deleted before its ingest job ended: nothing is stored) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2496,7 +2496,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unsupported document type: send .txt, .md or .pdf (`unsupported_document`). Codes: `unsupported_document` (Unsupported document type: send .txt, .md or .pdf) */
+            /** @description Unsupported media type. Codes: `unsupported_document` (Unsupported document type: send .txt, .md or .pdf) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2508,7 +2508,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The document could not be read: a damaged file or one without text (`unreadable_document`). Codes: `unreadable_document` (The document could not be read: a damaged file or one without text) */
+            /** @description The content could not be read. Codes: `unreadable_document` (The document could not be read: a damaged file or one without text) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2588,7 +2588,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Authenticated but not allowed (the route needs the token role "admin"). Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
+            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2658,7 +2658,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Authenticated but not allowed (the route needs the token role "admin"). Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
+            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2738,7 +2738,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Authenticated but not allowed (the route needs the token role "admin"). Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
+            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2820,7 +2820,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Authenticated but not allowed (the route needs the token role "admin"). Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
+            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3164,7 +3164,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The session already has a run in progress (`run_in_progress`; `run_id` names it). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3200,7 +3200,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The chat model failed or answered something unusable (`model_error`); the turn is not saved. Codes: `model_error` (The chat model failed or answered something unusable; the turn is not saved) */
+            /** @description The chat model failed or answered something unusable; the turn is not saved. Codes: `model_error` (The chat model failed or answered something unusable; the turn is not saved) */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -3224,7 +3224,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The chat model did not answer in time (`model_timeout`); the turn is not saved. Codes: `model_timeout` (The chat model did not answer in time; the turn is not saved) */
+            /** @description The chat model did not answer in time; the turn is not saved. Codes: `model_timeout` (The chat model did not answer in time; the turn is not saved) */
             504: {
                 headers: {
                     [name: string]: unknown;
@@ -3344,7 +3344,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The session already has a run in progress (`run_in_progress`; `run_id` names it). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3504,7 +3504,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The run's events are no longer kept, or were all received already (`run_events_gone`). Codes: `run_events_gone` (The run's events are no longer kept, or were all received already) */
+            /** @description No longer available. Codes: `run_events_gone` (The run's events are no longer kept, or were all received already) */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -3682,7 +3682,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The session already has a run in progress (`run_in_progress`; `run_id` names it). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3796,7 +3796,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The run's events are no longer kept, or were all received already (`run_events_gone`). Codes: `run_events_gone` (The run's events are no longer kept, or were all received already) */
+            /** @description No longer available. Codes: `run_events_gone` (The run's events are no longer kept, or were all received already) */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -3941,7 +3941,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description The session already has a run in progress (`run_in_progress`; `run_id` names it). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3968,7 +3968,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description The chat model failed or answered something unusable (`model_error`); the turn is not saved. Codes: `model_error` (The chat model failed or answered something unusable; the turn is not saved) */
+            /** @description The chat model failed or answered something unusable; the turn is not saved. Codes: `model_error` (The chat model failed or answered something unusable; the turn is not saved) */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -3986,7 +3986,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description The chat model did not answer in time (`model_timeout`); the turn is not saved. Codes: `model_timeout` (The chat model did not answer in time; the turn is not saved) */
+            /** @description The chat model did not answer in time; the turn is not saved. Codes: `model_timeout` (The chat model did not answer in time; the turn is not saved) */
             504: {
                 headers: {
                     [name: string]: unknown;

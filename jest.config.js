@@ -40,7 +40,7 @@ const withServers = {
 };
 
 /** What every end-to-end project shares: add e2e-wide setup files here. */
-const e2e = { ...withServers };
+const e2e = { ...withServers, setupFilesAfterEnv: ['<rootDir>/test/support/error-body-check.ts'] };
 
 /** Fault tests: their own servers, proxies, kills, stalls, drains, parse bombs and ingest faults. */
 const RESILIENCE = [

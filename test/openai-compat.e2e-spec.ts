@@ -251,7 +251,7 @@ describe('OpenAI-compatible API through the openai package (local model)', () =>
       .set('Content-Type', 'application/json')
       .send('{"model": "rag-agent", "messages": [')
       .expect(400);
-    expect(malformed.body).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', param: null, code: null } });
+    expect(malformed.body).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', param: null, code: 'malformed_json' } });
     const huge = await request(t.app.getHttpServer())
       .post('/v1/chat/completions')
       .set(t.auth(uniqueUser('oa')))

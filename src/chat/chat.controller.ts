@@ -1,18 +1,15 @@
 import {
-  BadRequestException,
   Body,
   Controller,
   Get,
   Headers,
   HttpCode,
-  NotFoundException,
   Param,
   Post,
   Res,
   UseGuards,
   UseInterceptors,
   Inject,
-  GoneException,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -34,6 +31,7 @@ import { RunRegistry } from './run-registry.service.js';
 import { StreamTicketRunGuard } from './stream-ticket-run.guard.js';
 import { formatSse, LAST_EVENT_ID_RULE, openSse, parseLastEventId, RunEvent, startHeartbeat, TERMINAL_EVENTS } from './sse.js';
 import { StartsTurn, stoppedFollowingSse, TurnDrain } from './turn-drain.service.js';
+import { RequestError } from '../common/coded-error.js';
 
 const SSE_DESCRIPTION =
   'Server-Sent Events, each with `id` (monotonic within the run), `event` and JSON `data`: ' +
@@ -64,10 +62,10 @@ export class ChatController {
   @Get('runs/:run_id')
   @ApiOperation({ summary: 'A run of the caller: its session, status and times (find it from SessionInfo.active_run or a 409 body)' })
   @ApiOkResponse({ type: RunInfo, description: 'The run, its status and times' })
-  @ApiErrorResponses(400, 401, 404, 503)
+  @ApiErrorResponses(400, 401, 'run_not_found', 503)
   async run(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<RunInfo> {
     const run = await this.runs.info(params.run_id, user.userId);
-    if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
+    if (!run) throw new RequestError('run_not_found', `Run ${params.run_id} not found`);
     return run;
   }
 
@@ -81,11 +79,11 @@ export class ChatController {
       'Idempotent: a run that already ended answers as it ended.',
   })
   @ApiOkResponse({ type: RunInfo, description: 'The run after the cancel (`cancelled`, or how it had already ended)' })
-  @ApiErrorResponses(400, 401, 404, 413, 429, 503)
+  @ApiErrorResponses(400, 401, 'run_not_found', 413, 429, 503)
   @RateLimit('run_control')
   async cancel(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<RunInfo> {
     const run = await this.chat.cancel(params.run_id, user.userId);
-    if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
+    if (!run) throw new RequestError('run_not_found', `Run ${params.run_id} not found`);
     return run;
   }
 
@@ -97,7 +95,7 @@ export class ChatController {
   @ApiOperation({ summary: 'Run a chat turn and answer it whole' })
   @ApiBody({ type: ChatRequest, examples: CHAT_REQUEST_EXAMPLES })
   @ApiOkResponse({ type: ChatResponse, description: 'The answer, its RAG trace, and the question put to the user if the turn paused' })
-  @ApiErrorResponses(400, 401, 404, 409, 413, 429, 502, 503, 504)
+  @ApiErrorResponses(400, 401, 'session_not_found', 'session_deleted', 'run_in_progress', 'cancelled', 413, 429, 'model_error', 503, 'run_lost', 'shutting_down', 'model_timeout')
   async send(@CurrentUser() user: AuthUser, @Body() body: ChatRequest): Promise<ChatResponse> {
     const turn = await this.chat.prepare(user.userId, body.message, body.session_id);
     // A failed turn answers by its code (coded-error.ts): 502/504 for the model, 503 for storage, 404 for a deleted session.
@@ -111,7 +109,7 @@ export class ChatController {
   @ApiOperation({ summary: 'Run a chat turn, streaming its events (SSE)', description: SSE_DESCRIPTION })
   @ApiBody({ type: ChatRequest, examples: CHAT_REQUEST_EXAMPLES })
   @ApiOkResponse(SSE_OK_RESPONSE)
-  @ApiErrorResponses(400, 401, 404, 409, 413, 429, 503)
+  @ApiErrorResponses(400, 401, 'session_not_found', 'run_in_progress', 413, 429, 503, 'shutting_down')
   async stream(@CurrentUser() user: AuthUser, @Body() body: ChatRequest, @Res() res: Response): Promise<void> {
     // Ownership and the one-run-per-session rule answer as plain HTTP errors, before the stream opens.
     const turn = await this.chat.prepare(user.userId, body.message, body.session_id);
@@ -133,7 +131,7 @@ export class ChatController {
     description: 'Id of the last event received: a non-negative integer of at most 9 digits (400 otherwise); absent or empty replays from the start',
   })
   @ApiOkResponse(SSE_OK_RESPONSE)
-  @ApiErrorResponses(400, 401, 404, 410, 503)
+  @ApiErrorResponses(400, 401, 'run_not_found', 'run_events_gone', 503, 'run_events_unavailable')
   async rejoin(
     @CurrentUser() user: AuthUser,
     @Param() params: RunIdParams,
@@ -141,9 +139,9 @@ export class ChatController {
     @Res() res: Response,
   ): Promise<void> {
     const afterId = parseLastEventId(lastEventId);
-    if (afterId === 'invalid') throw new BadRequestException(LAST_EVENT_ID_RULE);
+    if (afterId === 'invalid') throw new RequestError('invalid_request', LAST_EVENT_ID_RULE);
     const run = await this.runs.find(params.run_id, user.userId);
-    if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
+    if (!run) throw new RequestError('run_not_found', `Run ${params.run_id} not found`);
     const isRunning = () => this.runs.status(params.run_id);
     await this.pipe(params.run_id, afterId === 'absent' ? 0 : afterId, res, isRunning, run.status !== 'running');
   }
@@ -201,7 +199,7 @@ export class ChatController {
     // Ended while the catch-up was read (the instance drained): nothing more is followed.
     if (res.writableEnded) stopFollowing();
     if (!opened && delivered === 0 && finished) {
-      throw new GoneException(`The events of run ${runId} are no longer kept, or were all received already`);
+      throw new RequestError('run_events_gone', `The events of run ${runId} are no longer kept, or were all received already`);
     }
     if (!opened) {
       openSse(res);

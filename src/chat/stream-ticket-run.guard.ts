@@ -1,4 +1,5 @@
-import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { RequestError } from '../common/coded-error.js';
 import type { Request } from 'express';
 import type { RequestWithUser } from '../auth/auth-user.js';
 import { STREAM_TICKET_PARAMETER } from '../auth/stream-ticket.decorator.js';
@@ -21,7 +22,7 @@ export class StreamTicketRunGuard implements CanActivate {
     const runId = (request.params as Record<string, unknown> | undefined)?.run_id;
     const userId = request.user?.userId;
     if (typeof runId !== 'string' || userId === undefined || (await this.runs.find(runId.toLowerCase(), userId)) === null) {
-      throw new UnauthorizedException("Stream ticket does not belong to this run's user");
+      throw new RequestError('unauthorized', "Stream ticket does not belong to this run's user");
     }
     return true;
   }

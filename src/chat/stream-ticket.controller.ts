@@ -1,4 +1,4 @@
-import { Controller, HttpCode, NotFoundException, Param, Post } from '@nestjs/common';
+import { Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
@@ -7,6 +7,7 @@ import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { ApiErrorResponses } from '../common/api-error.responses.js';
 import { RunIdParams } from './run-id.params.js';
 import { RunRegistry } from './run-registry.service.js';
+import { RequestError } from '../common/coded-error.js';
 
 export class StreamTicketResponse {
   @ApiProperty({ description: 'Pass as `?ticket=` to `GET /api/chat/runs/{run_id}/stream` (this run only), e.g. with EventSource' })
@@ -38,11 +39,11 @@ export class StreamTicketController {
       "The ticket is signed for this run and this user, and its own reconnects (with `Last-Event-ID`) keep working until it expires.",
   })
   @ApiOkResponse({ type: StreamTicketResponse, description: 'The ticket and its lifetime' })
-  @ApiErrorResponses(400, 401, 404, 413, 429, 503)
+  @ApiErrorResponses(400, 401, 'run_not_found', 413, 429, 503)
   @RateLimit('run_control')
   async issue(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<StreamTicketResponse> {
     const run = await this.runs.find(params.run_id, user.userId);
-    if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
+    if (!run) throw new RequestError('run_not_found', `Run ${params.run_id} not found`);
     return this.tickets.issue(user, run.id);
   }
 }

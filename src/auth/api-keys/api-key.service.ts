@@ -1,8 +1,8 @@
-import { BeforeApplicationShutdown, ConflictException, ForbiddenException, Injectable, Logger, NotFoundException, UnauthorizedException } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Repository } from 'typeorm';
-import { CodedError } from '../../common/coded-error.js';
+import { CodedError, RequestError } from '../../common/coded-error.js';
 import { isDatabaseUnavailable } from '../../common/database-unavailable.js';
 import type { AuthUser } from '../auth-user.js';
 import { ApiKey, ApiKeyRole } from './api-key.entity.js';
@@ -82,7 +82,7 @@ export class ApiKeyService implements BeforeApplicationShutdown {
 
   async create(user: AuthUser, name: string, expiresInDays?: number): Promise<ApiKeyCreatedResponse> {
     if (user.apiKeyId) {
-      throw new ForbiddenException('An API key cannot create API keys (a leaked key must not mint successors): use a signed user token');
+      throw new RequestError('forbidden', 'An API key cannot create API keys (a leaked key must not mint successors): use a signed user token');
     }
     const key = API_KEY_PREFIX + randomBytes(SECRET_BYTES).toString('base64url');
     const prefix = key.slice(API_KEY_PREFIX.length, API_KEY_PREFIX.length + API_KEY_PREFIX_LENGTH);
@@ -96,7 +96,7 @@ export class ApiKeyService implements BeforeApplicationShutdown {
         [user.userId],
       );
       if (live >= MAX_LIVE_API_KEYS) {
-        throw new ConflictException(`At most ${MAX_LIVE_API_KEYS} live API keys per user: revoke one (DELETE /api/keys/:id) first`);
+        throw new RequestError('api_key_limit', `At most ${MAX_LIVE_API_KEYS} live API keys per user: revoke one (DELETE /api/keys/:id) first`);
       }
       const [inserted] = await manager.query(
         `INSERT INTO api_keys (id, user_id, name, prefix, key_hash, role, expires_at)
@@ -122,7 +122,7 @@ export class ApiKeyService implements BeforeApplicationShutdown {
   /** Revokes one of the user's keys; revoking a revoked key changes nothing. A key may revoke only itself. */
   async revoke(user: AuthUser, id: string): Promise<ApiKeyInfo> {
     if (user.apiKeyId && user.apiKeyId !== id.toLowerCase()) {
-      throw new ForbiddenException('An API key can revoke only itself (a leaked key must not lock out its owner\'s other keys): use a signed user token');
+      throw new RequestError('forbidden', 'An API key can revoke only itself (a leaked key must not lock out its owner\'s other keys): use a signed user token');
     }
     const userId = user.userId;
     const [rows] = await this.keys.query(
@@ -130,14 +130,14 @@ export class ApiKeyService implements BeforeApplicationShutdown {
       [id, userId],
     );
     const row = (rows as KeyRow[])[0];
-    if (!row) throw new NotFoundException(`API key ${id} not found`);
+    if (!row) throw new RequestError('api_key_not_found', `API key ${id} not found`);
     return toInfo(row);
   }
 
   /** The key's owner and role; 401 for a malformed, unknown, revoked or expired key, 503 when PostgreSQL cannot answer. */
   async authenticate(key: string): Promise<AuthUser> {
     if (!KEY_PATTERN.test(key)) {
-      throw new UnauthorizedException(`Malformed API key: expected "${API_KEY_PREFIX}" followed by 43 base64url characters`);
+      throw new RequestError('unauthorized', `Malformed API key: expected "${API_KEY_PREFIX}" followed by 43 base64url characters`);
     }
     let rows: Array<{ id: string; user_id: string; role: ApiKeyRole; revoked: boolean; expired: boolean; last_used_at: Date | null; expires_at: Date | null }>;
     try {
@@ -153,8 +153,8 @@ export class ApiKeyService implements BeforeApplicationShutdown {
     }
     const row = rows[0];
     // Unknown and revoked answer alike: the answer must not tell which keys once existed.
-    if (!row || row.revoked) throw new UnauthorizedException('Invalid API key: unknown or revoked');
-    if (row.expired) throw new UnauthorizedException('API key expired: create a new one (POST /api/keys with a user token)');
+    if (!row || row.revoked) throw new RequestError('unauthorized', 'Invalid API key: unknown or revoked');
+    if (row.expired) throw new RequestError('unauthorized', 'API key expired: create a new one (POST /api/keys with a user token)');
     this.recordUse(row.id, row.last_used_at);
     const user: AuthUser = { userId: row.user_id, isAdmin: row.role === 'admin', apiKeyId: row.id };
     if (row.expires_at) user.credentialExpiresAt = Math.floor(row.expires_at.getTime() / 1000);

@@ -71,7 +71,7 @@ export class UiChatController {
   @ApiBody({ type: UiChatRequest })
   @ApiProduces('text/event-stream')
   @ApiOkResponse(UI_STREAM_OK)
-  @ApiErrorResponses(400, 401, 404, 409, 413, 429, 503)
+  @ApiErrorResponses(400, 401, 'session_not_found', 'run_in_progress', 413, 429, 503, 'shutting_down')
   async send(@CurrentUser() user: AuthUser, @Body() raw: unknown, @Res() res: Response): Promise<void> {
     // Validated here, not by the global pipe, which would refuse the extra fields a transport may add.
     const request = await parseUiChatRequest(raw);
@@ -90,7 +90,7 @@ export class UiChatController {
   @ApiProduces('text/event-stream')
   @ApiOkResponse(UI_STREAM_OK)
   @ApiNoContentResponse({ description: 'No turn of this chat is running' })
-  @ApiErrorResponses(400, 401, 404, 503)
+  @ApiErrorResponses(400, 401, 'run_not_found', 'run_events_gone', 503, 'run_events_unavailable')
   async resume(@CurrentUser() user: AuthUser, @Param() params: UiChatIdParams, @Res() res: Response): Promise<void> {
     const sessionId = this.sessionIds.forChat(user.userId, params.id);
     const owner = await this.storage.sessionOwner(sessionId);

@@ -93,7 +93,7 @@ export class OpenAiCompatController {
   @ApiHeader({ name: 'X-Session-Id', required: false, description: 'A session of the caller (UUID): the turn is stored in it; absent: stateless' })
   @ApiBody({ type: ChatCompletionRequestDoc })
   @ApiOkResponse({ type: ChatCompletionDoc, description: '`chat.completion`, or with `stream: true` an SSE stream of `chat.completion.chunk`' })
-  @ApiErrorResponsesOf(OpenAiErrorBodyDoc, 400, 401, 404, 409, 413, 429, 502, 503, 504)
+  @ApiErrorResponsesOf(OpenAiErrorBodyDoc, 400, 401, 'session_not_found', 'session_deleted', 'run_in_progress', 'cancelled', 413, 429, 'model_error', 503, 'run_lost', 'shutting_down', 'model_timeout')
   async complete(
     @CurrentUser() user: AuthUser,
     @Body() body: unknown,

@@ -1,15 +1,15 @@
+import type { RunEvent, RunEventType } from './run-event.js';
+
+export type { RunEvent, RunEventArgs, RunEventData, RunEventOf, RunEventType } from './run-event.js';
+export { isTerminal, TERMINAL_EVENTS } from './run-event.js';
+
 export const SSE_EVENT_TYPES = ['metadata', 'step', 'token', 'tool', 'hitl', 'trace', 'done', 'error'] as const;
 export type SseEventType = (typeof SSE_EVENT_TYPES)[number];
 
-/** One event of a run; `id` is monotonic within the run, starting at 1. */
-export interface RunEvent {
-  id: number;
-  event: SseEventType;
-  data: unknown;
-}
-
-/** Events after which a run's stream ends. */
-export const TERMINAL_EVENTS: ReadonlySet<SseEventType> = new Set(['done', 'error']);
+/** The list above names exactly the events of the union (the OpenAPI models): a difference fails the typecheck. */
+type SameNames = [SseEventType] extends [RunEventType] ? ([RunEventType] extends [SseEventType] ? true : never) : never;
+const sameNames: SameNames = true;
+void sameNames;
 
 export function formatSse(event: RunEvent): string {
   return `id: ${event.id}\nevent: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`;

@@ -1,3 +1,4 @@
+import type { SseTransport } from '../common/sse-stream.js';
 import type { RunEvent, RunEventType } from './run-event.js';
 
 export type { RunEvent, RunEventArgs, RunEventData, RunEventOf, RunEventType } from './run-event.js';
@@ -16,6 +17,11 @@ export function formatSse(event: RunEvent): string {
 }
 
 export { openSse, startHeartbeat } from '../common/sse-stream.js';
+
+/** The transport of this service's own event streams: `: stream open` first, `: heartbeat` on a fixed clock. */
+export function chatSseTransport(heartbeatMs: number): SseTransport {
+  return { openComment: 'stream open', heartbeatComment: 'heartbeat', heartbeatMs };
+}
 
 export const LAST_EVENT_ID_RULE = 'Last-Event-ID must be the id of the last event received: a non-negative integer of at most 9 digits';
 

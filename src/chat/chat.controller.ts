@@ -29,7 +29,8 @@ import { SSE_SCHEMA_MODELS, STREAM_EVENT_SCHEMA } from './sse-events.dto.js';
 import { RunEventsService, RunStatusProbe } from './run-events.service.js';
 import { RunRegistry } from './run-registry.service.js';
 import { StreamTicketRunGuard } from './stream-ticket-run.guard.js';
-import { formatSse, LAST_EVENT_ID_RULE, openSse, parseLastEventId, RunEvent, startHeartbeat, TERMINAL_EVENTS } from './sse.js';
+import { SseWriter } from '../common/sse-stream.js';
+import { chatSseTransport, formatSse, isTerminal, LAST_EVENT_ID_RULE, parseLastEventId } from './sse.js';
 import { StartsTurn, stoppedFollowingSse, TurnDrain } from './turn-drain.service.js';
 import { RequestError } from '../common/coded-error.js';
 
@@ -113,9 +114,10 @@ export class ChatController {
   async stream(@CurrentUser() user: AuthUser, @Body() body: ChatRequest, @Res() res: Response): Promise<void> {
     // Ownership and the one-run-per-session rule answer as plain HTTP errors, before the stream opens.
     const turn = await this.chat.prepare(user.userId, body.message, body.session_id);
-    openSse(res);
+    const writer = new SseWriter(res, chatSseTransport(this.config.chat.sseHeartbeatMs));
+    writer.open();
     this.chat.startStreaming(turn, TurnContext.of(turn, 'stream'));
-    await this.pipe(turn.runId, 0, res, async () => 'running');
+    await this.pipe(turn.runId, 0, writer, async () => 'running');
   }
 
   @Get('runs/:run_id/stream')
@@ -143,68 +145,40 @@ export class ChatController {
     const run = await this.runs.find(params.run_id, user.userId);
     if (!run) throw new RequestError('run_not_found', `Run ${params.run_id} not found`);
     const isRunning = () => this.runs.status(params.run_id);
-    await this.pipe(params.run_id, afterId === 'absent' ? 0 : afterId, res, isRunning, run.status !== 'running');
+    const writer = new SseWriter(res, chatSseTransport(this.config.chat.sseHeartbeatMs));
+    await this.pipe(params.run_id, afterId === 'absent' ? 0 : afterId, writer, isRunning, run.status !== 'running');
   }
 
   /** Writes a run's events to an SSE response until a terminal event or until the client leaves. */
   private async pipe(
     runId: string,
     afterId: number,
-    res: Response,
+    writer: SseWriter,
     isRunning: RunStatusProbe,
     finished = false,
   ): Promise<void> {
-    let opened = res.headersSent;
-    let stopFollowing: () => void = () => undefined;
-    let stopHeartbeat: () => void = () => undefined;
-    let delivered = 0;
-    let unregister: () => void = () => undefined;
-    const end = () => {
-      stopFollowing();
-      stopHeartbeat();
-      unregister();
-      if (!res.writableEnded) res.end();
-    };
-    const onEvent = (event: RunEvent) => {
-      if (res.writableEnded) return;
-      if (!opened) {
-        openSse(res);
-        opened = true;
-      }
-      delivered += 1;
-      res.write(formatSse(event));
-      if (TERMINAL_EVENTS.has(event.event)) {
-        unregister();
-        setImmediate(end);
-      }
-    };
-    res.on('close', () => {
-      // The run goes on without this listener.
-      stopFollowing();
-      stopHeartbeat();
-      unregister();
-    });
+    const following = new AbortController();
     // Still open when the instance has drained (the run goes on elsewhere): the stream ends with a terminal event all the same.
-    unregister = this.drain.openStream(() => {
-      if (res.writableEnded) return;
-      if (!opened) {
-        openSse(res);
-        opened = true;
-      }
-      res.write(stoppedFollowingSse());
-      end();
+    const unregister = this.drain.openStream(() => {
+      following.abort();
+      void writer.write(stoppedFollowingSse());
+      writer.end();
     });
-    // Before the stream opened, RunEventsUnavailableError (503) and RunEventsGoneError (410) answer by their codes.
-    stopFollowing = await this.events.follow(runId, afterId, onEvent, isRunning);
-    // Ended while the catch-up was read (the instance drained): nothing more is followed.
-    if (res.writableEnded) stopFollowing();
-    if (!opened && delivered === 0 && finished) {
-      throw new RequestError('run_events_gone', `The events of run ${runId} are no longer kept, or were all received already`);
+    try {
+      // Before the stream opened, RunEventsUnavailableError (503) and RunEventsGoneError (410) answer by their codes.
+      const events = await this.events.follow(runId, afterId, { status: isRunning, signal: AbortSignal.any([writer.signal, following.signal]) });
+      if (!writer.opened && events.backlog === 0 && finished) {
+        throw new RequestError('run_events_gone', `The events of run ${runId} are no longer kept, or were all received already`);
+      }
+      writer.open();
+      writer.startHeartbeat();
+      for await (const event of events) {
+        if (isTerminal(event)) unregister();
+        await writer.write(formatSse(event));
+      }
+    } finally {
+      unregister();
+      if (writer.opened) writer.end();
     }
-    if (!opened) {
-      openSse(res);
-      opened = true;
-    }
-    if (!res.writableEnded) stopHeartbeat = startHeartbeat(res, this.config.chat.sseHeartbeatMs);
   }
 }

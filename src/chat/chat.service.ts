@@ -21,8 +21,8 @@ import { PendingRunEnds } from './pending-run-ends.js';
 import { RunEventsService } from './run-events.service.js';
 import { RunCancellation, RunCancelledSignal } from './run-cancellation.service.js';
 import { RunInfoRecord, RunRegistry, RunSlotTakenError } from './run-registry.service.js';
-import type { SseEventType } from './sse.js';
-import { toolEndSummary, toolFailedSummary, toolStartSummary } from './sse-events.dto.js';
+import type { RunEventArgs } from './run-event.js';
+import { type StepEvent, toolEndSummary, toolFailedSummary, toolStartSummary } from './sse-events.dto.js';
 
 export interface TurnResult {
   response: string;
@@ -40,7 +40,7 @@ export interface PreparedTurn {
 }
 
 /** Where a turn's events go: the run's stream in Redis, or a caller's own sink (a stateless turn). */
-export type Emit = (event: SseEventType, data: unknown) => void;
+export type Emit = (...event: RunEventArgs) => void;
 
 /** What a graph run has produced so far, for a turn that stops before it ends. */
 interface GraphProgress {
@@ -178,7 +178,7 @@ export class ChatService {
    */
   startStreaming(turn: PreparedTurn, context: TurnContext): void {
     this.events.open(turn.runId);
-    const emit: Emit = (event, data) => this.events.publish(turn.runId, event, data);
+    const emit: Emit = (...event) => this.events.publish(turn.runId, ...event);
     void this.track(this.execute(turn, context, emit)).catch(() => undefined);
   }
 
@@ -567,7 +567,7 @@ export class ChatService {
           }
         }
       } else if (mode === 'custom') {
-        const { type, ...step } = chunk as { type?: string };
+        const { type, ...step } = chunk as { type?: string } & StepEvent; // what TurnContext.stepReporter writes
         if (type === 'step') emit('step', step);
       } else if (mode === 'updates') {
         const update = chunk as Record<string, { messages?: BaseMessage[]; ragTrace?: RagTrace | null } | undefined> & {
@@ -590,7 +590,7 @@ export class ChatService {
           if (message instanceof ToolMessage) {
             // A failed call's text is for the model (and may be internal); the client is told that it failed.
             const summary = message.status === 'error' ? toolFailedSummary() : toolEndSummary(textContent(message));
-            emit('tool', { name: message.name, phase: 'end', summary });
+            emit('tool', { name: message.name ?? '', phase: 'end', summary });
           }
         }
       }

@@ -1,6 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { createUIMessageStream, pipeUIMessageStreamToResponse, type UIMessageStreamWriter } from 'ai';
 import { IsString, Matches } from 'class-validator';
 import { ApiProperty } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -8,18 +7,19 @@ import type { AuthUser } from '../../auth/auth-user.js';
 import { CurrentUser } from '../../auth/current-user.decorator.js';
 import { TurnContext } from '../../agent/turn-context.js';
 import { ChatService } from '../../chat/chat.service.js';
+import { isTerminal } from '../../chat/run-event.js';
 import { RunEventsService, RunStatusProbe } from '../../chat/run-events.service.js';
 import { RunRegistry } from '../../chat/run-registry.service.js';
-import { RunEvent, TERMINAL_EVENTS } from '../../chat/sse.js';
 import { StartsTurn, STOPPED_FOLLOWING_EVENT, TurnDrain } from '../../chat/turn-drain.service.js';
 import { ApiErrorResponses } from '../../common/api-error.responses.js';
+import { SseWriter } from '../../common/sse-stream.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { RateLimit } from '../../rate-limit/rate-limit.guard.js';
 import { ConversationStorage } from '../../session/conversation-storage.service.js';
 import { SessionNotFoundError } from '../../session/session.errors.js';
 import { parseUiChatRequest, UI_CHAT_ID_PATTERN, UI_CHAT_ID_RULE, UiChatRequest, UiMessage, UiMessagePart } from './ui-chat.dto.js';
-import { RagUIMessage, UiMessageMapper } from './ui-message-mapping.js';
+import { UI_MESSAGE_STREAM_DONE, UiMessageMapper, uiMessageStreamTransport } from './ui-message-mapping.js';
 import { UiSessionIds } from './ui-session-id.js';
 
 export class UiChatIdParams {
@@ -110,47 +110,27 @@ export class UiChatController {
    * A failure to read the events (503, 410) answers before the stream opens.
    */
   private async pipe(runId: string, res: Response, isRunning: RunStatusProbe): Promise<void> {
+    const writer = new SseWriter(res, uiMessageStreamTransport(this.config.chat.sseHeartbeatMs));
     const mapper = new UiMessageMapper();
-    let writer!: UIMessageStreamWriter<RagUIMessage>;
-    let finish!: () => void;
-    const ended = new Promise<void>((resolve) => (finish = resolve));
-    const stream = createUIMessageStream<RagUIMessage>({
-      execute: (options) => {
-        writer = options.writer;
-        return ended;
-      },
-    });
-    let stopFollowing: () => void = () => undefined;
-    let stopped = false;
-    let unregister: () => void = () => undefined;
-    const stop = () => {
-      stopped = true;
-      stopFollowing();
-      unregister();
-      finish();
-    };
-    const onEvent = (event: RunEvent) => {
-      if (stopped) return;
-      for (const chunk of mapper.map(event)) writer.write(chunk);
-      if (TERMINAL_EVENTS.has(event.event)) stop();
-    };
-    res.on('close', stop);
+    const following = new AbortController();
     // Still open when the instance has drained (the run goes on elsewhere): the stream ends with an error chunk all the same.
-    unregister = this.drain.openStream(() => onEvent({ id: 0, event: 'error', data: STOPPED_FOLLOWING_EVENT }));
-    try {
-      stopFollowing = await this.events.follow(runId, 0, onEvent, isRunning);
-    } catch (error) {
-      stop();
-      throw error;
-    }
-    // The whole run may have been replayed inside follow(), before its stopper existed.
-    if (stopped) stopFollowing();
-    await pipeUIMessageStreamToResponse({
-      response: res,
-      stream,
-      keepAliveMs: this.config.chat.sseHeartbeatMs,
-      // As the other streams: the socket closes with the stream, so none holds a shutting-down server open.
-      headers: { connection: 'close', 'cache-control': 'no-cache, no-transform' },
+    const unregister = this.drain.openStream(() => {
+      following.abort();
+      void writer.write(mapper.frames({ id: 0, event: 'error', data: STOPPED_FOLLOWING_EVENT }) + UI_MESSAGE_STREAM_DONE);
+      writer.end();
     });
+    try {
+      const events = await this.events.follow(runId, 0, { status: isRunning, signal: AbortSignal.any([writer.signal, following.signal]) });
+      writer.open();
+      writer.startHeartbeat();
+      for await (const event of events) {
+        if (isTerminal(event)) unregister();
+        await writer.write(mapper.frames(event));
+      }
+      if (!events.abandoned) await writer.write(UI_MESSAGE_STREAM_DONE);
+    } finally {
+      unregister();
+      if (writer.opened) writer.end();
+    }
   }
 }

@@ -2,8 +2,8 @@ import request from 'supertest';
 import { TOKENIZER_VERSION } from '../src/common/text.js';
 import { loadConfig } from '../src/config/app-config.js';
 import { ensureDatabase } from '../src/database/ensure-database.js';
-import { createEmbeddingProvider } from '../src/knowledge/embedding-registry.js';
-import { reindexKnowledge } from '../src/knowledge/reindex.js';
+import { createEmbeddingProvider } from '../src/knowledge/index/embedding-registry.js';
+import { reindexKnowledge } from '../src/knowledge/index/reindex.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 

@@ -28,7 +28,7 @@ import { resolveRecallK } from '../src/knowledge/retrieval/recall-k.js';
 import { DocumentsService } from '../src/knowledge/ingest/documents.service.js';
 import { DenseRecall } from '../src/knowledge/index/dense/dense-recall.service.js';
 import { MemoryDenseIndex } from '../src/knowledge/index/dense/memory-dense-index.js';
-import { PgvectorStore } from '../src/knowledge/index/dense/pgvector-store.js';
+import { PgvectorStore } from '../src/knowledge/index/dense/pgvector.repository.js';
 import { IndexIdentity } from '../src/knowledge/index/index-identity.js';
 import { EmbeddingProvider } from '../src/knowledge/index/embeddings.js';
 import { RetrievalService } from '../src/knowledge/retrieval/retrieval.service.js';

@@ -15,7 +15,7 @@ import { DocumentsService } from '../src/knowledge/ingest/documents.service.js';
 import { DataSource } from 'typeorm';
 import { DenseRecall } from '../src/knowledge/index/dense/dense-recall.service.js';
 import { MemoryDenseIndex } from '../src/knowledge/index/dense/memory-dense-index.js';
-import { PgvectorStore } from '../src/knowledge/index/dense/pgvector-store.js';
+import { PgvectorStore } from '../src/knowledge/index/dense/pgvector.repository.js';
 import { EmbeddingProvider } from '../src/knowledge/index/embeddings.js';
 import { HybridRecall } from '../src/knowledge/retrieval/hybrid-recall.service.js';
 import { RetrievalService } from '../src/knowledge/retrieval/retrieval.service.js';

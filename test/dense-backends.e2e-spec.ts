@@ -5,7 +5,7 @@ import { ensureDatabase } from '../src/database/ensure-database.js';
 import { DenseRecall } from '../src/knowledge/index/dense/dense-recall.service.js';
 import { DocumentsService } from '../src/knowledge/ingest/documents.service.js';
 import { MemoryDenseIndex } from '../src/knowledge/index/dense/memory-dense-index.js';
-import { PgvectorStore } from '../src/knowledge/index/dense/pgvector-store.js';
+import { PgvectorStore } from '../src/knowledge/index/dense/pgvector.repository.js';
 import { EmbeddingProvider } from '../src/knowledge/index/embeddings.js';
 import { RetrievalService } from '../src/knowledge/retrieval/retrieval.service.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { ensureDatabase } from '../src/database/ensure-database.js';
 import { DenseRecall } from '../src/knowledge/index/dense/dense-recall.service.js';
 import { MemoryDenseIndex } from '../src/knowledge/index/dense/memory-dense-index.js';
-import { PgvectorStore, vectorLiteral } from '../src/knowledge/index/dense/pgvector-store.js';
+import { PgvectorStore, vectorLiteral } from '../src/knowledge/index/dense/pgvector.repository.js';
 import { DocumentsService } from '../src/knowledge/ingest/documents.service.js';
 import { EmbeddingProvider } from '../src/knowledge/index/embeddings.js';
 import { HybridRecall } from '../src/knowledge/retrieval/hybrid-recall.service.js';

@@ -1,7 +1,6 @@
 import { EntityManager } from 'typeorm';
-import { sqlRows } from '../../database/sql.js';
 import type { ChunkNode } from '../ingest/chunker.js';
-import { vectorLiteral } from './dense/pgvector-store.js';
+import type { ChunksRepository } from './chunks.repository.js';
 
 /** Chunk rows per INSERT statement. */
 export const INSERT_BATCH_ROWS = 500;
@@ -33,6 +32,7 @@ export interface ChunkWriteTarget {
  * preparing on this process's CPU and writing on the database's overlap.
  */
 export async function insertChunkTree(
+  chunks: ChunksRepository,
   manager: EntityManager,
   documentId: string,
   tree: ChunkNode[],
@@ -57,7 +57,7 @@ export async function insertChunkTree(
       const prepared = await next;
       if (start + INSERT_BATCH_ROWS < level.length) next = prepareBatch(start + INSERT_BATCH_ROWS);
       const batch = level.slice(start, start + INSERT_BATCH_ROWS);
-      const rows = await insertRows(manager, documentId, batch, start, leafLevel, prepared, target);
+      const rows = await insertRows(chunks, manager, documentId, batch, start, leafLevel, prepared, target);
       for (const row of rows) ids[Number(row.ordinal)] = String(row.id);
       written += batch.length;
       await onRows?.(written);
@@ -68,6 +68,7 @@ export async function insertChunkTree(
 
 /** One INSERT of consecutive nodes of a level; `first` is the ordinal (position in the level) of the first. */
 function insertRows(
+  chunks: ChunksRepository,
   manager: EntityManager,
   documentId: string,
   items: Array<{ node: ChunkNode; parentId: string | null }>,
@@ -76,31 +77,18 @@ function insertRows(
   prepared: Map<ChunkNode, PreparedLeaf>,
   target: ChunkWriteTarget,
 ): Promise<Array<{ id: string; ordinal: number }>> {
-  const { withVectorColumn } = target;
-  const leaves = items.map((item) => prepared.get(item.node));
-  return sqlRows<{ id: string; ordinal: number }>(
-    manager,
-    `INSERT INTO knowledge_chunks (document_id, parent_id, level, is_leaf, ordinal, page, text, search_vector, embedding,
-                                   space_id, dense_epoch ${withVectorColumn ? ', embedding_vector' : ''})
-     SELECT $1, t.parent_id, t.level, t.is_leaf, t.ordinal, t.page, t.text, to_tsvector('simple', t.search_text), t.embedding,
-            CASE WHEN t.is_leaf THEN $11::smallint END, $12::int ${withVectorColumn ? ', t.vector::vector' : ''}
-       FROM unnest($2::bigint[], $3::smallint[], $4::boolean[], $5::int[], $6::int[], $7::text[], $8::text[], $9::bytea[], $10::text[])
-         AS t(parent_id, level, is_leaf, ordinal, page, text, search_text, embedding, vector)
-     RETURNING id, ordinal`,
-    [
-      documentId,
-      items.map((item) => item.parentId),
-      items.map((item) => item.node.level),
-      items.map((item) => item.node.level === leafLevel),
-      items.map((_, i) => first + i),
-      items.map((item) => item.node.page),
-      items.map((item) => item.node.text),
-      leaves.map((leaf) => leaf?.searchText ?? ''),
-      leaves.map((leaf) => (leaf?.embedding ? Buffer.from(leaf.embedding.buffer, leaf.embedding.byteOffset, leaf.embedding.byteLength) : null)),
-      // The same float32 values as the bytes, so both dense backends rank alike.
-      leaves.map((leaf) => (leaf?.embedding && withVectorColumn ? vectorLiteral(leaf.embedding) : null)),
-      target.spaceId,
-      target.denseEpoch,
-    ],
-  );
+  const rows = items.map((item, i) => {
+    const leaf = prepared.get(item.node);
+    return {
+      parentId: item.parentId,
+      level: item.node.level,
+      isLeaf: item.node.level === leafLevel,
+      ordinal: first + i,
+      page: item.node.page,
+      text: item.node.text,
+      searchText: leaf?.searchText ?? '',
+      embedding: leaf?.embedding ?? null,
+    };
+  });
+  return chunks.insert(manager, documentId, rows, target);
 }

@@ -3,8 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { CodedError } from '../../common/coded-error.js';
 import { TOKENIZER_VERSION } from '../../common/text.js';
-import { sqlRows } from '../../database/sql.js';
+import { ChunksRepository } from './chunks.repository.js';
 import { EmbeddingProvider } from './embeddings.js';
+import { IndexStateRepository } from './index-state.repository.js';
 
 /** What a leaf's search text and embedding were made with. */
 export interface EmbeddingSpace {
@@ -50,11 +51,16 @@ export class IndexSpaceMismatchError extends CodedError {
 export class IndexIdentity implements OnModuleInit {
   private readonly logger = new Logger(IndexIdentity.name);
   private id: number | null = null;
+  private readonly state: IndexStateRepository;
+  private readonly chunks: ChunksRepository;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly embeddings: EmbeddingProvider,
-  ) {}
+  ) {
+    this.state = new IndexStateRepository(dataSource);
+    this.chunks = new ChunksRepository(dataSource);
+  }
 
   get configured(): EmbeddingSpace {
     return {
@@ -72,14 +78,13 @@ export class IndexIdentity implements OnModuleInit {
   }
 
   async onModuleInit(): Promise<void> {
-    this.id = await registerSpace(this.dataSource, this.configured);
+    this.id = await this.state.registerSpace(this.configured);
     const claimed = await this.dataSource.transaction(async (manager) => {
-      const indexed = await lockIndexSpace(manager);
-      if (indexed !== null && indexed !== this.id) throw new IndexSpaceMismatchError(await spaceOf(manager, indexed), this.configured);
-      if (indexed === null) await manager.query('UPDATE knowledge_index_state SET space_id = $1 WHERE id = 1', [this.id]);
+      const indexed = await this.state.lockSpace(manager);
+      if (indexed !== null && indexed !== this.id) throw new IndexSpaceMismatchError(await this.state.spaceOf(manager, indexed), this.configured);
+      if (indexed === null) await this.state.setSpace(manager, this.id!);
       // Leaves stored before leaves recorded their space: the knowledge base's space is the only one they can be in.
-      const rows = await sqlRows(manager, 'UPDATE knowledge_chunks SET space_id = $1 WHERE is_leaf AND space_id IS NULL RETURNING 1', [this.id]);
-      return rows.length;
+      return this.chunks.recordUnspacedLeaves(manager, this.id!);
     });
     if (claimed > 0) {
       this.logger.warn(`${claimed} leaves stored without an index identity were recorded as ${describeSpace(this.configured)}`);
@@ -92,44 +97,7 @@ export class IndexIdentity implements OnModuleInit {
    * space; claims it when it has none.
    */
   async checkBeforeCommit(manager: EntityManager): Promise<void> {
-    const [state] = await sqlRows<{ space_id: number | null }>(
-      manager,
-      `UPDATE knowledge_index_state SET space_id = COALESCE(space_id, $1) WHERE id = 1 RETURNING space_id`,
-      [this.spaceId],
-    );
-    if (state.space_id !== this.spaceId) throw new IndexSpaceMismatchError(await spaceOf(manager, state.space_id!), this.configured);
+    const spaceId = await this.state.claimSpace(manager, this.spaceId);
+    if (spaceId !== this.spaceId) throw new IndexSpaceMismatchError(await this.state.spaceOf(manager, spaceId!), this.configured);
   }
-}
-
-/** The id of `space`, registered when new; safe when instances start together. */
-export async function registerSpace(dataSource: DataSource | EntityManager, space: EmbeddingSpace): Promise<number> {
-  const params = [space.provider, space.model, space.dimensions, space.tokenizer_version];
-  const [inserted] = await sqlRows<{ id: number }>(
-    dataSource,
-    `INSERT INTO knowledge_embedding_spaces (provider, model, dimensions, tokenizer_version) VALUES ($1, $2, $3, $4)
-     ON CONFLICT ON CONSTRAINT uq_knowledge_embedding_spaces DO NOTHING RETURNING id`,
-    params,
-  );
-  if (inserted) return Number(inserted.id);
-  const [existing] = await sqlRows<{ id: number }>(
-    dataSource,
-    'SELECT id FROM knowledge_embedding_spaces WHERE provider = $1 AND model = $2 AND dimensions = $3 AND tokenizer_version = $4',
-    params,
-  );
-  return Number(existing.id);
-}
-
-/** The knowledge base's space id, its state row locked for the rest of the transaction. */
-export async function lockIndexSpace(manager: EntityManager): Promise<number | null> {
-  const [state] = await sqlRows<{ space_id: number | null }>(manager, 'SELECT space_id FROM knowledge_index_state WHERE id = 1 FOR UPDATE');
-  return state.space_id === null ? null : Number(state.space_id);
-}
-
-async function spaceOf(manager: EntityManager, id: number): Promise<EmbeddingSpace> {
-  const [space] = await sqlRows<EmbeddingSpace>(
-    manager,
-    'SELECT provider, model, dimensions, tokenizer_version FROM knowledge_embedding_spaces WHERE id = $1',
-    [id],
-  );
-  return space;
 }

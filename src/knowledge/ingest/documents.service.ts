@@ -6,11 +6,14 @@ import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../../common/keyset-cursor.js';
 import { tokenize } from '../../common/text.js';
-import { isUniqueViolation, sqlRows } from '../../database/sql.js';
+import { isUniqueViolation } from '../../database/sql.js';
 import { buildChunkTreeIncrementally, ChunkNode, yieldToEventLoop } from './chunker.js';
 import { documentNameProblem, InvalidDocumentNameError } from './document-name.js';
 import { DocumentTooLargeError, parseDocument } from './document-parser.js';
 import { DenseRecall } from '../index/dense/dense-recall.service.js';
+import { ChunksRepository } from '../index/chunks.repository.js';
+import { DocumentsRepository, KnowledgeDocument } from '../index/documents.repository.js';
+import { IndexStateRepository } from '../index/index-state.repository.js';
 import { insertChunkTree, LeafPreparer, PreparedLeaf } from '../index/chunk-writer.js';
 import { EmbeddingProvider } from '../index/embeddings.js';
 import { IndexIdentity } from '../index/index-identity.js';
@@ -66,17 +69,7 @@ export interface DocumentPage {
   next_cursor: string | null;
 }
 
-export interface KnowledgeDocument {
-  id: string;
-  filename: string;
-  content_type: string;
-  size_bytes: number;
-  page_count: number | null;
-  chunk_count: number;
-  leaf_count: number;
-  created_by: string;
-  created_at: string;
-}
+export type { KnowledgeDocument };
 
 /** The document an ingest stored was deleted before the ingest ended (say, during a bulk load's index build). */
 export class DocumentRemovedError extends Error {
@@ -102,6 +95,9 @@ export interface IngestResult {
 @Injectable()
 export class DocumentsService {
   private readonly logger = new Logger(DocumentsService.name);
+  private readonly repository: DocumentsRepository;
+  private readonly chunks: ChunksRepository;
+  private readonly state: IndexStateRepository;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -109,7 +105,11 @@ export class DocumentsService {
     private readonly dense: DenseRecall,
     private readonly identity: IndexIdentity,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.repository = new DocumentsRepository(dataSource);
+    this.chunks = new ChunksRepository(dataSource);
+    this.state = new IndexStateRepository(dataSource);
+  }
 
   /**
    * Stores a document; identical content already stored is returned as it is (`duplicate: true`).
@@ -148,22 +148,23 @@ export class DocumentsService {
     try {
       await onProgress?.('storing', 0, rowCount);
       await this.dataSource.transaction(async (manager) => {
-        await manager.query(
-          `INSERT INTO knowledge_documents (id, filename, content_type, size_bytes, content_sha256, page_count, chunk_count, leaf_count, created_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-          [id, filename, parsed.contentType, data.length, sha256, parsed.pageCount, rowCount, leaves.length, createdBy],
-        );
+        await this.repository.insert(manager, id, {
+          filename,
+          contentType: parsed.contentType,
+          sizeBytes: data.length,
+          sha256,
+          pageCount: parsed.pageCount,
+          chunkCount: rowCount,
+          leafCount: leaves.length,
+          createdBy,
+        });
         const target = { spaceId: this.identity.spaceId, denseEpoch, withVectorColumn: this.dense.writesVectorColumn };
-        await insertChunkTree(manager, id, tree, chunkSizes.length, prepare, target, (written) => onProgress?.('storing', written, rowCount));
+        await insertChunkTree(this.chunks, manager, id, tree, chunkSizes.length, prepare, target, (written) => onProgress?.('storing', written, rowCount));
         await options.beforeCommit?.(manager);
         await this.identity.checkBeforeCommit(manager);
         // A bulk load outside the index: when it committed (and the first since the last build) tells the jobs'
         // reconciler when its load has ended (DenseRecall.finishPendingBulkLoads).
-        await manager.query(
-          `UPDATE knowledge_index_state SET version = version + 1${
-            outsideIndex ? ', bulk_loaded_at = clock_timestamp(), bulk_pending_since = COALESCE(bulk_pending_since, clock_timestamp())' : ''
-          } WHERE id = 1`,
-        );
+        await this.state.bumpVersion(manager, outsideIndex);
       });
     } catch (error) {
       // The same content uploaded at the same moment by someone else.
@@ -205,14 +206,7 @@ export class DocumentsService {
   async list(page: { limit?: number; cursor?: string } = {}): Promise<DocumentPage> {
     const limit = Math.min(Math.max(page.limit ?? DOCUMENT_PAGE_DEFAULT, 1), DOCUMENT_PAGE_MAX);
     const after = page.cursor ? decodeKeysetCursor(page.cursor) : null;
-    const rows = await sqlRows<KnowledgeDocument & { created_micros: string }>(
-      this.dataSource,
-      `SELECT ${DOCUMENT_COLUMNS}, (EXTRACT(EPOCH FROM d.created_at) * 1000000)::bigint::text AS created_micros
-         FROM knowledge_documents d
-        ${after ? `WHERE (d.created_at, d.id) < (TIMESTAMPTZ 'epoch' + $2::bigint * INTERVAL '1 microsecond', $3::uuid)` : ''}
-        ORDER BY d.created_at DESC, d.id DESC LIMIT $1`,
-      after ? [limit + 1, after.micros, after.id] : [limit + 1],
-    );
+    const rows = await this.repository.page(limit + 1, after);
     const documents = rows.slice(0, limit);
     const last = documents[documents.length - 1];
     return {
@@ -221,24 +215,22 @@ export class DocumentsService {
     };
   }
 
-  async find(id: string): Promise<KnowledgeDocument | null> {
-    const [row] = await sqlRows<KnowledgeDocument>(this.dataSource, `${DOCUMENT_SELECT} WHERE d.id = $1`, [id]);
-    return row ?? null;
+  find(id: string): Promise<KnowledgeDocument | null> {
+    return this.repository.find(id);
   }
 
   /** Deletes a document and its chunks (in `within`, a transaction of the caller's, if given); false when there was none. */
   async remove(id: string, within?: EntityManager): Promise<boolean> {
     const remove = async (manager: EntityManager) => {
-      const deleted = await sqlRows(manager, 'DELETE FROM knowledge_documents WHERE id = $1 RETURNING id', [id]);
-      if (deleted.length) await manager.query('UPDATE knowledge_index_state SET version = version + 1 WHERE id = 1');
-      return deleted.length > 0;
+      const deleted = await this.repository.delete(manager, id);
+      if (deleted) await this.state.bumpVersion(manager);
+      return deleted;
     };
     return within ? remove(within) : this.dataSource.transaction(remove);
   }
 
-  async isEmpty(): Promise<boolean> {
-    const [row] = await sqlRows<{ any: boolean }>(this.dataSource, 'SELECT EXISTS (SELECT 1 FROM knowledge_documents) AS any');
-    return !row.any;
+  isEmpty(): Promise<boolean> {
+    return this.repository.isEmpty();
   }
 
   /** The stored document with exactly this content, if any. */
@@ -247,9 +239,7 @@ export class DocumentsService {
   }
 
   private findBySha(sha256: string): Promise<KnowledgeDocument | null> {
-    return sqlRows<KnowledgeDocument>(this.dataSource, `${DOCUMENT_SELECT} WHERE d.content_sha256 = $1`, [sha256]).then(
-      ([row]) => row ?? null,
-    );
+    return this.repository.findBySha(sha256);
   }
 
   /**
@@ -279,11 +269,6 @@ export class DocumentsService {
     return prepared;
   }
 }
-
-const DOCUMENT_COLUMNS = `d.id, d.filename, d.content_type, d.size_bytes, d.page_count, d.chunk_count, d.leaf_count,
-  d.created_by, to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
-
-const DOCUMENT_SELECT = `SELECT ${DOCUMENT_COLUMNS} FROM knowledge_documents d`;
 
 function contentHash(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');

@@ -1,16 +1,14 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
-import { pgErrorCode, sqlRows } from '../../database/sql.js';
+import { DataSource } from 'typeorm';
+import { pgErrorCode } from '../../database/sql.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
+import { ChunksRepository } from '../index/chunks.repository.js';
 import { DenseRecall } from '../index/dense/dense-recall.service.js';
 import { EmbeddingProvider } from '../index/embeddings.js';
 import { RetrievalHit } from './retrieval.service.js';
 import { fullTextQueryTerms } from '../index/search-text.js';
-
-/** Most full-text matches ranked per query (see rankFullText). */
-export const FULL_TEXT_CANDIDATE_CAP = 1000;
 
 /** Longest a full-text statement may run before PostgreSQL cancels it; recall then answers from the dense ranking alone. */
 export const FULL_TEXT_STATEMENT_TIMEOUT_MS = 3000;
@@ -74,12 +72,15 @@ export class HybridRecall {
    */
   statementTimeoutMs: number;
 
+  private readonly chunks: ChunksRepository;
+
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectDataSource() dataSource: DataSource,
     private readonly embeddings: EmbeddingProvider,
     private readonly dense: DenseRecall,
     @Optional() @Inject(APP_CONFIG) config?: AppConfig,
   ) {
+    this.chunks = new ChunksRepository(dataSource);
     this.statementTimeoutMs = Math.min(FULL_TEXT_STATEMENT_TIMEOUT_MS, config?.database.statementTimeoutMs ?? FULL_TEXT_STATEMENT_TIMEOUT_MS);
   }
 
@@ -123,13 +124,12 @@ export class HybridRecall {
     const terms = lexemes.length;
     if (terms === 0) return { ids: [], terms, dropped };
     try {
-      const ids = await this.dataSource.transaction(async (manager) => {
-        await manager.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.round(this.statementTimeoutMs))}`);
+      const ids = await this.chunks.withStatementTimeout(this.statementTimeoutMs, async (manager) => {
         // Chunks with every term first (few, precise: for Chinese, bigram runs act like phrases);
         // then, when they are too few, chunks with any term.
-        const all = await this.rankFullText(manager, lexemes.join(' & '), limit);
+        const all = await this.chunks.rankFullText(manager, lexemes.join(' & '), limit);
         if (all.length >= limit || terms === 1) return all;
-        const any = await this.rankFullText(manager, lexemes.join(' | '), limit);
+        const any = await this.chunks.rankFullText(manager, lexemes.join(' | '), limit);
         return [...new Set([...all, ...any])].slice(0, limit);
       });
       return { ids, terms, dropped };
@@ -139,24 +139,6 @@ export class HybridRecall {
     }
   }
 
-  private async rankFullText(manager: EntityManager, tsquery: string, limit: number): Promise<string[]> {
-    // Ranking reads every match's tsvector; capping the matches bounds the cost of very common terms
-    // (the ranking is then over the first FULL_TEXT_CANDIDATE_CAP matches the GIN index yields).
-    const rows = await sqlRows<{ id: string }>(
-      manager,
-      `WITH matches AS (
-         SELECT id, search_vector FROM knowledge_chunks, to_tsquery('simple', $1) q
-          WHERE is_leaf AND search_vector @@ q
-          LIMIT ${FULL_TEXT_CANDIDATE_CAP}
-       )
-       SELECT id FROM matches, to_tsquery('simple', $1) q
-        ORDER BY ts_rank(search_vector, q) DESC, id
-        LIMIT $2`,
-      [tsquery, limit],
-    );
-    return rows.map((row) => String(row.id));
-  }
-
   /** Leaf ids ranked by embedding similarity (public for the evaluation bench). */
   async denseRanking(query: string, limit: number): Promise<string[]> {
     return (await this.dense.rank(query, limit)).ids;
@@ -164,13 +146,7 @@ export class HybridRecall {
 
   private async chunkDetails(ids: string[]): Promise<Map<string, Omit<RecallCandidate, 'score'>>> {
     if (ids.length === 0) return new Map();
-    const rows = await sqlRows<{ id: string; text: string; page: number | null; source: string; parent_id: string | null; level: number }>(
-      this.dataSource,
-      `SELECT c.id, c.text, c.page, c.parent_id, c.level, d.filename AS source
-         FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
-        WHERE c.id = ANY($1::bigint[])`,
-      [ids],
-    );
+    const rows = await this.chunks.details(ids);
     return new Map(
       rows.map((row) => [
         String(row.id),

@@ -6,11 +6,13 @@ import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
 import { Readiness, ReadinessState } from '../../../common/readiness.js';
 import { withMaintenanceDataSource } from '../../../database/maintenance.js';
-import { pgErrorCode, sqlRows } from '../../../database/sql.js';
+import { pgErrorCode } from '../../../database/sql.js';
+import { ChunksRepository } from '../chunks.repository.js';
 import { EmbeddingProvider } from '../embeddings.js';
 import { IndexIdentity } from '../index-identity.js';
+import { IndexStateRepository } from '../index-state.repository.js';
 import { MemoryDenseIndex } from './memory-dense-index.js';
-import { hasVectorColumn, IndexMaintenance, PgvectorStore } from './pgvector-store.js';
+import { hasVectorColumn, IndexMaintenance, PgvectorStore } from './pgvector.repository.js';
 
 /** A bulk load's leaves wait for their index build at most this many quiet periods (see finishPendingBulkLoads). */
 export const BULK_BUILD_MAX_WAIT = 10;
@@ -37,6 +39,8 @@ export interface DenseRanking {
 export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(DenseRecall.name);
   private readonly memory: MemoryDenseIndex;
+  private readonly state: IndexStateRepository;
+  private readonly chunks: ChunksRepository;
   private pgvector: PgvectorStore | null = null;
   private vectorColumn = false;
   /** The first attempt of the in-memory index's load at start-up, settled (loaded or failed); see `warmedUp`. */
@@ -51,6 +55,8 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
     readiness: Readiness,
   ) {
     // Only this instance's embedding space is ranked: vectors of another are not comparable.
+    this.state = new IndexStateRepository(dataSource);
+    this.chunks = new ChunksRepository(dataSource);
     this.memory = new MemoryDenseIndex(dataSource, embeddings.dimensions, () => identity.spaceId);
     readiness.register('dense_index', () => this.readiness());
   }
@@ -198,21 +204,10 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
     const pending = await this.pgvector.pendingEpoch();
     if (pending === null) {
       // A load that committed its leaves into the epoch a build was covering: nothing waits for a build after all.
-      await this.dataSource.query(
-        `UPDATE knowledge_index_state s SET bulk_pending_since = NULL
-          WHERE id = 1 AND bulk_pending_since IS NOT NULL
-            AND NOT EXISTS (SELECT 1 FROM knowledge_chunks c WHERE c.is_leaf AND c.dense_epoch > s.dense_epoch)`,
-      );
+      await this.state.clearBulkPendingWithoutLeaves();
       return;
     }
-    const [state] = await sqlRows<{ due: boolean }>(
-      this.dataSource,
-      `SELECT bulk_loaded_at IS NULL OR bulk_loaded_at < clock_timestamp() - make_interval(secs => $1)
-              OR bulk_pending_since < clock_timestamp() - make_interval(secs => $2) AS due
-         FROM knowledge_index_state WHERE id = 1`,
-      [quietMs / 1000, (quietMs * BULK_BUILD_MAX_WAIT) / 1000],
-    );
-    if (!state.due) return;
+    if (!(await this.state.bulkBuildDue(quietMs / 1000, (quietMs * BULK_BUILD_MAX_WAIT) / 1000))) return;
     const done = await withMaintenanceDataSource(this.config, (dataSource) =>
       this.maintainedStore(dataSource).converge({ wait: false, buildMemory: this.config.dense.hnswBuildMemory }),
     );
@@ -233,8 +228,7 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
   async worthBulkLoad(leafCount: number): Promise<boolean> {
     const threshold = this.config.knowledge.bulkLeaves;
     if (this.backend !== 'pgvector-hnsw' || threshold === 0 || leafCount < threshold) return false;
-    const [{ leaves }] = await this.dataSource.query('SELECT count(*)::int AS leaves FROM knowledge_chunks WHERE is_leaf');
-    return leafCount >= Number(leaves) / 4;
+    return leafCount >= (await this.chunks.leafCount()) / 4;
   }
 
   /** Whether ingest must also write `embedding_vector`. */

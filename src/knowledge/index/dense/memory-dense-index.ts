@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
-import { sqlRows } from '../../../database/sql.js';
+import { ChunksRepository } from '../chunks.repository.js';
+import { IndexStateRepository } from '../index-state.repository.js';
 
 /**
  * The leaf embeddings column by column: dimension `d` of row `r` is at
@@ -60,8 +61,11 @@ export class MemoryDenseIndex {
   /** Rows of the whole load on its way, and how many it will have (`count` at its start). */
   private whole?: { loaded: number; total: number };
 
+  private readonly state: IndexStateRepository;
+  private readonly chunks: ChunksRepository;
+
   constructor(
-    private readonly dataSource: DataSource,
+    dataSource: DataSource,
     private readonly dimensions: number,
     private readonly spaceId?: () => number,
     /**
@@ -69,7 +73,10 @@ export class MemoryDenseIndex {
      * its rows are copied into the matrix in a few milliseconds, so requests are served between the pages.
      */
     private readonly loadBatch = 2_000,
-  ) {}
+  ) {
+    this.state = new IndexStateRepository(dataSource);
+    this.chunks = new ChunksRepository(dataSource);
+  }
 
   /** Whether a matrix is loaded (it may be behind the knowledge base; the next query catches it up). */
   get loaded(): boolean {
@@ -110,7 +117,7 @@ export class MemoryDenseIndex {
   }
 
   private async current(): Promise<LoadedMatrix> {
-    const [{ version }] = await sqlRows<{ version: string }>(this.dataSource, 'SELECT version::text FROM knowledge_index_state WHERE id = 1');
+    const version = await this.state.version();
     if (this.matrix?.version === version) return this.matrix;
     if (!this.loading) {
       this.loading = this.refresh(version).finally(() => (this.loading = undefined));
@@ -126,10 +133,7 @@ export class MemoryDenseIndex {
    */
   private async refresh(version: string): Promise<LoadedMatrix> {
     const loaded = this.matrix;
-    const [{ count }] = await sqlRows<{ count: number }>(
-      this.dataSource,
-      `SELECT count(*)::int AS count FROM knowledge_chunks WHERE ${this.usableLeaves()}`,
-    );
+    const count = await this.chunks.countWhere(this.usableLeaves());
     if (loaded) {
       const added = await this.rows(loaded.lastId);
       if (count === loaded.ids.length + added.length) return this.append({ ...loaded, version, ids: [...loaded.ids] }, added);
@@ -163,13 +167,7 @@ export class MemoryDenseIndex {
    * the whole table for every page, seconds each at a million leaves.
    */
   private async page(afterId: string): Promise<{ rows: Array<{ id: string; embedding: Buffer }>; next?: string }> {
-    const chunks = await sqlRows<{ id: string; embedding: Buffer | null }>(
-      this.dataSource,
-      // Ordered by the bigint column, not by the text it is selected as: the pages follow on, and the last id is the highest.
-      `SELECT id::text, CASE WHEN ${this.usableLeaves()} THEN embedding END AS embedding FROM knowledge_chunks
-        WHERE id > $1 ORDER BY knowledge_chunks.id LIMIT ${this.loadBatch}`,
-      [afterId],
-    );
+    const chunks = await this.chunks.embeddingPage(this.usableLeaves(), afterId, this.loadBatch);
     return {
       rows: chunks.filter((chunk): chunk is { id: string; embedding: Buffer } => chunk.embedding !== null),
       next: chunks.length < this.loadBatch ? undefined : chunks[chunks.length - 1].id,

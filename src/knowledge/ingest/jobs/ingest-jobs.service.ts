@@ -8,17 +8,19 @@ import { CodedError } from '../../../common/coded-error.js';
 import { withTimeout } from '../../../common/with-timeout.js';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
-import { pgErrorCode, sqlRows } from '../../../database/sql.js';
+import { pgErrorCode } from '../../../database/sql.js';
+import { IndexStateRepository } from '../../index/index-state.repository.js';
 import { documentNameProblem, InvalidDocumentNameError } from '../document-name.js';
 import { checkDocument } from '../document-parser.js';
 import { DenseRecall } from '../../index/dense/dense-recall.service.js';
-import { DocumentRemovedError, DocumentsService, IngestStage, KnowledgeDocument } from '../documents.service.js';
-import { INGEST_JOB_COLUMNS, IngestJob, IngestJobRow, isFinished, jobOfRow } from './ingest-job.js';
+import { DocumentRemovedError, DocumentsService, KnowledgeDocument } from '../documents.service.js';
+import { IngestJob } from './ingest-job.js';
+import { AttemptSupersededError, progressReporter } from './ingest-attempt.js';
+import { IngestJobWatchers } from './ingest-job-watchers.js';
+import { IngestJobsRepository } from './ingest-jobs.repository.js';
 
 /** What an upload became: a queued job, or the document already stored with the same content. */
 export type Submission = { job: IngestJob; document: null } | { job: null; document: KnowledgeDocument };
-
-type JobListener = (job: IngestJob) => void;
 
 /** What a DELETE of a document id removed: the stored document, and (or) the unfinished ingest job that was to store it. */
 export interface DocumentDeletion {
@@ -26,19 +28,6 @@ export interface DocumentDeletion {
   jobCancelled: boolean;
 }
 
-/** An attempt whose job is no longer its own: cancelled by a delete, or taken over by a later attempt. It stops, quietly. */
-class AttemptSupersededError extends Error {
-  constructor(id: string) {
-    super(`ingest job ${id} was cancelled or taken over`);
-    this.name = 'AttemptSupersededError';
-  }
-}
-
-/** How often a watched job's row is read again, whatever the queue's events say (they may be missed while Redis is away). */
-const WATCH_POLL_MS = 1000;
-/** Progress events to the queue at most this often per job; the job row at most every WATCH_POLL_MS. */
-const PROGRESS_EVENT_MS = 200;
-const STAGE_ORDER: readonly IngestStage[] = ['parsing', 'embedding', 'storing', 'indexing'];
 /** Jobs the reconciler looks at per round. */
 const RECONCILE_BATCH = 100;
 
@@ -64,29 +53,26 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
   private queue!: Queue;
   private events!: QueueEvents;
   private worker: Worker | null = null;
-  private readonly listeners = new Map<string, Set<JobListener>>();
-  private readonly pollers = new Map<string, NodeJS.Timeout>();
-  /** The last state sent to a watched job's listeners. */
-  private readonly lastSeen = new Map<string, IngestJob>();
+  private readonly watchers = new IngestJobWatchers((id) => this.find(id));
   private reconciler: NodeJS.Timeout | undefined;
   private redisDown = false;
   private reconciling = false;
   private buildingPending = false;
   /** Jobs this instance's worker is running. */
   private running = 0;
+  private readonly jobs: IngestJobsRepository;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly documents: DocumentsService,
     private readonly dense: DenseRecall,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.jobs = new IngestJobsRepository(dataSource);
+  }
 
   async onModuleInit(): Promise<void> {
-    const [{ deployment }] = await sqlRows<{ deployment: string }>(
-      this.dataSource,
-      'SELECT deployment_id::text AS deployment FROM knowledge_index_state WHERE id = 1',
-    );
+    const deployment = await new IndexStateRepository(this.dataSource).deploymentId();
     // Deployments (and test runs) sharing one Redis keep their own queues: the queue is named after the database's own id.
     const queueName = `ingest-${deployment}`;
     const { ingestConcurrency, ingestLockMs } = this.config.knowledge;
@@ -97,9 +83,9 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     this.events = new QueueEvents(queueName, { ...base, connection: this.redis() });
     this.events.on('error', (error) => this.onRedisError(error));
     for (const event of ['active', 'completed', 'failed', 'waiting', 'delayed'] as const) {
-      this.events.on(event, ({ jobId }: { jobId: string }) => void this.refresh(jobId));
+      this.events.on(event, ({ jobId }: { jobId: string }) => void this.watchers.refresh(jobId));
     }
-    this.events.on('progress', ({ jobId, data }: { jobId: string; data: unknown }) => this.onProgressEvent(jobId, data));
+    this.events.on('progress', ({ jobId, data }: { jobId: string; data: unknown }) => this.watchers.onProgressEvent(jobId, data));
     if (ingestConcurrency > 0) {
       this.worker = new Worker(queueName, (job) => this.process(job), {
         ...base,
@@ -118,8 +104,7 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
 
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.reconciler);
-    for (const timer of this.pollers.values()) clearInterval(timer);
-    this.pollers.clear();
+    this.watchers.stop();
     if (!this.worker) return;
     // Jobs under way finish while they can; past the shutdown budget they are left to another instance (their lock lapses).
     const worker = this.worker;
@@ -155,31 +140,20 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     const existing = await this.documents.findByContent(data);
     if (existing) return { job: null, document: existing };
     const id = randomUUID();
-    const [row] = await sqlRows<IngestJobRow>(
-      this.dataSource,
-      `INSERT INTO knowledge_ingest_jobs (id, filename, size_bytes, content, created_by) VALUES ($1, $2, $3, $4, $5)
-       RETURNING ${INGEST_JOB_COLUMNS}`,
-      [id, filename, data.length, data, createdBy],
-    );
+    const job = await this.jobs.insert({ id, filename, content: data, createdBy });
     await this.enqueue(id).catch((error: Error) =>
       this.logger.warn(`ingest job ${id} is stored but not queued yet (${error.message}); it is queued when Redis answers`),
     );
-    return { job: jobOfRow(row), document: null };
+    return { job, document: null };
   }
 
-  async find(id: string): Promise<IngestJob | null> {
-    const [row] = await sqlRows<IngestJobRow>(this.dataSource, `SELECT ${INGEST_JOB_COLUMNS} FROM knowledge_ingest_jobs WHERE id = $1`, [id]);
-    return row ? jobOfRow(row) : null;
+  find(id: string): Promise<IngestJob | null> {
+    return this.jobs.find(id);
   }
 
   /** The newest jobs first. */
-  async list(limit: number): Promise<IngestJob[]> {
-    const rows = await sqlRows<IngestJobRow>(
-      this.dataSource,
-      `SELECT ${INGEST_JOB_COLUMNS} FROM knowledge_ingest_jobs ORDER BY created_at DESC, id LIMIT $1`,
-      [limit],
-    );
-    return rows.map(jobOfRow);
+  list(limit: number): Promise<IngestJob[]> {
+    return this.jobs.list(limit);
   }
 
   /**
@@ -192,15 +166,9 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
    */
   async deleteDocument(id: string): Promise<DocumentDeletion> {
     return this.dataSource.transaction(async (manager) => {
-      const cancelled = await sqlRows(
-        manager,
-        `UPDATE knowledge_ingest_jobs SET status = 'cancelled', stage = NULL, content = NULL, document_id = NULL, error_code = NULL,
-                error_message = NULL, finished_at = now(), updated_at = now()
-          WHERE id = $1 AND status IN ('queued', 'active') RETURNING id`,
-        [id],
-      );
+      const jobCancelled = await this.jobs.cancelUnfinished(manager, id);
       const document = await this.documents.remove(id, manager);
-      return { document, jobCancelled: cancelled.length > 0 };
+      return { document, jobCancelled };
     });
   }
 
@@ -209,46 +177,13 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
    * (from the queue's events, and from its row at least every second), until
    * the returned function is called.
    */
-  watch(id: string, listener: JobListener): () => void {
-    let set = this.listeners.get(id);
-    if (!set) {
-      set = new Set();
-      this.listeners.set(id, set);
-      const poller = setInterval(() => void this.refresh(id), WATCH_POLL_MS);
-      poller.unref();
-      this.pollers.set(id, poller);
-    }
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0 && this.listeners.get(id) === set) {
-        this.listeners.delete(id);
-        this.lastSeen.delete(id);
-        clearInterval(this.pollers.get(id));
-        this.pollers.delete(id);
-      }
-    };
+  watch(id: string, listener: (job: IngestJob) => void): () => void {
+    return this.watchers.watch(id, listener);
   }
 
   /** The job once it has completed or failed; rejects when `signal` aborts first. */
   waitUntilFinished(id: string, signal?: AbortSignal): Promise<IngestJob> {
-    return new Promise<IngestJob>((resolve, reject) => {
-      const stop = this.watch(id, (job) => {
-        if (!isFinished(job)) return;
-        finish();
-        resolve(job);
-      });
-      const onAbort = () => {
-        finish();
-        reject(new Error('no longer waited for'));
-      };
-      const finish = () => {
-        stop();
-        signal?.removeEventListener('abort', onAbort);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      void this.refresh(id);
-    });
+    return this.watchers.waitUntilFinished(id, signal);
   }
 
   private redis(options: { enableOfflineQueue?: boolean; maxRetriesPerRequest?: number | null } = {}): Redis {
@@ -304,22 +239,14 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     const id = String(job.id);
     // The attempt's number guards every later write: a worker that lost its lock (and its job to another worker) and
     // carries on cannot overwrite what the other one recorded. A cancelled job (its document deleted) is not taken.
-    const [row] = await sqlRows<{ filename: string; content: Buffer | null; created_by: string; attempt: number; stored: string | null }>(
-      this.dataSource,
-      `UPDATE knowledge_ingest_jobs SET status = 'active', attempts = attempts + 1, stage = 'parsing', progress_done = 0,
-              progress_total = 0, updated_at = now()
-        WHERE id = $1 AND status IN ('queued', 'active')
-        RETURNING filename, content, created_by, attempts AS attempt, document_id AS stored`,
-      [id],
-    );
+    const row = await this.jobs.take(id);
     if (!row) {
-      const [known] = await sqlRows(this.dataSource, 'SELECT 1 FROM knowledge_ingest_jobs WHERE id = $1', [id]);
-      if (!known) throw new UnrecoverableError(`ingest job ${id} has no stored upload`);
+      if (!(await this.jobs.exists(id))) throw new UnrecoverableError(`ingest job ${id} has no stored upload`);
       return null; // ended already: cancelled, or by an earlier attempt that the queue did not hear of
     }
     // An earlier attempt stored the document and failed after its commit: only the completion is left to write.
     if (row.stored || !row.content) return this.complete(id, row.attempt, { document_id: row.stored, duplicate: false });
-    const onProgress = this.progressReporter(job, row.attempt);
+    const onProgress = progressReporter(job, (stage, done, total) => this.jobs.recordProgress(id, row.attempt, stage, done, total));
     let result: { document_id: string | null; duplicate: boolean };
     try {
       const ingested = await this.documents.ingest(row.filename, row.content, row.created_by, {
@@ -352,23 +279,12 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
    * here orders the commit against a delete (`deleteDocument`).
    */
   private async claimDocument(manager: EntityManager, id: string, attempt: number): Promise<void> {
-    const claimed = await sqlRows(
-      manager,
-      `UPDATE knowledge_ingest_jobs SET document_id = $1, content = NULL, updated_at = now()
-        WHERE id = $1 AND status = 'active' AND attempts = $2 RETURNING id`,
-      [id, attempt],
-    );
-    if (!claimed.length) throw new AttemptSupersededError(id);
+    if (!(await this.jobs.claimDocument(manager, id, attempt))) throw new AttemptSupersededError(id);
   }
 
   /** Whether the job's document is stored (claimed by an attempt in its commit); false when that cannot be read. */
   private async claimedDocument(id: string): Promise<boolean> {
-    const [row] = await sqlRows<{ stored: boolean }>(
-      this.dataSource,
-      'SELECT document_id IS NOT NULL AS stored FROM knowledge_ingest_jobs WHERE id = $1',
-      [id],
-    ).catch(() => []);
-    return row?.stored === true;
+    return this.jobs.hasClaimedDocument(id).catch(() => false);
   }
 
   /**
@@ -381,23 +297,13 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     attempt: number,
     result: { document_id: string | null; duplicate: boolean },
   ): Promise<{ document_id: string | null; duplicate: boolean }> {
-    await this.dataSource.query(
-      `UPDATE knowledge_ingest_jobs SET status = 'completed', stage = NULL, content = NULL, error_code = NULL, error_message = NULL,
-              document_id = (SELECT d.id FROM knowledge_documents d WHERE d.id = $2), duplicate = $3, finished_at = now(), updated_at = now()
-        WHERE id = $1 AND attempts = $4 AND status = 'active'`,
-      [id, result.document_id, result.duplicate, attempt],
-    );
+    await this.jobs.complete(id, attempt, result);
     return result;
   }
 
   /** Whether uploads other than `id` wait for a worker: a bulk load then leaves its index build to them. */
-  private async otherJobsQueued(id: string): Promise<boolean> {
-    const [row] = await sqlRows<{ queued: boolean }>(
-      this.dataSource,
-      `SELECT EXISTS (SELECT 1 FROM knowledge_ingest_jobs WHERE status = 'queued' AND id <> $1) AS queued`,
-      [id],
-    );
-    return row.queued;
+  private otherJobsQueued(id: string): Promise<boolean> {
+    return this.jobs.otherJobsQueued(id);
   }
 
   /** Writes a failed attempt to the job's row; returns what the worker throws (UnrecoverableError: no retry). */
@@ -414,74 +320,11 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
           ? 'the ingest failed: the database did not accept the document (see the service log)'
           : 'the ingest failed (see the service log)';
     if (!permanent) this.logger.warn({ err: error }, `ingest job ${id}, attempt ${attempt}: ${message}`);
-    await this.dataSource
-      .query(
-        `UPDATE knowledge_ingest_jobs SET status = $2, stage = NULL, error_code = $3, error_message = $4,
-                finished_at = CASE WHEN $5 THEN now() END, content = CASE WHEN $5 THEN NULL ELSE content END, updated_at = now()
-          WHERE id = $1 AND attempts = $6 AND status = 'active'`,
-        [id, final ? 'failed' : 'queued', code, message, final, attempt],
-      )
+    await this.jobs
+      .recordFailure(id, attempt, { final, code, message })
       .catch((writeError: Error) => this.logger.warn(`ingest job ${id}: its failure could not be recorded (${writeError.message})`));
     if (permanent) return new UnrecoverableError(message);
     return error instanceof Error ? error : new Error(String(error));
-  }
-
-  /**
-   * Progress to the queue's events (for watchers on every instance) and, less often, to the job's row. A write that
-   * fails does not fail the ingest; one that finds the job no longer this attempt's (cancelled, taken over) stops it.
-   */
-  private progressReporter(job: Job, attempt: number): (stage: IngestStage, done: number, total: number) => Promise<void> {
-    let lastEvent = 0;
-    let lastRow = 0;
-    let lastStage: IngestStage | null = null;
-    return async (stage, done, total) => {
-      const now = Date.now();
-      const stageChanged = stage !== lastStage;
-      const last = done >= total;
-      lastStage = stage;
-      if (stageChanged || last || now - lastEvent >= PROGRESS_EVENT_MS) {
-        lastEvent = now;
-        void job.updateProgress({ stage, done, total }).catch(() => undefined);
-      }
-      if (stageChanged || now - lastRow >= WATCH_POLL_MS) {
-        lastRow = now;
-        const updated = await sqlRows(
-          this.dataSource,
-          `UPDATE knowledge_ingest_jobs SET stage = $2, progress_done = $3, progress_total = $4, updated_at = now()
-            WHERE id = $1 AND status = 'active' AND attempts = $5 RETURNING id`,
-          [job.id, stage, done, total, attempt],
-        ).catch(() => null);
-        // The job was cancelled (its document deleted) or taken over: this attempt stops here. Indexing comes after the
-        // document's commit: the build it owes other bulk-loaded leaves still runs.
-        if (updated?.length === 0 && stage !== 'indexing') throw new AttemptSupersededError(String(job.id));
-      }
-    };
-  }
-
-  private onProgressEvent(id: string, data: unknown): void {
-    const last = this.lastSeen.get(id);
-    const progress = data as { stage?: IngestStage; done?: number; total?: number } | null;
-    if (!last || last.status !== 'active' || !progress?.stage) return void this.refresh(id);
-    this.emit({ ...last, stage: progress.stage, progress: { done: progress.done ?? 0, total: progress.total ?? 0 } });
-  }
-
-  private async refresh(id: string): Promise<void> {
-    if (!this.listeners.has(id)) return;
-    const job = await this.find(id).catch(() => null);
-    if (job) this.emit(job);
-  }
-
-  private emit(job: IngestJob): void {
-    if (!this.listeners.has(job.id)) return;
-    const last = this.lastSeen.get(job.id);
-    // Events and row reads arrive in any order, and the row's progress lags the events': an attempt's stage never goes back.
-    if (last && job.status === 'active' && last.status === 'active' && last.attempts === job.attempts) {
-      const order = (stage: IngestStage | null) => (stage ? STAGE_ORDER.indexOf(stage) : -1);
-      const behind = order(job.stage) < order(last.stage) || (job.stage === last.stage && job.progress.done < last.progress.done);
-      if (behind) job = { ...job, stage: last.stage, progress: last.progress };
-    }
-    this.lastSeen.set(job.id, job);
-    for (const listener of this.listeners.get(job.id) ?? []) listener(job);
   }
 
   /**
@@ -495,17 +338,11 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     if (this.reconciling) return;
     this.reconciling = true;
     try {
-      const rows = await sqlRows<{ id: string }>(
-        this.dataSource,
-        `SELECT id FROM knowledge_ingest_jobs
-          WHERE status IN ('queued', 'active') AND updated_at < now() - make_interval(secs => $1)
-          ORDER BY created_at LIMIT ${RECONCILE_BATCH}`,
-        [this.config.knowledge.ingestLockMs / 1000],
-      );
+      const ids = await this.jobs.idleUnfinished(this.config.knowledge.ingestLockMs / 1000, RECONCILE_BATCH);
       // A Redis that does not answer (stopped, partitioned) must not hold the next rounds.
       const inTime = <T>(operation: Promise<T>) =>
         withTimeout(operation, Math.max(this.config.redis.commandTimeoutMs, 1000), () => new Error('Redis did not answer in time'));
-      for (const { id } of rows) {
+      for (const id of ids) {
         const queued = await inTime(this.queue.getJob(id));
         if (!queued) {
           await this.enqueue(id);

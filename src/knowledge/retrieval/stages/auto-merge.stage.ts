@@ -1,16 +1,10 @@
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../../../config/app-config.js';
-import { sqlRows } from '../../../database/sql.js';
+import { ChunksRepository, ParentInfo } from '../../index/chunks.repository.js';
 import { RecallCandidate } from '../hybrid-recall.service.js';
 import { RetrievalStage, StageContext, StageResult, StageState } from './retrieval-stage.js';
 
-export interface ParentInfo {
-  id: string;
-  text: string;
-  page: number | null;
-  level: number;
-  children: number;
-}
+export type { ParentInfo };
 
 /**
  * Replaces recalled children by their parent when at least `threshold` of
@@ -59,10 +53,14 @@ export function autoMerge(
 export class AutoMergeStage implements RetrievalStage<RecallCandidate> {
   readonly name = 'auto_merge';
 
+  private readonly chunks: ChunksRepository;
+
   constructor(
-    private readonly dataSource: DataSource,
+    dataSource: DataSource,
     private readonly knowledge: AppConfig['knowledge'],
-  ) {}
+  ) {
+    this.chunks = new ChunksRepository(dataSource);
+  }
 
   async run({ candidates }: StageState<RecallCandidate>, { step, time }: StageContext): Promise<StageResult<RecallCandidate>> {
     const { autoMerge: enabled, autoMergeThreshold: threshold } = this.knowledge;
@@ -99,13 +97,7 @@ export class AutoMergeStage implements RetrievalStage<RecallCandidate> {
   private async parentsOf(candidates: RecallCandidate[]): Promise<Map<string, ParentInfo>> {
     const ids = [...new Set(candidates.map((c) => c.parent_id).filter((id): id is string => id !== null))];
     if (ids.length === 0) return new Map();
-    const rows = await sqlRows<ParentInfo>(
-      this.dataSource,
-      `SELECT p.id::text AS id, p.text, p.page, p.level,
-              (SELECT count(*)::int FROM knowledge_chunks s WHERE s.parent_id = p.id) AS children
-         FROM knowledge_chunks p WHERE p.id = ANY($1::bigint[])`,
-      [ids],
-    );
+    const rows = await this.chunks.parents(ids);
     return new Map(rows.map((row) => [row.id, row]));
   }
 }

@@ -1,6 +1,5 @@
 import { containsCjk, tokenize } from '../../common/text.js';
-
-export const MAX_SUB_QUESTIONS = 4;
+import { MAX_SUB_QUESTIONS } from '../../trace/trace.protocol.js';
 
 export interface Complexity {
   complexity: 'simple' | 'complex';

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { z } from 'zod';
 import { FAST_MODEL } from '../../models/model-tokens.js';
@@ -6,7 +6,7 @@ import { clip } from '../../common/text.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { Grade, gradeEvidence } from '../retrieval/grading.js';
-import { JudgeSource, judgeWithFallback, ModelJudgement } from './judges/model-judgement.js';
+import { JudgeDefinition, JudgeTrace, ModelJudge } from './judges/judge.js';
 import type { RetrievalHit } from '../retrieval/retrieval.service.js';
 
 const GradeSchema = z.object({
@@ -27,10 +27,28 @@ const INSTRUCTIONS =
   'Judge relevance (strong/weak), answerability (sufficient/partial/none), a confidence in 0..1 and a one-sentence reason.';
 
 /** A grade and who gave it (trace fields `grade_judge`, `grade_fallback_reason`). */
-export interface JudgedGrade extends Grade {
-  grade_judge: JudgeSource;
-  grade_fallback_reason: string | null;
+export type JudgedGrade = Grade & JudgeTrace<'grade'>;
+
+/** The question and the evidence retrieved for it. */
+interface Evidence {
+  question: string;
+  hits: RetrievalHit[];
 }
+
+const GRADE: JudgeDefinition<Evidence, typeof GradeSchema, Grade, 'grade'> = {
+  name: 'grade',
+  functionName: 'grade_evidence',
+  schema: GradeSchema,
+  instructions: INSTRUCTIONS,
+  // Nothing retrieved is graded locally whatever the provider: there is nothing to judge.
+  prompt: ({ question, hits }) =>
+    hits.length > 0
+      ? `Question: ${question}\n\nPassages:\n${hits.map((hit, i) => `[${i + 1}] (${hit.source}${hit.page ? ` p.${hit.page}` : ''}) ${clip(hit.text, 800)}`).join('\n')}`
+      : null,
+  verdict: (answer) => answer,
+  local: ({ question, hits }) => gradeEvidence(question, hits),
+  fallback: (grade) => ({ ...grade, grade_reason: `${grade.grade_reason} (local judge: the LLM judge failed)` }),
+};
 
 /**
  * Grades evidence: by scores and coverage offline (LLM_PROVIDER=local), by
@@ -39,28 +57,12 @@ export interface JudgedGrade extends Grade {
  * Nothing retrieved is graded locally whatever the provider: there is nothing to judge.
  */
 @Injectable()
-export class EvidenceJudge {
-  private readonly logger = new Logger(EvidenceJudge.name);
-  private readonly model: ModelJudgement<typeof GradeSchema> | null;
-
-  constructor(
-    @Inject(FAST_MODEL) model: BaseChatModel,
-    @Inject(APP_CONFIG) config: AppConfig,
-  ) {
-    this.model = config.llm.provider === 'local' ? null : new ModelJudgement(model, GradeSchema, 'grade_evidence', config.llm.judgeTimeoutMs);
+export class EvidenceJudge extends ModelJudge<Evidence, typeof GradeSchema, Grade, 'grade'> {
+  constructor(@Inject(FAST_MODEL) model: BaseChatModel, @Inject(APP_CONFIG) config: AppConfig) {
+    super(GRADE, model, config);
   }
 
-  async grade(question: string, hits: RetrievalHit[]): Promise<JudgedGrade> {
-    const model = this.model;
-    const passages = () => hits.map((hit, i) => `[${i + 1}] (${hit.source}${hit.page ? ` p.${hit.page}` : ''}) ${clip(hit.text, 800)}`).join('\n');
-    const judged = await judgeWithFallback<Grade>(
-      'grade',
-      model && hits.length > 0 ? () => model.ask(INSTRUCTIONS, `Question: ${question}\n\nPassages:\n${passages()}`) : null,
-      () => gradeEvidence(question, hits),
-      this.logger,
-    );
-    const grade =
-      judged.judge === 'local_fallback' ? { ...judged.value, grade_reason: `${judged.value.grade_reason} (local judge: the LLM judge failed)` } : judged.value;
-    return { ...grade, grade_judge: judged.judge, grade_fallback_reason: judged.fallbackReason };
+  grade(question: string, hits: RetrievalHit[]): Promise<JudgedGrade> {
+    return this.judge({ question, hits });
   }
 }

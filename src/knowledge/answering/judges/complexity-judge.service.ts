@@ -1,12 +1,14 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { z } from 'zod';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
 import { FAST_MODEL } from '../../../models/model-tokens.js';
 import { MAX_QUERY_LENGTH } from '../bounded-query.js';
-import { Complexity, judgeComplexity, MAX_SUB_QUESTIONS } from '../complexity.js';
-import { InvalidJudgementError, JudgeSource, judgeWithFallback, ModelJudgement } from './model-judgement.js';
+import { MAX_SUB_QUESTIONS } from '../../../trace/trace.protocol.js';
+import { Complexity, judgeComplexity } from '../complexity.js';
+import { JudgeDefinition, JudgeTrace, ModelJudge } from './judge.js';
+import { InvalidJudgementError } from './model-judgement.js';
 
 const ComplexitySchema = z.object({
   complexity: z.enum(['simple', 'complex']).describe('"complex" when the question asks several things that need separate searches'),
@@ -24,10 +26,17 @@ const INSTRUCTIONS =
   `${MAX_SUB_QUESTIONS}, in the order asked; for a simple one give no sub-questions. Add a one-sentence reason.`;
 
 /** A complexity verdict and who gave it (trace fields `complexity_judge`, `complexity_fallback_reason`). */
-export interface JudgedComplexity extends Complexity {
-  complexity_judge: JudgeSource;
-  complexity_fallback_reason: string | null;
-}
+export type JudgedComplexity = Complexity & JudgeTrace<'complexity'>;
+
+const COMPLEXITY: JudgeDefinition<string, typeof ComplexitySchema, Complexity, 'complexity'> = {
+  name: 'complexity',
+  functionName: 'judge_complexity',
+  schema: ComplexitySchema,
+  instructions: INSTRUCTIONS,
+  prompt: (question) => `Question: ${question}`,
+  verdict: verdictOf,
+  local: judgeComplexity,
+};
 
 /**
  * Judges whether a question asks one thing or several, and splits it into
@@ -36,27 +45,9 @@ export interface JudgedComplexity extends Complexity {
  * when the model fails.
  */
 @Injectable()
-export class ComplexityJudge {
-  private readonly logger = new Logger(ComplexityJudge.name);
-  private readonly model: ModelJudgement<typeof ComplexitySchema> | null;
-
-  constructor(
-    @Inject(FAST_MODEL) model: BaseChatModel,
-    @Inject(APP_CONFIG) config: AppConfig,
-  ) {
-    this.model =
-      config.llm.provider === 'local' ? null : new ModelJudgement(model, ComplexitySchema, 'judge_complexity', config.llm.judgeTimeoutMs);
-  }
-
-  async judge(question: string): Promise<JudgedComplexity> {
-    const model = this.model;
-    const judged = await judgeWithFallback<Complexity>(
-      'complexity',
-      model ? async () => verdictOf(await model.ask(INSTRUCTIONS, `Question: ${question}`)) : null,
-      () => judgeComplexity(question),
-      this.logger,
-    );
-    return { ...judged.value, complexity_judge: judged.judge, complexity_fallback_reason: judged.fallbackReason };
+export class ComplexityJudge extends ModelJudge<string, typeof ComplexitySchema, Complexity, 'complexity'> {
+  constructor(@Inject(FAST_MODEL) model: BaseChatModel, @Inject(APP_CONFIG) config: AppConfig) {
+    super(COMPLEXITY, model, config);
   }
 }
 

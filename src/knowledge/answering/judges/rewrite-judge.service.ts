@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { z } from 'zod';
 import { clip } from '../../../common/text.js';
@@ -8,7 +8,8 @@ import { FAST_MODEL } from '../../../models/model-tokens.js';
 import { MAX_QUERY_LENGTH } from '../bounded-query.js';
 import type { RetrievalHit } from '../../retrieval/retrieval.service.js';
 import { Rewrite, rewriteQuery } from '../rewrite.js';
-import { InvalidJudgementError, JudgeSource, judgeWithFallback, ModelJudgement } from './model-judgement.js';
+import { JudgeDefinition, JudgeTrace, ModelJudge } from './judge.js';
+import { InvalidJudgementError } from './model-judgement.js';
 
 const RewriteSchema = z.object({
   rewrite_mode: z.enum(['step_back', 'hyde']),
@@ -22,10 +23,28 @@ const INSTRUCTIONS =
   'way the documents would (for short or vague questions). Write it in the language of the question.';
 
 /** A rewrite and who wrote it (trace fields `rewrite_judge`, `rewrite_fallback_reason`). */
-export interface JudgedRewrite extends Rewrite {
-  rewrite_judge: JudgeSource;
-  rewrite_fallback_reason: string | null;
+export type JudgedRewrite = Rewrite & JudgeTrace<'rewrite'>;
+
+/** A query whose evidence was weak, with the passages found for it. */
+interface WeakSearch {
+  query: string;
+  weakHits: readonly RetrievalHit[];
 }
+
+const REWRITE: JudgeDefinition<WeakSearch, typeof RewriteSchema, Rewrite, 'rewrite'> = {
+  name: 'rewrite',
+  functionName: 'rewrite_query',
+  schema: RewriteSchema,
+  instructions: INSTRUCTIONS,
+  prompt: ({ query, weakHits }) => {
+    const found = weakHits.length
+      ? `Passages found:\n${weakHits.map((hit, i) => `[${i + 1}] (${hit.source}) ${clip(hit.text, 300)}`).join('\n')}`
+      : 'Nothing was found.';
+    return `Question: ${query}\n\n${found}`;
+  },
+  verdict: rewriteOf,
+  local: ({ query }) => rewriteQuery(query),
+};
 
 /**
  * Rewrites a query whose evidence was weak: the fast model (structured
@@ -33,29 +52,13 @@ export interface JudgedRewrite extends Rewrite {
  * a real model is configured; `rewriteQuery` does offline and when the model fails.
  */
 @Injectable()
-export class RewriteJudge {
-  private readonly logger = new Logger(RewriteJudge.name);
-  private readonly model: ModelJudgement<typeof RewriteSchema> | null;
-
-  constructor(
-    @Inject(FAST_MODEL) model: BaseChatModel,
-    @Inject(APP_CONFIG) config: AppConfig,
-  ) {
-    this.model = config.llm.provider === 'local' ? null : new ModelJudgement(model, RewriteSchema, 'rewrite_query', config.llm.judgeTimeoutMs);
+export class RewriteJudge extends ModelJudge<WeakSearch, typeof RewriteSchema, Rewrite, 'rewrite'> {
+  constructor(@Inject(FAST_MODEL) model: BaseChatModel, @Inject(APP_CONFIG) config: AppConfig) {
+    super(REWRITE, model, config);
   }
 
-  async rewrite(query: string, weakHits: readonly RetrievalHit[]): Promise<JudgedRewrite> {
-    const model = this.model;
-    const found = weakHits.length
-      ? `Passages found:\n${weakHits.map((hit, i) => `[${i + 1}] (${hit.source}) ${clip(hit.text, 300)}`).join('\n')}`
-      : 'Nothing was found.';
-    const judged = await judgeWithFallback<Rewrite>(
-      'rewrite',
-      model ? async () => rewriteOf(await model.ask(INSTRUCTIONS, `Question: ${query}\n\n${found}`)) : null,
-      () => rewriteQuery(query),
-      this.logger,
-    );
-    return { ...judged.value, rewrite_judge: judged.judge, rewrite_fallback_reason: judged.fallbackReason };
+  rewrite(query: string, weakHits: readonly RetrievalHit[]): Promise<JudgedRewrite> {
+    return this.judge({ query, weakHits });
   }
 }
 

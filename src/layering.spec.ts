@@ -160,6 +160,18 @@ describe('module layering', () => {
     expect(sqlOutsideRepositories(files.map((file) => [file, readFileSync(file, 'utf8')]))).toEqual([]);
   });
 
+  it('fails an import of a knowledge internal from another module (a deliberate violation)', () => {
+    const tool = path.join(SRC, 'agent', 'tools', 'knowledge', 'knowledge-search.tool.ts');
+    const internal = path.join(SRC, 'knowledge', 'answering', 'knowledge-flow.service.js');
+    expect(knowledgeInternalsImported([[tool, [internal]]])).toEqual(['agent/tools/knowledge/knowledge-search.tool.ts → knowledge/answering/knowledge-flow.service.ts']);
+    expect(knowledgeInternalsImported([[tool, [path.join(SRC, 'knowledge', 'public-api.js')]]])).toEqual([]);
+    expect(knowledgeInternalsImported([[path.join(SRC, 'knowledge', 'knowledge.module.ts'), [internal]]])).toEqual([]);
+  });
+
+  it('has other modules reach the knowledge module through its door only', () => {
+    expect(knowledgeInternalsImported(files.map((file) => [file, importsOf(file)]))).toEqual([]);
+  });
+
   it('exempts only files that exist and still hold SQL', () => {
     const stale = [...SQL_EXEMPT].filter((relative) => {
       const file = path.join(SRC, relative);
@@ -168,6 +180,22 @@ describe('module layering', () => {
     expect(stale).toEqual([]);
   });
 });
+
+/** The files of src/knowledge that other modules may import: its Nest module and its door. */
+const KNOWLEDGE_DOORS = new Set(['knowledge/knowledge.module.ts', 'knowledge/public-api.ts']);
+
+/** `file → target` for each import of a knowledge internal by a file outside src/knowledge. */
+function knowledgeInternalsImported(imports: Array<[file: string, targets: string[]]>): string[] {
+  const relative = (file: string) => path.relative(SRC, file).split(path.sep).join('/');
+  return imports.flatMap(([file, targets]) =>
+    moduleOf(file) === 'knowledge'
+      ? []
+      : targets
+          .map((target) => relative(target).replace(/\.js$/, '.ts'))
+          .filter((target) => target.startsWith('knowledge/') && !KNOWLEDGE_DOORS.has(target))
+          .map((target) => `${relative(file)} → ${target}`),
+  );
+}
 
 /** `file: KEYWORD` for each SQL statement in a source file where SQL may not be written. */
 function sqlOutsideRepositories(sources: Array<[file: string, text: string]>): string[] {

@@ -1,7 +1,7 @@
 import type { BaseMessage } from '@langchain/core/messages';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { ModelSampling } from '../models/sampling.js';
-import type { StepReporter } from '../knowledge/retrieval/retrieval.service.js';
+import type { StepReporter } from '../knowledge/public-api.js';
 import { normalizeAndValidateRagTrace, normalizeHitlResumeState } from '../trace/trace.normalizer.js';
 import type { HitlResumeState, PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
 

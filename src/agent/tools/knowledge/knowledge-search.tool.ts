@@ -5,11 +5,15 @@ import { interrupt } from '@langchain/langgraph';
 import { z } from 'zod';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
-import { boundQuery, MAX_QUERY_LENGTH } from '../../../knowledge/answering/bounded-query.js';
-import { clarificationPrompt } from '../../../knowledge/answering/clarification.js';
-import { ComplexityJudge } from '../../../knowledge/answering/judges/complexity-judge.service.js';
-import { KnowledgeFlow, KnowledgeFlowResult } from '../../../knowledge/answering/knowledge-flow.service.js';
-import { SubQuestionFanOut } from '../../../knowledge/answering/sub-question-fanout.service.js';
+import {
+  boundQuery,
+  clarificationPrompt,
+  ComplexityJudge,
+  KnowledgeFlow,
+  KnowledgeFlowResult,
+  MAX_QUERY_LENGTH,
+  SubQuestionFanOut,
+} from '../../../knowledge/public-api.js';
 import { composeFromPassages } from '../../../models/local-compose.js';
 import type { LocalToolRouting } from '../../../models/local-tool-routing.js';
 import { turnContextOf } from '../../turn-context.js';

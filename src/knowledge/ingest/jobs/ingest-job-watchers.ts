@@ -1,5 +1,5 @@
 import type { IngestStage } from '../documents.service.js';
-import { IngestJob, isFinished } from './ingest-job.js';
+import type { IngestJob } from './ingest-job.js';
 
 type JobListener = (job: IngestJob) => void;
 
@@ -50,27 +50,6 @@ export class IngestJobWatchers {
         this.pollers.delete(id);
       }
     };
-  }
-
-  /** The job once it has completed or failed; rejects when `signal` aborts first. */
-  waitUntilFinished(id: string, signal?: AbortSignal): Promise<IngestJob> {
-    return new Promise<IngestJob>((resolve, reject) => {
-      const stop = this.watch(id, (job) => {
-        if (!isFinished(job)) return;
-        finish();
-        resolve(job);
-      });
-      const onAbort = () => {
-        finish();
-        reject(new Error('no longer waited for'));
-      };
-      const finish = () => {
-        stop();
-        signal?.removeEventListener('abort', onAbort);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      void this.refresh(id);
-    });
   }
 
   onProgressEvent(id: string, data: unknown): void {

@@ -14,7 +14,7 @@ import { documentNameProblem, InvalidDocumentNameError } from '../document-name.
 import { checkDocument } from '../document-parser.js';
 import { DenseRecall } from '../../index/dense/dense-recall.service.js';
 import { DocumentRemovedError, DocumentsService, KnowledgeDocument } from '../documents.service.js';
-import { IngestJob } from './ingest-job.js';
+import { IngestJob, isFinished } from './ingest-job.js';
 import { AttemptSupersededError, progressReporter } from './ingest-attempt.js';
 import { IngestJobWatchers } from './ingest-job-watchers.js';
 import { IngestJobsRepository } from './ingest-jobs.repository.js';
@@ -183,7 +183,23 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
 
   /** The job once it has completed or failed; rejects when `signal` aborts first. */
   waitUntilFinished(id: string, signal?: AbortSignal): Promise<IngestJob> {
-    return this.watchers.waitUntilFinished(id, signal);
+    return new Promise<IngestJob>((resolve, reject) => {
+      const stop = this.watch(id, (job) => {
+        if (!isFinished(job)) return;
+        finish();
+        resolve(job);
+      });
+      const onAbort = () => {
+        finish();
+        reject(new Error('no longer waited for'));
+      };
+      const finish = () => {
+        stop();
+        signal?.removeEventListener('abort', onAbort);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      void this.watchers.refresh(id);
+    });
   }
 
   private redis(options: { enableOfflineQueue?: boolean; maxRetriesPerRequest?: number | null } = {}): Redis {

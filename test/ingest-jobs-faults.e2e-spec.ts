@@ -1,6 +1,6 @@
 import type { Job, Worker } from 'bullmq';
 import request from 'supertest';
-import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
+import { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js';
 import { adminAuth } from './support/admin.js';
 import { createTestApp, TestApp } from './support/test-app.js';
 import { OwnPostgres } from './support/own-postgres.js';

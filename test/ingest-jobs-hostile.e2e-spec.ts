@@ -4,10 +4,10 @@ import request from 'supertest';
 import { adminAuth } from './support/admin.js';
 import { waitUntil } from './support/service-process.js';
 import { ensureDatabase } from '../src/database/ensure-database.js';
-import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
-import { EmbeddingProvider } from '../src/knowledge/embeddings.js';
-import { IndexIdentity } from '../src/knowledge/index-identity.js';
-import { reindexKnowledge } from '../src/knowledge/reindex.js';
+import { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js';
+import { EmbeddingProvider } from '../src/knowledge/index/embeddings.js';
+import { IndexIdentity } from '../src/knowledge/index/index-identity.js';
+import { reindexKnowledge } from '../src/knowledge/index/reindex.js';
 import { createTestApp, TestApp } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 import { openSse } from './support/sse-client.js';
@@ -73,7 +73,7 @@ describe('Ingest jobs against hostile clients and races', () => {
     );
     apps.push(t);
     const jobs = t.app.get(IngestJobs) as unknown as {
-      listeners: Map<string, Set<unknown>>;
+      watchers: { listeners: Map<string, Set<unknown>> };
       watch: (id: string, listener: (job: unknown) => void) => () => void;
     };
     // The wait=true handler watches the job, and stops watching when it no longer waits.
@@ -109,7 +109,7 @@ describe('Ingest jobs against hostile clients and races', () => {
     await watching;
     req.destroy();
     await stopped;
-    expect(jobs.listeners.size).toBe(0);
+    expect(jobs.watchers.listeners.size).toBe(0);
     await leaveLogged;
     const errors = lines.filter((line) => JSON.parse(line).level >= 50);
     process.stdout.write(`wait=true left: ${errors.length} error lines ${errors.map((l) => l.slice(0, 300)).join('\n')}\n`);
@@ -179,8 +179,7 @@ describe('Ingest jobs against hostile clients and races', () => {
     const res = await request(t.app.getHttpServer()).post('/api/knowledge/documents').set(adminAuth(t)).attach('file', text('Sorrel'), 'sorrel.md').expect(202);
     const { id } = res.body.job;
     const jobs = t.app.get(IngestJobs) as unknown as {
-      listeners: Map<string, Set<unknown>>;
-      pollers: Map<string, NodeJS.Timeout>;
+      watchers: { listeners: Map<string, Set<unknown>>; pollers: Map<string, NodeJS.Timeout> };
       find: (jobId: string) => Promise<unknown>;
     };
     // The handler decides whether to watch as soon as its lookup returns: a macrotask after it, the decision is made.
@@ -216,7 +215,7 @@ describe('Ingest jobs against hostile clients and races', () => {
     }
     await lookupReturned;
     // A leak: a watcher (listener + 1 s PostgreSQL poller) registered for a client that is gone.
-    const leaked = jobs.listeners.has(id) || jobs.pollers.has(id);
-    expect({ leaked, listeners: jobs.listeners.get(id)?.size ?? 0 }).toEqual({ leaked: false, listeners: 0 });
+    const leaked = jobs.watchers.listeners.has(id) || jobs.watchers.pollers.has(id);
+    expect({ leaked, listeners: jobs.watchers.listeners.get(id)?.size ?? 0 }).toEqual({ leaked: false, listeners: 0 });
   });
 });

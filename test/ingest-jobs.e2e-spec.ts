@@ -11,7 +11,7 @@ import { OwnRedis } from './support/own-redis.js';
 import { ServiceProcess, startService } from './support/service-process.js';
 import { openSse } from './support/sse-client.js';
 import { makePdf } from './support/make-pdf.js';
-import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
+import { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js';
 import { ingestFolderAsJobs } from '../scripts/folder-ingest.js';
 import { FakeEmbeddingsServer } from './support/fake-embeddings-server.js';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { ensureDatabase } from '../src/database/ensure-database.js';
-import { DocumentsService } from '../src/knowledge/documents.service.js';
-import { HybridRecall } from '../src/knowledge/hybrid-recall.service.js';
+import { DocumentsService } from '../src/knowledge/ingest/documents.service.js';
+import { HybridRecall } from '../src/knowledge/retrieval/hybrid-recall.service.js';
 import { adminAuth } from './support/admin.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';

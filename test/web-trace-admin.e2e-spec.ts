@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
-import { LocalRerank } from '../src/knowledge/rerank.js';
+import { LocalRerank } from '../src/knowledge/retrieval/rerank.js';
 import { adminAuth } from './support/admin.js';
 import { describeWithChromium, launchChromium, pageErrors, screenshot, signedInPage, VIEWPORTS } from './support/browser.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';

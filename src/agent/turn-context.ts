@@ -1,7 +1,7 @@
 import type { BaseMessage } from '@langchain/core/messages';
 import { z } from 'zod';
 import type { ModelSampling } from '../models/sampling.js';
-import type { StepReporter } from '../knowledge/retrieval.service.js';
+import type { StepReporter } from '../knowledge/public-api.js';
 
 export type TurnMode = 'sync' | 'stream';
 

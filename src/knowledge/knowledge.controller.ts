@@ -33,8 +33,8 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { normalizeChunks, normalizeRagTrace } from '../trace/trace.normalizer.js';
-import { uploadedDocumentName } from './document-name.js';
-import { DocumentsService } from './documents.service.js';
+import { uploadedDocumentName } from './ingest/document-name.js';
+import { DocumentsService } from './ingest/documents.service.js';
 import {
   DocumentDeleteResponse,
   DocumentIdParams,
@@ -48,10 +48,10 @@ import {
   KnowledgeSearchRequest,
   KnowledgeSearchResponse,
 } from './knowledge.dto.js';
-import { RetrievalService } from './retrieval.service.js';
-import { IngestJob, isFinished } from './ingest-jobs/ingest-job.js';
-import { IngestJobCancelledError, IngestJobFailedError } from './ingest-jobs/ingest-job-failed.error.js';
-import { IngestJobs } from './ingest-jobs/ingest-jobs.service.js';
+import { RetrievalService } from './retrieval/retrieval.service.js';
+import { IngestJob, isFinished } from './ingest/jobs/ingest-job.js';
+import { IngestJobCancelledError, IngestJobFailedError } from './ingest/jobs/ingest-job-failed.error.js';
+import { IngestJobs } from './ingest/jobs/ingest-jobs.service.js';
 import { RequestError } from '../common/coded-error.js';
 
 interface UploadedDocument {

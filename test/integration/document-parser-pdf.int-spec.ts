@@ -1,5 +1,5 @@
 import { makeFlateBombPdf, makeNestedPdf, makePdf } from '../support/make-pdf.js';
-import { DocumentTooLargeError, ParseLimits, parseDocument, UnreadableDocumentError } from '../../src/knowledge/document-parser.js';
+import { DocumentTooLargeError, ParseLimits, parseDocument, UnreadableDocumentError } from '../../src/knowledge/ingest/document-parser.js';
 
 const LIMITS: ParseLimits = { timeoutMs: 60_000, memoryMb: 256, maxExtractedBytes: 1024 * 1024, maxPages: 100 };
 

@@ -6,7 +6,7 @@ import { AgentModule } from '../../src/agent/agent.module.js';
 import { KNOWLEDGE_BUDGET_SPENT, KNOWLEDGE_TOOL_NAME } from '../../src/agent/tools/knowledge/knowledge-search.tool.js';
 import type { KnowledgeToolOutput } from '../../src/agent/tools/knowledge/knowledge-tool.constants.js';
 import { TurnContext } from '../../src/agent/turn-context.js';
-import { DocumentsService } from '../../src/knowledge/documents.service.js';
+import { DocumentsService } from '../../src/knowledge/ingest/documents.service.js';
 import { createTestModule, TestModule } from '../support/test-module.js';
 
 // Two manuals that differ only by a model name the question does not give, and one on another subject.

@@ -12,7 +12,7 @@ import { ConversationStorage } from '../../src/session/conversation-storage.serv
 import { createRootLogger, NestPinoLogger } from '../../src/logging/logger.js';
 import { applyHttpTimeouts, setupApp } from '../../src/setup-app.js';
 import { TEST_JWT_SECRET, TEST_REDIS_URL, testDatabaseUrl } from './test-env.js';
-import { DenseRecall } from '../../src/knowledge/dense/dense-recall.service.js';
+import { DenseRecall } from '../../src/knowledge/index/dense/dense-recall.service.js';
 
 export interface TestApp {
   app: NestExpressApplication;

@@ -3,11 +3,15 @@ import { tool, ToolRuntime } from '@langchain/core/tools';
 import { z } from 'zod';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
-import { boundQuery, MAX_QUERY_LENGTH } from '../../../knowledge/bounded-query.js';
-import { clarificationPrompt } from '../../../knowledge/clarification.js';
-import { ComplexityJudge } from '../../../knowledge/judges/complexity-judge.service.js';
-import { KnowledgeFlow, KnowledgeFlowResult } from '../../../knowledge/knowledge-flow.service.js';
-import { SubQuestionFanOut } from '../../../knowledge/sub-question-fanout.service.js';
+import {
+  boundQuery,
+  clarificationPrompt,
+  ComplexityJudge,
+  KnowledgeFlow,
+  KnowledgeFlowResult,
+  MAX_QUERY_LENGTH,
+  SubQuestionFanOut,
+} from '../../../knowledge/public-api.js';
 import { composeFromPassages } from '../../../models/local-compose.js';
 import type { LocalToolRouting } from '../../../models/local-tool-routing.js';
 import type { AgentStateValues, AgentToolArtifact, HitlQuestion } from '../../agent-state.js';

@@ -30,6 +30,13 @@ export class ChatSession {
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
 
+  /** The run in flight, set and cleared by the chat module with the run's start and end (no foreign key: runs are the chat module's). */
+  @Column({ name: 'active_run_id', type: 'uuid', nullable: true })
+  activeRunId: string | null;
+
+  @Column({ name: 'active_run_started_at', type: 'timestamptz', nullable: true })
+  activeRunStartedAt: Date | null;
+
   @OneToMany('ChatMessage', (message: ChatMessage) => message.session)
   messages?: ChatMessage[];
 }

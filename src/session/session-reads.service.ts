@@ -35,6 +35,9 @@ interface CachedSessionHead {
   rows: CachedSessionRow[];
 }
 
+/** How many users' list heads an instance keeps in memory besides Redis (the most recently read ones). */
+const LOCAL_HEADS = 256;
+
 /** What the transcript cache holds: the messages at a transcript version. */
 interface CachedTranscript {
   format: typeof CACHE_FORMAT;
@@ -53,6 +56,13 @@ interface CachedTranscript {
  */
 @Injectable()
 export class SessionReads {
+  /**
+   * The list heads this instance read last, by user: checked against the list
+   * version exactly like Redis's copy, so a warm list costs one primary-key
+   * lookup and no Redis round trip, and is never stale either.
+   */
+  private readonly localHeads = new Map<string, CachedSessionHead>();
+
   constructor(
     private readonly sessions: SessionRepository,
     private readonly messages: MessageRepository,
@@ -123,17 +133,13 @@ export class SessionReads {
       return toSessionPage(await this.sessions.list(userId, limit + 1, { after, titleContains }), limit);
     }
     const key = sessionsCacheKey(userId);
-    const [cached, version] = await Promise.all([this.cache.get<CachedSessionHead>(key), this.sessions.listVersion(userId)]);
+    const version = await this.sessions.listVersion(userId);
+    const local = this.localHeads.get(userId);
+    if (local && local.version === version) return headPage(local, limit);
+    const cached = await this.cache.get<CachedSessionHead>(key);
     if (cached && cached.format === CACHE_FORMAT && cached.version === version && Array.isArray(cached.rows)) {
-      return toSessionPage(
-        cached.rows.map((row) => ({
-          ...row,
-          created_at: new Date(row.created_at),
-          updated_at: new Date(row.updated_at),
-          active_run_started_at: row.active_run_started_at === null ? null : new Date(row.active_run_started_at),
-        })),
-        limit,
-      );
+      this.keepLocally(userId, cached);
+      return headPage(cached, limit);
     }
     // The version is read before the rows: rows newer than it are cached under an old version, which only costs a miss.
     const rows = await this.sessions.list(userId, SESSION_PAGE_MAX + 1);
@@ -148,7 +154,14 @@ export class SessionReads {
       })),
     };
     await this.cache.set(key, head);
+    this.keepLocally(userId, head);
     return toSessionPage(rows, limit);
+  }
+
+  private keepLocally(userId: string, head: CachedSessionHead): void {
+    this.localHeads.delete(userId);
+    this.localHeads.set(userId, head);
+    if (this.localHeads.size > LOCAL_HEADS) this.localHeads.delete(this.localHeads.keys().next().value!);
   }
 
   /** One of the user's sessions, read from the database; null when the user has no such session. */
@@ -192,6 +205,7 @@ export class SessionReads {
 
   /** Drops the cached copies a change made out of date (the versions already keep them from being served). */
   async forget(userId: string, sessionId?: string): Promise<void> {
+    this.localHeads.delete(userId);
     await this.cache.del(...(sessionId ? [messagesCacheKey(userId, sessionId)] : []), sessionsCacheKey(userId));
   }
 
@@ -213,4 +227,17 @@ export class SessionReads {
     if (current === null) return null;
     return current === cached.version ? normalizeMessageRecords(cached.messages) : undefined;
   }
+}
+
+/** A page of a cached list head. */
+function headPage(head: CachedSessionHead, limit: number): SessionPage {
+  return toSessionPage(
+    head.rows.map((row) => ({
+      ...row,
+      created_at: new Date(row.created_at),
+      updated_at: new Date(row.updated_at),
+      active_run_started_at: row.active_run_started_at === null ? null : new Date(row.active_run_started_at),
+    })),
+    limit,
+  );
 }

@@ -16,11 +16,12 @@ import { MessageRepository } from './message.repository.js';
 import { SessionRepository } from './session.repository.js';
 
 /**
- * The shape of what the caches hold: a cached copy in any other shape (written
- * by an older version of the service) is a miss, whatever its version says.
- * 3: the list's rows carry their run in flight.
+ * The shape of what each cache holds: a cached copy in any other shape
+ * (written by an older version of the service) is a miss, whatever its
+ * version says. List 3: its rows carry their run in flight.
  */
-const CACHE_FORMAT = 3;
+const LIST_FORMAT = 3;
+const TRANSCRIPT_FORMAT = 2;
 
 type CachedSessionRow = Omit<SessionRow, 'created_at' | 'updated_at' | 'active_run_started_at'> & {
   created_at: string;
@@ -30,7 +31,7 @@ type CachedSessionRow = Omit<SessionRow, 'created_at' | 'updated_at' | 'active_r
 
 /** What the session-list cache holds: the head of the list, one row more than a page can ask for, at a list version. */
 interface CachedSessionHead {
-  format: typeof CACHE_FORMAT;
+  format: typeof LIST_FORMAT;
   version: string;
   rows: CachedSessionRow[];
 }
@@ -40,7 +41,7 @@ const LOCAL_HEADS = 256;
 
 /** What the transcript cache holds: the messages at a transcript version. */
 interface CachedTranscript {
-  format: typeof CACHE_FORMAT;
+  format: typeof TRANSCRIPT_FORMAT;
   version: string;
   messages: MessageInfo[];
 }
@@ -78,7 +79,7 @@ export class SessionReads {
     if (!transcript) return null;
     const records = transcript.rows.map(toMessageInfo);
     await this.cache.set(messagesCacheKey(userId, sessionId), {
-      format: CACHE_FORMAT,
+      format: TRANSCRIPT_FORMAT,
       version: transcript.version,
       messages: records,
     } satisfies CachedTranscript);
@@ -137,14 +138,14 @@ export class SessionReads {
     const local = this.localHeads.get(userId);
     if (local && local.version === version) return headPage(local, limit);
     const cached = await this.cache.get<CachedSessionHead>(key);
-    if (cached && cached.format === CACHE_FORMAT && cached.version === version && Array.isArray(cached.rows)) {
+    if (cached && cached.format === LIST_FORMAT && cached.version === version && Array.isArray(cached.rows)) {
       this.keepLocally(userId, cached);
       return headPage(cached, limit);
     }
     // The version is read before the rows: rows newer than it are cached under an old version, which only costs a miss.
     const rows = await this.sessions.list(userId, SESSION_PAGE_MAX + 1);
     const head: CachedSessionHead = {
-      format: CACHE_FORMAT,
+      format: LIST_FORMAT,
       version,
       rows: rows.map((row) => ({
         ...row,
@@ -220,7 +221,7 @@ export class SessionReads {
    */
   private async currentCachedTranscript(userId: string, sessionId: string): Promise<MessageInfo[] | null | undefined> {
     const cached = await this.cache.get<CachedTranscript>(messagesCacheKey(userId, sessionId));
-    if (!cached || cached.format !== CACHE_FORMAT || typeof cached.version !== 'string' || !Array.isArray(cached.messages)) {
+    if (!cached || cached.format !== TRANSCRIPT_FORMAT || typeof cached.version !== 'string' || !Array.isArray(cached.messages)) {
       return undefined;
     }
     const current = await this.sessions.transcriptVersion(userId, sessionId);

@@ -11,13 +11,14 @@ import { RunCancellation } from './run-cancellation.service.js';
 import { RunEventsService } from './run-events.service.js';
 import { RunReaper } from './run-reaper.service.js';
 import { RunRegistry } from './run-registry.service.js';
+import { RunRepository } from './run.repository.js';
 import { StreamTicketController } from './stream-ticket.controller.js';
 import { TurnAdmissionGuard, TurnDrain } from './turn-drain.service.js';
 
 @Module({
   imports: [AgentModule, AuthModule, SessionModule, TraceModule, DrainStateModule],
   controllers: [ChatController, StreamTicketController],
-  providers: [ChatService, RunRegistry, RunEventsService, RunCancellation, ConversationSummaryService, RunReaper, TurnDrain, TurnAdmissionGuard],
+  providers: [ChatService, RunRepository, RunRegistry, RunEventsService, RunCancellation, ConversationSummaryService, RunReaper, TurnDrain, TurnAdmissionGuard],
   exports: [ChatService, RunEventsService, RunRegistry, TurnDrain, TurnAdmissionGuard],
 })
 export class ChatModule implements BeforeApplicationShutdown {

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { Command, GraphRecursionError, INTERRUPT } from '@langchain/langgraph';
 import { AgentFactory, AgentGraph, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
@@ -10,8 +12,12 @@ import { isDatabaseUnavailable } from '../common/database-unavailable.js';
 import { withTimeout } from '../common/with-timeout.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { CommitOutcomeUnknownError, isUnanswered } from '../database/commit-outcome.js';
-import { ConversationStorage, titleFrom, toLangChainMessages } from '../session/conversation-storage.service.js';
+import { CommitOutcomeUnknownError, isUnanswered, transactionKnowingCommit } from '../database/commit-outcome.js';
+import { toLangChainMessages } from '../session/langchain-messages.js';
+import type { NewMessage } from '../session/message.repository.js';
+import { SessionReads } from '../session/session-reads.service.js';
+import { titleFrom } from '../session/session-title.js';
+import { AppendTurnOptions, AppendTurnResult, SessionWrites } from '../session/session-writes.service.js';
 import { SessionNotFoundError } from '../session/session.errors.js';
 import { normalizePendingHitl } from '../trace/trace.normalizer.js';
 import type { HitlResumeState, PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
@@ -20,7 +26,7 @@ import { ConversationSummaryService } from './conversation-summary.service.js';
 import { PendingRunEnds } from './pending-run-ends.js';
 import { RunEventsService } from './run-events.service.js';
 import { RunCancellation, RunCancelledSignal } from './run-cancellation.service.js';
-import { RunInfoRecord, RunRegistry, RunSlotTakenError } from './run-registry.service.js';
+import { RunInfoRecord, RunRegistry, RunSlotTakenError, RunStatus } from './run-registry.service.js';
 import type { RunEventArgs } from './run-event.js';
 import { type StepEvent, toolEndSummary, toolFailedSummary, toolStartSummary } from './sse-events.dto.js';
 
@@ -128,7 +134,9 @@ export class ChatService {
   private readonly pendingEnds: PendingRunEnds;
 
   constructor(
-    private readonly storage: ConversationStorage,
+    private readonly storage: SessionReads,
+    private readonly sessionWrites: SessionWrites,
+    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly agents: AgentFactory,
     private readonly checkpointer: CheckpointerProvider,
     private readonly runs: RunRegistry,
@@ -150,7 +158,11 @@ export class ChatService {
     const runId = randomUUID();
     for (let attempt = 0; attempt < 2; attempt += 1) {
       try {
-        await this.storage.openSession(userId, id, titleFrom(message), (manager) => this.runs.claim(manager, runId, id, userId, message));
+        // The session and its run slot commit together: a session a first turn creates exists with its run.
+        await transactionKnowingCommit(this.dataSource, async (manager) => {
+          await this.sessionWrites.open(manager, userId, id, titleFrom(message));
+          await this.runs.claim(manager, runId, id, userId, message);
+        });
         return { runId, sessionId: id, userId, message };
       } catch (error) {
         // The claim may have landed with nobody to run it: it is ended, so that it does not hold the session.
@@ -309,18 +321,14 @@ export class ChatService {
           // The paused task's checkpoints stay: its question waits for an answer.
           finishedThread: null,
         };
-        await this.storage.appendTurn(
-          userId,
-          sessionId,
+        await this.commitTurn(
+          turn,
           [
             { type: 'human', content: message, run_id: runId },
             { type: 'ai', content: prompt, rag_trace: trace, run_id: runId },
           ],
-          {
-            metadata: { [PENDING_HITL_KEY]: pending, [HITL_RESUME_KEY]: resumeState, [HITL_ROUNDS_KEY]: paused ? rounds + 1 : 1 },
-            createIfMissing: false,
-            withinTransaction: (manager) => this.runs.finish(runId, 'interrupted', undefined, manager),
-          },
+          { status: 'interrupted' },
+          { metadata: { [PENDING_HITL_KEY]: pending, [HITL_RESUME_KEY]: resumeState, [HITL_ROUNDS_KEY]: paused ? rounds + 1 : 1 } },
         );
         committed = attempt.result;
         this.announce(runId, attempt.tell);
@@ -336,20 +344,14 @@ export class ChatService {
         },
         finishedThread: threadId,
       };
-      const stored = await this.storage.appendTurn(
-        userId,
-        sessionId,
+      const stored = await this.commitTurn(
+        turn,
         [
           { type: 'human', content: message, run_id: runId },
           { type: 'ai', content: response, rag_trace: trace, run_id: runId },
         ],
-        {
-          ...(recorded ? { metadata: { [PENDING_HITL_KEY]: null, [HITL_RESUME_KEY]: null, [HITL_ROUNDS_KEY]: null } } : {}),
-          createIfMissing: false,
-          // The run's end commits with the turn: a client posting right after `done` finds the session free,
-          // and a run given up as abandoned meanwhile cannot commit at all.
-          withinTransaction: (manager) => this.runs.finish(runId, 'done', undefined, manager),
-        },
+        { status: 'done' },
+        recorded ? { metadata: { [PENDING_HITL_KEY]: null, [HITL_RESUME_KEY]: null, [HITL_ROUNDS_KEY]: null } } : {},
       );
       committed = attempt.result;
       this.announce(runId, attempt.tell);
@@ -427,10 +429,7 @@ export class ChatService {
     }
     // After a COMMIT without an answer, keeping the message also reads back what landed: the turn's transaction holds
     // its rows until it ends, and a run it ended reads `done`. That read-back waits at most the lock limit.
-    const keeping = this.storage.appendTurn(userId, sessionId, [{ type: 'human', content: message, run_id: runId, status: 'failed' }], {
-      createIfMissing: false,
-      withinTransaction: (manager) => this.runs.finish(runId, endedAs, reason, manager),
-    });
+    const keeping = this.commitTurn(turn, [{ type: 'human', content: message, run_id: runId, status: 'failed' }], { status: endedAs, error: reason });
     try {
       await (commitUnknown
         ? withTimeout(keeping, this.config.database.lockTimeoutMs, () => new Error('the read-back of the turn did not finish in time'))
@@ -456,17 +455,16 @@ export class ChatService {
    */
   private async commitCancelled(turn: PreparedTurn, answerSoFar: string, trace: RagTrace | null, emit: Emit): Promise<never> {
     let partial = answerSoFar;
-    const { runId, sessionId, userId, message } = turn;
+    const { runId, sessionId, message } = turn;
     let saved: boolean | null = true;
     try {
-      await this.storage.appendTurn(
-        userId,
-        sessionId,
+      await this.commitTurn(
+        turn,
         [
           { type: 'human', content: message, run_id: runId, status: 'cancelled' },
           ...(partial ? [{ type: 'ai' as const, content: partial, rag_trace: trace, run_id: runId, status: 'cancelled' as const }] : []),
         ],
-        { createIfMissing: false, withinTransaction: (manager) => this.runs.finish(runId, 'cancelled', 'cancelled by the user', manager) },
+        { status: 'cancelled', error: 'cancelled by the user' },
       );
     } catch (error) {
       if (error instanceof RunNotRunningError && error.status === 'cancelled') {
@@ -519,17 +517,38 @@ export class ChatService {
   private async forceCancel(runId: string, userId: string, sessionId: string): Promise<boolean> {
     const message = await this.runs.message(runId);
     try {
-      await this.storage.appendTurn(
-        userId,
-        sessionId,
+      await this.commitTurn(
+        { runId, userId, sessionId },
         message ? [{ type: 'human', content: message, run_id: runId, status: 'cancelled' }] : [],
-        { createIfMissing: false, withinTransaction: (manager) => this.runs.finish(runId, 'cancelled', 'cancelled by the user', manager) },
+        { status: 'cancelled', error: 'cancelled by the user' },
       );
       return true;
     } catch (error) {
       if (error instanceof RunNotRunningError || error instanceof SessionNotFoundError) return false;
       throw error;
     }
+  }
+
+  /**
+   * Commits a turn's messages (in its session, which must still exist) and its run's end in one transaction: the
+   * run's end commits with the turn, so a client posting right after `done` finds the session free, and a run given
+   * up as abandoned or cancelled meanwhile cannot commit at all (RunNotRunningError). A COMMIT without an answer
+   * throws CommitOutcomeUnknownError: the caller finds out what landed.
+   */
+  private async commitTurn(
+    turn: Pick<PreparedTurn, 'runId' | 'sessionId' | 'userId'>,
+    messages: NewMessage[],
+    end: { status: Exclude<RunStatus, 'running'>; error?: string },
+    options: Omit<AppendTurnOptions, 'createIfMissing'> = {},
+  ): Promise<AppendTurnResult> {
+    const { runId, sessionId, userId } = turn;
+    const stored = await transactionKnowingCommit(this.dataSource, async (manager) => {
+      const appended = await this.sessionWrites.appendTurn(manager, userId, sessionId, messages, { ...options, createIfMissing: false });
+      await this.runs.finish(runId, end.status, end.error, manager);
+      return appended;
+    });
+    await this.sessionWrites.turnCommitted(userId, sessionId);
+    return stored;
   }
 
   private async runGraph(

@@ -17,7 +17,8 @@ import {
   SessionRenameBody,
 } from './session.dto.js';
 import { TraceNormalizationInterceptor } from '../trace/trace.interceptor.js';
-import { ConversationStorage } from './conversation-storage.service.js';
+import { SessionReads } from './session-reads.service.js';
+import { SessionWrites } from './session-writes.service.js';
 import { RequestError } from '../common/coded-error.js';
 import { SessionNotFoundError } from './session.errors.js';
 
@@ -27,13 +28,16 @@ import { SessionNotFoundError } from './session.errors.js';
 @UseInterceptors(TraceNormalizationInterceptor)
 @Controller('api/sessions')
 export class SessionController {
-  constructor(private readonly storage: ConversationStorage) {}
+  constructor(
+    private readonly reads: SessionReads,
+    private readonly writes: SessionWrites,
+  ) {}
 
   @Get()
   @ApiOperation({ summary: "The caller's sessions, newest first, paginated, optionally filtered by title (`q`)" })
   @ApiOkResponse({ type: SessionListResponse, description: 'A page of sessions and the cursor of the next one' })
   list(@CurrentUser() user: AuthUser, @Query() query: SessionListQuery): Promise<SessionListResponse> {
-    return this.storage.listSessionInfos(user.userId, query);
+    return this.reads.listSessionInfos(user.userId, query);
   }
 
   @Get(':session_id')
@@ -41,7 +45,7 @@ export class SessionController {
   @ApiOkResponse({ type: SessionInfo, description: 'The session' })
   @ApiErrorResponses('session_not_found')
   async one(@CurrentUser() user: AuthUser, @Param() params: SessionIdParams): Promise<SessionInfo> {
-    const session = await this.storage.getSessionInfo(user.userId, params.session_id);
+    const session = await this.reads.getSessionInfo(user.userId, params.session_id);
     if (!session) throw new SessionNotFoundError(params.session_id);
     return session;
   }
@@ -57,7 +61,7 @@ export class SessionController {
     @Param() params: SessionIdParams,
     @Query() query: SessionMessagesQuery,
   ): Promise<SessionMessagesResponse> {
-    const page = await this.storage.getSessionMessagePage(user.userId, params.session_id, query);
+    const page = await this.reads.getSessionMessagePage(user.userId, params.session_id, query);
     if (!page) throw new SessionNotFoundError(params.session_id);
     return { session_id: params.session_id, messages: page.messages, next_before: page.next_before };
   }
@@ -71,7 +75,7 @@ export class SessionController {
     @Param() params: SessionIdParams,
     @Body() body: SessionRenameBody,
   ): Promise<SessionInfo> {
-    const session = await this.storage.renameSession(user.userId, params.session_id, body.title);
+    const session = await this.writes.renameSession(user.userId, params.session_id, body.title);
     if (!session) throw new SessionNotFoundError(params.session_id);
     return session;
   }
@@ -85,7 +89,7 @@ export class SessionController {
     @Param() params: MessageIdParams,
     @Body() body: MessageFeedbackBody,
   ): Promise<MessageInfo> {
-    const message = await this.storage.setMessageFeedback(user.userId, params.session_id, params.message_id, {
+    const message = await this.writes.setMessageFeedback(user.userId, params.session_id, params.message_id, {
       rating: body.rating,
       comment: body.comment ? body.comment : null,
     });
@@ -98,7 +102,7 @@ export class SessionController {
   @ApiOkResponse({ type: MessageInfo, description: 'The message, its feedback now null' })
   @ApiErrorResponses('session_not_found', 'message_not_found')
   async clearFeedback(@CurrentUser() user: AuthUser, @Param() params: MessageIdParams): Promise<MessageInfo> {
-    const message = await this.storage.setMessageFeedback(user.userId, params.session_id, params.message_id, null);
+    const message = await this.writes.setMessageFeedback(user.userId, params.session_id, params.message_id, null);
     if (!message) throw new RequestError('message_not_found', `Message ${params.message_id} not found in session ${params.session_id}`);
     return message;
   }
@@ -108,7 +112,7 @@ export class SessionController {
   @ApiOkResponse({ type: SessionDeleteResponse, description: 'The session is gone' })
   @ApiErrorResponses('session_not_found')
   async remove(@CurrentUser() user: AuthUser, @Param() params: SessionIdParams): Promise<SessionDeleteResponse> {
-    const deleted = await this.storage.deleteSession(user.userId, params.session_id);
+    const deleted = await this.writes.deleteSession(user.userId, params.session_id);
     if (!deleted) throw new SessionNotFoundError(params.session_id);
     return { session_id: params.session_id, message: 'Session deleted' };
   }

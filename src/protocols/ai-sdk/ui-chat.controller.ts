@@ -16,7 +16,7 @@ import { SseWriter } from '../../common/sse-stream.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { RateLimit } from '../../rate-limit/rate-limit.guard.js';
-import { ConversationStorage } from '../../session/conversation-storage.service.js';
+import { SessionReads } from '../../session/session-reads.service.js';
 import { SessionNotFoundError } from '../../session/session.errors.js';
 import { parseUiChatRequest, UI_CHAT_ID_PATTERN, UI_CHAT_ID_RULE, UiChatRequest, UiMessage, UiMessagePart } from './ui-chat.dto.js';
 import { UI_MESSAGE_STREAM_DONE, UiMessageMapper, uiMessageStreamTransport } from './ui-message-mapping.js';
@@ -51,7 +51,7 @@ export class UiChatController {
     private readonly chat: ChatService,
     private readonly runs: RunRegistry,
     private readonly events: RunEventsService,
-    private readonly storage: ConversationStorage,
+    private readonly storage: SessionReads,
     private readonly sessionIds: UiSessionIds,
     private readonly drain: TurnDrain,
     @Inject(APP_CONFIG) private readonly config: AppConfig,

@@ -240,7 +240,9 @@ describe('AI SDK UI message stream (useChat)', () => {
     expect(Object.keys(doc.components.schemas.UiChatRequest.properties).sort()).toEqual(['id', 'messageId', 'messages', 'trigger']);
     expect(Object.keys(post.responses['200'].content)).toEqual(['text/event-stream']);
     expect(Object.keys(post.responses).sort()).toEqual(['200', '400', '401', '404', '409', '413', '429', '503']);
-    expect(Object.keys(resume.responses).sort()).toEqual(['200', '204', '400', '401', '404', '503']);
+    // 410 run_events_gone: the run ended, its events expired, between the status check and the read.
+    expect(Object.keys(resume.responses).sort()).toEqual(['200', '204', '400', '401', '404', '410', '503']);
+    expect(resume.responses['410'].description).toContain('run_events_gone');
     expect(resume.security).toEqual([{ bearer: [] }]);
   });
 

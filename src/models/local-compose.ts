@@ -99,7 +99,10 @@ function tableAsLines(header: string, body: string): string {
     // Between two rows on one line ("| a | b | | c | d |") the split leaves a blank cell.
     if (row.length === 0 && !cell.trim()) continue;
     row.push(cell.trim());
-    if (row.length === columns.length) rows.push(row), (row = []);
+    if (row.length === columns.length) {
+      rows.push(row);
+      row = [];
+    }
   }
   if (row.length > 0) rows.push(row);
   const lines = rows.map((cells) => {

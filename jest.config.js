@@ -1,18 +1,72 @@
 /**
  * NestJS 12 ships ES modules only, so Jest runs in its native ESM mode
- * (node --experimental-vm-modules, see package.json). Three projects: unit
- * specs beside the code, integration specs (one module on real PostgreSQL
- * and Redis, without the app) and end-to-end specs (the whole app). Jest runs
- * a global setup shared by several projects once.
+ * (node --experimental-vm-modules, see package.json). TypeScript is stripped by
+ * SWC, which keeps Nest's decorator metadata (design:paramtypes) and does no
+ * type checking: `npm run typecheck` does that, and `npm test` runs it first.
+ *
+ * Projects: unit specs beside the code, integration specs (one module on real
+ * PostgreSQL and Redis, without the app) and three end-to-end projects (the
+ * whole app): api, resilience (faults: own PostgreSQL clusters and Redis
+ * servers, TCP proxies, kills, stalls, drains, parse bombs) and browser (the
+ * files that drive Chromium). The end-to-end and integration projects share
+ * one global setup, which Jest runs once; it gives every worker its own
+ * database and Redis logical database (test/support/test-env.ts), so the
+ * projects can run on two workers at once.
  */
+const swc = {
+  jsc: {
+    parser: { syntax: 'typescript', decorators: true },
+    transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: true },
+    target: 'es2022',
+    keepClassNames: true,
+  },
+  sourceMaps: 'inline',
+};
+
 const common = {
   testEnvironment: 'node',
   rootDir: '.',
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', useESM: true, diagnostics: false }] },
+  transform: { '^.+\\.ts$': ['@swc/jest', swc] },
   setupFiles: ['reflect-metadata'],
 };
+
+/** What every project that starts the app or a module on the real PostgreSQL and Redis shares. */
+const withServers = {
+  ...common,
+  globalSetup: '<rootDir>/test/support/global-setup.mjs',
+  globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
+};
+
+/** What every end-to-end project shares: add e2e-wide setup files here. */
+const e2e = { ...withServers, setupFilesAfterEnv: ['<rootDir>/test/support/error-body-check.ts'] };
+
+/** Fault tests: their own servers, proxies, kills, stalls, drains, parse bombs and ingest faults. */
+const RESILIENCE = [
+  'cache-outage',
+  'concurrent-start',
+  'fault-support',
+  'faults',
+  'health-and-shutdown',
+  'ingest-jobs',
+  'ingest-jobs-deferred-build',
+  'ingest-jobs-delete',
+  'ingest-jobs-faults',
+  'ingest-jobs-hostile',
+  'parse-limits',
+  'readiness',
+  'run-events',
+  'shutdown-drain',
+  'turn-integrity',
+  'turn-outcome',
+  'turn-stall',
+];
+/** The files that drive Chromium. */
+const BROWSER = ['browser-cors', 'docs-headers', 'web-accessibility', 'web-chat', 'web-cross-origin', 'web-hostile', 'web-signin', 'web-trace-admin'];
+
+const e2eFiles = (names) => names.map((name) => `<rootDir>/test/${name}.e2e-spec.ts`);
+const e2eFilePattern = (names) => `/test/(${names.join('|')})\\.e2e-spec\\.ts$`;
 
 export default {
   reporters: ['default', '<rootDir>/test/support/summary-reporter.mjs'],
@@ -21,19 +75,14 @@ export default {
   testTimeout: 120000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    { ...withServers, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.int-spec.ts'] },
     {
-      ...common,
-      displayName: 'e2e',
-      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
-      globalSetup: '<rootDir>/test/support/global-setup.mjs',
-      globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
+      ...e2e,
+      displayName: 'api',
+      testMatch: ['<rootDir>/test/*.e2e-spec.ts'],
+      testPathIgnorePatterns: ['/node_modules/', e2eFilePattern([...RESILIENCE, ...BROWSER])],
     },
-    {
-      ...common,
-      displayName: 'integration',
-      testMatch: ['<rootDir>/test/integration/**/*.int-spec.ts'],
-      globalSetup: '<rootDir>/test/support/global-setup.mjs',
-      globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
-    },
+    { ...e2e, displayName: 'resilience', testMatch: e2eFiles(RESILIENCE) },
+    { ...e2e, displayName: 'browser', testMatch: e2eFiles(BROWSER) },
   ],
 };

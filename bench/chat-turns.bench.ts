@@ -89,7 +89,8 @@ runBench('bench_chat', async (databaseUrl, onClose) => {
     // (a) baseline: the whole conversation in LangGraph state, checkpointed by PostgresSaver.
     const saver = new PostgresSaver(app.get(CheckpointerProvider).pool);
     const tools = app.get(ToolRegistry);
-    const context = new TurnContext({ userId: 'bench', sessionId: randomUUID(), runId: randomUUID(), mode: 'sync' });
+    // A context per turn, as the service makes one per request: the tools' budgets are per turn.
+    const turnContext = () => ({ turn: new TurnContext({ userId: 'bench', sessionId: randomUUID(), runId: randomUUID(), mode: 'sync' }) });
     const boundTools = tools.tools;
     const model = new LocalChatModel().bindTools(boundTools);
     const graph = new StateGraph(MessagesAnnotation)
@@ -101,15 +102,14 @@ runBench('bench_chat', async (databaseUrl, onClose) => {
       .compile({ checkpointer: saver });
     const warmThread = randomUUID();
     for (let i = 0; i < 20; i += 1) {
-      context.resetToolBudgets();
-      await graph.invoke({ messages: [new HumanMessage(QUESTIONS[i % QUESTIONS.length])] }, { configurable: context.configurable(warmThread) });
+      await graph.invoke({ messages: [new HumanMessage(QUESTIONS[i % QUESTIONS.length])] }, { configurable: { thread_id: warmThread }, context: turnContext() });
     }
     const thread = randomUUID();
     const baseline: number[] = [];
     for (let i = 0; i < TURNS; i += 1) {
-      context.resetToolBudgets();
+      const context = turnContext();
       const started = performance.now();
-      await graph.invoke({ messages: [new HumanMessage(QUESTIONS[i % QUESTIONS.length])] }, { configurable: context.configurable(thread) });
+      await graph.invoke({ messages: [new HumanMessage(QUESTIONS[i % QUESTIONS.length])] }, { configurable: { thread_id: thread }, context });
       baseline.push(performance.now() - started);
     }
     report('baseline: MessagesAnnotation + PostgresSaver', baseline);

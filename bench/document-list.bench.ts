@@ -12,7 +12,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module.js';
-import { DocumentsService } from '../src/knowledge/documents.service.js';
+import { DocumentsService } from '../src/knowledge/ingest/documents.service.js';
 import { benchConfig, fmt, median, percentile, runBench, timeEach } from './support.js';
 
 const CHUNKS = Number(process.env.CHUNKS ?? 300_000);

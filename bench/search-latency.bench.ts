@@ -11,14 +11,14 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../src/app.module.js';
-import { DocumentsService } from '../src/knowledge/documents.service.js';
+import { DocumentsService } from '../src/knowledge/ingest/documents.service.js';
 import { DataSource } from 'typeorm';
-import { DenseRecall } from '../src/knowledge/dense/dense-recall.service.js';
-import { MemoryDenseIndex } from '../src/knowledge/dense/memory-dense-index.js';
-import { PgvectorStore } from '../src/knowledge/dense/pgvector-store.js';
-import { EmbeddingProvider } from '../src/knowledge/embeddings.js';
-import { HybridRecall } from '../src/knowledge/hybrid-recall.service.js';
-import { RetrievalService } from '../src/knowledge/retrieval.service.js';
+import { DenseRecall } from '../src/knowledge/index/dense/dense-recall.service.js';
+import { MemoryDenseIndex } from '../src/knowledge/index/dense/memory-dense-index.js';
+import { PgvectorStore } from '../src/knowledge/index/dense/pgvector.repository.js';
+import { EmbeddingProvider } from '../src/knowledge/index/embeddings.js';
+import { HybridRecall } from '../src/knowledge/retrieval/hybrid-recall.service.js';
+import { RetrievalService } from '../src/knowledge/retrieval/retrieval.service.js';
 import { benchConfig, fmt, median, percentile, runBench, timeEach } from './support.js';
 
 const LEAVES = Number(process.env.LEAVES ?? 100_000);

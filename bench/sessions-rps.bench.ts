@@ -14,7 +14,9 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import autocannon from 'autocannon';
 import pino from 'pino';
 import { AppModule } from '../src/app.module.js';
-import { ConversationStorage } from '../src/session/conversation-storage.service.js';
+import { DataSource } from 'typeorm';
+import { transactionKnowingCommit } from '../src/database/commit-outcome.js';
+import { SessionWrites } from '../src/session/session-writes.service.js';
 import { setupApp } from '../src/setup-app.js';
 import { benchConfig, runBench } from './support.js';
 
@@ -48,13 +50,17 @@ runBench('bench_sessions', async (databaseUrl, onClose) => {
   await app.listen(0, '127.0.0.1');
   const base = await app.getUrl();
   {
-    const storage = app.get(ConversationStorage);
+    const dataSource = app.get(DataSource);
+    const writes = app.get(SessionWrites);
     const user = `bench-${Date.now()}`;
     for (let i = 0; i < 20; i += 1) {
-      await storage.appendTurn(user, randomUUID(), [
-        { type: 'human', content: `会话 ${i}: what is the return policy?` },
-        { type: 'ai', content: 'Thirty days.' },
-      ]);
+      const sessionId = randomUUID();
+      await transactionKnowingCommit(dataSource, (manager) =>
+        writes.appendTurn(manager, user, sessionId, [
+          { type: 'human', content: `会话 ${i}: what is the return policy?` },
+          { type: 'ai', content: 'Thirty days.' },
+        ]),
+      );
     }
     const token = new JwtService({ secret: config.auth.jwtSecret }).sign({ sub: user }, { expiresIn: '1h' });
     const headers = { Authorization: `Bearer ${token}` };

@@ -1,8 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import cliProgress from 'cli-progress';
-import { IngestJob, isFinished } from '../src/knowledge/ingest-jobs/ingest-job.js';
-import type { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
+import { IngestJob, isFinished } from '../src/knowledge/ingest/jobs/ingest-job.js';
+import type { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js';
 
 export interface FolderIngestResult {
   lines: string[];

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../src/app.module.js';
 import { loadConfig } from '../src/config/app-config.js';
 import { ensureDatabase } from '../src/database/ensure-database.js';
-import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
+import { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js';
 import { ingestFolderAsJobs } from './folder-ingest.js';
 
 /**

@@ -5,9 +5,9 @@ import { TOKENIZER_VERSION } from '../src/common/text.js';
 import { ConfigValidationError, loadConfig } from '../src/config/app-config.js';
 import { buildDataSourceOptions } from '../src/database/data-source-options.js';
 import { runMigrations } from '../src/database/database.module.js';
-import { createEmbeddingProvider } from '../src/knowledge/embedding-registry.js';
-import { describeSpace } from '../src/knowledge/index-identity.js';
-import { reindexKnowledge } from '../src/knowledge/reindex.js';
+import { createEmbeddingProvider } from '../src/knowledge/index/embedding-registry.js';
+import { describeSpace } from '../src/knowledge/index/index-identity.js';
+import { reindexKnowledge } from '../src/knowledge/index/reindex.js';
 
 /**
  * `npm run knowledge:reindex`: moves the knowledge base into the embedding

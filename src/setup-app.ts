@@ -5,8 +5,9 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import type { Logger as PinoLogger } from 'pino';
+import { ERROR_CODES } from './common/coded-error.js';
 import { SAME_ORIGIN_PAGE_POLICY } from './common/page-policy.js';
-import { bodyParserMessage, bodyParserStatus, buildErrorBody, errorBodyFor } from './common/http-exception.filter.js';
+import { bodyParserCode, bodyParserMessage, bodyParserStatus, buildErrorBody, errorBodyFor } from './common/http-exception.filter.js';
 import { AppConfig } from './config/app-config.js';
 import { httpLogging } from './logging/http-logging.js';
 import { HitlResumeState, PendingHitlState, RagTrace } from './trace/trace.protocol.js';
@@ -23,7 +24,9 @@ export function buildOpenApiDocument(app: INestApplication) {
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
     .build();
   // HitlResumeState travels inside checkpoints, not responses: listed so clients see the whole protocol.
-  return SwaggerModule.createDocument(app, config, { extraModels: [HitlResumeState, PendingHitlState, RagTrace] });
+  const document = SwaggerModule.createDocument(app, config, { extraModels: [HitlResumeState, PendingHitlState, RagTrace] });
+  // The table of error codes, for clients to generate theirs from (clients/typescript/src/error-codes.ts).
+  return Object.assign(document, { 'x-error-codes': ERROR_CODES });
 }
 
 /**
@@ -43,7 +46,7 @@ export function setupApp(app: NestExpressApplication, config: AppConfig, logger:
   app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     const status = bodyParserStatus(error);
     if (status === undefined) return next(error);
-    res.status(status).json(errorBodyFor(req.path, buildErrorBody(status, bodyParserMessage(error, status)), error));
+    res.status(status).json(errorBodyFor(req.path, buildErrorBody(status, bodyParserMessage(error, status), bodyParserCode(error, status)), error));
   });
   app.disable('x-powered-by');
   app.use(DOCUMENTATION_PATHS, documentationHeaders);

@@ -150,7 +150,7 @@ describe('AI SDK UI message stream (useChat)', () => {
     expect(textOf(paused.message)).toBe(hitl.data.clarification_prompt);
     expect(dataParts(paused.message, 'data-trace')[0].data).toMatchObject({ grade_route: 'clarify', evidence_status: 'needs_choice' });
 
-    // Sending only the last message (as the README suggests for long chats) is enough: the session holds the history.
+    // Sending only the last message (as docs/client-protocols.md suggests for long chats) is enough: the session holds the history.
     const lastOnly = transport(user, {
       prepareSendMessagesRequest: ({ id, messages }) => ({ body: { id, messages: messages.slice(-1), trigger: 'submit-message' } }),
     });

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createClient } from '@keyv/redis';
 import request from 'supertest';
 import { ApiKeyService } from '../src/auth/api-keys/api-key.service.js';
+import { adminAuth } from './support/admin.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { TEST_REDIS_URL, testDatabaseUrl } from './support/test-env.js';
@@ -138,7 +139,7 @@ describe('API keys', () => {
   });
 
   it('carries the role of the token that created the key', async () => {
-    const adminKey = await createKey(a, a.auth(uniqueUser('admin'), { role: 'admin' }));
+    const adminKey = await createKey(a, adminAuth(a));
     const userKey = await createKey(a, a.auth(uniqueUser('plain')));
     expect(adminKey.role).toBe('admin');
     expect(userKey.role).toBe('user');

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
-import { TcpProxy } from './support/tcp-proxy.js';
+import { proxyToTestRedis, TcpProxy } from './support/tcp-proxy.js';
+import { testRedisUrlThrough } from './support/test-env.js';
 
 const COMMAND_TIMEOUT_MS = 150;
 
@@ -18,10 +19,10 @@ describe('Redis outage: answers from PostgreSQL, never a 500', () => {
   describe('Redis unreachable from the start (closed port)', () => {
     let t: TestApp;
     beforeAll(async () => {
-      const closed = await new TcpProxy('127.0.0.1', 6379).start();
+      const closed = await proxyToTestRedis();
       const port = closed.port;
       await closed.stop(); // nothing listens there any more
-      t = await createTestApp({ REDIS_URL: `redis://127.0.0.1:${port}/15` });
+      t = await createTestApp({ REDIS_URL: testRedisUrlThrough(port) });
     });
     afterAll(() => t.close());
 
@@ -56,9 +57,9 @@ describe('Redis outage: answers from PostgreSQL, never a 500', () => {
     let t: TestApp;
     let proxy: TcpProxy;
     beforeAll(async () => {
-      proxy = await new TcpProxy('127.0.0.1', 6379).start();
+      proxy = await proxyToTestRedis();
       t = await createTestApp({
-        REDIS_URL: `redis://127.0.0.1:${proxy.port}/15`,
+        REDIS_URL: testRedisUrlThrough(proxy.port),
         CACHE_COMMAND_TIMEOUT_MS: String(COMMAND_TIMEOUT_MS),
       });
     });

@@ -23,10 +23,7 @@ describe('cancel of a resumed HITL turn', () => {
 
   beforeAll(async () => {
     await llm.start();
-    t = await createTestApp({
-      LLM_PROVIDER: 'openai', LLM_BASE_URL: llm.url, LLM_API_KEY: 'test-key', LLM_MODEL: 'main-model', LLM_FAST_MODEL: 'fast-model',
-      LLM_MAX_RETRIES: '0', LLM_TIMEOUT_MS: '5000', RATE_LIMIT_CHAT_PER_MINUTE: '0',
-    });
+    t = await createTestApp(llm.appEnv({ LLM_TIMEOUT_MS: '5000', RATE_LIMIT_CHAT_PER_MINUTE: '0' }));
     base = await t.listen();
   }, 60_000);
   afterAll(async () => {

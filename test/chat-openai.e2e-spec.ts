@@ -54,7 +54,7 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
   beforeAll(async () => {
     await llm.start();
     t = await createTestApp(
-      { LLM_PROVIDER: 'openai', LLM_BASE_URL: llm.url, LLM_API_KEY: 'test-key', LLM_MODEL: 'main-model', LLM_FAST_MODEL: 'fast-model', LLM_MAX_RETRIES: '0', LLM_TIMEOUT_MS: '1500' },
+      llm.appEnv({ LLM_TIMEOUT_MS: '1500' }),
       undefined,
       [ClockToolModule],
     );

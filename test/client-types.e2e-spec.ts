@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { createAgenticRagClient, parseSse, type StreamEvent } from '../clients/typescript/src/index.js';
-import { CLIENT_OPENAPI_FILE, CLIENT_SCHEMA_FILE, generateClientTypes, openApiDocumentText } from '../scripts/client-types.js';
+import { CLIENT_ERROR_CODES_FILE, CLIENT_OPENAPI_FILE, CLIENT_SCHEMA_FILE, errorCodesModuleText, generateClientTypes, openApiDocumentText } from '../scripts/client-types.js';
 import { buildOfflineOpenApiDocument } from '../scripts/openapi-document.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 
@@ -41,6 +41,8 @@ describe('The TypeScript client (clients/typescript)', () => {
       upToDate: true,
       fix: REGENERATE,
     });
+    const codesUpToDate = (await readFile(CLIENT_ERROR_CODES_FILE, 'utf8')) === errorCodesModuleText(document);
+    expect({ file: CLIENT_ERROR_CODES_FILE, upToDate: codesUpToDate, fix: REGENERATE }).toEqual({ file: CLIENT_ERROR_CODES_FILE, upToDate: true, fix: REGENERATE });
     const work = await mkdtemp(join(tmpdir(), 'client-types-'));
     try {
       const generated = join(work, 'schema.d.ts');

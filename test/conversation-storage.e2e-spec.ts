@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { AIMessage, HumanMessage, SystemMessage } from '@langchain/core/messages';
+import { toLangChainMessages } from '../src/session/langchain-messages.js';
 import { SessionNotFoundError } from '../src/session/session.errors.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 
-describe('ConversationStorage on PostgreSQL', () => {
+describe('session storage on PostgreSQL', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp();
@@ -46,7 +47,8 @@ describe('ConversationStorage on PostgreSQL', () => {
     await expect(
       t.storage.appendTurn(uniqueUser('thief'), session, [{ type: 'human', content: 'theirs' }]),
     ).rejects.toBeInstanceOf(SessionNotFoundError);
-    await expect(t.storage.save(uniqueUser('thief'), session, [])).rejects.toBeInstanceOf(SessionNotFoundError);
+    await expect(t.storage.openSession(uniqueUser('thief'), session, 'theirs')).rejects.toBeInstanceOf(SessionNotFoundError);
+    expect(await t.storage.getSessionMessages(uniqueUser('thief'), session)).toBeNull();
     const messages = await t.storage.getSessionMessages(owner, session);
     expect(messages?.map((m) => m.content)).toEqual(['mine']);
   });
@@ -64,24 +66,27 @@ describe('ConversationStorage on PostgreSQL', () => {
       ],
       { metadata: { b: 2 } },
     );
-    const history = await t.storage.load(user, session);
+    // What a turn reads to build the model's context.
+    const context = await t.storage.reads.getTurnContext(user, session, 10);
+    const history = toLangChainMessages(context!.recent);
     expect(history.map((m) => m.constructor)).toEqual([SystemMessage, HumanMessage, AIMessage]);
     expect(history[1].content).toBe('天气如何？');
-    const withMeta = await t.storage.loadWithMeta(user, session);
-    expect(withMeta?.metadata).toEqual({ a: 1, b: 2 });
-    expect(await t.storage.loadWithMeta(uniqueUser('nobody'), session)).toBeNull();
-    expect(await t.storage.load(uniqueUser('nobody'), session)).toEqual([]);
+    expect(context!.metadata).toEqual({ a: 1, b: 2 });
+    expect(context!.messageCount).toBe(3);
+    expect((await t.storage.reads.getTurnContext(user, session, 2))!.recent.map((m) => m.content)).toEqual(['天气如何？', 'Sunny.']);
+    expect(await t.storage.reads.getTurnContext(uniqueUser('nobody'), session, 10)).toBeNull();
+    expect(await t.storage.reads.sessionMetadata(uniqueUser('nobody'), session)).toBeNull();
   });
 
-  it('lists session ids newest first and keeps the first title', async () => {
+  it('lists sessions newest first and keeps the first title', async () => {
     const user = uniqueUser('ids');
     const a = randomUUID();
     const b = randomUUID();
     await t.storage.appendTurn(user, a, [{ type: 'human', content: 'first title' }]);
     await t.storage.appendTurn(user, b, [{ type: 'human', content: 'second' }]);
     await t.storage.appendTurn(user, a, [{ type: 'human', content: 'not a new title' }]);
-    expect(await t.storage.listSessions(user)).toEqual([a, b]);
     const page = await t.storage.listSessionInfos(user);
+    expect(page.sessions.map((s) => s.session_id)).toEqual([a, b]);
     expect(page.sessions.find((s) => s.session_id === a)?.title).toBe('first title');
   });
 

@@ -311,18 +311,19 @@ describe('Edge validation: identities, token lifetime, hostile bodies and header
         socket.on('close', () => resolve(answer));
       });
 
-    it('an incomplete body is answered 408 (or dropped) after HTTP_REQUEST_TIMEOUT_MS, not held for minutes', async () => {
+    // Node answers 408 and closes the socket (the app has written nothing yet): the answer is there when the socket closes.
+    it('an incomplete body is answered 408 after HTTP_REQUEST_TIMEOUT_MS, not held for minutes', async () => {
       const auth = t.auth(uniqueUser());
       const answer = await sendPartial(
         'POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
           `Authorization: ${auth.Authorization}\r\nContent-Length: 100\r\n\r\n{"message"`,
       );
-      if (answer !== '') expect(answer).toMatch(/^HTTP\/1\.1 408/);
+      expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
     }, 15000);
 
-    it('incomplete headers are answered 408 (or dropped) after HTTP_HEADERS_TIMEOUT_MS', async () => {
+    it('incomplete headers are answered 408 after HTTP_HEADERS_TIMEOUT_MS', async () => {
       const answer = await sendPartial('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
-      if (answer !== '') expect(answer).toMatch(/^HTTP\/1\.1 408/);
+      expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
     }, 15000);
 
     it('a stream that lasts longer than the request timeout is not cut (the timeout covers receiving the request)', async () => {

@@ -5,8 +5,10 @@ import { JwtService } from '@nestjs/jwt';
 import request from 'supertest';
 import { isStorableText, toStorableText } from '../src/common/storable-text.js';
 import { UiSessionIds } from '../src/protocols/ai-sdk/ui-session-id.js';
+import { adminAuth } from './support/admin.js';
 import { generateSigningKey, JwksServer, SigningKey } from './support/jwks-server.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
+import { propertyRuns } from './support/property-runs.js';
 import { TEST_JWT_SECRET } from './support/test-env.js';
 
 /**
@@ -29,7 +31,7 @@ const hostileText = fc.oneof(
   fc.string({ unit, minLength: 0, maxLength: 40 }),
   fc.string({ unit: fc.oneof(fc.constantFrom('\u202e', '\u0301', '\u200b', 'שלום', '退货政策', '👩‍👩‍👧', ' ', 'Aurora X1')), minLength: 1, maxLength: 12 }),
 );
-const RUNS = Number(process.env.FUZZ_RUNS ?? 30);
+const RUNS = propertyRuns(30);
 
 describe('Fuzz: arbitrary Unicode through every string field', () => {
   let t: TestApp;
@@ -145,7 +147,7 @@ describe('Fuzz: arbitrary Unicode through every string field', () => {
   }, 120_000);
 
   it('uploaded file names and contents: 201 with the name stored exactly, or 400/422; never 5xx', async () => {
-    const admin = t.auth(uniqueUser('fuzz-upload'), { role: 'admin' });
+    const admin = adminAuth(t, 'fuzz-upload');
     const percentEncoded = (text: string) => [...Buffer.from(text, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
     let storedCount = 0;
     await fc.assert(

@@ -2,8 +2,9 @@ import request from 'supertest';
 import { TOKENIZER_VERSION } from '../src/common/text.js';
 import { loadConfig } from '../src/config/app-config.js';
 import { ensureDatabase } from '../src/database/ensure-database.js';
-import { createEmbeddingProvider } from '../src/knowledge/embedding-registry.js';
-import { reindexKnowledge } from '../src/knowledge/reindex.js';
+import { createEmbeddingProvider } from '../src/knowledge/index/embedding-registry.js';
+import { reindexKnowledge } from '../src/knowledge/index/reindex.js';
+import { adminAuth } from './support/admin.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 
@@ -18,9 +19,8 @@ describe('Index identity', () => {
   };
   const start = (database: string, env: Record<string, string> = {}) =>
     createTestApp({ DATABASE_URL: database, KNOWLEDGE_SEED_ON_START: 'false', ...env });
-  const admin = (t: TestApp) => t.auth(uniqueUser('admin'), { role: 'admin' });
   const upload = (t: TestApp, name: string, text: string) =>
-    request(t.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(admin(t)).attach('file', Buffer.from(text, 'utf8'), name);
+    request(t.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(adminAuth(t)).attach('file', Buffer.from(text, 'utf8'), name);
 
   afterAll(async () => {
     for (const url of databases) await dropDatabase(url);

@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { ensureDatabase } from '../src/database/ensure-database.js';
-import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
+import { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js';
 import { FakeEmbeddingsServer } from './support/fake-embeddings-server.js';
 import { OwnRedis } from './support/own-redis.js';
 import { createTestApp, TestApp } from './support/test-app.js';

@@ -1,12 +1,13 @@
 import type { Job, QueueEvents } from 'bullmq';
 import request from 'supertest';
+import { adminAuth } from './support/admin.js';
 import { waitUntil } from './support/service-process.js';
 import type { EntityManager } from 'typeorm';
 import { ensureDatabase } from '../src/database/ensure-database.js';
-import { DocumentsService, IngestOptions, IngestProgress } from '../src/knowledge/documents.service.js';
-import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
+import { DocumentsService, IngestOptions, IngestProgress } from '../src/knowledge/ingest/documents.service.js';
+import { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js';
 import { FakeEmbeddingsServer } from './support/fake-embeddings-server.js';
-import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
+import { createTestApp, TestApp } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 import { openSse } from './support/sse-client.js';
 
@@ -44,7 +45,6 @@ describe('A document deleted while its ingest job runs', () => {
   const holds = new Map<string, Hold>();
   /** Filenames whose ingest fails once right after its document's commit (its own read of what it stored). */
   const failAfterCommit = new Set<string>();
-  const admin = (t: TestApp) => t.auth(uniqueUser('admin'), { role: 'admin' });
   let counter = 0;
 
   /**
@@ -123,7 +123,7 @@ describe('A document deleted while its ingest job runs', () => {
   });
 
   const upload = async (filename: string, label: string) => {
-    const res = await request(worker.app.getHttpServer()).post('/api/knowledge/documents').set(admin(worker)).attach('file', text(label), filename);
+    const res = await request(worker.app.getHttpServer()).post('/api/knowledge/documents').set(adminAuth(worker)).attach('file', text(label), filename);
     expect(res.status).toBe(202);
     return res.body.job.id as string;
   };
@@ -164,11 +164,11 @@ describe('A document deleted while its ingest job runs', () => {
         id = await upload(filename, label);
         await held.reached;
       }
-      const before = (await request(worker.app.getHttpServer()).get(`/api/knowledge/jobs/${id}`).set(admin(worker)).expect(200)).body;
+      const before = (await request(worker.app.getHttpServer()).get(`/api/knowledge/jobs/${id}`).set(adminAuth(worker)).expect(200)).body;
       expect(before.status).toBe(at === 'queued' ? 'queued' : 'active');
 
       const deleting = where === 'the same instance' ? worker : other;
-      const deleteRequest = request(deleting.app.getHttpServer()).delete(`/api/knowledge/documents/${id}`).set(admin(deleting));
+      const deleteRequest = request(deleting.app.getHttpServer()).delete(`/api/knowledge/documents/${id}`).set(adminAuth(deleting));
       let deleted: request.Response;
       if (at === 'committing') {
         // The job's transaction holds its row: the delete waits for the commit, then removes what it committed.
@@ -186,9 +186,9 @@ describe('A document deleted while its ingest job runs', () => {
       const [{ documents }] = await worker.dataSource.query('SELECT count(*)::int AS documents FROM knowledge_documents WHERE id = $1', [id]);
       const [{ chunks }] = await worker.dataSource.query('SELECT count(*)::int AS chunks FROM knowledge_chunks WHERE document_id = $1', [id]);
       const found = (
-        await request(worker.app.getHttpServer()).post('/api/knowledge/search').set(admin(worker)).send({ query: `Quokka${counter}x${at.replace(/ /g, '')}` }).expect(200)
+        await request(worker.app.getHttpServer()).post('/api/knowledge/search').set(adminAuth(worker)).send({ query: `Quokka${counter}x${at.replace(/ /g, '')}` }).expect(200)
       ).body.chunks.filter((chunk: { source?: string }) => chunk.source === filename);
-      const listed = (await request(other.app.getHttpServer()).get('/api/knowledge/documents').set(admin(other)).expect(200)).body.documents.filter(
+      const listed = (await request(other.app.getHttpServer()).get('/api/knowledge/documents').set(adminAuth(other)).expect(200)).body.documents.filter(
         (document: { id: string }) => document.id === id,
       );
       expect({ deleted: [deleted.status, deleted.body.job_cancelled], queue: state, job, documents, chunks, found: found.length, listed: listed.length }).toEqual({
@@ -200,7 +200,7 @@ describe('A document deleted while its ingest job runs', () => {
         found: 0,
         listed: 0,
       });
-      const seen = (await request(other.app.getHttpServer()).get(`/api/knowledge/jobs/${id}`).set(admin(other)).expect(200)).body;
+      const seen = (await request(other.app.getHttpServer()).get(`/api/knowledge/jobs/${id}`).set(adminAuth(other)).expect(200)).body;
       expect(seen).toMatchObject({ status: 'cancelled', stage: null, document_id: null, finished_at: expect.any(String) });
     } finally {
       for (const release of releases) release();
@@ -209,24 +209,24 @@ describe('A document deleted while its ingest job runs', () => {
 
   it('answers 404 for an id that is neither a document nor an unfinished job; a job that completed stays completed when its document goes', async () => {
     const server = other.app.getHttpServer();
-    await request(server).delete('/api/knowledge/documents/6f1c1d8e-0000-4000-8000-000000000000').set(admin(other)).expect(404);
-    const stored = await request(worker.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(admin(worker)).attach('file', text('Wombat lamp'), 'wombat.md');
+    await request(server).delete('/api/knowledge/documents/6f1c1d8e-0000-4000-8000-000000000000').set(adminAuth(other)).expect(404);
+    const stored = await request(worker.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(adminAuth(worker)).attach('file', text('Wombat lamp'), 'wombat.md');
     expect(stored.status).toBe(201);
     const id = stored.body.job.id as string;
-    const deleted = await request(server).delete(`/api/knowledge/documents/${id}`).set(admin(other)).expect(200);
+    const deleted = await request(server).delete(`/api/knowledge/documents/${id}`).set(adminAuth(other)).expect(200);
     expect(deleted.body).toEqual({ id, message: 'Document deleted', job_cancelled: false });
-    expect((await request(server).get(`/api/knowledge/jobs/${id}`).set(admin(other)).expect(200)).body).toMatchObject({ status: 'completed', document_id: null });
-    await request(server).delete(`/api/knowledge/documents/${id}`).set(admin(other)).expect(404);
+    expect((await request(server).get(`/api/knowledge/jobs/${id}`).set(adminAuth(other)).expect(200)).body).toMatchObject({ status: 'completed', document_id: null });
+    await request(server).delete(`/api/knowledge/documents/${id}`).set(adminAuth(other)).expect(404);
   });
 
   it('answers a wait=true upload whose document is deleted during its job with 409 ingest_cancelled, and ends its event stream', async () => {
     const held = holdIngest('waited.md', 'embedding');
-    const waiting = request(worker.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(admin(worker)).attach('file', text('Numbat clock'), 'waited.md').then((res) => res);
+    const waiting = request(worker.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(adminAuth(worker)).attach('file', text('Numbat clock'), 'waited.md').then((res) => res);
     await held.reached;
     const [{ id }] = await worker.dataSource.query(`SELECT id FROM knowledge_ingest_jobs WHERE filename = 'waited.md'`);
-    const stream = await openSse(`${await other.listen()}/api/knowledge/jobs/${id}/events`, { headers: admin(other) });
+    const stream = await openSse(`${await other.listen()}/api/knowledge/jobs/${id}/events`, { headers: adminAuth(other) });
     await stream.waitFor((e) => e.event === 'job' && e.data.stage === 'embedding');
-    await request(other.app.getHttpServer()).delete(`/api/knowledge/documents/${id}`).set(admin(other)).expect(200);
+    await request(other.app.getHttpServer()).delete(`/api/knowledge/documents/${id}`).set(adminAuth(other)).expect(200);
     const last = await stream.waitFor((e) => e.event === 'job' && e.data.status !== 'active');
     await stream.ended;
     expect(last.data).toMatchObject({ id, status: 'cancelled', document_id: null });
@@ -234,12 +234,12 @@ describe('A document deleted while its ingest job runs', () => {
     const res = await waiting;
     expect({ status: res.status, code: res.body.code, job_id: res.body.job_id }).toEqual({ status: 409, code: 'ingest_cancelled', job_id: id });
     // Cancelled: nothing left to delete.
-    await request(other.app.getHttpServer()).delete(`/api/knowledge/documents/${id}`).set(admin(other)).expect(404);
+    await request(other.app.getHttpServer()).delete(`/api/knowledge/documents/${id}`).set(adminAuth(other)).expect(404);
   });
 
   it('completes a job whose ingest failed after its document was committed, without ingesting it again', async () => {
     failAfterCommit.add('committed.md');
-    const res = await request(worker.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(admin(worker)).attach('file', text('Bilby lamp'), 'committed.md');
+    const res = await request(worker.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(adminAuth(worker)).attach('file', text('Bilby lamp'), 'committed.md');
     expect(res.status).toBe(201);
     const id = res.body.job.id as string;
     const [{ chunks }] = await worker.dataSource.query('SELECT count(*)::int AS chunks FROM knowledge_chunks WHERE document_id = $1', [id]);

@@ -1,7 +1,8 @@
 import type { Job, Worker } from 'bullmq';
 import request from 'supertest';
-import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
-import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
+import { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js';
+import { adminAuth } from './support/admin.js';
+import { createTestApp, TestApp } from './support/test-app.js';
 import { OwnPostgres } from './support/own-postgres.js';
 import { Redis } from 'ioredis';
 import { ensureDatabase } from '../src/database/ensure-database.js';
@@ -38,7 +39,7 @@ describe('Ingest jobs through a PostgreSQL outage and a lost lock', () => {
       ...embeddings.env(),
       KNOWLEDGE_INGEST_LOCK_MS: '1000',
     });
-    const admin = t.auth(uniqueUser('admin'), { role: 'admin' });
+    const admin = adminAuth(t);
     const worker = (t.app.get(IngestJobs) as unknown as { worker: Worker }).worker;
     embeddings.held = true;
     const asked = embeddings.nextRequest();
@@ -81,7 +82,7 @@ describe('Ingest jobs through a PostgreSQL outage and a lost lock', () => {
     const redis = new Redis(slow.config.redis.url);
     try {
       embeddings.held = true;
-      const admin = slow.auth(uniqueUser('admin'), { role: 'admin' });
+      const admin = adminAuth(slow);
       const asked = embeddings.nextRequest();
       const res = await request(slow.app.getHttpServer()).post('/api/knowledge/documents').set(admin).attach('file', Buffer.from(`${text}\nlost lock`), 'lost.md').expect(202);
       const { id } = res.body.job;

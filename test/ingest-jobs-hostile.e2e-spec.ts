@@ -1,13 +1,14 @@
 import http from 'node:http';
 import pg from 'pg';
 import request from 'supertest';
+import { adminAuth } from './support/admin.js';
 import { waitUntil } from './support/service-process.js';
 import { ensureDatabase } from '../src/database/ensure-database.js';
-import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
-import { EmbeddingProvider } from '../src/knowledge/embeddings.js';
-import { IndexIdentity } from '../src/knowledge/index-identity.js';
-import { reindexKnowledge } from '../src/knowledge/reindex.js';
-import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
+import { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js';
+import { EmbeddingProvider } from '../src/knowledge/index/embeddings.js';
+import { IndexIdentity } from '../src/knowledge/index/index-identity.js';
+import { reindexKnowledge } from '../src/knowledge/index/reindex.js';
+import { createTestApp, TestApp } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 import { openSse } from './support/sse-client.js';
 
@@ -17,7 +18,6 @@ const text = (label: string) => Buffer.from(`# ${label}\n${Array.from({ length: 
 describe('Ingest jobs against hostile clients and races', () => {
   const databases: string[] = [];
   const apps: TestApp[] = [];
-  const admin = (app: TestApp) => app.auth(uniqueUser('admin'), { role: 'admin' });
   const app = async (env: Record<string, string>) => {
     const created = await createTestApp({ KNOWLEDGE_SEED_ON_START: 'false', KNOWLEDGE_INGEST_LOCK_MS: '1000', ...env });
     apps.push(created);
@@ -46,11 +46,11 @@ describe('Ingest jobs against hostile clients and races', () => {
     const theirs = await database(named('_a'));
     const front = await app({ DATABASE_URL: ours, KNOWLEDGE_INGEST_CONCURRENCY: '0' });
     await app({ DATABASE_URL: theirs, KNOWLEDGE_INGEST_CONCURRENCY: '1' });
-    const res = await request(front.app.getHttpServer()).post('/api/knowledge/documents').set(admin(front)).attach('file', text('Fennel'), 'fennel.md').expect(202);
+    const res = await request(front.app.getHttpServer()).post('/api/knowledge/documents').set(adminAuth(front)).attach('file', text('Fennel'), 'fennel.md').expect(202);
     const { id } = res.body.job;
     // Our own worker arrives only now.
     const worker = await app({ DATABASE_URL: ours, KNOWLEDGE_INGEST_CONCURRENCY: '1' });
-    const stream = await openSse(`${await worker.listen()}/api/knowledge/jobs/${id}/events`, { headers: admin(worker) });
+    const stream = await openSse(`${await worker.listen()}/api/knowledge/jobs/${id}/events`, { headers: adminAuth(worker) });
     const last = await stream.waitFor((e) => e.event === 'job' && ['completed', 'failed'].includes(e.data.status));
     stream.close();
     expect(last.data).toMatchObject({ status: 'completed', document_id: id });
@@ -73,7 +73,7 @@ describe('Ingest jobs against hostile clients and races', () => {
     );
     apps.push(t);
     const jobs = t.app.get(IngestJobs) as unknown as {
-      listeners: Map<string, Set<unknown>>;
+      watchers: { listeners: Map<string, Set<unknown>> };
       watch: (id: string, listener: (job: unknown) => void) => () => void;
     };
     // The wait=true handler watches the job, and stops watching when it no longer waits.
@@ -102,14 +102,14 @@ describe('Ingest jobs against hostile clients and races', () => {
       port: base.port,
       method: 'POST',
       path: '/api/knowledge/documents?wait=true',
-      headers: { ...admin(t), 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': body.length },
+      headers: { ...adminAuth(t), 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': body.length },
     });
     req.on('error', () => undefined);
     req.end(body);
     await watching;
     req.destroy();
     await stopped;
-    expect(jobs.listeners.size).toBe(0);
+    expect(jobs.watchers.listeners.size).toBe(0);
     await leaveLogged;
     const errors = lines.filter((line) => JSON.parse(line).level >= 50);
     process.stdout.write(`wait=true left: ${errors.length} error lines ${errors.map((l) => l.slice(0, 300)).join('\n')}\n`);
@@ -124,11 +124,11 @@ describe('Ingest jobs against hostile clients and races', () => {
     await holder.connect();
     try {
       await holder.query('SELECT pg_advisory_lock(7283046215530719)');
-      const res = await request(server).post('/api/knowledge/documents').set(admin(t)).attach('file', text('Borage'), 'borage.md').expect(202);
+      const res = await request(server).post('/api/knowledge/documents').set(adminAuth(t)).attach('file', text('Borage'), 'borage.md').expect(202);
       const { id } = res.body.job;
-      const stream = await openSse(`${await t.listen()}/api/knowledge/jobs/${id}/events`, { headers: admin(t) });
+      const stream = await openSse(`${await t.listen()}/api/knowledge/jobs/${id}/events`, { headers: adminAuth(t) });
       await stream.waitFor((e) => e.event === 'job' && e.data.stage === 'indexing');
-      await request(server).delete(`/api/knowledge/documents/${id}`).set(admin(t)).expect(200);
+      await request(server).delete(`/api/knowledge/documents/${id}`).set(adminAuth(t)).expect(200);
       await holder.query('SELECT pg_advisory_unlock(7283046215530719)');
       const last = await stream.waitFor((e) => e.event === 'job' && ['completed', 'failed', 'cancelled'].includes(e.data.status));
       stream.close();
@@ -143,14 +143,14 @@ describe('Ingest jobs against hostile clients and races', () => {
   it('knowledge:reindex leaves no leaf in the old space when an old-space ingest commits during it', async () => {
     const t = await app({ DATABASE_URL: await database(freshDatabaseUrl()), KNOWLEDGE_INGEST_CONCURRENCY: '1' });
     const server = t.app.getHttpServer();
-    await request(server).post('/api/knowledge/documents?wait=true').set(admin(t)).attach('file', text('Chicory'), 'chicory.md').expect(201);
+    await request(server).post('/api/knowledge/documents?wait=true').set(adminAuth(t)).attach('file', text('Chicory'), 'chicory.md').expect(201);
     const locker = new pg.Client({ connectionString: t.config.database.url });
     await locker.connect();
     try {
       // Holds the state row: the next ingest waits at its check before commit, its leaves written but not committed.
       await locker.query('BEGIN');
       await locker.query('SELECT 1 FROM knowledge_index_state WHERE id = 1 FOR UPDATE');
-      const res = await request(server).post('/api/knowledge/documents').set(admin(t)).attach('file', text('Endive'), 'endive.md').expect(202);
+      const res = await request(server).post('/api/knowledge/documents').set(adminAuth(t)).attach('file', text('Endive'), 'endive.md').expect(202);
       const waitingBackends = async () =>
         (await locker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].n;
       await waitUntil(async () => (await waitingBackends()) === 1, 'the ingest to wait for the state row', 60_000);
@@ -160,7 +160,7 @@ describe('Ingest jobs against hostile clients and races', () => {
       await waitUntil(async () => (await waitingBackends()) === 2, 'the re-index to wait for the state row too', 60_000);
       await locker.query('COMMIT');
       await reindexing;
-      const stream = await openSse(`${await t.listen()}/api/knowledge/jobs/${res.body.job.id}/events`, { headers: admin(t) });
+      const stream = await openSse(`${await t.listen()}/api/knowledge/jobs/${res.body.job.id}/events`, { headers: adminAuth(t) });
       const last = await stream.waitFor((e) => e.event === 'job' && ['completed', 'failed'].includes(e.data.status));
       stream.close();
       const [{ stale }] = await t.dataSource.query(
@@ -176,11 +176,10 @@ describe('Ingest jobs against hostile clients and races', () => {
 
   it('does not keep watching a job for an SSE client that left while the job was being looked up', async () => {
     const t = await app({ DATABASE_URL: await database(freshDatabaseUrl()), KNOWLEDGE_INGEST_CONCURRENCY: '0' });
-    const res = await request(t.app.getHttpServer()).post('/api/knowledge/documents').set(admin(t)).attach('file', text('Sorrel'), 'sorrel.md').expect(202);
+    const res = await request(t.app.getHttpServer()).post('/api/knowledge/documents').set(adminAuth(t)).attach('file', text('Sorrel'), 'sorrel.md').expect(202);
     const { id } = res.body.job;
     const jobs = t.app.get(IngestJobs) as unknown as {
-      listeners: Map<string, Set<unknown>>;
-      pollers: Map<string, NodeJS.Timeout>;
+      watchers: { listeners: Map<string, Set<unknown>>; pollers: Map<string, NodeJS.Timeout> };
       find: (jobId: string) => Promise<unknown>;
     };
     // The handler decides whether to watch as soon as its lookup returns: a macrotask after it, the decision is made.
@@ -200,7 +199,7 @@ describe('Ingest jobs against hostile clients and races', () => {
     try {
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE knowledge_ingest_jobs IN ACCESS EXCLUSIVE MODE');
-      const req = http.get({ host: base.hostname, port: base.port, path: `/api/knowledge/jobs/${id}/events`, headers: admin(t) });
+      const req = http.get({ host: base.hostname, port: base.port, path: `/api/knowledge/jobs/${id}/events`, headers: adminAuth(t) });
       req.on('error', () => undefined);
       const waiting = async () =>
         (await locker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].n > 0;
@@ -216,7 +215,7 @@ describe('Ingest jobs against hostile clients and races', () => {
     }
     await lookupReturned;
     // A leak: a watcher (listener + 1 s PostgreSQL poller) registered for a client that is gone.
-    const leaked = jobs.listeners.has(id) || jobs.pollers.has(id);
-    expect({ leaked, listeners: jobs.listeners.get(id)?.size ?? 0 }).toEqual({ leaked: false, listeners: 0 });
+    const leaked = jobs.watchers.listeners.has(id) || jobs.watchers.pollers.has(id);
+    expect({ leaked, listeners: jobs.watchers.listeners.get(id)?.size ?? 0 }).toEqual({ leaked: false, listeners: 0 });
   });
 });

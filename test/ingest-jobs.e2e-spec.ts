@@ -4,13 +4,14 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import { ensureDatabase } from '../src/database/ensure-database.js';
+import { adminAuth } from './support/admin.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 import { OwnRedis } from './support/own-redis.js';
 import { ServiceProcess, startService } from './support/service-process.js';
 import { openSse } from './support/sse-client.js';
 import { makePdf } from './support/make-pdf.js';
-import { IngestJobs } from '../src/knowledge/ingest-jobs/ingest-jobs.service.js';
+import { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js';
 import { ingestFolderAsJobs } from '../scripts/folder-ingest.js';
 import { FakeEmbeddingsServer } from './support/fake-embeddings-server.js';
 
@@ -21,7 +22,6 @@ const text = (label: string) =>
 describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance', () => {
   const databases: string[] = [];
   const apps: TestApp[] = [];
-  const admin = (app: TestApp) => app.auth(uniqueUser('admin'), { role: 'admin' });
   const ownDatabase = async () => {
     const url = freshDatabaseUrl();
     await ensureDatabase(url);
@@ -35,7 +35,7 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
   };
   const bases = new Map<TestApp, string>();
   const baseOf = async (t: TestApp) => bases.get(t) ?? bases.set(t, await t.listen()).get(t)!;
-  const job = async (t: TestApp, id: string) => (await request(t.app.getHttpServer()).get(`/api/knowledge/jobs/${id}`).set(admin(t)).expect(200)).body;
+  const job = async (t: TestApp, id: string) => (await request(t.app.getHttpServer()).get(`/api/knowledge/jobs/${id}`).set(adminAuth(t)).expect(200)).body;
   const jobRow = async (t: TestApp, id: string) =>
     (await t.dataSource.query('SELECT status, attempts FROM knowledge_ingest_jobs WHERE id = $1', [id]))[0] as { status: string; attempts: number };
 
@@ -59,13 +59,13 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
 
     it('answers 202 with the job, streams its progress by stage, and stores the document', async () => {
       const base = await baseOf(t);
-      const res = await request(t.app.getHttpServer()).post('/api/knowledge/documents').set(admin(t)).attach('file', text('Zephyr kettle'), 'zephyr.md');
+      const res = await request(t.app.getHttpServer()).post('/api/knowledge/documents').set(adminAuth(t)).attach('file', text('Zephyr kettle'), 'zephyr.md');
       expect(res.status).toBe(202);
       expect(res.body).toMatchObject({ document: null, duplicate: false, job: { filename: 'zephyr.md', attempts: 0 } });
       const { id } = res.body.job;
       expect(res.headers.location).toBe(`/api/knowledge/jobs/${id}`);
 
-      const stream = await openSse(`${base}/api/knowledge/jobs/${id}/events`, { headers: admin(t) });
+      const stream = await openSse(`${base}/api/knowledge/jobs/${id}/events`, { headers: adminAuth(t) });
       const last = await stream.waitFor((e) => e.event === 'job' && ['completed', 'failed'].includes(e.data.status));
       const events = stream.events.filter((e) => e.event === 'job').map((e) => e.data);
       expect(last.data).toMatchObject({ id, status: 'completed', attempts: 1, error: null, duplicate: false, document_id: id });
@@ -76,15 +76,15 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
       await stream.ended;
 
       expect(await job(t, id)).toMatchObject({ status: 'completed', stage: null, document_id: id, finished_at: expect.any(String) });
-      const documents = (await request(t.app.getHttpServer()).get('/api/knowledge/documents').set(admin(t)).expect(200)).body.documents;
+      const documents = (await request(t.app.getHttpServer()).get('/api/knowledge/documents').set(adminAuth(t)).expect(200)).body.documents;
       expect(documents.find((d: { id: string }) => d.id === id)).toMatchObject({ filename: 'zephyr.md', leaf_count: expect.any(Number) });
       const [{ content }] = await t.dataSource.query('SELECT content FROM knowledge_ingest_jobs WHERE id = $1', [id]);
       expect(content).toBeNull();
-      const listed = (await request(t.app.getHttpServer()).get('/api/knowledge/jobs').set(admin(t)).expect(200)).body.jobs;
+      const listed = (await request(t.app.getHttpServer()).get('/api/knowledge/jobs').set(adminAuth(t)).expect(200)).body.jobs;
       expect(listed[0]).toMatchObject({ id, status: 'completed' });
 
       // The same content again: the stored document, at once, without a job.
-      const again = await request(t.app.getHttpServer()).post('/api/knowledge/documents').set(admin(t)).attach('file', text('Zephyr kettle'), 'copy.md');
+      const again = await request(t.app.getHttpServer()).post('/api/knowledge/documents').set(adminAuth(t)).attach('file', text('Zephyr kettle'), 'copy.md');
       expect(again.status).toBe(200);
       expect(again.body).toMatchObject({ job: null, duplicate: true, document: { id, filename: 'zephyr.md' } });
     });
@@ -92,25 +92,25 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
     it('refuses what it can tell at once, fails a job on unreadable content without retrying, and answers wait=true as the job ended', async () => {
       const server = t.app.getHttpServer();
       const jobsBefore = (await t.dataSource.query('SELECT count(*)::int AS n FROM knowledge_ingest_jobs'))[0].n;
-      await request(server).post('/api/knowledge/documents').set(admin(t)).attach('file', Buffer.from('NUL\u0000here'), 'nul.txt').expect(422);
-      await request(server).post('/api/knowledge/documents').set(admin(t)).attach('file', Buffer.from('x'), 'binary.exe').expect(415);
+      await request(server).post('/api/knowledge/documents').set(adminAuth(t)).attach('file', Buffer.from('NUL\u0000here'), 'nul.txt').expect(422);
+      await request(server).post('/api/knowledge/documents').set(adminAuth(t)).attach('file', Buffer.from('x'), 'binary.exe').expect(415);
       await request(server).post('/api/knowledge/documents').set(t.auth(uniqueUser())).attach('file', text('user'), 'user.md').expect(403);
       expect((await t.dataSource.query('SELECT count(*)::int AS n FROM knowledge_ingest_jobs'))[0].n).toBe(jobsBefore);
 
       // A PDF header on garbage: only parsing can tell, so the job fails, once.
       const broken = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.from('not really a pdf '.repeat(20))]);
-      const queued = await request(server).post('/api/knowledge/documents').set(admin(t)).attach('file', broken, 'broken.pdf').expect(202);
-      const stream = await openSse(`${await baseOf(t)}/api/knowledge/jobs/${queued.body.job.id}/events`, { headers: admin(t) });
+      const queued = await request(server).post('/api/knowledge/documents').set(adminAuth(t)).attach('file', broken, 'broken.pdf').expect(202);
+      const stream = await openSse(`${await baseOf(t)}/api/knowledge/jobs/${queued.body.job.id}/events`, { headers: adminAuth(t) });
       const failed = await stream.waitFor((e) => e.event === 'job' && e.data.status === 'failed');
       expect(failed.data).toMatchObject({ attempts: 1, document_id: null, error: { code: 'unreadable_document', message: expect.stringContaining('broken.pdf') } });
 
       const waited = await request(server)
         .post('/api/knowledge/documents?wait=true')
-        .set(admin(t))
+        .set(adminAuth(t))
         .attach('file', Buffer.concat([broken, Buffer.from('2')]), 'broken-2.pdf');
       expect(waited.status).toBe(422);
       expect(waited.body).toMatchObject({ code: 'unreadable_document', job_id: expect.any(String) });
-      const stored = await request(server).post('/api/knowledge/documents?wait=true').set(admin(t)).attach('file', makePdf(['Page one of the Orbit lamp.']), 'orbit.pdf');
+      const stored = await request(server).post('/api/knowledge/documents?wait=true').set(adminAuth(t)).attach('file', makePdf(['Page one of the Orbit lamp.']), 'orbit.pdf');
       expect(stored.status).toBe(201);
       expect(stored.body).toMatchObject({ duplicate: false, job: { status: 'completed' }, document: { filename: 'orbit.pdf', page_count: 1 } });
     });
@@ -152,11 +152,11 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
     it('answers forged and foreign job ids with 400, 403 and 404', async () => {
       const server = t.app.getHttpServer();
       for (const forged of ['not-a-uuid', '%00', '1%27%20OR%201=1', 'a'.repeat(5000)]) {
-        await request(server).get(`/api/knowledge/jobs/${forged}`).set(admin(t)).expect(400);
-        await request(server).get(`/api/knowledge/jobs/${forged}/events`).set(admin(t)).expect(400);
+        await request(server).get(`/api/knowledge/jobs/${forged}`).set(adminAuth(t)).expect(400);
+        await request(server).get(`/api/knowledge/jobs/${forged}/events`).set(adminAuth(t)).expect(400);
       }
-      await request(server).get('/api/knowledge/jobs/6f1c1d8e-0000-4000-8000-000000000000').set(admin(t)).expect(404);
-      await request(server).get('/api/knowledge/jobs/6f1c1d8e-0000-4000-8000-000000000000/events').set(admin(t)).expect(404);
+      await request(server).get('/api/knowledge/jobs/6f1c1d8e-0000-4000-8000-000000000000').set(adminAuth(t)).expect(404);
+      await request(server).get('/api/knowledge/jobs/6f1c1d8e-0000-4000-8000-000000000000/events').set(adminAuth(t)).expect(404);
       await request(server).get('/api/knowledge/jobs').set(t.auth(uniqueUser())).expect(403);
     });
   });
@@ -164,7 +164,7 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
   it('leaves jobs to the instances that take them: KNOWLEDGE_INGEST_CONCURRENCY=0 takes none', async () => {
     const database = await ownDatabase();
     const front = await app({ DATABASE_URL: database, KNOWLEDGE_INGEST_CONCURRENCY: '0' });
-    const res = await request(front.app.getHttpServer()).post('/api/knowledge/documents').set(admin(front)).attach('file', text('Quill pen'), 'quill.md').expect(202);
+    const res = await request(front.app.getHttpServer()).post('/api/knowledge/documents').set(adminAuth(front)).attach('file', text('Quill pen'), 'quill.md').expect(202);
     const { id } = res.body.job;
     // Nothing takes it while only the front instance runs: it is queued in BullMQ, waiting.
     expect((await job(front, id)).status).toBe('queued');
@@ -179,7 +179,7 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
     try {
       const t = await app({ DATABASE_URL: await ownDatabase(), REDIS_URL: redis.url(0), KNOWLEDGE_INGEST_LOCK_MS: '1000' });
       await redis.stop();
-      const res = await request(t.app.getHttpServer()).post('/api/knowledge/documents').set(admin(t)).attach('file', text('Lumen torch'), 'lumen.md');
+      const res = await request(t.app.getHttpServer()).post('/api/knowledge/documents').set(adminAuth(t)).attach('file', text('Lumen torch'), 'lumen.md');
       expect(res.status).toBe(202);
       const { id } = res.body.job;
       expect((await jobRow(t, id)).status).toBe('queued');
@@ -209,7 +209,7 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
     it('tries a job again after a passing failure', async () => {
       const t = await app(embeddingEnv());
       embeddings.failures = 1;
-      const res = await request(t.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(admin(t)).attach('file', text('Vega clock'), 'vega.md');
+      const res = await request(t.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(adminAuth(t)).attach('file', text('Vega clock'), 'vega.md');
       expect(res.status).toBe(201);
       expect(res.body.job).toMatchObject({ status: 'completed', attempts: 2, error: null });
       await closeApps(t);
@@ -220,7 +220,7 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
       try {
         embeddings.held = true;
         const asked = embeddings.nextRequest();
-        const token = admin(apps[0]);
+        const token = adminAuth(apps[0]);
         const upload = await fetch(`${doomed.baseUrl}/api/knowledge/documents`, {
           method: 'POST',
           headers: token,
@@ -254,7 +254,7 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
   /** The job once it has `status`, read through the API as a client would (each read waits for the job to move). */
   async function waitForStatus(t: TestApp, id: string, status: string): Promise<Record<string, unknown>> {
     const base = await baseOf(t);
-    const stream = await openSse(`${base}/api/knowledge/jobs/${id}/events`, { headers: admin(t) });
+    const stream = await openSse(`${base}/api/knowledge/jobs/${id}/events`, { headers: adminAuth(t) });
     const event = await stream.waitFor((e) => e.event === 'job' && ['completed', 'failed'].includes(e.data.status));
     stream.close();
     expect(event.data.status).toBe(status);

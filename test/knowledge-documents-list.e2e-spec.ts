@@ -1,7 +1,8 @@
 import request from 'supertest';
 import { ensureDatabase } from '../src/database/ensure-database.js';
 import { DeletableIngests1764979200080 } from '../src/database/migrations/1764979200080-DeletableIngests.js';
-import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
+import { adminAuth } from './support/admin.js';
+import { createTestApp, TestApp } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 
 /** Issue 21, item 10: the document list is paged (limit, cursor) and its counts are figures stored with each document. */
@@ -18,8 +19,7 @@ interface Listed {
 describe('Listing knowledge documents', () => {
   let t: TestApp;
   let database: string;
-  const admin = () => t.auth(uniqueUser('admin'), { role: 'admin' });
-  const list = (query: string) => request(t.app.getHttpServer()).get(`/api/knowledge/documents${query}`).set(admin());
+  const list = (query: string) => request(t.app.getHttpServer()).get(`/api/knowledge/documents${query}`).set(adminAuth(t));
 
   /** Every page of `limit` documents, following next_cursor to the end. */
   const allPages = async (limit: number) => {
@@ -45,7 +45,7 @@ describe('Listing knowledge documents', () => {
     await ensureDatabase(database);
     t = await createTestApp({ DATABASE_URL: database, KNOWLEDGE_SEED_ON_START: 'false', KNOWLEDGE_CHUNK_SIZES: '400,120', KNOWLEDGE_CHUNK_OVERLAP: '0' });
     for (let i = 1; i <= 5; i += 1) {
-      await request(t.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(admin()).attach('file', text(`Heron ${i}`, 10 * i), `heron-${i}.md`).expect(201);
+      await request(t.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(adminAuth(t)).attach('file', text(`Heron ${i}`, 10 * i), `heron-${i}.md`).expect(201);
     }
   });
 

@@ -1,10 +1,10 @@
-import { judgeComplexity } from '../src/knowledge/complexity.js';
-import { gradeEvidence } from '../src/knowledge/grading.js';
-import { ComplexityJudge } from '../src/knowledge/judges/complexity-judge.service.js';
-import { KnowledgeFlow } from '../src/knowledge/knowledge-flow.service.js';
-import { RetrievalService } from '../src/knowledge/retrieval.service.js';
-import { rewriteQuery } from '../src/knowledge/rewrite.js';
-import { SubQuestionFanOut } from '../src/knowledge/sub-question-fanout.service.js';
+import { judgeComplexity } from '../src/knowledge/answering/complexity.js';
+import { gradeEvidence } from '../src/knowledge/retrieval/grading.js';
+import { ComplexityJudge } from '../src/knowledge/answering/judges/complexity-judge.service.js';
+import { KnowledgeFlow } from '../src/knowledge/answering/knowledge-flow.service.js';
+import { RetrievalService } from '../src/knowledge/retrieval/retrieval.service.js';
+import { rewriteQuery } from '../src/knowledge/answering/rewrite.js';
+import { SubQuestionFanOut } from '../src/knowledge/answering/sub-question-fanout.service.js';
 import { normalizeRagTrace } from '../src/trace/trace.normalizer.js';
 import { FakeOpenAIServer, FakeReply } from './support/fake-openai-server.js';
 import { createTestApp, TestApp } from './support/test-app.js';
@@ -47,15 +47,7 @@ describe('Knowledge judgements by the fast model, with the local judges as fallb
 
   beforeAll(async () => {
     await llm.start();
-    t = await createTestApp({
-      LLM_PROVIDER: 'openai',
-      LLM_BASE_URL: llm.url,
-      LLM_API_KEY: 'test-key',
-      LLM_MODEL: 'main-model',
-      LLM_FAST_MODEL: 'fast-model',
-      LLM_MAX_RETRIES: '0',
-      LLM_JUDGE_TIMEOUT_MS: String(JUDGE_TIMEOUT_MS),
-    });
+    t = await createTestApp(llm.appEnv({ LLM_JUDGE_TIMEOUT_MS: String(JUDGE_TIMEOUT_MS) }));
     flow = t.app.get(KnowledgeFlow);
     retrieval = t.app.get(RetrievalService);
   });

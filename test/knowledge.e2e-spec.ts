@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { ensureDatabase } from '../src/database/ensure-database.js';
-import { DocumentsService } from '../src/knowledge/documents.service.js';
-import { HybridRecall } from '../src/knowledge/hybrid-recall.service.js';
+import { DocumentsService } from '../src/knowledge/ingest/documents.service.js';
+import { HybridRecall } from '../src/knowledge/retrieval/hybrid-recall.service.js';
+import { adminAuth } from './support/admin.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 import { assemblePdf, makePdf } from './support/make-pdf.js';
@@ -47,7 +48,6 @@ function mixedText(bytes: number): string {
 
 describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
   let t: TestApp;
-  const admin = () => t.auth(uniqueUser('admin'), { role: 'admin' });
   const server = () => t.app.getHttpServer();
   const upload = (auth: Record<string, string>, name: string, data: Buffer) =>
     request(server()).post('/api/knowledge/documents?wait=true').set(auth).attach('file', data, name);
@@ -89,7 +89,7 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
       'The Zephyr kettle boils one litre of water in four minutes.',
       'Descale the Zephyr kettle every month with white vinegar.',
     ]);
-    const res = await upload(admin(), 'zephyr-kettle.pdf', pdf).expect(201);
+    const res = await upload(adminAuth(t), 'zephyr-kettle.pdf', pdf).expect(201);
     expect(res.body.duplicate).toBe(false);
     expect(res.body.document).toMatchObject({ filename: 'zephyr-kettle.pdf', content_type: 'application/pdf', page_count: 2, leaf_count: 2 });
     const levels = await t.dataSource.query(
@@ -168,7 +168,7 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
 
   it('splits long text into parents and overlapping leaves, and finds Chinese with a Chinese query', async () => {
     const text = Array.from({ length: 12 }, (_, i) => `第${i + 1}条：星辰牌净水器的滤芯每${i + 3}个月更换一次，更换后需冲洗五分钟。`).join('\n');
-    const res = await upload(admin(), '星辰净水器.txt', Buffer.from(text, 'utf8')).expect(201);
+    const res = await upload(adminAuth(t), '星辰净水器.txt', Buffer.from(text, 'utf8')).expect(201);
     const rows: Array<{ id: string; parent_id: string | null; level: number; is_leaf: boolean; text: string }> = await t.dataSource.query(
       `SELECT id::text, parent_id::text, level, is_leaf, text FROM knowledge_chunks WHERE document_id = $1 ORDER BY level, ordinal`,
       [res.body.document.id],
@@ -199,8 +199,8 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
 
   it('does not store identical content twice', async () => {
     const data = Buffer.from('# Duplicate\nThe same bytes, uploaded twice.', 'utf8');
-    const first = await upload(admin(), 'dup-a.md', data).expect(201);
-    const second = await upload(admin(), 'dup-b.md', data).expect(200);
+    const first = await upload(adminAuth(t), 'dup-a.md', data).expect(201);
+    const second = await upload(adminAuth(t), 'dup-b.md', data).expect(200);
     expect(second.body).toMatchObject({ duplicate: true, document: { id: first.body.document.id, filename: 'dup-a.md' } });
     const [{ count }] = await t.dataSource.query(`SELECT count(*)::int AS count FROM knowledge_documents WHERE filename LIKE 'dup-%'`);
     expect(count).toBe(1);
@@ -210,17 +210,17 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
     const before = (await t.dataSource.query('SELECT count(*)::int AS n FROM knowledge_documents'))[0].n;
     const noAdmin = await upload(t.auth(uniqueUser()), 'a.md', Buffer.from('hello')).expect(403);
     expect(noAdmin.body.message).toMatch(/administrators/);
-    expect((await upload(admin(), 'photo.png', Buffer.from('png')).expect(415)).body.message).toMatch(/only .txt, .md and .pdf/);
-    expect((await upload(admin(), 'bad.txt', Buffer.from([0xff, 0xfe, 0xfa])).expect(422)).body.message).toMatch(/not valid UTF-8/);
-    expect((await upload(admin(), 'fake.pdf', Buffer.from('not a pdf at all')).expect(422)).body.message).toMatch(/not a PDF/);
-    expect((await upload(admin(), 'empty.md', Buffer.from('   ')).expect(422)).body.message).toMatch(/empty/);
-    expect((await upload(admin(), 'big.txt', Buffer.alloc(11 * 1024 * 1024, 'a')).expect(413)).body.statusCode).toBe(413);
+    expect((await upload(adminAuth(t), 'photo.png', Buffer.from('png')).expect(415)).body.message).toMatch(/only .txt, .md and .pdf/);
+    expect((await upload(adminAuth(t), 'bad.txt', Buffer.from([0xff, 0xfe, 0xfa])).expect(422)).body.message).toMatch(/not valid UTF-8/);
+    expect((await upload(adminAuth(t), 'fake.pdf', Buffer.from('not a pdf at all')).expect(422)).body.message).toMatch(/not a PDF/);
+    expect((await upload(adminAuth(t), 'empty.md', Buffer.from('   ')).expect(422)).body.message).toMatch(/empty/);
+    expect((await upload(adminAuth(t), 'big.txt', Buffer.alloc(11 * 1024 * 1024, 'a')).expect(413)).body.statusCode).toBe(413);
     // A name with a path separator is refused, not cut down to what follows it ("\\ .txt" was stored as " .txt").
     for (const encoded of ['%5C%20.txt', 'dir%2Fnotes.md', 'C%3A%5Cfakepath%5Cnotes.md']) {
-      const res = await rawUpload(admin(), Buffer.alloc(0), Buffer.from('hello'), `filename*=UTF-8''${encoded}`).expect(400);
+      const res = await rawUpload(adminAuth(t), Buffer.alloc(0), Buffer.from('hello'), `filename*=UTF-8''${encoded}`).expect(400);
       expect(res.body.message).toMatch(/must not contain "\/" or "\\"/);
     }
-    const missing = await request(server()).post('/api/knowledge/documents?wait=true').set(admin()).field('other', 'x').expect(400);
+    const missing = await request(server()).post('/api/knowledge/documents?wait=true').set(adminAuth(t)).field('other', 'x').expect(400);
     expect(missing.body.message).toMatch(/file is missing/);
     const after = (await t.dataSource.query('SELECT count(*)::int AS n FROM knowledge_documents'))[0].n;
     expect(after).toBe(before);
@@ -228,15 +228,15 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
 
   it('refuses text PostgreSQL cannot store: NUL in the content (422), bad file names (400), storing nothing', async () => {
     const before = await documentCount();
-    const nul = await upload(admin(), 'nul.txt', Buffer.from('The Orion lamp\u0000 has a dimmer.', 'utf8')).expect(422);
+    const nul = await upload(adminAuth(t), 'nul.txt', Buffer.from('The Orion lamp\u0000 has a dimmer.', 'utf8')).expect(422);
     expect(nul.body.message).toBe('nul.txt contains a NUL character (U+0000)');
-    const nulMd = await upload(admin(), 'nul.md', Buffer.from('# Orion\n\u0000', 'utf8')).expect(422);
+    const nulMd = await upload(adminAuth(t), 'nul.md', Buffer.from('# Orion\n\u0000', 'utf8')).expect(422);
     expect(nulMd.body.message).toMatch(/NUL character/);
     const ok = Buffer.from('The Orion lamp has a dimmer.', 'utf8');
     // A NUL byte in the header itself is refused by the multipart parser; percent-encoded in filename*, it reaches the service.
-    const nulName = await rawUpload(admin(), Buffer.alloc(0), ok, "filename*=UTF-8''bad%00name.txt").expect(400);
+    const nulName = await rawUpload(adminAuth(t), Buffer.alloc(0), ok, "filename*=UTF-8''bad%00name.txt").expect(400);
     expect(nulName.body.message).toBe('file name contains a NUL character (U+0000)');
-    expect((await rawUpload(admin(), Buffer.from('bad\u0000name.txt'), ok).expect(400)).body.message).toMatch(/Malformed part header/);
+    expect((await rawUpload(adminAuth(t), Buffer.from('bad\u0000name.txt'), ok).expect(400)).body.message).toMatch(/Malformed part header/);
     // Control characters too: raw in the header the multipart parser refuses them, so they are sent percent-encoded.
     const encoded: Array<[string, RegExp]> = [
       ["filename*=UTF-8''bad%01name.txt", /^file name contains a control character$/],
@@ -252,8 +252,8 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
       [Buffer.from(`${'n'.repeat(252)}.txt`, 'utf8'), /^file name is longer than 255 characters \(256\)$/],
     ];
     const cases = [
-      ...encoded.map(([param, message]) => ({ label: param, send: () => rawUpload(admin(), Buffer.alloc(0), ok, param), message })),
-      ...raw.map(([bytes, message]) => ({ label: bytes.toString('latin1'), send: () => rawUpload(admin(), bytes, ok), message })),
+      ...encoded.map(([param, message]) => ({ label: param, send: () => rawUpload(adminAuth(t), Buffer.alloc(0), ok, param), message })),
+      ...raw.map(([bytes, message]) => ({ label: bytes.toString('latin1'), send: () => rawUpload(adminAuth(t), bytes, ok), message })),
     ];
     for (const { label, send, message } of cases) {
       const res = await send();
@@ -265,20 +265,20 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
   it('keeps a long non-Latin file name intact: 255 characters are allowed, counted as characters', async () => {
     const name = `${'📄'.repeat(200)}手册${'x'.repeat(49)}.txt`; // 255 characters, 400-odd UTF-16 units
     expect(Array.from(name)).toHaveLength(255);
-    const res = await rawUpload(admin(), Buffer.from(name, 'utf8'), Buffer.from(`The Vega clock ${randomUUID()} chimes hourly.`)).expect(201);
+    const res = await rawUpload(adminAuth(t), Buffer.from(name, 'utf8'), Buffer.from(`The Vega clock ${randomUUID()} chimes hourly.`)).expect(201);
     expect(res.body.document.filename).toBe(name);
     const [{ filename }] = await t.dataSource.query('SELECT filename FROM knowledge_documents WHERE id = $1', [res.body.document.id]);
     expect(filename).toBe(name);
-    await request(server()).delete(`/api/knowledge/documents/${res.body.document.id}`).set(admin()).expect(200);
+    await request(server()).delete(`/api/knowledge/documents/${res.body.document.id}`).set(adminAuth(t)).expect(200);
   });
 
   it('stores a PDF whose extracted text has a NUL character, without it', async () => {
-    const res = await upload(admin(), 'quasar-toaster.pdf', pdfWithNulInText()).expect(201);
+    const res = await upload(adminAuth(t), 'quasar-toaster.pdf', pdfWithNulInText()).expect(201);
     const rows: Array<{ text: string }> = await t.dataSource.query('SELECT text FROM knowledge_chunks WHERE document_id = $1 AND is_leaf', [
       res.body.document.id,
     ]);
     expect(rows.map((r) => r.text)).toEqual(['The Quasar toasterbrowns bread in ninety seconds.']);
-    await request(server()).delete(`/api/knowledge/documents/${res.body.document.id}`).set(admin()).expect(200);
+    await request(server()).delete(`/api/knowledge/documents/${res.body.document.id}`).set(adminAuth(t)).expect(200);
   });
 
   it('keeps answering other requests while it prepares a large upload (parsing, chunking, search text, embeddings)', async () => {
@@ -319,7 +319,7 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
       const text = mixedText(3 * 1024 * 1024);
       const uploading = request(app.app.getHttpServer())
         .post('/api/knowledge/documents?wait=true')
-        .set(app.auth(uniqueUser('admin'), { role: 'admin' }))
+        .set(adminAuth(app))
         .attach('file', Buffer.from(text, 'utf8'), 'large-mixed.txt')
         .then((res) => {
           events.push('uploaded');
@@ -431,13 +431,13 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
   });
 
   it('deletes a document with its chunks (admin only), then answers 404', async () => {
-    const res = await upload(admin(), 'temporary.md', Buffer.from('# Temp\nA document about the Quokka lamp.', 'utf8')).expect(201);
+    const res = await upload(adminAuth(t), 'temporary.md', Buffer.from('# Temp\nA document about the Quokka lamp.', 'utf8')).expect(201);
     const id = res.body.document.id;
     await request(server()).delete(`/api/knowledge/documents/${id}`).set(t.auth(uniqueUser())).expect(403);
-    await request(server()).delete(`/api/knowledge/documents/${id}`).set(admin()).expect(200);
+    await request(server()).delete(`/api/knowledge/documents/${id}`).set(adminAuth(t)).expect(200);
     const [{ count }] = await t.dataSource.query('SELECT count(*)::int AS count FROM knowledge_chunks WHERE document_id = $1', [id]);
     expect(count).toBe(0);
-    await request(server()).delete(`/api/knowledge/documents/${id}`).set(admin()).expect(404);
+    await request(server()).delete(`/api/knowledge/documents/${id}`).set(adminAuth(t)).expect(404);
     const search = await request(server()).post('/api/knowledge/search').set(t.auth(uniqueUser())).send({ query: 'Quokka lamp' }).expect(200);
     expect(search.body.chunks.map((c: { source: string }) => c.source)).not.toContain('temporary.md');
   });
@@ -503,7 +503,7 @@ describe('Retrieval pipeline stages: auto-merge and rerank', () => {
       const text = 'The Nimbus umbrella opens with one button. The Nimbus umbrella resists wind up to 90 km/h. The Nimbus umbrella folds to 25 cm.';
       await request(app.app.getHttpServer())
         .post('/api/knowledge/documents?wait=true')
-        .set(app.auth(uniqueUser('admin'), { role: 'admin' }))
+        .set(adminAuth(app))
         .attach('file', Buffer.from(`# Nimbus\n${text}`, 'utf8'), 'nimbus.md')
         .expect(201);
       const res = await request(app.app.getHttpServer())

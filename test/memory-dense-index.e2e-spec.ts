@@ -1,8 +1,8 @@
 import { DataSource } from 'typeorm';
-import { DenseRecall } from '../src/knowledge/dense/dense-recall.service.js';
-import { MemoryDenseIndex } from '../src/knowledge/dense/memory-dense-index.js';
-import { EmbeddingProvider } from '../src/knowledge/embeddings.js';
-import { DocumentsService } from '../src/knowledge/documents.service.js';
+import { DenseRecall } from '../src/knowledge/index/dense/dense-recall.service.js';
+import { MemoryDenseIndex } from '../src/knowledge/index/dense/memory-dense-index.js';
+import { EmbeddingProvider } from '../src/knowledge/index/embeddings.js';
+import { DocumentsService } from '../src/knowledge/ingest/documents.service.js';
 import { ensureDatabase } from '../src/database/ensure-database.js';
 import { createTestApp, TestApp } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';

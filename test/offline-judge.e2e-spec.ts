@@ -1,4 +1,4 @@
-import { KnowledgeFlow } from '../src/knowledge/knowledge-flow.service.js';
+import { KnowledgeFlow } from '../src/knowledge/answering/knowledge-flow.service.js';
 import { createTestApp, TestApp } from './support/test-app.js';
 
 /** The offline judge on ordinary questions about the sample corpus: it pauses only where two documents genuinely compete. */

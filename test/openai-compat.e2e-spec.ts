@@ -251,7 +251,7 @@ describe('OpenAI-compatible API through the openai package (local model)', () =>
       .set('Content-Type', 'application/json')
       .send('{"model": "rag-agent", "messages": [')
       .expect(400);
-    expect(malformed.body).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', param: null, code: null } });
+    expect(malformed.body).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', param: null, code: 'malformed_json' } });
     const huge = await request(t.app.getHttpServer())
       .post('/v1/chat/completions')
       .set(t.auth(uniqueUser('oa')))
@@ -303,15 +303,8 @@ describe('OpenAI-compatible API over an OpenAI-compatible model', () => {
   let base: string;
   beforeAll(async () => {
     await llm.start();
-    t = await createTestApp({
-      LLM_PROVIDER: 'openai',
-      LLM_BASE_URL: llm.url,
-      LLM_API_KEY: 'test-key',
-      LLM_MODEL: 'main-model',
-      LLM_MAX_RETRIES: '0',
-      LLM_TIMEOUT_MS: '3000',
-      OPENAI_COMPAT_MODEL: 'team-agent',
-    });
+    // One model for every role, as without LLM_FAST_MODEL.
+    t = await createTestApp(llm.appEnv({ LLM_FAST_MODEL: 'main-model', LLM_TIMEOUT_MS: '3000', OPENAI_COMPAT_MODEL: 'team-agent' }));
     base = await t.listen();
   });
   afterEach(() => llm.reset());

@@ -1,12 +1,12 @@
-import { JwtService } from '@nestjs/jwt';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { adminBearer } from './support/admin.js';
 import { makeFlateBombPdf, makeNestedPdf, makePdf } from './support/make-pdf.js';
 import { ServiceProcess, startService } from './support/service-process.js';
 import { openSse } from './support/sse-client.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
-import { TEST_JWT_SECRET, TEST_REDIS_URL } from './support/test-env.js';
+import { TEST_REDIS_URL } from './support/test-env.js';
 
 /**
  * Issue 21, item 1: decompression bombs and other oversized documents, on
@@ -42,9 +42,7 @@ describe('Oversized documents: a bounded parse that never stalls an instance', (
   const services: ServiceProcess[] = [];
   const redis = new Redis(TEST_REDIS_URL);
   let queue: Queue;
-  const admin = {
-    Authorization: `Bearer ${new JwtService({ secret: TEST_JWT_SECRET }).sign({ sub: 'parse-limits-admin', role: 'admin' }, { algorithm: 'HS256', expiresIn: '1h' })}`,
-  };
+  const admin = adminBearer('parse-limits-admin');
 
   beforeAll(async () => {
     const env = {

@@ -1,6 +1,8 @@
 import request from 'supertest';
+import { adminAuth } from './support/admin.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
-import { TcpProxy } from './support/tcp-proxy.js';
+import { proxyToTestRedis } from './support/tcp-proxy.js';
+import { testRedisUrlThrough } from './support/test-env.js';
 
 describe('Per-user rate limits on chat turns and searches', () => {
   let a: TestApp;
@@ -80,7 +82,7 @@ describe('Per-user rate limits on chat turns and searches', () => {
   });
 
   it('limits document uploads before the file is read', async () => {
-    const admin = a.auth(uniqueUser('uploader'), { role: 'admin' });
+    const admin = adminAuth(a, 'uploader');
     const first = await request(a.app.getHttpServer())
       .post('/api/knowledge/documents?wait=true')
       .set(admin)
@@ -95,10 +97,10 @@ describe('Per-user rate limits on chat turns and searches', () => {
   });
 
   it('still limits, per instance, while Redis is unreachable', async () => {
-    const closed = await new TcpProxy('127.0.0.1', 6379).start();
+    const closed = await proxyToTestRedis();
     const port = closed.port;
     await closed.stop();
-    const offline = await createTestApp({ ...limits, REDIS_URL: `redis://127.0.0.1:${port}/15` });
+    const offline = await createTestApp({ ...limits, REDIS_URL: testRedisUrlThrough(port) });
     try {
       const user = uniqueUser('offline');
       await request(offline.app.getHttpServer()).post('/api/chat').set(offline.auth(user)).send({ message: 'hello' }).expect(200);

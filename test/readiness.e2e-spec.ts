@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { ensureDatabase } from '../src/database/ensure-database.js';
-import { DocumentsService } from '../src/knowledge/documents.service.js';
+import { DocumentsService } from '../src/knowledge/ingest/documents.service.js';
 import { waitUntil } from './support/service-process.js';
 import { seedLeaves } from './support/seed-leaves.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';

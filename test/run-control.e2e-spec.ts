@@ -95,7 +95,7 @@ describe('Cancel during token streaming', () => {
 
   beforeAll(async () => {
     await llm.start();
-    const env = { LLM_PROVIDER: 'openai', LLM_BASE_URL: llm.url, LLM_API_KEY: 'test-key', LLM_MAX_RETRIES: '0', RATE_LIMIT_CHAT_PER_MINUTE: '0' };
+    const env = llm.appEnv({ RATE_LIMIT_CHAT_PER_MINUTE: '0' });
     [a, b] = await Promise.all([createTestApp(env), createTestApp(env)]);
     baseA = await a.listen();
     await Promise.all([a.app.get(RunCancellation).listening, b.app.get(RunCancellation).listening]);

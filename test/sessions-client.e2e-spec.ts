@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { createClient } from '@keyv/redis';
-import { messagesCacheKey, sessionsCacheKey } from '../src/session/conversation-storage.service.js';
-import type { NewMessage } from '../src/session/conversation-storage.service.js';
+import { messagesCacheKey, sessionsCacheKey } from '../src/session/session-cache-keys.js';
+import type { NewMessage } from '../src/session/message.repository.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { TEST_REDIS_URL } from './support/test-env.js';
 import { FakeWeatherServer } from './support/fake-weather-server.js';

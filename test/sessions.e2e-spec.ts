@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { createClient } from '@keyv/redis';
-import { messagesCacheKey, sessionsCacheKey } from '../src/session/conversation-storage.service.js';
+import { messagesCacheKey, sessionsCacheKey } from '../src/session/session-cache-keys.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { TEST_REDIS_URL } from './support/test-env.js';
 
@@ -172,12 +172,10 @@ describe('Sessions (PostgreSQL + Redis)', () => {
     const list = await request(server()).get('/api/sessions').set(t.auth(user)).expect(200);
     expect(list.body.sessions[0]).toMatchObject({ title: 'changed in SQL', message_count: 4 });
 
-    // save() (full rewrite) refreshes the same way.
-    await t.storage.save(user, session, [{ type: 'system', content: 'rewritten' }], { tag: 'x' });
-    const rewritten = await request(server()).get(`/api/sessions/${session}/messages`).set(t.auth(user)).expect(200);
-    expect(rewritten.body.messages).toEqual([
-      expect.objectContaining({ type: 'system', content: 'rewritten', rag_trace: null }),
-    ]);
+    // A rename refreshes the list the same way.
+    await request(server()).patch(`/api/sessions/${session}`).set(t.auth(user)).send({ title: 'renamed' }).expect(200);
+    const renamed = await request(server()).get('/api/sessions').set(t.auth(user)).expect(200);
+    expect(renamed.body.sessions[0]).toMatchObject({ title: 'renamed', message_count: 4 });
   });
 
   it('keeps the cache keys as the protocol names them', async () => {

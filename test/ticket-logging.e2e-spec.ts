@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import request from 'supertest';
-import { RunOwnership } from '../src/auth/stream-ticket.service.js';
+import { RunRegistry } from '../src/chat/run-registry.service.js';
 import { readSse } from './support/sse-client.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 
@@ -35,9 +35,9 @@ describe('ticket in the error log', () => {
     const { ticket } = (await request(t.app.getHttpServer()).post(`/api/chat/runs/${runId}/ticket`).set(t.auth(user)).expect(200)).body;
 
     // The database stalls on the guard's lookup: PostgreSQL's statement_timeout error (57014).
-    const ownership = t.app.get(RunOwnership, { strict: false });
-    const original = ownership.isOwnedBy.bind(ownership);
-    ownership.isOwnedBy = async () => {
+    const runs = t.app.get(RunRegistry, { strict: false });
+    const original = runs.find.bind(runs);
+    runs.find = async () => {
       throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
     };
     try {
@@ -45,7 +45,7 @@ describe('ticket in the error log', () => {
       expect(res.status).toBe(503);
       expect(JSON.stringify(res.body)).not.toContain(ticket);
     } finally {
-      ownership.isOwnedBy = original;
+      runs.find = original;
     }
     const leaking = lines.filter((line) => line.includes(ticket));
     expect(leaking).toEqual([]);

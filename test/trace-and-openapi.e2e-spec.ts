@@ -3,7 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import request from 'supertest';
 import { createClient } from '@keyv/redis';
 import { ERROR_CODE_STATUS } from '../src/common/coded-error.js';
-import { messagesCacheKey } from '../src/session/conversation-storage.service.js';
+import { messagesCacheKey } from '../src/session/session-cache-keys.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { TEST_REDIS_URL } from './support/test-env.js';
 

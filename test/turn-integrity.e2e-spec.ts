@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { ResilientCache } from '../src/cache/resilient-cache.service.js';
 import { RunRegistry } from '../src/chat/run-registry.service.js';
-import { messagesCacheKey } from '../src/session/conversation-storage.service.js';
+import { messagesCacheKey } from '../src/session/session-cache-keys.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { FakeWeatherServer } from './support/fake-weather-server.js';
 import { openSse } from './support/sse-client.js';

@@ -1,10 +1,9 @@
 import { Injectable, Module } from '@nestjs/common';
-import type { RunnableConfig } from '@langchain/core/runnables';
-import { tool } from '@langchain/core/tools';
+import { tool, ToolRuntime } from '@langchain/core/tools';
 import request from 'supertest';
 import { z } from 'zod';
 import { AgentTool, AgentToolPlugin } from '../src/agent/tools/agent-tool.js';
-import { turnContextOf } from '../src/agent/turn-context.js';
+import type { AgentRunContext } from '../src/agent/turn-context.js';
 import { CodedError } from '../src/common/coded-error.js';
 import type { LocalToolRouting } from '../src/models/local-tool-routing.js';
 import { openSse, readSse } from './support/sse-client.js';
@@ -43,9 +42,9 @@ class GateProbeTool implements AgentToolPlugin {
   };
   create() {
     return tool(
-      async ({ tag }: { tag: string }, config?: RunnableConfig & { writer?: unknown }) => {
-        const turn = turnContextOf(config);
-        const step = turn.stepReporter(config?.writer);
+      async ({ tag }: { tag: string }, runtime: ToolRuntime<unknown, AgentRunContext>) => {
+        const { turn } = runtime.context;
+        const step = turn.stepReporter(runtime.writer);
         step('probe_before', `before ${turn.userId}`, { user: turn.userId });
         await gate();
         step('probe_after', `after ${turn.userId}`, { user: turn.userId });

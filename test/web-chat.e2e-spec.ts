@@ -490,15 +490,7 @@ describeWithChromium('model text in the chat view, with the openai provider agai
 
   beforeAll(async () => {
     await llm.start();
-    t = await createTestApp({
-      LLM_PROVIDER: 'openai',
-      LLM_BASE_URL: llm.url,
-      LLM_API_KEY: 'test-key',
-      LLM_MODEL: 'main-model',
-      LLM_FAST_MODEL: 'fast-model',
-      LLM_MAX_RETRIES: '0',
-      RATE_LIMIT_CHAT_PER_MINUTE: '0',
-    });
+    t = await createTestApp(llm.appEnv({ RATE_LIMIT_CHAT_PER_MINUTE: '0' }));
     base = await t.listen();
     browser = await launchChromium();
   }, 60000);

@@ -2,7 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
-import { LocalRerank } from '../src/knowledge/rerank.js';
+import { LocalRerank } from '../src/knowledge/retrieval/rerank.js';
+import { adminAuth } from './support/admin.js';
 import { describeWithChromium, launchChromium, pageErrors, screenshot, signedInPage, VIEWPORTS } from './support/browser.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 
@@ -78,6 +79,9 @@ async function ask(page: Page, question: string): Promise<void> {
 
 const lastAnswer = (page: Page) => page.locator('article[data-testid="message"][data-role="ai"][data-status="complete"]').last();
 
+/** A duration as the web client shows it (fmtMs): whole milliseconds under a second, seconds above (a loaded machine is slow). */
+const DURATION = String.raw`(?:\d+ ms|\d+(?:\.\d)? s)`;
+
 describeWithChromium('web client: live timeline, trace viewer and knowledge admin (Chromium)', () => {
   let t: TestApp;
   let base: string;
@@ -112,8 +116,8 @@ describeWithChromium('web client: live timeline, trace viewer and knowledge admi
       await timeline.locator('[data-testid="step"][data-stage="recall"]').waitFor();
       await timeline.locator('[data-testid="tool-call"][data-status="running"]').waitFor();
       const recallStep = timeline.locator('[data-testid="step"][data-stage="recall"]');
-      expect(await recallStep.innerText()).toMatch(/recall[\s\S]*Hybrid recall[\s\S]*k = \d+[\s\S]*\+\d+ ms · \d+ ms/i);
-      expect(await recallStep.getByRole('img').getAttribute('aria-label')).toMatch(/^\d+ ms after the previous step, \d+ ms into the turn$/);
+      expect(await recallStep.innerText()).toMatch(new RegExp(String.raw`recall[\s\S]*Hybrid recall[\s\S]*k = \d+[\s\S]*\+${DURATION} · ${DURATION}`, 'i'));
+      expect(await recallStep.getByRole('img').getAttribute('aria-label')).toMatch(new RegExp(`^${DURATION} after the previous step, ${DURATION} into the turn$`));
       expect(await timeline.locator('[data-testid="tool-call"]').first().innerText()).toMatch(/^knowledge\S* running… \(.*Aurora X2 warranty/);
       reranker.release();
 
@@ -136,10 +140,10 @@ describeWithChromium('web client: live timeline, trace viewer and knowledge admi
       // Waterfall: one bar per timed stage, in pipeline order, labelled with its milliseconds.
       const waterfall = dialog.getByRole('list', { name: 'Stage timings' }).first();
       const bars = await waterfall.getByRole('img').evaluateAll((els) => els.map((el) => el.getAttribute('aria-label')));
-      expect(bars[0]).toMatch(/^recall: \d+ ms, from 0 ms to \d+ ms$/);
+      expect(bars[0]).toMatch(new RegExp(`^recall: ${DURATION}, from 0 ms to ${DURATION}$`));
       expect(bars.some((b) => b?.startsWith('rerank: '))).toBe(true);
       expect(bars.findIndex((b) => b?.startsWith('rerank: '))).toBeGreaterThan(0);
-      expect(await waterfall.innerText()).toMatch(/total\s+\d+ ms/);
+      expect(await waterfall.innerText()).toMatch(new RegExp(String.raw`total\s+${DURATION}`));
 
       // The final evidence, with source, page and the three bars of each chunk.
       const finalList = dialog.getByRole('list', { name: 'Final evidence' });
@@ -210,8 +214,8 @@ describeWithChromium('web client: live timeline, trace viewer and knowledge admi
         expect(await subs.nth(0).locator('[data-testid="trace-chunk"]').first().getAttribute('data-source')).toBe('travel-expense-policy.md');
         // The sub-questions' retrievals ran in parallel: both bars of the waterfall start at 0.
         const timings = dialog.getByRole('list', { name: 'Stage timings' }).first();
-        await timings.getByRole('img', { name: /^sub-question 1: \d+ ms, from 0 ms to \d+ ms$/ }).waitFor();
-        await timings.getByRole('img', { name: /^sub-question 2: \d+ ms, from 0 ms to \d+ ms$/ }).waitFor();
+        await timings.getByRole('img', { name: new RegExp(`^sub-question 1: ${DURATION}, from 0 ms to ${DURATION}$`) }).waitFor();
+        await timings.getByRole('img', { name: new RegExp(`^sub-question 2: ${DURATION}, from 0 ms to ${DURATION}$`) }).waitFor();
         const [a, b] = [(await subs.nth(0).boundingBox())!, (await subs.nth(1).boundingBox())!];
         if (viewport === VIEWPORTS.desktop) {
           expect(Math.abs(a.y - b.y)).toBeLessThan(2); // side by side
@@ -271,7 +275,7 @@ describeWithChromium('web client: live timeline, trace viewer and knowledge admi
   });
 
   it('lets an admin upload a document with progress, see its counts, test a search, ask about it and delete it', async () => {
-    const admin = t.auth(uniqueUser('kb-admin'), { role: 'admin' });
+    const admin = adminAuth(t, 'kb-admin');
     const stamp = `${Date.now()}${process.pid}`;
     const filename = `zephyr-q7-blender-${stamp}.md`;
     const paragraphs = [

@@ -2,10 +2,13 @@ import { Logger } from '@nestjs/common';
 import { ToolMessage } from '@langchain/core/messages';
 import type { ToolCall } from '@langchain/core/messages/tool';
 import { ToolInputParsingException } from '@langchain/core/tools';
+import { BaseMessage } from '@langchain/core/messages';
 import { Command, isGraphBubbleUp, LangGraphRunnableConfig } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { CodedError } from '../common/coded-error.js';
 import { isDatabaseUnavailable } from '../common/database-unavailable.js';
+import { normalizeAndValidateRagTrace, normalizeHitlResumeState } from '../trace/trace.normalizer.js';
+import type { AgentStateValues, AgentToolArtifact } from './agent-state.js';
 import { ToolReportedError } from './tools/agent-tool.js';
 
 /**
@@ -18,12 +21,39 @@ import { ToolReportedError } from './tools/agent-tool.js';
  * - anything else (a bug, a library's or driver's error) is logged, and the
  *   model only learns that the tool failed: its text is internal.
  * Failed calls are ToolMessages with `status: 'error'`.
+ *
+ * A tool's artifact (AgentToolArtifact) goes into the graph state: its
+ * trace into `ragTrace`; a question for the user into `hitl`, without the
+ * call's message, so the call runs again once the user answered.
  */
 export class AgentToolsNode extends ToolNode {
   private readonly logger = new Logger('AgentTools');
 
   constructor(tools: ConstructorParameters<typeof ToolNode>[0]) {
     super(tools, { handleToolErrors: false });
+  }
+
+  protected override async run(input: unknown, config: LangGraphRunnableConfig): Promise<Partial<AgentStateValues>> {
+    const output = (await super.run(input, config)) as { messages: BaseMessage[] };
+    const state = input as AgentStateValues;
+    const update: Partial<AgentStateValues> = { messages: [] };
+    for (const message of output.messages) {
+      const artifact = message instanceof ToolMessage ? (message.artifact as AgentToolArtifact | undefined) : undefined;
+      if (!artifact) {
+        update.messages!.push(message);
+        continue;
+      }
+      if (artifact.trace) update.ragTrace = normalizeAndValidateRagTrace(artifact.trace);
+      if (artifact.pause) {
+        const resumeState = normalizeHitlResumeState(artifact.pause.resumeState);
+        update.hitl = { question: artifact.pause.question, resumeState, supplements: state.hitl?.supplements ?? [], waiting: true };
+      } else {
+        // The model's message without the artifact: the trace is state of its own, not part of the conversation.
+        const { content, name, tool_call_id, status, id } = message as ToolMessage;
+        update.messages!.push(new ToolMessage({ content, name, tool_call_id, status, id }));
+      }
+    }
+    return update;
   }
 
   protected override async runTool(call: ToolCall, config: LangGraphRunnableConfig, state: unknown): Promise<ToolMessage | Command> {

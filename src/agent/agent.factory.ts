@@ -1,27 +1,44 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, SystemMessage } from '@langchain/core/messages';
-import type { RunnableConfig } from '@langchain/core/runnables';
-import { BaseCheckpointSaver, END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { BaseCheckpointSaver, END, interrupt, Runtime, START, StateGraph } from '@langchain/langgraph';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { MAIN_MODEL, SAMPLED_MAIN_MODEL } from '../models/chat-models.js';
 import type { ModelSampling, SampledModelFactory } from '../models/chat-models.js';
 import { samplingKey } from '../models/sampling.js';
 import { ModelCallError, ModelTimeoutError } from '../models/model-errors.js';
+import { AgentState, AgentStateValues } from './agent-state.js';
 import { AgentToolsNode } from './agent-tools-node.js';
 import { CheckpointerProvider } from './checkpointer.provider.js';
 import { EphemeralSaver } from './ephemeral-saver.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { ToolRegistry } from './tools/tool-registry.service.js';
-import { turnContextOf } from './turn-context.js';
+import { AgentRunContext, AgentRunContextSchema } from './turn-context.js';
 
 /** Tool rounds allowed in one turn before the graph stops (each round is two super-steps). */
 export const MAX_TOOL_ROUNDS = 4;
 
-export function routeAfterModel(state: typeof MessagesAnnotation.State): 'tools' | typeof END {
+export function routeAfterModel(state: Pick<AgentStateValues, 'messages'>): 'tools' | typeof END {
   const last = state.messages[state.messages.length - 1];
   return last instanceof AIMessage && (last.tool_calls?.length ?? 0) > 0 ? 'tools' : END;
+}
+
+/** After the tools: back to the model, or to the user first when a search paused for a question. */
+export function routeAfterTools(state: Pick<AgentStateValues, 'hitl'>): 'clarify' | 'agent' {
+  return state.hitl?.waiting ? 'clarify' : 'agent';
+}
+
+/**
+ * Human in the loop: the run pauses here (an interrupt, kept by the
+ * checkpointer) until a later turn resumes it with the user's answer; the
+ * answer joins the paused search's state and the tools run the search's
+ * call again.
+ */
+function askUser(state: AgentStateValues): Partial<AgentStateValues> {
+  const hitl = state.hitl!;
+  const answer = interrupt(hitl.question);
+  return { hitl: { ...hitl, supplements: [...hitl.supplements, String(answer ?? '').trim()], waiting: false } };
 }
 
 /** Models bound with a request's sampling, kept for reuse up to this many distinct settings. */
@@ -54,8 +71,8 @@ function buildAgentGraph(
   };
   const promptRules = tools.promptRules;
 
-  const callModel = async (state: typeof MessagesAnnotation.State, config: RunnableConfig) => {
-    const turn = turnContextOf(config);
+  const callModel = async (state: AgentStateValues, config: Runtime<AgentRunContext>) => {
+    const { turn } = config.context!;
     const deadline = AbortSignal.timeout(timeoutMs);
     const signal = config.signal ? AbortSignal.any([config.signal, deadline]) : deadline;
     try {
@@ -70,12 +87,14 @@ function buildAgentGraph(
     }
   };
 
-  return new StateGraph(MessagesAnnotation)
+  return new StateGraph(AgentState, AgentRunContextSchema)
     .addNode('agent', callModel)
     .addNode('tools', new AgentToolsNode(tools.tools))
+    .addNode('clarify', askUser)
     .addEdge(START, 'agent')
     .addConditionalEdges('agent', routeAfterModel, ['tools', END])
-    .addEdge('tools', 'agent')
+    .addConditionalEdges('tools', routeAfterTools, ['clarify', 'agent'])
+    .addEdge('clarify', 'tools')
     .compile({ checkpointer });
 }
 
@@ -84,7 +103,7 @@ export type AgentGraph = ReturnType<typeof buildAgentGraph>;
 /**
  * F25: the agent's graph around the shared model and every registered tool,
  * compiled once (on first use, after the tools are discovered). Each run
- * carries its turn in `configurable` (see TurnContext).
+ * is given its turn as the run's `context` (a TurnContext).
  */
 @Injectable()
 export class AgentFactory {

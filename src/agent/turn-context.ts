@@ -1,9 +1,7 @@
 import type { BaseMessage } from '@langchain/core/messages';
-import type { RunnableConfig } from '@langchain/core/runnables';
+import { z } from 'zod';
 import type { ModelSampling } from '../models/sampling.js';
-import type { StepReporter } from '../knowledge/retrieval.service.js';
-import { normalizeAndValidateRagTrace, normalizeHitlResumeState } from '../trace/trace.normalizer.js';
-import type { HitlResumeState, PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
+import type { StepReporter } from '../knowledge/public-api.js';
 
 export type TurnMode = 'sync' | 'stream';
 
@@ -24,42 +22,53 @@ export interface TurnIdentity {
   mode: TurnMode;
 }
 
-/** A paused task being resumed: `rounds` is how many questions the run has put to the user so far. */
-export interface HitlResume {
-  pending: PendingHitlState;
-  resumeState: HitlResumeState | null;
-  rounds: number;
-}
-
-/** Where the turn context travels in LangGraph's RunnableConfig. */
-export const TURN_CONTEXT_KEY = 'turn_context';
-
-/**
- * The state one chat turn shares between the chat service, the agent's graph,
- * its tools and the retrieval stages (seed C15, F05–F13). It belongs to the
- * run, not to the HTTP request: it travels in LangGraph's
- * `configurable[TURN_CONTEXT_KEY]`, so the compiled graph and the tools are
- * built once and every node reads its turn with `turnContextOf(config)`.
- * Node runs each synchronous block alone, so the seed's locks are plain
- * invariants: a tool's budget per turn, a trace taken once, no events after
- * close().
- */
-export class TurnContext {
-  private active = true;
-  private readonly toolCalls = new Map<string, number>();
-  private ragTrace: RagTrace | null = null;
-  private hitlSnapshot: HitlResumeState | null = null;
-  private readonly startedAt = performance.now();
-  private lastStepAt = this.startedAt;
-  private hitlResume: HitlResume | null = null;
-  /** The summary of the conversation before the recent window, for the system prompt. */
-  summary?: string;
+/** What a turn's run is given besides its identity. */
+export interface TurnOptions {
   /** The client's sampling for this turn's answers (OpenAI-compatible route); absent keeps the model's defaults. */
   sampling?: ModelSampling;
-  /** Each call of the agent's model in this turn: what it was sent and what it answered (for `usage`). */
-  readonly modelCalls: Array<{ prompt: BaseMessage[]; response: BaseMessage }> = [];
+}
 
-  constructor(readonly identity: TurnIdentity) {}
+/** One call of the agent's model: what it was sent and what it answered. */
+export interface ModelCallRecord {
+  prompt: BaseMessage[];
+  response: BaseMessage;
+}
+
+/**
+ * The per-run context of one chat turn: LangGraph's `context` of the graph
+ * run (`graph.stream(input, { context })`, the graph's `contextSchema`),
+ * read by the nodes and tools as `runtime.context`. It is made per request
+ * by the controller that starts the turn and handed to the run, which may
+ * outlive the request (a streamed run goes on after its client leaves).
+ * Nothing of it is checkpointed: what a later turn needs (the trace, a
+ * paused question) is graph state (see AgentState).
+ *
+ * Its mutable parts belong to this turn only: the tools' call budgets, the
+ * model calls (for `usage`) and whether the turn is still open. Node runs
+ * each synchronous block alone, so a budget is a plain count.
+ */
+export class TurnContext {
+  private open = true;
+  private readonly toolCalls = new Map<string, number>();
+  private readonly startedAt = performance.now();
+  private lastStepAt = this.startedAt;
+  /** The summary of the conversation before the recent window, for the system prompt (ChatService sets it before the run). */
+  summary?: string;
+  readonly sampling?: ModelSampling;
+  /** Each call of the agent's model in this turn (for `usage`). */
+  readonly modelCalls: ModelCallRecord[] = [];
+
+  constructor(
+    readonly identity: TurnIdentity,
+    options: TurnOptions = {},
+  ) {
+    this.sampling = options.sampling;
+  }
+
+  /** The context of a turn a request starts (made per request, handed to the run). */
+  static of(turn: { userId: string; sessionId: string; runId: string }, mode: TurnMode, options: TurnOptions = {}): TurnContext {
+    return new TurnContext({ userId: turn.userId, sessionId: turn.sessionId, runId: turn.runId, mode }, options);
+  }
 
   get userId(): string {
     return this.identity.userId;
@@ -73,33 +82,15 @@ export class TurnContext {
   get mode(): TurnMode {
     return this.identity.mode;
   }
-  get isActive(): boolean {
-    return this.active;
-  }
-
-  /** The config a graph run of this turn is invoked with (merged into any other configurable keys). */
-  configurable(threadId: string): Record<string, unknown> {
-    return { thread_id: threadId, [TURN_CONTEXT_KEY]: this };
-  }
-
-  /** Marks this turn as the user's supplement for a paused run (human in the loop). */
-  resumeHitl(pending: PendingHitlState, resumeState: HitlResumeState | null, rounds: number): void {
-    this.hitlResume = { pending, resumeState, rounds };
-  }
-
-  /** The paused task this turn resumes, if any. */
-  get resumingHitl(): HitlResume | null {
-    return this.hitlResume;
-  }
 
   /**
-   * F07: a reporter of retrieval steps through the running node's LangGraph
+   * A reporter of retrieval steps through the running node's LangGraph
    * `custom` stream writer, each with the time since the previous step and
    * since the turn began. Silent for sync turns and after close().
    */
   stepReporter(writer: unknown): StepReporter {
     return (stage, label, details = {}) => {
-      if (!this.active || this.mode !== 'stream' || typeof writer !== 'function') return;
+      if (!this.open || this.mode !== 'stream' || typeof writer !== 'function') return;
       const now = performance.now();
       const event: RagStepEvent = {
         ...details,
@@ -114,53 +105,26 @@ export class TurnContext {
     };
   }
 
-  /** F08: keeps this turn's trace (normalized and validated) and the optional HITL resume snapshot. */
-  storeRagTrace(trace: RagTrace, resumeState?: HitlResumeState): void {
-    this.ragTrace = normalizeAndValidateRagTrace(trace);
-    this.hitlSnapshot = resumeState === undefined ? null : normalizeHitlResumeState(resumeState);
-  }
-
-  /** F09: the trace, once; later calls answer null. */
-  takeRagTrace(): { trace: RagTrace | null; resumeState: HitlResumeState | null } {
-    const taken = { trace: this.ragTrace, resumeState: this.hitlSnapshot };
-    this.ragTrace = null;
-    this.hitlSnapshot = null;
-    return taken;
-  }
-
-  /** F10: the trace without taking it. */
-  peekRagTrace(): RagTrace | null {
-    return this.ragTrace;
-  }
-
-  /** F12: true while the tool has calls left in this turn's budget (counting this one); false once it is spent or the turn closed. */
+  /** True while the tool has calls left in this turn's budget (counting this one); false once it is spent or the turn closed. */
   acquireToolCall(toolName: string, budget: number): boolean {
     const used = this.toolCalls.get(toolName) ?? 0;
-    if (!this.active || used >= budget) return false;
+    if (!this.open || used >= budget) return false;
     this.toolCalls.set(toolName, used + 1);
     return true;
   }
 
-  /** F11 */
-  resetToolBudgets(): void {
-    this.toolCalls.clear();
-  }
-
-  /** F13: ends the turn; steps are no longer emitted and tools get no more calls. */
+  /** Ends the turn; steps are no longer emitted and tools get no more calls. */
   close(): void {
-    this.active = false;
+    this.open = false;
   }
 }
 
-export class MissingTurnContextError extends Error {
-  constructor() {
-    super(`no TurnContext in the run config (configurable.${TURN_CONTEXT_KEY}): run the graph through ChatService`);
-  }
-}
+/**
+ * The agent graph's `contextSchema`: a run's context is `{ turn }`, its
+ * TurnContext. LangGraph checks it when the run starts, so a run without
+ * its turn fails before any node runs.
+ */
+export const AgentRunContextSchema = z.object({ turn: z.instanceof(TurnContext) });
 
-/** The turn a graph node or tool runs for. */
-export function turnContextOf(config: RunnableConfig | undefined): TurnContext {
-  const turn = config?.configurable?.[TURN_CONTEXT_KEY];
-  if (!(turn instanceof TurnContext)) throw new MissingTurnContextError();
-  return turn;
-}
+/** What nodes and tools read as `runtime.context`. */
+export type AgentRunContext = z.infer<typeof AgentRunContextSchema>;

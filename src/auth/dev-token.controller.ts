@@ -1,4 +1,4 @@
-import { BadRequestException, Body, Controller, HttpCode, Inject, Module, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Module, Post } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
@@ -6,6 +6,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Public } from './public.decorator.js';
 import { userIdProblem } from './user-id.js';
+import { RequestError } from '../common/coded-error.js';
 
 export class DevTokenRequest {
   @ApiProperty({ description: 'The user id (the token\'s sub)', example: 'alice' })
@@ -49,7 +50,7 @@ export class DevTokenController {
   @ApiOkResponse({ type: DevTokenResponse })
   mint(@Body() body: DevTokenRequest): DevTokenResponse {
     const problem = userIdProblem(body.sub);
-    if (problem) throw new BadRequestException(`sub ${problem}`);
+    if (problem) throw new RequestError('invalid_request', `sub ${problem}`);
     const expiresIn = Math.min(DEV_TOKEN_TTL_SECONDS, this.config.auth.maxTokenLifetimeSeconds);
     return { token: this.jwt.sign({ sub: body.sub, role: body.role ?? 'user' }, { algorithm: 'HS256', expiresIn }) };
   }

@@ -1,4 +1,4 @@
-import { UnauthorizedException } from '@nestjs/common';
+import { RequestError } from '../common/coded-error.js';
 import { loadConfig } from '../config/app-config.js';
 import { claimAt, hasRole, IdentityTokenVerifier } from './identity-token.verifier.js';
 
@@ -86,7 +86,7 @@ describe('IdentityTokenVerifier.verify without an identity provider', () => {
   const token = (header: object) => `${Buffer.from(JSON.stringify(header)).toString('base64url')}.e30.c2ln`;
 
   it('answers 401 for text that is not a JWS, an unaccepted algorithm, and RS256 without JWT_JWKS_URL', async () => {
-    await expect(verifier.verify('garbage')).rejects.toThrow(UnauthorizedException);
+    await expect(verifier.verify('garbage')).rejects.toThrow(RequestError);
     await expect(verifier.verify(token({ alg: { nested: true } }))).rejects.toThrow(/algorithm \{"nested":true\} is not accepted/);
     await expect(verifier.verify(token({ alg: 'ES256' }))).rejects.toThrow(/ES256 tokens are not accepted here .*JWT_JWKS_URL is unset/);
   });

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, UnauthorizedException } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   createRemoteJWKSet,
   decodeProtectedHeader,
@@ -12,7 +12,7 @@ import {
 } from 'jose';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { CodedError } from '../common/coded-error.js';
+import { CodedError, RequestError } from '../common/coded-error.js';
 import { AuthUser } from './auth-user.js';
 import { checkTokenLifetime } from './token-lifetime.js';
 import { userIdProblem } from './user-id.js';
@@ -96,14 +96,14 @@ export class IdentityTokenVerifier {
     try {
       alg = decodeProtectedHeader(token).alg;
     } catch {
-      throw new UnauthorizedException('Invalid token: signature or format rejected');
+      throw new RequestError('unauthorized', 'Invalid token: signature or format rejected');
     }
     if (!(IDENTITY_PROVIDER_ALGORITHMS as readonly unknown[]).includes(alg)) {
-      throw new UnauthorizedException(`Invalid token: algorithm ${JSON.stringify(alg ?? null).slice(0, 40)} is not accepted (HS256, or RS256/ES256 from the identity provider)`);
+      throw new RequestError('unauthorized', `Invalid token: algorithm ${JSON.stringify(alg ?? null).slice(0, 40)} is not accepted (HS256, or RS256/ES256 from the identity provider)`);
     }
     const idp = this.config.auth.identityProvider;
     if (!idp || !this.jwks) {
-      throw new UnauthorizedException(`Invalid token: ${alg} tokens are not accepted here (no identity provider is configured: JWT_JWKS_URL is unset)`);
+      throw new RequestError('unauthorized', `Invalid token: ${alg} tokens are not accepted here (no identity provider is configured: JWT_JWKS_URL is unset)`);
     }
     let payload: JWTPayload;
     try {
@@ -117,7 +117,7 @@ export class IdentityTokenVerifier {
       throw this.rejection(error);
     }
     const problem = userIdProblem(payload.sub);
-    if (problem) throw new UnauthorizedException(`Invalid token: "sub" ${problem}`);
+    if (problem) throw new RequestError('unauthorized', `Invalid token: "sub" ${problem}`);
     checkTokenLifetime(payload, this.config.auth.maxTokenLifetimeSeconds);
     return { userId: payload.sub as string, isAdmin: hasRole(claimAt(payload, idp.roleClaim), idp.adminRole), credentialExpiresAt: payload.exp };
   }
@@ -128,10 +128,10 @@ export class IdentityTokenVerifier {
       return await this.jwks!(header, input);
     } catch (error) {
       if (error instanceof errors.JWKSNoMatchingKey) {
-        throw new UnauthorizedException('Invalid token: no key of the identity provider matches its "kid"');
+        throw new RequestError('unauthorized', 'Invalid token: no key of the identity provider matches its "kid"');
       }
       if (error instanceof errors.JWKSMultipleMatchingKeys) {
-        throw new UnauthorizedException('Invalid token: several keys of the identity provider match it; the token must name its "kid"');
+        throw new RequestError('unauthorized', 'Invalid token: several keys of the identity provider match it; the token must name its "kid"');
       }
       this.logger.warn({ err: error, jwksUrl: this.config.auth.identityProvider?.jwksUrl }, 'JWKS fetch failed');
       throw new IdentityProviderUnavailableError(unavailableReason(error));
@@ -139,22 +139,22 @@ export class IdentityTokenVerifier {
   }
 
   private rejection(error: unknown): Error {
-    if (error instanceof UnauthorizedException || error instanceof IdentityProviderUnavailableError) return error;
-    if (error instanceof errors.JWTExpired) return new UnauthorizedException('Token expired');
+    if (error instanceof RequestError || error instanceof IdentityProviderUnavailableError) return error;
+    if (error instanceof errors.JWTExpired) return new RequestError('unauthorized', 'Token expired');
     if (error instanceof errors.JWTClaimValidationFailed) {
       switch (error.claim) {
         case 'exp':
-          return new UnauthorizedException('Token must carry an expiry (exp)');
+          return new RequestError('unauthorized', 'Token must carry an expiry (exp)');
         case 'iss':
-          return new UnauthorizedException('Invalid token: issuer (iss) not accepted');
+          return new RequestError('unauthorized', 'Invalid token: issuer (iss) not accepted');
         case 'aud':
-          return new UnauthorizedException('Invalid token: audience (aud) not accepted');
+          return new RequestError('unauthorized', 'Invalid token: audience (aud) not accepted');
         case 'nbf':
-          return new UnauthorizedException('Token not yet valid (nbf)');
+          return new RequestError('unauthorized', 'Token not yet valid (nbf)');
         default:
-          return new UnauthorizedException(`Invalid token: claim ${JSON.stringify(error.claim).slice(0, 40)} rejected`);
+          return new RequestError('unauthorized', `Invalid token: claim ${JSON.stringify(error.claim).slice(0, 40)} rejected`);
       }
     }
-    return new UnauthorizedException('Invalid token: signature or format rejected');
+    return new RequestError('unauthorized', 'Invalid token: signature or format rejected');
   }
 }

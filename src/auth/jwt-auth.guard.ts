@@ -1,5 +1,5 @@
-import { BadRequestException, CanActivate, ExecutionContext, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
-import { ModuleRef, Reflector } from '@nestjs/core';
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import { JwtService, TokenExpiredError } from '@nestjs/jwt';
 import { decodeProtectedHeader } from 'jose';
 import type { Request } from 'express';
@@ -12,7 +12,8 @@ import { IS_PUBLIC } from './public.decorator.js';
 import { checkTokenLifetime } from './token-lifetime.js';
 import { userIdProblem } from './user-id.js';
 import { ACCEPTS_STREAM_TICKET, STREAM_TICKET_PARAMETER } from './stream-ticket.decorator.js';
-import { RunOwnership, STREAM_TICKET_AUDIENCE, StreamTicketService } from './stream-ticket.service.js';
+import { STREAM_TICKET_AUDIENCE, StreamTicketService } from './stream-ticket.service.js';
+import { RequestError } from '../common/coded-error.js';
 
 interface TokenClaims {
   sub?: unknown;
@@ -33,17 +34,16 @@ const CREDENTIAL_QUERY_PARAMETERS: ReadonlySet<string> = new Set([STREAM_TICKET_
  * RS256/ES256 token of the identity provider (JWT_JWKS_URL) or an API key
  * (`rk-…`); a route marked @AcceptsStreamTicket() also accepts
  * `?ticket=<stream ticket>` for its own run. Credentials are never taken
- * from any other query parameter.
+ * from any other query parameter. Whether the ticket's user owns its run
+ * is checked by the chat module's StreamTicketRunGuard on those routes (runs
+ * live there, above auth).
  */
 @Injectable()
 export class JwtAuthGuard implements CanActivate {
-  private runOwnership?: RunOwnership;
-
   constructor(
     private readonly jwt: JwtService,
     private readonly reflector: Reflector,
     private readonly tickets: StreamTicketService,
-    private readonly moduleRef: ModuleRef,
     private readonly apiKeys: ApiKeyService,
     private readonly identityTokens: IdentityTokenVerifier,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -57,7 +57,7 @@ export class JwtAuthGuard implements CanActivate {
     const query = (request.query ?? {}) as Record<string, unknown>;
     for (const name of CREDENTIAL_QUERY_PARAMETERS) {
       if (name !== STREAM_TICKET_PARAMETER && query[name] !== undefined) {
-        throw new UnauthorizedException(`A token is never accepted in the query string (${name}): send "Authorization: Bearer <token>"`);
+        throw new RequestError('unauthorized', `A token is never accepted in the query string (${name}): send "Authorization: Bearer <token>"`);
       }
     }
     const ticket = query[STREAM_TICKET_PARAMETER];
@@ -66,59 +66,54 @@ export class JwtAuthGuard implements CanActivate {
       return true;
     }
     if (!this.reflector.getAllAndOverride<boolean>(ACCEPTS_STREAM_TICKET, targets)) {
-      throw new UnauthorizedException('This route does not accept a stream ticket: send "Authorization: Bearer <token>"');
+      throw new RequestError('unauthorized', 'This route does not accept a stream ticket: send "Authorization: Bearer <token>"');
     }
     if (request.headers.authorization !== undefined) {
-      throw new BadRequestException('Send either the Authorization header or ?ticket=, not both');
+      throw new RequestError('invalid_request', 'Send either the Authorization header or ?ticket=, not both');
     }
     request.user = await this.authenticateTicket(ticket, (request.params as Record<string, unknown> | undefined)?.run_id);
     return true;
   }
 
   private async authenticateTicket(ticket: unknown, pathRunId: unknown): Promise<AuthUser> {
-    if (typeof ticket !== 'string' || ticket === '') throw new UnauthorizedException('Malformed stream ticket: send exactly one ?ticket=');
+    if (typeof ticket !== 'string' || ticket === '') throw new RequestError('unauthorized', 'Malformed stream ticket: send exactly one ?ticket=');
     const claims = await this.tickets.verify(ticket);
     if (typeof pathRunId !== 'string' || claims.run_id !== pathRunId.toLowerCase()) {
-      throw new UnauthorizedException('Stream ticket is for another run');
+      throw new RequestError('unauthorized', 'Stream ticket is for another run');
     }
-    if (userIdProblem(claims.sub) !== null || !(await this.ownership().isOwnedBy(claims.run_id, claims.sub))) {
-      throw new UnauthorizedException("Stream ticket does not belong to this run's user");
+    if (userIdProblem(claims.sub) !== null) {
+      throw new RequestError('unauthorized', "Stream ticket does not belong to this run's user");
     }
     if (claims.api_key_id !== undefined && !(await this.apiKeys.isLive(claims.api_key_id, claims.sub))) {
-      throw new UnauthorizedException('Stream ticket no longer valid: the API key that issued it was revoked, deleted or has expired');
+      throw new RequestError('unauthorized', 'Stream ticket no longer valid: the API key that issued it was revoked, deleted or has expired');
     }
     // A ticket only opens its run's stream: never an admin credential.
     return { userId: claims.sub, isAdmin: false };
   }
 
-  private ownership(): RunOwnership {
-    this.runOwnership ??= this.moduleRef.get(RunOwnership, { strict: false });
-    return this.runOwnership;
-  }
-
   private async authenticate(header: string | undefined): Promise<AuthUser> {
-    if (!header) throw new UnauthorizedException('Missing Authorization header: send "Bearer <token>"');
+    if (!header) throw new RequestError('unauthorized', 'Missing Authorization header: send "Bearer <token>"');
     const [scheme, token, ...rest] = header.trim().split(/\s+/);
     if (scheme?.toLowerCase() !== 'bearer' || !token || rest.length > 0) {
-      throw new UnauthorizedException('Malformed Authorization header: send "Bearer <token>"');
+      throw new RequestError('unauthorized', 'Malformed Authorization header: send "Bearer <token>"');
     }
     if (token.startsWith(API_KEY_PREFIX)) return this.apiKeys.authenticate(token);
     if (this.identityTokens.handles(token)) return this.identityTokens.verify(token);
     let claims: TokenClaims;
     try {
       // RFC 7515: a token naming header extensions as critical must be refused by a verifier that does not understand them.
-      if ('crit' in decodeProtectedHeader(token)) throw new UnauthorizedException('Invalid token: critical header extensions ("crit") are not supported');
+      if ('crit' in decodeProtectedHeader(token)) throw new RequestError('unauthorized', 'Invalid token: critical header extensions ("crit") are not supported');
       claims = await this.jwt.verifyAsync<TokenClaims & object>(token, { algorithms: ['HS256'] });
     } catch (error) {
-      if (error instanceof UnauthorizedException) throw error;
-      if (error instanceof TokenExpiredError) throw new UnauthorizedException('Token expired');
-      throw new UnauthorizedException('Invalid token: signature or format rejected');
+      if (error instanceof RequestError) throw error;
+      if (error instanceof TokenExpiredError) throw new RequestError('unauthorized', 'Token expired');
+      throw new RequestError('unauthorized', 'Invalid token: signature or format rejected');
     }
     if (claims.aud === STREAM_TICKET_AUDIENCE || (Array.isArray(claims.aud) && claims.aud.includes(STREAM_TICKET_AUDIENCE))) {
-      throw new UnauthorizedException('A stream ticket is not a bearer token: pass it as ?ticket= on its run\'s stream route');
+      throw new RequestError('unauthorized', 'A stream ticket is not a bearer token: pass it as ?ticket= on its run\'s stream route');
     }
     const problem = userIdProblem(claims.sub);
-    if (problem) throw new UnauthorizedException(`Invalid token: "sub" ${problem}`);
+    if (problem) throw new RequestError('unauthorized', `Invalid token: "sub" ${problem}`);
     checkTokenLifetime(claims, this.config.auth.maxTokenLifetimeSeconds);
     return { userId: claims.sub as string, isAdmin: claims.role === 'admin', credentialExpiresAt: claims.exp as number };
   }

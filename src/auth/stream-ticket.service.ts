@@ -1,8 +1,9 @@
-import { Inject, Injectable, UnauthorizedException } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { JwtService, TokenExpiredError } from '@nestjs/jwt';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { AuthUser } from './auth-user.js';
+import { RequestError } from '../common/coded-error.js';
 
 /**
  * The `aud` of every stream ticket. Tickets are verified with exactly this
@@ -23,15 +24,6 @@ export interface IssuedStreamTicket {
   ticket: string;
   /** Seconds until the ticket expires. */
   expires_in: number;
-}
-
-/**
- * Whether a run belongs to a user. Runs live in the chat module, above auth,
- * so the chat module provides this and the guard looks it up when a ticket
- * arrives.
- */
-export abstract class RunOwnership {
-  abstract isOwnedBy(runId: string, userId: string): Promise<boolean>;
 }
 
 /**
@@ -65,14 +57,14 @@ export class StreamTicketService {
     try {
       claims = await this.jwt.verifyAsync(ticket, { algorithms: ['HS256'], audience: STREAM_TICKET_AUDIENCE });
     } catch (error) {
-      if (error instanceof TokenExpiredError) throw new UnauthorizedException('Stream ticket expired: get a new one from POST /api/chat/runs/:run_id/ticket');
-      throw new UnauthorizedException('Invalid stream ticket: signature, format or type rejected (a bearer token is not a ticket)');
+      if (error instanceof TokenExpiredError) throw new RequestError('unauthorized', 'Stream ticket expired: get a new one from POST /api/chat/runs/:run_id/ticket');
+      throw new RequestError('unauthorized', 'Invalid stream ticket: signature, format or type rejected (a bearer token is not a ticket)');
     }
     if (typeof claims.exp !== 'number' || typeof claims.sub !== 'string' || typeof claims.run_id !== 'string') {
-      throw new UnauthorizedException('Invalid stream ticket: it must carry exp, sub and run_id');
+      throw new RequestError('unauthorized', 'Invalid stream ticket: it must carry exp, sub and run_id');
     }
     if (claims.api_key_id !== undefined && typeof claims.api_key_id !== 'string') {
-      throw new UnauthorizedException('Invalid stream ticket: api_key_id must be a string');
+      throw new RequestError('unauthorized', 'Invalid stream ticket: api_key_id must be a string');
     }
     return { sub: claims.sub, run_id: claims.run_id, ...(claims.api_key_id === undefined ? {} : { api_key_id: claims.api_key_id }) };
   }

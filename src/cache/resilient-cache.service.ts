@@ -20,7 +20,7 @@ export const CACHE_RETRY_AFTER_MS = 1000;
  * degrades to "no cache" with a warning. Deletes are best effort: a delete
  * lost to an outage is not remembered here, because that memory would be one
  * instance's; callers store versioned values and check the version against
- * the database on read (see ConversationStorage), which holds across instances.
+ * the database on read (see SessionReads), which holds across instances.
  */
 @Injectable()
 export class ResilientCache {

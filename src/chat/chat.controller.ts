@@ -1,17 +1,15 @@
 import {
-  BadRequestException,
   Body,
   Controller,
   Get,
   Headers,
   HttpCode,
-  NotFoundException,
   Param,
   Post,
   Res,
+  UseGuards,
   UseInterceptors,
   Inject,
-  GoneException,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -24,14 +22,17 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { CHAT_REQUEST_EXAMPLES, ChatRequest, ChatResponse, RunInfo } from './chat.dto.js';
 import { TraceNormalizationInterceptor } from '../trace/trace.interceptor.js';
-import { ChatRequestContext } from './chat-request-context.js';
+import { TurnContext } from '../agent/turn-context.js';
 import { ChatService } from './chat.service.js';
 import { RunIdParams } from './run-id.params.js';
 import { SSE_SCHEMA_MODELS, STREAM_EVENT_SCHEMA } from './sse-events.dto.js';
 import { RunEventsService, RunStatusProbe } from './run-events.service.js';
 import { RunRegistry } from './run-registry.service.js';
-import { formatSse, LAST_EVENT_ID_RULE, openSse, parseLastEventId, RunEvent, startHeartbeat, TERMINAL_EVENTS } from './sse.js';
+import { StreamTicketRunGuard } from './stream-ticket-run.guard.js';
+import { SseWriter } from '../common/sse-stream.js';
+import { chatSseTransport, formatSse, isTerminal, LAST_EVENT_ID_RULE, parseLastEventId } from './sse.js';
 import { StartsTurn, stoppedFollowingSse, TurnDrain } from './turn-drain.service.js';
+import { RequestError } from '../common/coded-error.js';
 
 const SSE_DESCRIPTION =
   'Server-Sent Events, each with `id` (monotonic within the run), `event` and JSON `data`: ' +
@@ -53,7 +54,6 @@ const SSE_OK_RESPONSE = {
 export class ChatController {
   constructor(
     private readonly chat: ChatService,
-    private readonly context: ChatRequestContext,
     private readonly runs: RunRegistry,
     private readonly events: RunEventsService,
     private readonly drain: TurnDrain,
@@ -63,10 +63,10 @@ export class ChatController {
   @Get('runs/:run_id')
   @ApiOperation({ summary: 'A run of the caller: its session, status and times (find it from SessionInfo.active_run or a 409 body)' })
   @ApiOkResponse({ type: RunInfo, description: 'The run, its status and times' })
-  @ApiErrorResponses(400, 401, 404, 503)
+  @ApiErrorResponses(400, 401, 'run_not_found', 503)
   async run(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<RunInfo> {
     const run = await this.runs.info(params.run_id, user.userId);
-    if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
+    if (!run) throw new RequestError('run_not_found', `Run ${params.run_id} not found`);
     return run;
   }
 
@@ -80,11 +80,11 @@ export class ChatController {
       'Idempotent: a run that already ended answers as it ended.',
   })
   @ApiOkResponse({ type: RunInfo, description: 'The run after the cancel (`cancelled`, or how it had already ended)' })
-  @ApiErrorResponses(400, 401, 404, 413, 429, 503)
+  @ApiErrorResponses(400, 401, 'run_not_found', 413, 429, 503)
   @RateLimit('run_control')
   async cancel(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<RunInfo> {
     const run = await this.chat.cancel(params.run_id, user.userId);
-    if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
+    if (!run) throw new RequestError('run_not_found', `Run ${params.run_id} not found`);
     return run;
   }
 
@@ -96,11 +96,11 @@ export class ChatController {
   @ApiOperation({ summary: 'Run a chat turn and answer it whole' })
   @ApiBody({ type: ChatRequest, examples: CHAT_REQUEST_EXAMPLES })
   @ApiOkResponse({ type: ChatResponse, description: 'The answer, its RAG trace, and the question put to the user if the turn paused' })
-  @ApiErrorResponses(400, 401, 404, 409, 413, 429, 502, 503, 504)
+  @ApiErrorResponses(400, 401, 'session_not_found', 'session_deleted', 'run_in_progress', 'cancelled', 413, 429, 'model_error', 503, 'run_lost', 'shutting_down', 'model_timeout')
   async send(@CurrentUser() user: AuthUser, @Body() body: ChatRequest): Promise<ChatResponse> {
     const turn = await this.chat.prepare(user.userId, body.message, body.session_id);
     // A failed turn answers by its code (coded-error.ts): 502/504 for the model, 503 for storage, 404 for a deleted session.
-    const result = await this.chat.runSync(turn, this.context.turnFor(turn, 'sync'));
+    const result = await this.chat.runSync(turn, TurnContext.of(turn, 'sync'));
     return { response: result.response, rag_trace: result.rag_trace, session_id: result.session_id, pending_hitl: result.pending_hitl };
   }
 
@@ -110,17 +110,19 @@ export class ChatController {
   @ApiOperation({ summary: 'Run a chat turn, streaming its events (SSE)', description: SSE_DESCRIPTION })
   @ApiBody({ type: ChatRequest, examples: CHAT_REQUEST_EXAMPLES })
   @ApiOkResponse(SSE_OK_RESPONSE)
-  @ApiErrorResponses(400, 401, 404, 409, 413, 429, 503)
+  @ApiErrorResponses(400, 401, 'session_not_found', 'run_in_progress', 413, 429, 503, 'shutting_down')
   async stream(@CurrentUser() user: AuthUser, @Body() body: ChatRequest, @Res() res: Response): Promise<void> {
     // Ownership and the one-run-per-session rule answer as plain HTTP errors, before the stream opens.
     const turn = await this.chat.prepare(user.userId, body.message, body.session_id);
-    openSse(res);
-    this.chat.startStreaming(turn, this.context.turnFor(turn, 'stream'));
-    await this.pipe(turn.runId, 0, res, async () => 'running');
+    const writer = new SseWriter(res, chatSseTransport(this.config.chat.sseHeartbeatMs));
+    writer.open();
+    this.chat.startStreaming(turn, TurnContext.of(turn, 'stream'));
+    await this.pipe(turn.runId, 0, writer, async () => 'running');
   }
 
   @Get('runs/:run_id/stream')
   @AcceptsStreamTicket()
+  @UseGuards(StreamTicketRunGuard)
   @ApiOperation({
     summary: "Rejoin a run's event stream",
     description: `Replays the events after \`Last-Event-ID\` and follows the rest, from any instance. ${SSE_DESCRIPTION}`,
@@ -131,7 +133,7 @@ export class ChatController {
     description: 'Id of the last event received: a non-negative integer of at most 9 digits (400 otherwise); absent or empty replays from the start',
   })
   @ApiOkResponse(SSE_OK_RESPONSE)
-  @ApiErrorResponses(400, 401, 404, 410, 503)
+  @ApiErrorResponses(400, 401, 'run_not_found', 'run_events_gone', 503, 'run_events_unavailable')
   async rejoin(
     @CurrentUser() user: AuthUser,
     @Param() params: RunIdParams,
@@ -139,72 +141,44 @@ export class ChatController {
     @Res() res: Response,
   ): Promise<void> {
     const afterId = parseLastEventId(lastEventId);
-    if (afterId === 'invalid') throw new BadRequestException(LAST_EVENT_ID_RULE);
+    if (afterId === 'invalid') throw new RequestError('invalid_request', LAST_EVENT_ID_RULE);
     const run = await this.runs.find(params.run_id, user.userId);
-    if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
+    if (!run) throw new RequestError('run_not_found', `Run ${params.run_id} not found`);
     const isRunning = () => this.runs.status(params.run_id);
-    await this.pipe(params.run_id, afterId === 'absent' ? 0 : afterId, res, isRunning, run.status !== 'running');
+    const writer = new SseWriter(res, chatSseTransport(this.config.chat.sseHeartbeatMs));
+    await this.pipe(params.run_id, afterId === 'absent' ? 0 : afterId, writer, isRunning, run.status !== 'running');
   }
 
   /** Writes a run's events to an SSE response until a terminal event or until the client leaves. */
   private async pipe(
     runId: string,
     afterId: number,
-    res: Response,
+    writer: SseWriter,
     isRunning: RunStatusProbe,
     finished = false,
   ): Promise<void> {
-    let opened = res.headersSent;
-    let stopFollowing: () => void = () => undefined;
-    let stopHeartbeat: () => void = () => undefined;
-    let delivered = 0;
-    let unregister: () => void = () => undefined;
-    const end = () => {
-      stopFollowing();
-      stopHeartbeat();
-      unregister();
-      if (!res.writableEnded) res.end();
-    };
-    const onEvent = (event: RunEvent) => {
-      if (res.writableEnded) return;
-      if (!opened) {
-        openSse(res);
-        opened = true;
-      }
-      delivered += 1;
-      res.write(formatSse(event));
-      if (TERMINAL_EVENTS.has(event.event)) {
-        unregister();
-        setImmediate(end);
-      }
-    };
-    res.on('close', () => {
-      // The run goes on without this listener.
-      stopFollowing();
-      stopHeartbeat();
-      unregister();
-    });
+    const following = new AbortController();
     // Still open when the instance has drained (the run goes on elsewhere): the stream ends with a terminal event all the same.
-    unregister = this.drain.openStream(() => {
-      if (res.writableEnded) return;
-      if (!opened) {
-        openSse(res);
-        opened = true;
-      }
-      res.write(stoppedFollowingSse());
-      end();
+    const unregister = this.drain.openStream(() => {
+      following.abort();
+      void writer.write(stoppedFollowingSse());
+      writer.end();
     });
-    // Before the stream opened, RunEventsUnavailableError (503) and RunEventsGoneError (410) answer by their codes.
-    stopFollowing = await this.events.follow(runId, afterId, onEvent, isRunning);
-    // Ended while the catch-up was read (the instance drained): nothing more is followed.
-    if (res.writableEnded) stopFollowing();
-    if (!opened && delivered === 0 && finished) {
-      throw new GoneException(`The events of run ${runId} are no longer kept, or were all received already`);
+    try {
+      // Before the stream opened, RunEventsUnavailableError (503) and RunEventsGoneError (410) answer by their codes.
+      const events = await this.events.follow(runId, afterId, { status: isRunning, signal: AbortSignal.any([writer.signal, following.signal]) });
+      if (!writer.opened && events.backlog === 0 && finished) {
+        throw new RequestError('run_events_gone', `The events of run ${runId} are no longer kept, or were all received already`);
+      }
+      writer.open();
+      writer.startHeartbeat();
+      for await (const event of events) {
+        if (isTerminal(event)) unregister();
+        await writer.write(formatSse(event));
+      }
+    } finally {
+      unregister();
+      if (writer.opened) writer.end();
     }
-    if (!opened) {
-      openSse(res);
-      opened = true;
-    }
-    if (!res.writableEnded) stopHeartbeat = startHeartbeat(res, this.config.chat.sseHeartbeatMs);
   }
 }

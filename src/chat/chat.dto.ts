@@ -3,7 +3,7 @@ import { IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-valid
 import { LowercaseId } from '../common/lowercase-id.js';
 import { IsStorableText } from '../common/storable-text.js';
 import { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
-import { RUN_STATUSES, type RunStatus } from './run-registry.service.js';
+import { RUN_STATUSES, type RunStatus } from './run.repository.js';
 
 export const CHAT_MESSAGE_MAX_LENGTH = 8000;
 

@@ -4,7 +4,6 @@ import { AuthModule } from '../auth/auth.module.js';
 import { DrainStateModule } from '../common/drain-state.js';
 import { SessionModule } from '../session/session.module.js';
 import { TraceModule } from '../trace/trace.module.js';
-import { ChatRequestContext } from './chat-request-context.js';
 import { ChatController } from './chat.controller.js';
 import { ChatService } from './chat.service.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
@@ -12,14 +11,15 @@ import { RunCancellation } from './run-cancellation.service.js';
 import { RunEventsService } from './run-events.service.js';
 import { RunReaper } from './run-reaper.service.js';
 import { RunRegistry } from './run-registry.service.js';
-import { runOwnershipProvider, StreamTicketController } from './stream-ticket.controller.js';
+import { RunRepository } from './run.repository.js';
+import { StreamTicketController } from './stream-ticket.controller.js';
 import { TurnAdmissionGuard, TurnDrain } from './turn-drain.service.js';
 
 @Module({
   imports: [AgentModule, AuthModule, SessionModule, TraceModule, DrainStateModule],
   controllers: [ChatController, StreamTicketController],
-  providers: [ChatRequestContext, ChatService, RunRegistry, RunEventsService, RunCancellation, ConversationSummaryService, runOwnershipProvider, RunReaper, TurnDrain, TurnAdmissionGuard],
-  exports: [ChatService, ChatRequestContext, RunEventsService, RunRegistry, TurnDrain, TurnAdmissionGuard],
+  providers: [ChatService, RunRepository, RunRegistry, RunEventsService, RunCancellation, ConversationSummaryService, RunReaper, TurnDrain, TurnAdmissionGuard],
+  exports: [ChatService, RunEventsService, RunRegistry, TurnDrain, TurnAdmissionGuard],
 })
 export class ChatModule implements BeforeApplicationShutdown {
   constructor(

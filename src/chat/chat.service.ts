@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { Command, GraphRecursionError, INTERRUPT } from '@langchain/langgraph';
 import { AgentFactory, AgentGraph, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
@@ -10,19 +12,23 @@ import { isDatabaseUnavailable } from '../common/database-unavailable.js';
 import { withTimeout } from '../common/with-timeout.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { CommitOutcomeUnknownError, isUnanswered } from '../database/commit-outcome.js';
-import { ConversationStorage, titleFrom, toLangChainMessages } from '../session/conversation-storage.service.js';
+import { CommitOutcomeUnknownError, isUnanswered, transactionKnowingCommit } from '../database/commit-outcome.js';
+import { toLangChainMessages } from '../session/langchain-messages.js';
+import type { NewMessage } from '../session/message.repository.js';
+import { SessionReads } from '../session/session-reads.service.js';
+import { titleFrom } from '../session/session-title.js';
+import { AppendTurnOptions, AppendTurnResult, SessionWrites } from '../session/session-writes.service.js';
 import { SessionNotFoundError } from '../session/session.errors.js';
-import { normalizeHitlResumeState, normalizePendingHitl } from '../trace/trace.normalizer.js';
-import type { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
+import { normalizePendingHitl } from '../trace/trace.normalizer.js';
+import type { HitlResumeState, PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
 import { RunInProgressError, RunNotRunningError, TurnFailedError, TurnFailureCode } from './chat.errors.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
 import { PendingRunEnds } from './pending-run-ends.js';
 import { RunEventsService } from './run-events.service.js';
 import { RunCancellation, RunCancelledSignal } from './run-cancellation.service.js';
-import { RunInfoRecord, RunRegistry, RunSlotTakenError } from './run-registry.service.js';
-import type { SseEventType } from './sse.js';
-import { toolEndSummary, toolFailedSummary, toolStartSummary } from './sse-events.dto.js';
+import { RunInfoRecord, RunRegistry, RunSlotTakenError, RunStatus } from './run-registry.service.js';
+import type { RunEventArgs } from './run-event.js';
+import { type StepEvent, toolEndSummary, toolFailedSummary, toolStartSummary } from './sse-events.dto.js';
 
 export interface TurnResult {
   response: string;
@@ -40,12 +46,28 @@ export interface PreparedTurn {
 }
 
 /** Where a turn's events go: the run's stream in Redis, or a caller's own sink (a stateless turn). */
-export type Emit = (event: SseEventType, data: unknown) => void;
+export type Emit = (...event: RunEventArgs) => void;
+
+/** What a graph run has produced so far, for a turn that stops before it ends. */
+interface GraphProgress {
+  /** What the model said so far. */
+  answer: string;
+  /** The trace the tools last wrote to the state. */
+  trace: RagTrace | null;
+}
+
+/** How a graph run ended: its answer or the question it paused on, and the final state's trace and resume data. */
+interface GraphOutcome {
+  answer: string;
+  interrupt?: Record<string, unknown>;
+  trace: RagTrace | null;
+  resumeState: HitlResumeState | null;
+}
 
 /** How often a cancel looks whether the run stopped. */
 const CANCEL_POLL_MS = 25;
 
-/** Session metadata keys of a paused (human-in-the-loop) task. */
+/** Session metadata keys of a paused (human-in-the-loop) task: what the session API shows; the run itself resumes from its graph state. */
 export const PENDING_HITL_KEY = 'pending_hitl';
 export const HITL_RESUME_KEY = 'hitl_resume_state';
 export const HITL_ROUNDS_KEY = 'hitl_rounds';
@@ -112,7 +134,9 @@ export class ChatService {
   private readonly pendingEnds: PendingRunEnds;
 
   constructor(
-    private readonly storage: ConversationStorage,
+    private readonly storage: SessionReads,
+    private readonly sessionWrites: SessionWrites,
+    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly agents: AgentFactory,
     private readonly checkpointer: CheckpointerProvider,
     private readonly runs: RunRegistry,
@@ -134,7 +158,11 @@ export class ChatService {
     const runId = randomUUID();
     for (let attempt = 0; attempt < 2; attempt += 1) {
       try {
-        await this.storage.openSession(userId, id, titleFrom(message), (manager) => this.runs.claim(manager, runId, id, userId, message));
+        // The session and its run slot commit together: a session a first turn creates exists with its run.
+        await transactionKnowingCommit(this.dataSource, async (manager) => {
+          await this.sessionWrites.open(manager, userId, id, titleFrom(message));
+          await this.runs.claim(manager, runId, id, userId, message);
+        });
         return { runId, sessionId: id, userId, message };
       } catch (error) {
         // The claim may have landed with nobody to run it: it is ended, so that it does not hold the session.
@@ -162,7 +190,7 @@ export class ChatService {
    */
   startStreaming(turn: PreparedTurn, context: TurnContext): void {
     this.events.open(turn.runId);
-    const emit: Emit = (event, data) => this.events.publish(turn.runId, event, data);
+    const emit: Emit = (...event) => this.events.publish(turn.runId, ...event);
     void this.track(this.execute(turn, context, emit)).catch(() => undefined);
   }
 
@@ -181,8 +209,8 @@ export class ChatService {
     return this.track(
       (async () => {
         try {
-          const outcome = await this.runGraph(context, { messages }, emit, threadId, signal, { answer: '' }, this.agents.statelessGraph);
-          const { trace } = context.takeRagTrace();
+          const outcome = await this.runGraph(context, { messages }, emit, threadId, signal, { answer: '', trace: null }, this.agents.statelessGraph);
+          const { trace } = outcome;
           context.close();
           if (outcome.interrupt) {
             const pending = normalizePendingHitl({ ...outcome.interrupt, task_id: threadId, user_supplement: null, created_at: new Date().toISOString() });
@@ -240,7 +268,7 @@ export class ChatService {
     );
     heartbeat.unref();
     // What the model said before the turn stopped: kept with a cancelled turn.
-    const progress = { answer: '' };
+    const progress: GraphProgress = { answer: '', trace: null };
     emit('metadata', { run_id: runId, session_id: sessionId });
     let threadId = runId;
     // What the turn's own commit stores and tells, once it is sent: a commit whose answer was lost may have landed.
@@ -257,7 +285,6 @@ export class ChatService {
       const paused = recorded?.task_id && (await this.isWaiting(recorded.task_id)) ? recorded : null;
       if (recorded && !paused) this.logger.warn(`paused task ${recorded.task_id} has no checkpoint; treating the message as a new turn`);
       const rounds = Number.isInteger(metadata[HITL_ROUNDS_KEY]) ? (metadata[HITL_ROUNDS_KEY] as number) : 1;
-      if (paused) context.resumeHitl(paused, normalizeHitlResumeState(metadata[HITL_RESUME_KEY]), rounds);
       threadId = paused?.task_id ?? runId;
 
       let input: { messages: BaseMessage[] } | Command;
@@ -272,7 +299,7 @@ export class ChatService {
 
       context.summary = summary;
       const outcome = await this.runGraph(context, input, emit, threadId, cancelled, progress);
-      const { trace, resumeState } = context.takeRagTrace();
+      const { trace, resumeState } = outcome;
       context.close();
 
       if (outcome.interrupt) {
@@ -294,18 +321,14 @@ export class ChatService {
           // The paused task's checkpoints stay: its question waits for an answer.
           finishedThread: null,
         };
-        await this.storage.appendTurn(
-          userId,
-          sessionId,
+        await this.commitTurn(
+          turn,
           [
             { type: 'human', content: message, run_id: runId },
             { type: 'ai', content: prompt, rag_trace: trace, run_id: runId },
           ],
-          {
-            metadata: { [PENDING_HITL_KEY]: pending, [HITL_RESUME_KEY]: resumeState, [HITL_ROUNDS_KEY]: paused ? rounds + 1 : 1 },
-            createIfMissing: false,
-            withinTransaction: (manager) => this.runs.finish(runId, 'interrupted', undefined, manager),
-          },
+          { status: 'interrupted' },
+          { metadata: { [PENDING_HITL_KEY]: pending, [HITL_RESUME_KEY]: resumeState, [HITL_ROUNDS_KEY]: paused ? rounds + 1 : 1 } },
         );
         committed = attempt.result;
         this.announce(runId, attempt.tell);
@@ -321,20 +344,14 @@ export class ChatService {
         },
         finishedThread: threadId,
       };
-      const stored = await this.storage.appendTurn(
-        userId,
-        sessionId,
+      const stored = await this.commitTurn(
+        turn,
         [
           { type: 'human', content: message, run_id: runId },
           { type: 'ai', content: response, rag_trace: trace, run_id: runId },
         ],
-        {
-          ...(recorded ? { metadata: { [PENDING_HITL_KEY]: null, [HITL_RESUME_KEY]: null, [HITL_ROUNDS_KEY]: null } } : {}),
-          createIfMissing: false,
-          // The run's end commits with the turn: a client posting right after `done` finds the session free,
-          // and a run given up as abandoned meanwhile cannot commit at all.
-          withinTransaction: (manager) => this.runs.finish(runId, 'done', undefined, manager),
-        },
+        { status: 'done' },
+        recorded ? { metadata: { [PENDING_HITL_KEY]: null, [HITL_RESUME_KEY]: null, [HITL_ROUNDS_KEY]: null } } : {},
       );
       committed = attempt.result;
       this.announce(runId, attempt.tell);
@@ -345,7 +362,7 @@ export class ChatService {
     } catch (error) {
       working = false;
       context.close();
-      if (cancelled.reason instanceof RunCancelledSignal && !committed) return await this.commitCancelled(turn, progress.answer, context, emit);
+      if (cancelled.reason instanceof RunCancelledSignal && !committed) return await this.commitCancelled(turn, progress.answer, progress.trace, emit);
       if (committed) {
         // The turn is stored and its run finished: a failure after that (telling followers, cleaning up) is logged, not reported.
         this.logger.error({ err: error, run_id: runId, session_id: sessionId }, 'failure after the turn committed');
@@ -412,10 +429,7 @@ export class ChatService {
     }
     // After a COMMIT without an answer, keeping the message also reads back what landed: the turn's transaction holds
     // its rows until it ends, and a run it ended reads `done`. That read-back waits at most the lock limit.
-    const keeping = this.storage.appendTurn(userId, sessionId, [{ type: 'human', content: message, run_id: runId, status: 'failed' }], {
-      createIfMissing: false,
-      withinTransaction: (manager) => this.runs.finish(runId, endedAs, reason, manager),
-    });
+    const keeping = this.commitTurn(turn, [{ type: 'human', content: message, run_id: runId, status: 'failed' }], { status: endedAs, error: reason });
     try {
       await (commitUnknown
         ? withTimeout(keeping, this.config.database.lockTimeoutMs, () => new Error('the read-back of the turn did not finish in time'))
@@ -439,20 +453,18 @@ export class ChatService {
    * are kept, marked `cancelled`, with the run's end in the same transaction,
    * so the session is free the moment the cancel returns.
    */
-  private async commitCancelled(turn: PreparedTurn, answerSoFar: string, context: TurnContext, emit: Emit): Promise<never> {
+  private async commitCancelled(turn: PreparedTurn, answerSoFar: string, trace: RagTrace | null, emit: Emit): Promise<never> {
     let partial = answerSoFar;
-    const { runId, sessionId, userId, message } = turn;
-    const { trace } = context.takeRagTrace();
+    const { runId, sessionId, message } = turn;
     let saved: boolean | null = true;
     try {
-      await this.storage.appendTurn(
-        userId,
-        sessionId,
+      await this.commitTurn(
+        turn,
         [
           { type: 'human', content: message, run_id: runId, status: 'cancelled' },
           ...(partial ? [{ type: 'ai' as const, content: partial, rag_trace: trace, run_id: runId, status: 'cancelled' as const }] : []),
         ],
-        { createIfMissing: false, withinTransaction: (manager) => this.runs.finish(runId, 'cancelled', 'cancelled by the user', manager) },
+        { status: 'cancelled', error: 'cancelled by the user' },
       );
     } catch (error) {
       if (error instanceof RunNotRunningError && error.status === 'cancelled') {
@@ -505,11 +517,10 @@ export class ChatService {
   private async forceCancel(runId: string, userId: string, sessionId: string): Promise<boolean> {
     const message = await this.runs.message(runId);
     try {
-      await this.storage.appendTurn(
-        userId,
-        sessionId,
+      await this.commitTurn(
+        { runId, userId, sessionId },
         message ? [{ type: 'human', content: message, run_id: runId, status: 'cancelled' }] : [],
-        { createIfMissing: false, withinTransaction: (manager) => this.runs.finish(runId, 'cancelled', 'cancelled by the user', manager) },
+        { status: 'cancelled', error: 'cancelled by the user' },
       );
       return true;
     } catch (error) {
@@ -518,19 +529,42 @@ export class ChatService {
     }
   }
 
+  /**
+   * Commits a turn's messages (in its session, which must still exist) and its run's end in one transaction: the
+   * run's end commits with the turn, so a client posting right after `done` finds the session free, and a run given
+   * up as abandoned or cancelled meanwhile cannot commit at all (RunNotRunningError). A COMMIT without an answer
+   * throws CommitOutcomeUnknownError: the caller finds out what landed.
+   */
+  private async commitTurn(
+    turn: Pick<PreparedTurn, 'runId' | 'sessionId' | 'userId'>,
+    messages: NewMessage[],
+    end: { status: Exclude<RunStatus, 'running'>; error?: string },
+    options: Omit<AppendTurnOptions, 'createIfMissing'> = {},
+  ): Promise<AppendTurnResult> {
+    const { runId, sessionId, userId } = turn;
+    const stored = await transactionKnowingCommit(this.dataSource, async (manager) => {
+      const appended = await this.sessionWrites.appendTurn(manager, userId, sessionId, messages, { ...options, createIfMissing: false });
+      await this.runs.finish(runId, end.status, end.error, manager);
+      return appended;
+    });
+    await this.sessionWrites.turnCommitted(userId, sessionId);
+    return stored;
+  }
+
   private async runGraph(
     context: TurnContext,
     input: { messages: BaseMessage[] } | Command,
     emit: Emit,
     threadId: string,
     signal: AbortSignal,
-    progress: { answer: string },
+    progress: GraphProgress,
     graph: AgentGraph = this.agents.graph,
-  ): Promise<{ answer: string; interrupt?: Record<string, unknown> }> {
+  ): Promise<GraphOutcome> {
     const stream = await graph.stream(
       input as { messages: BaseMessage[] },
       {
-        configurable: context.configurable(threadId),
+        configurable: { thread_id: threadId },
+        context: { turn: context },
         signal,
         // Sync turns need only node updates, so the model is called without streaming.
         streamMode: context.mode === 'stream' ? ['messages', 'custom', 'updates'] : ['updates'],
@@ -552,13 +586,15 @@ export class ChatService {
           }
         }
       } else if (mode === 'custom') {
-        const { type, ...step } = chunk as { type?: string };
+        const { type, ...step } = chunk as { type?: string } & StepEvent; // what TurnContext.stepReporter writes
         if (type === 'step') emit('step', step);
       } else if (mode === 'updates') {
-        const update = chunk as Record<string, { messages?: BaseMessage[] } | undefined> & {
+        const update = chunk as Record<string, { messages?: BaseMessage[]; ragTrace?: RagTrace | null } | undefined> & {
           __interrupt__?: Array<{ value?: Record<string, unknown> }>;
         };
         if (update.__interrupt__?.length) paused = update.__interrupt__[0].value ?? {};
+        // What a cancelled turn keeps of its trace: the final state is not read then.
+        if (update.tools?.ragTrace !== undefined) progress.trace = update.tools.ragTrace;
         for (const message of update.agent?.messages ?? []) {
           if (!(message instanceof AIMessage)) continue;
           if (message.tool_calls?.length) {
@@ -573,12 +609,14 @@ export class ChatService {
           if (message instanceof ToolMessage) {
             // A failed call's text is for the model (and may be internal); the client is told that it failed.
             const summary = message.status === 'error' ? toolFailedSummary() : toolEndSummary(textContent(message));
-            emit('tool', { name: message.name, phase: 'end', summary });
+            emit('tool', { name: message.name ?? '', phase: 'end', summary });
           }
         }
       }
     }
-    return { answer: finalAnswer ?? streamedTokens, interrupt: paused };
+    // The trace and a paused search's resume data are graph state channels (AgentState), kept by the checkpointer.
+    const { values } = await graph.getState({ configurable: { thread_id: threadId } });
+    return { answer: finalAnswer ?? streamedTokens, interrupt: paused, trace: values.ragTrace ?? null, resumeState: values.hitl?.resumeState ?? null };
   }
 
   /** Tells the run's followers how a committed turn ended; the turn stands whatever happens to the telling. */

@@ -5,7 +5,8 @@ import { clip } from '../common/text.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { FAST_MODEL } from '../models/chat-models.js';
-import { ConversationStorage } from '../session/conversation-storage.service.js';
+import { SessionReads } from '../session/session-reads.service.js';
+import { SessionWrites } from '../session/session-writes.service.js';
 
 /** Session metadata keys that hold the rolling summary. */
 export const SUMMARY_KEY = 'summary';
@@ -28,7 +29,8 @@ export class ConversationSummaryService {
 
   constructor(
     @Inject(FAST_MODEL) private readonly fastModel: BaseChatModel,
-    private readonly storage: ConversationStorage,
+    private readonly storage: SessionReads,
+    private readonly sessionWrites: SessionWrites,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -69,7 +71,7 @@ export class ConversationSummaryService {
       const text = typeof response.content === 'string' ? response.content : JSON.stringify(response.content);
       // Keep the newest part when a summary outgrows its budget.
       const merged = text.length > SUMMARY_MAX_CHARS ? `…${text.slice(-SUMMARY_MAX_CHARS + 1)}` : text;
-      await this.storage.mergeMetadata(userId, sessionId, { [SUMMARY_KEY]: merged, [SUMMARY_UPTO_KEY]: foldTo });
+      await this.sessionWrites.mergeMetadata(userId, sessionId, { [SUMMARY_KEY]: merged, [SUMMARY_UPTO_KEY]: foldTo });
       return true;
     } catch (error) {
       // The next turn tries again; a missing summary only shortens the model's memory.

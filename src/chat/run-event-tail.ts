@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { closeRedisClient, RedisClient } from '../common/redis-client.js';
 import { withTimeout } from '../common/with-timeout.js';
-import type { RunEvent } from './sse.js';
-import { TERMINAL_EVENTS } from './sse.js';
+import { parseRunEvent, type RunEvent, TERMINAL_EVENTS } from './run-event.js';
 
 /** How long one blocking read waits for new events before it is issued again (new followers wake it at once). */
 const BLOCK_MS = 5_000;
@@ -151,7 +150,7 @@ export class RunEventTail {
           if (!runId) continue;
           const events = stream.messages.flatMap((entry) => {
             try {
-              return [JSON.parse(entry.message.payload) as RunEvent];
+              return [parseRunEvent(entry.message.payload)];
             } catch {
               this.logger.warn(`unreadable event ${entry.id} in ${stream.name}`);
               return [];

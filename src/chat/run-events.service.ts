@@ -7,12 +7,21 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { RunStatus } from './run-registry.service.js';
 import { RunEventTail, TailFollower } from './run-event-tail.js';
-import { RunEvent, SseEventType, TERMINAL_EVENTS } from './sse.js';
+import { parseRunEvent, RunEvent, RunEventArgs, RunEventType, TERMINAL_EVENTS, trustedRunEvent } from './run-event.js';
+import { RunEventStream } from './run-event-stream.js';
 
 type Listener = (event: RunEvent) => void;
 
 /** The run's current status, from the runs table (null: the run is gone with its session). */
 export type RunStatusProbe = () => Promise<RunStatus | null>;
+
+/** How a client follows a run: see RunEventsService.follow. */
+export interface FollowOptions {
+  /** The run's status, asked when the run is followed from Redis (to tell a lost run). */
+  status: RunStatusProbe;
+  /** Aborted when the client leaves: the iteration ends, the run goes on. */
+  signal?: AbortSignal;
+}
 
 /** In-process state of a run started on this instance. */
 class LocalRun {
@@ -137,10 +146,13 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
     this.local.set(runId, new LocalRun());
   }
 
-  publish(runId: string, event: SseEventType, data: unknown): RunEvent {
+  publish(runId: string, ...[event, data]: RunEventArgs): RunEvent;
+  /** Data taken on trust (tests and benches publish partial events). */
+  publish(runId: string, event: RunEventType, data: unknown): RunEvent;
+  publish(runId: string, event: RunEventType, data: unknown): RunEvent {
     const run = this.local.get(runId);
     if (!run) throw new Error(`run ${runId} was not opened on this instance`);
-    const item: RunEvent = { id: run.events.length + 1, event, data };
+    const item = trustedRunEvent(run.events.length + 1, event, data);
     run.events.push(item);
     for (const listener of run.listeners) listener(item);
     this.persist(runId, item);
@@ -158,6 +170,30 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
+   * The run's events after `afterId`, then the new ones as they come, until
+   * the terminal event, the client leaving (`signal`), or the run being lost
+   * (a synthetic `error` event, `run_lost` or `events_incomplete`). Resolves
+   * once the catch-up is read, so its errors come before any byte is sent:
+   * RunEventsUnavailableError (503) when Redis cannot be read in time,
+   * RunEventsGoneError (410) when an ended run's events are no longer kept.
+   * The stream's `backlog` is what the catch-up found.
+   */
+  follow(runId: string, afterId: number, options: FollowOptions): Promise<RunEventStream>;
+  /** The same, delivered to `listener`; resolves to the function that stops following. */
+  follow(runId: string, afterId: number, listener: Listener, runStatus: RunStatusProbe): Promise<() => void>;
+  async follow(
+    runId: string,
+    afterId: number,
+    target: FollowOptions | Listener,
+    runStatus?: RunStatusProbe,
+  ): Promise<RunEventStream | (() => void)> {
+    if (typeof target === 'function') return this.subscribe(runId, afterId, target, runStatus ?? (async () => 'running'));
+    const stream = new RunEventStream(target.signal);
+    stream.attach(await this.subscribe(runId, afterId, (event) => stream.push(event), target.status));
+    return stream;
+  }
+
+  /**
    * Delivers the run's events after `afterId`, then follows new ones until a
    * terminal event; returns a function that stops following. A run that is
    * not running (or whose heartbeat stopped) and has no terminal event in
@@ -165,7 +201,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
    * Throws RunEventsUnavailableError when the run is not here and Redis cannot
    * be read within the cache command timeout.
    */
-  async follow(runId: string, afterId: number, listener: Listener, runStatus: RunStatusProbe): Promise<() => void> {
+  private async subscribe(runId: string, afterId: number, listener: Listener, runStatus: RunStatusProbe): Promise<() => void> {
     const run = this.local.get(runId);
     if (run) {
       for (const event of run.events) if (event.id > afterId) listener(event);
@@ -282,7 +318,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
     for (let after = afterId; ; ) {
       const entries = await this.readPage(runId, after, deadline);
       for (const entry of entries) {
-        const event = JSON.parse(entry.message.payload as string) as RunEvent;
+        const event = parseRunEvent(entry.message.payload as string);
         if (event.id <= after) continue;
         events.push(event);
         after = event.id;

@@ -3,24 +3,19 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { isUniqueViolation, sqlRows } from '../database/sql.js';
+import { isUniqueViolation } from '../database/sql.js';
+import { SessionWrites } from '../session/session-writes.service.js';
 import { RunNotRunningError } from './chat.errors.js';
+import { EndedRun, RunRecord, RunRepository, RunStatus } from './run.repository.js';
+
+export { RUN_STATUSES } from './run.repository.js';
+export type { RunRecord, RunStatus } from './run.repository.js';
 
 /** The session already has a run in flight (internal: the caller decides between 409 and taking over a stale run). */
 export class RunSlotTakenError extends Error {
   constructor(readonly sessionId: string) {
     super(`session ${sessionId} has a run in flight`);
   }
-}
-
-export const RUN_STATUSES = ['running', 'done', 'error', 'interrupted', 'abandoned', 'cancelled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-
-export interface RunRecord {
-  id: string;
-  session_id: string;
-  user_id: string;
-  status: RunStatus;
 }
 
 /** What a client learns of a run (GET /api/chat/runs/:run_id). */
@@ -33,15 +28,24 @@ export interface RunInfoRecord {
 }
 
 /**
- * The runs table: one run in flight per session across every instance
- * (a partial unique index), with a heartbeat every RUN_HEARTBEAT_MS so a run
- * whose instance died is seen as abandoned once RUN_STALE_AFTER_MS passed
- * without one — by the next turn of its session and by its followers alike.
+ * The runs: one run in flight per session across every instance, with a
+ * heartbeat every RUN_HEARTBEAT_MS so a run whose instance died is seen as
+ * abandoned once RUN_STALE_AFTER_MS passed without one — by the next turn of
+ * its session, by its followers and by the reaper alike.
+ *
+ * A run's start and end also name and clear the session's run in flight
+ * (the session's `active_run`) in the same transaction, which moves the
+ * session-list version: a cached list shows a run that started or ended at
+ * the next read, on every instance. A transaction that ends runs outside a
+ * turn's commit locks their sessions first, as a turn's commit and a
+ * session's delete do.
  */
 @Injectable()
 export class RunRegistry {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly runs: RunRepository,
+    private readonly sessions: SessionWrites,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -58,13 +62,10 @@ export class RunRegistry {
    * session. Throws RunSlotTakenError when a run is in flight there.
    */
   async claim(manager: EntityManager, runId: string, sessionId: string, userId: string, message: string): Promise<void> {
+    // The session's row first (a run's end takes it first too), then the run's.
+    await this.sessions.runStarted(manager, sessionId, runId);
     try {
-      await manager.query(`INSERT INTO chat_runs (id, session_id, user_id, status, message) VALUES ($1, $2, $3, 'running', $4)`, [
-        runId,
-        sessionId,
-        userId,
-        message,
-      ]);
+      await this.runs.insertRunning(manager, runId, sessionId, userId, message);
     } catch (error) {
       // The transaction is spoiled and rolls back whole: a session it had just created goes with it.
       if (isUniqueViolation(error)) throw new RunSlotTakenError(sessionId);
@@ -74,15 +75,8 @@ export class RunRegistry {
 
   /** Marks the session's running run abandoned when its heartbeat is stale (its checkpoints go with it); true when one was. */
   async releaseStale(sessionId: string): Promise<boolean> {
-    const released = await sqlRows(
-      this.dataSource,
-      `UPDATE chat_runs SET status = 'abandoned', finished_at = now(), error = 'no heartbeat'
-        WHERE session_id = $1 AND status = 'running'
-          AND heartbeat_at < now() - $2::int * INTERVAL '1 millisecond'
-      RETURNING id`,
-      [sessionId, this.config.chat.runStaleAfterMs],
-    );
-    return released.length > 0;
+    if ((await this.runs.sessionsWithStaleRuns(this.staleAfterMs, sessionId)).length === 0) return false;
+    return (await this.giveUpStale([sessionId])).length > 0;
   }
 
   /**
@@ -92,14 +86,9 @@ export class RunRegistry {
    * AbandonedRunsForgetCheckpoints). Answers the ids given up.
    */
   async releaseAllStale(): Promise<string[]> {
-    const released = await sqlRows<{ id: string }>(
-      this.dataSource,
-      `UPDATE chat_runs SET status = 'abandoned', finished_at = now(), error = 'no heartbeat'
-        WHERE status = 'running' AND heartbeat_at < now() - $1::int * INTERVAL '1 millisecond'
-      RETURNING id`,
-      [this.config.chat.runStaleAfterMs],
-    );
-    return released.map((row) => row.id);
+    const sessionIds = await this.runs.sessionsWithStaleRuns(this.staleAfterMs);
+    if (sessionIds.length === 0) return [];
+    return (await this.giveUpStale(sessionIds)).map((run) => run.runId);
   }
 
   /**
@@ -111,68 +100,52 @@ export class RunRegistry {
    * instance, which knows whether the run still works, then calls `revive`.
    */
   async heartbeat(runId: string): Promise<RunStatus | 'stale' | null> {
-    const [row] = await sqlRows<{ status: RunStatus; stale: boolean }>(
-      this.dataSource,
-      `WITH beat AS (
-         UPDATE chat_runs SET heartbeat_at = now()
-          WHERE id = $1 AND status = 'running' AND heartbeat_at >= now() - $2::int * INTERVAL '1 millisecond'
-         RETURNING status
-       )
-       SELECT status, false AS stale FROM beat
-       UNION ALL
-       SELECT status, status = 'running' AS stale FROM chat_runs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM beat)`,
-      [runId, this.config.chat.runStaleAfterMs],
-    );
-    if (!row) return null;
-    return row.stale ? 'stale' : row.status;
+    return this.runs.heartbeat(runId, this.staleAfterMs);
   }
 
   /** A heartbeat for a run whose last one is stale, sent by its instance while the run still works; only while it is `running`. */
   async revive(runId: string): Promise<void> {
-    await this.dataSource.query(`UPDATE chat_runs SET heartbeat_at = now() WHERE id = $1 AND status = 'running'`, [runId]);
+    await this.runs.revive(runId);
   }
 
   /** The message that started the run (kept for a cancel that must store it itself). */
   async message(runId: string): Promise<string | null> {
-    const [row] = await sqlRows<{ message: string | null }>(this.dataSource, `SELECT message FROM chat_runs WHERE id = $1`, [runId]);
-    return row?.message ?? null;
+    return this.runs.message(runId);
   }
 
   /**
    * Records the run's end, only while it is still running: a run already
    * given up as abandoned keeps that status. Inside a turn's transaction
-   * (`manager`), a run that is no longer running throws RunNotRunningError,
-   * which rolls the turn back: its session may already serve another run.
+   * (`manager`, which holds the session's row), a run that is no longer
+   * running throws RunNotRunningError, which rolls the turn back: its session
+   * may already serve another run.
    */
   async finish(runId: string, status: Exclude<RunStatus, 'running'>, error?: string, manager?: EntityManager): Promise<void> {
-    const rows = await sqlRows<{ id: string }>(
-      manager ?? this.dataSource,
-      `UPDATE chat_runs SET status = $2, error = $3, finished_at = now() WHERE id = $1 AND status = 'running' RETURNING id`,
-      [runId, status, error ?? null],
-    );
-    if (rows.length === 0 && manager) {
-      const [row] = await sqlRows<{ status: RunStatus }>(manager, 'SELECT status FROM chat_runs WHERE id = $1', [runId]);
+    if (!manager) {
+      const sessionId = await this.runs.sessionOf(runId);
+      if (sessionId === null) return;
+      await this.dataSource.transaction(async (own) => {
+        await this.sessions.lockForRunEnd(own, [sessionId]);
+        if ((await this.runs.finish(own, runId, status, error ?? null)) !== null) await this.sessions.runsEnded(own, [{ sessionId, runId }]);
+      });
+      return;
+    }
+    const sessionId = await this.runs.finish(manager, runId, status, error ?? null);
+    if (sessionId === null) {
+      const row = await this.runs.statusOf(manager, runId, this.staleAfterMs);
       throw new RunNotRunningError(runId, row?.status ?? null);
     }
+    await this.sessions.runsEnded(manager, [{ sessionId, runId }]);
   }
 
   /** The run when it belongs to the user; null otherwise (another user's run looks missing). */
   async find(runId: string, userId: string): Promise<RunRecord | null> {
-    const [row] = await sqlRows<RunRecord>(
-      this.dataSource,
-      `SELECT id, session_id, user_id, status FROM chat_runs WHERE id = $1 AND user_id = $2`,
-      [runId, userId],
-    );
-    return row ?? null;
+    return this.runs.find(runId, userId);
   }
 
   /** The run as its owner may see it; null for another user's run and for a missing one alike. */
   async info(runId: string, userId: string): Promise<RunInfoRecord | null> {
-    const [row] = await sqlRows<{ run_id: string; session_id: string; status: RunStatus; started_at: Date; finished_at: Date | null }>(
-      this.dataSource,
-      `SELECT id AS run_id, session_id, status, created_at AS started_at, finished_at FROM chat_runs WHERE id = $1 AND user_id = $2`,
-      [runId, userId],
-    );
+    const row = await this.runs.info(runId, userId);
     if (!row) return null;
     return {
       run_id: row.run_id,
@@ -186,8 +159,7 @@ export class RunRegistry {
 
   /** The running run of a session, if any. */
   async runningIn(sessionId: string): Promise<string | null> {
-    const [row] = await sqlRows<{ id: string }>(this.dataSource, `SELECT id FROM chat_runs WHERE session_id = $1 AND status = 'running'`, [sessionId]);
-    return row?.id ?? null;
+    return this.runs.runningIn(sessionId);
   }
 
   /**
@@ -196,17 +168,26 @@ export class RunRegistry {
    * answered as such. Null when the run no longer exists (its session was deleted).
    */
   async status(runId: string): Promise<RunStatus | null> {
-    const [row] = await sqlRows<{ status: RunStatus; lost: boolean }>(
-      this.dataSource,
-      `WITH lost AS (
-         UPDATE chat_runs SET status = 'abandoned', finished_at = now(), error = 'no heartbeat'
-          WHERE id = $1 AND status = 'running' AND heartbeat_at < now() - $2::int * INTERVAL '1 millisecond'
-         RETURNING id
-       )
-       SELECT status, EXISTS (SELECT 1 FROM lost) AS lost FROM chat_runs WHERE id = $1`,
-      [runId, this.config.chat.runStaleAfterMs],
-    );
-    if (!row) return null;
-    return row.lost ? 'abandoned' : row.status;
+    const row = await this.runs.statusOf(this.dataSource, runId, this.staleAfterMs);
+    if (!row?.stale) return row?.status ?? null;
+    const sessionId = await this.runs.sessionOf(runId);
+    if (sessionId === null) return null;
+    const lost = await this.dataSource.transaction(async (manager) => {
+      await this.sessions.lockForRunEnd(manager, [sessionId]);
+      const given = await this.runs.giveUpIfStale(manager, runId, this.staleAfterMs);
+      if (given) await this.sessions.runsEnded(manager, [{ sessionId, runId }]);
+      return given;
+    });
+    return lost ? 'abandoned' : ((await this.runs.statusOf(this.dataSource, runId, this.staleAfterMs))?.status ?? null);
+  }
+
+  /** Gives up the stale running runs of these sessions, their sessions locked first, and clears them from the sessions. */
+  private async giveUpStale(sessionIds: string[]): Promise<EndedRun[]> {
+    return this.dataSource.transaction(async (manager) => {
+      await this.sessions.lockForRunEnd(manager, sessionIds);
+      const released = await this.runs.giveUpStaleIn(manager, sessionIds, this.staleAfterMs);
+      await this.sessions.runsEnded(manager, released);
+      return released;
+    });
   }
 }

@@ -1,21 +1,27 @@
+import type { SseTransport } from '../common/sse-stream.js';
+import type { RunEvent, RunEventType } from './run-event.js';
+
+export type { RunEvent, RunEventArgs, RunEventData, RunEventOf, RunEventType } from './run-event.js';
+export { isTerminal, TERMINAL_EVENTS } from './run-event.js';
+
 export const SSE_EVENT_TYPES = ['metadata', 'step', 'token', 'tool', 'hitl', 'trace', 'done', 'error'] as const;
 export type SseEventType = (typeof SSE_EVENT_TYPES)[number];
 
-/** One event of a run; `id` is monotonic within the run, starting at 1. */
-export interface RunEvent {
-  id: number;
-  event: SseEventType;
-  data: unknown;
-}
-
-/** Events after which a run's stream ends. */
-export const TERMINAL_EVENTS: ReadonlySet<SseEventType> = new Set(['done', 'error']);
+/** The list above names exactly the events of the union (the OpenAPI models): a difference fails the typecheck. */
+type SameNames = [SseEventType] extends [RunEventType] ? ([RunEventType] extends [SseEventType] ? true : never) : never;
+const sameNames: SameNames = true;
+void sameNames;
 
 export function formatSse(event: RunEvent): string {
   return `id: ${event.id}\nevent: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`;
 }
 
 export { openSse, startHeartbeat } from '../common/sse-stream.js';
+
+/** The transport of this service's own event streams: `: stream open` first, `: heartbeat` on a fixed clock. */
+export function chatSseTransport(heartbeatMs: number): SseTransport {
+  return { openComment: 'stream open', heartbeatComment: 'heartbeat', heartbeatMs };
+}
 
 export const LAST_EVENT_ID_RULE = 'Last-Event-ID must be the id of the last event received: a non-negative integer of at most 9 digits';
 

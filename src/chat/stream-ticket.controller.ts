@@ -1,12 +1,13 @@
-import { Controller, HttpCode, Injectable, NotFoundException, Param, Post, Provider } from '@nestjs/common';
+import { Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
-import { RunOwnership, StreamTicketService } from '../auth/stream-ticket.service.js';
+import { StreamTicketService } from '../auth/stream-ticket.service.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { ApiErrorResponses } from '../common/api-error.responses.js';
 import { RunIdParams } from './run-id.params.js';
 import { RunRegistry } from './run-registry.service.js';
+import { RequestError } from '../common/coded-error.js';
 
 export class StreamTicketResponse {
   @ApiProperty({ description: 'Pass as `?ticket=` to `GET /api/chat/runs/{run_id}/stream` (this run only), e.g. with EventSource' })
@@ -38,25 +39,11 @@ export class StreamTicketController {
       "The ticket is signed for this run and this user, and its own reconnects (with `Last-Event-ID`) keep working until it expires.",
   })
   @ApiOkResponse({ type: StreamTicketResponse, description: 'The ticket and its lifetime' })
-  @ApiErrorResponses(400, 401, 404, 413, 429, 503)
+  @ApiErrorResponses(400, 401, 'run_not_found', 413, 429, 503)
   @RateLimit('run_control')
   async issue(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<StreamTicketResponse> {
     const run = await this.runs.find(params.run_id, user.userId);
-    if (!run) throw new NotFoundException(`Run ${params.run_id} not found`);
+    if (!run) throw new RequestError('run_not_found', `Run ${params.run_id} not found`);
     return this.tickets.issue(user, run.id);
   }
 }
-
-/** Lets the auth guard check that a ticket's user owns its run (runs live here, above auth). */
-@Injectable()
-export class RegistryRunOwnership extends RunOwnership {
-  constructor(private readonly runs: RunRegistry) {
-    super();
-  }
-
-  async isOwnedBy(runId: string, userId: string): Promise<boolean> {
-    return (await this.runs.find(runId, userId)) !== null;
-  }
-}
-
-export const runOwnershipProvider: Provider = { provide: RunOwnership, useClass: RegistryRunOwnership };

@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiResponse, getSchemaPath } from '@nestjs/swagger';
-import { ERROR_CODE_STATUS, type ErrorCode } from './coded-error.js';
+import { ERROR_CODES, ERROR_CODE_STATUS, type ErrorCode } from './coded-error.js';
 
 export class ApiErrorBody {
   @ApiProperty({ type: 'integer', example: 400 })
@@ -12,12 +12,12 @@ export class ApiErrorBody {
   @ApiProperty({ description: 'What was wrong, naming the field or header at fault' })
   message: string;
 
-  @ApiPropertyOptional({
-    enum: Object.keys(ERROR_CODE_STATUS),
+  @ApiProperty({
+    enum: Object.keys(ERROR_CODES),
     enumName: 'ErrorCode',
-    description: 'Machine-readable reason, for the errors the service raises on purpose',
+    description: 'Machine-readable reason, from the table of error codes (docs/protocol.md); each route lists the codes it answers',
   })
-  code?: ErrorCode;
+  code: ErrorCode;
 
   @ApiPropertyOptional({
     type: String,
@@ -41,37 +41,93 @@ export class ApiErrorBody {
 export const ERROR_DESCRIPTIONS = {
   400: 'Invalid input; the message names the field, parameter or header at fault',
   401: 'Missing, malformed, expired or tampered bearer token, API key or stream ticket',
-  403: 'Authenticated but not allowed (the route needs the token role "admin")',
+  403: 'Authenticated but not allowed',
   404: 'No such resource for this user',
-  409: 'The session already has a run in progress (`run_in_progress`; `run_id` names it)',
-  410: 'The run\'s events are no longer kept, or were all received already (`run_events_gone`)',
+  409: 'In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit)',
+  410: 'No longer available',
   413: 'Request body (or uploaded file) too large',
-  415: 'Unsupported document type: send .txt, .md or .pdf (`unsupported_document`)',
-  422: 'The document could not be read: a damaged file or one without text (`unreadable_document`)',
+  415: 'Unsupported media type',
+  422: 'The content could not be read',
   429: 'Too many requests for this user; retry after the Retry-After header',
-  502: 'The chat model failed or answered something unusable (`model_error`); the turn is not saved',
+  500: 'An unexpected error; the request id finds it in the logs',
+  502: 'The chat model failed or answered something unusable; the turn is not saved',
   503: 'A required dependency (PostgreSQL, Redis, or the identity provider\'s keys) is unavailable; retry later',
-  504: 'The chat model did not answer in time (`model_timeout`); the turn is not saved',
+  504: 'The chat model did not answer in time; the turn is not saved',
 } as const satisfies Record<number, string>;
 
 export type DocumentedErrorStatus = keyof typeof ERROR_DESCRIPTIONS;
 
+/** The codes any route may answer with a status (a request refused while it is read, authenticated or counted). */
+const ANY_ROUTE_CODES: Partial<Record<DocumentedErrorStatus, readonly ErrorCode[]>> = {
+  400: ['invalid_request', 'malformed_json'],
+  401: ['unauthorized'],
+  403: ['forbidden'],
+  404: ['not_found'],
+  413: ['payload_too_large'],
+  415: ['unsupported_encoding'],
+  429: ['rate_limited'],
+  503: ['storage_unavailable', 'identity_provider_unavailable'],
+};
+
 /**
- * Documents the error answers of a route with the shared error body, always
- * as `application/json` (even on a route whose success is an SSE stream).
+ * The codes a route answers, by status: a code names itself (under its
+ * status in the table), a status stands for the codes any route answers with
+ * it, or, when none does, for every code of that status.
  */
-export function ApiErrorResponses(...statuses: DocumentedErrorStatus[]): MethodDecorator & ClassDecorator {
-  return ApiErrorResponsesOf(ApiErrorBody, ...statuses);
+export function errorCodesByStatus(answers: readonly (DocumentedErrorStatus | ErrorCode)[]): Map<DocumentedErrorStatus, ErrorCode[]> {
+  const byStatus = new Map<DocumentedErrorStatus, ErrorCode[]>();
+  const add = (status: DocumentedErrorStatus, codes: readonly ErrorCode[]) => {
+    const known = byStatus.get(status) ?? [];
+    byStatus.set(status, [...known, ...codes.filter((code) => !known.includes(code))]);
+  };
+  for (const answer of answers) {
+    if (typeof answer === 'string') {
+      add(ERROR_CODE_STATUS[answer] as DocumentedErrorStatus, [answer]);
+      continue;
+    }
+    const codesOfStatus = (Object.keys(ERROR_CODES) as ErrorCode[]).filter((code) => ERROR_CODE_STATUS[code] === answer);
+    add(answer, ANY_ROUTE_CODES[answer] ?? codesOfStatus);
+  }
+  return byStatus;
 }
 
-/** The same, with another API's error body (the OpenAI-compatible routes answer `{error: {…}}`). */
-export function ApiErrorResponsesOf(body: new () => unknown, ...statuses: DocumentedErrorStatus[]): MethodDecorator & ClassDecorator {
+/** The response's description: the status's, then each code with its meaning. */
+function describeCodes(status: DocumentedErrorStatus, codes: readonly ErrorCode[]): string {
+  return `${ERROR_DESCRIPTIONS[status]}. Codes: ${codes.map((code) => `\`${code}\` (${ERROR_CODES[code].meaning})`).join('; ')}`;
+}
+
+/**
+ * Documents the error answers of a route with the shared error body, always
+ * as `application/json` (even on a route whose success is an SSE stream):
+ * per status, the codes the route answers, named in the description and as
+ * the body's `code` enum. Give a code for a route's own answers
+ * (`'session_not_found'`), a status for the ones any route gives (`401`).
+ */
+export function ApiErrorResponses(...answers: (DocumentedErrorStatus | ErrorCode)[]): MethodDecorator & ClassDecorator {
   return applyDecorators(
-    ApiExtraModels(body),
-    ...statuses.map((status) =>
+    ApiExtraModels(ApiErrorBody),
+    ...[...errorCodesByStatus(answers)].map(([status, codes]) =>
       ApiResponse({
         status,
-        description: ERROR_DESCRIPTIONS[status],
+        description: describeCodes(status, codes),
+        content: {
+          'application/json': {
+            schema: { allOf: [{ $ref: getSchemaPath(ApiErrorBody) }, { type: 'object', properties: { code: { type: 'string', enum: codes } } }] },
+          },
+        },
+      }),
+    ),
+  );
+}
+
+/** The same with another API's error body (the OpenAI-compatible routes answer `{error: {…}}`): the codes are in the description. */
+export function ApiErrorResponsesOf(body: new () => unknown, ...answers: (DocumentedErrorStatus | ErrorCode)[]): MethodDecorator & ClassDecorator {
+  return applyDecorators(
+    ApiExtraModels(body),
+    ...[...errorCodesByStatus(answers)].map(([status, codes]) =>
+      ApiResponse({
+        status,
+        description: describeCodes(status, codes),
         content: { 'application/json': { schema: { $ref: getSchemaPath(body) } } },
       }),
     ),

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { CodedError, ErrorCode } from './coded-error.js';
+import { CodedError, ErrorCode, fallbackErrorCode } from './coded-error.js';
 import { isDatabaseUnavailable } from './database-unavailable.js';
 import { loggableUrl } from '../logging/secret-redaction.js';
 import { currentRequestId } from '../logging/request-context.js';
@@ -11,8 +11,8 @@ export interface ErrorBody {
   statusCode: number;
   error: string;
   message: string;
-  /** The error's code from the table in coded-error.ts, when it has one. */
-  code?: ErrorCode;
+  /** The error's code from the table in coded-error.ts. */
+  code: ErrorCode;
   request_id?: string;
 }
 
@@ -44,8 +44,21 @@ export function bodyParserMessage(error: unknown, status: number): string {
   return (error as Error).message ?? 'Unreadable request body';
 }
 
-export function buildErrorBody(status: number, message: string, code?: ErrorCode, details?: Record<string, unknown>): ErrorBody {
-  return { ...details, statusCode: status, error: reasonPhrase(status), message, ...(code ? { code } : {}), request_id: currentRequestId() };
+/** The code of a body-parser failure (malformed JSON, too large, an encoding it cannot read). */
+export function bodyParserCode(error: unknown, status: number): ErrorCode {
+  const type = (error as { type?: string })?.type;
+  if (type === 'entity.parse.failed') return 'malformed_json';
+  return fallbackErrorCode(status);
+}
+
+/** Nest's own 404 for a path no route matches (thrown by its router as `Cannot <METHOD> <path>`). */
+function isUnknownRoute(exception: HttpException): boolean {
+  return exception.getStatus() === HttpStatus.NOT_FOUND && /^Cannot [A-Z]+ /.test(messageOf(exception));
+}
+
+/** Without a code, the status's fallback code from the table. */
+export function buildErrorBody(status: number, message: string, code: ErrorCode = fallbackErrorCode(status), details?: Record<string, unknown>): ErrorBody {
+  return { ...details, statusCode: status, error: reasonPhrase(status), message, code, request_id: currentRequestId() };
 }
 
 /** Writes an error body in another API's shape, for the routes under a path prefix (the OpenAI-compatible `/v1/`). */
@@ -64,7 +77,7 @@ export function errorBodyFor(path: string, body: ErrorBody, exception?: unknown)
   return body;
 }
 
-/** Gives every error the same JSON shape: statusCode, error, message, request_id (or a registered API's shape for its routes). */
+/** Gives every error the same JSON shape: statusCode, error, message, code, request_id (or a registered API's shape for its routes). */
 @Catch()
 export class HttpExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('HttpExceptionFilter');
@@ -79,6 +92,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       status = exception.getStatus();
       message = messageOf(exception);
+      code = isUnknownRoute(exception) ? 'route_not_found' : fallbackErrorCode(status);
     } else if (exception instanceof CodedError) {
       status = exception.httpStatus;
       message = exception.message;
@@ -93,6 +107,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
     } else if (bodyParserStatus(exception) !== undefined) {
       status = bodyParserStatus(exception)!;
       message = bodyParserMessage(exception, status);
+      code = bodyParserCode(exception, status);
     } else {
       status = HttpStatus.INTERNAL_SERVER_ERROR;
       message = 'Internal server error';

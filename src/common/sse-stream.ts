@@ -1,13 +1,132 @@
 import type { Response } from 'express';
 
+/** The headers of every event stream: no caching or proxy buffering, and a socket that closes with the stream. */
+const SSE_HEADERS: ReadonlyArray<[string, string]> = [
+  ['Content-Type', 'text/event-stream; charset=utf-8'],
+  ['Cache-Control', 'no-cache, no-transform'],
+  // The socket closes with the stream, so a stream that ends during shutdown leaves no idle socket holding the server open.
+  ['Connection', 'close'],
+  ['X-Accel-Buffering', 'no'],
+];
+
+/** How a protocol's event stream looks on the wire, apart from its events. */
+export interface SseTransport {
+  /** The response headers, in order (SSE_HEADERS unless the protocol names its own). */
+  headers?: ReadonlyArray<[string, string]>;
+  /** The comment line sent first, if any (`stream open`). */
+  openComment?: string;
+  /** The comment line that keeps the connection (`heartbeat`) and how often it comes. */
+  heartbeatComment: string;
+  heartbeatMs: number;
+  /** The heartbeat comes only after `heartbeatMs` without a write (AI SDK), rather than on a fixed clock. */
+  heartbeatWhenIdle?: boolean;
+}
+
+/**
+ * The transport of one Server-Sent Events response, the same for every
+ * protocol: status and headers, the opening comment, heartbeats, writes
+ * that wait while the client's socket is full, and the end. What goes in
+ * each write (an event with its id, a `data:` chunk, `[DONE]`) is the
+ * protocol adapter's. `signal` aborts when the client leaves.
+ */
+export class SseWriter {
+  private readonly left = new AbortController();
+  private heartbeat: NodeJS.Timeout | undefined;
+  private readonly waiting = new Set<() => void>();
+
+  constructor(
+    private readonly res: Response,
+    private readonly transport: SseTransport,
+  ) {
+    res.on('close', () => {
+      this.stopHeartbeat();
+      this.release();
+      this.left.abort();
+    });
+  }
+
+  /** Aborted when the response closes (the client left, or the stream ended). */
+  get signal(): AbortSignal {
+    return this.left.signal;
+  }
+
+  get opened(): boolean {
+    return this.res.headersSent;
+  }
+
+  get ended(): boolean {
+    return this.res.writableEnded;
+  }
+
+  /** Sends the status, the headers and the opening comment (once). */
+  open(): void {
+    if (this.res.headersSent) return;
+    this.res.status(200);
+    for (const [name, value] of this.transport.headers ?? SSE_HEADERS) this.res.setHeader(name, value);
+    this.res.flushHeaders();
+    if (this.transport.openComment !== undefined) this.res.write(`: ${this.transport.openComment}\n\n`);
+  }
+
+  /** Starts the heartbeat comments (until the end). */
+  startHeartbeat(): void {
+    if (this.ended || this.heartbeat) return;
+    this.heartbeat = this.transport.heartbeatWhenIdle ? this.idleTimer() : setInterval(() => this.comment(), this.transport.heartbeatMs);
+  }
+
+  /**
+   * Writes `text` (opening the stream first if needed); nothing once the
+   * stream ended. Resolves when the client's socket can take more (or the
+   * stream ended), so a slow client holds its events back, not the server's memory.
+   */
+  write(text: string): Promise<void> {
+    if (this.ended || text === '') return Promise.resolve();
+    this.open();
+    if (this.transport.heartbeatWhenIdle && this.heartbeat) this.heartbeat.refresh();
+    if (this.res.write(text)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.res.off('drain', done);
+        this.waiting.delete(done);
+        resolve();
+      };
+      this.waiting.add(done);
+      this.res.once('drain', done);
+    });
+  }
+
+  /** Stops the heartbeat and ends the response (a no-op once ended). */
+  end(): void {
+    this.stopHeartbeat();
+    this.release();
+    if (!this.res.writableEnded && !this.res.destroyed) this.res.end();
+  }
+
+  private comment(): void {
+    if (!this.ended) this.res.write(`: ${this.transport.heartbeatComment}\n\n`);
+  }
+
+  private idleTimer(): NodeJS.Timeout {
+    return setTimeout(() => {
+      this.comment();
+      this.heartbeat?.refresh();
+    }, this.transport.heartbeatMs);
+  }
+
+  private stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+
+  /** Writes waiting for the socket go on (to find the stream ended). */
+  private release(): void {
+    for (const done of [...this.waiting]) done();
+  }
+}
+
 /** Starts a text/event-stream response (status 200, no caching or proxy buffering). */
 export function openSse(res: Response): void {
   res.status(200);
-  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-  res.setHeader('Cache-Control', 'no-cache, no-transform');
-  // The socket closes with the stream, so a stream that ends during shutdown leaves no idle socket holding the server open.
-  res.setHeader('Connection', 'close');
-  res.setHeader('X-Accel-Buffering', 'no');
+  for (const [name, value] of SSE_HEADERS) res.setHeader(name, value);
   res.flushHeaders();
   res.write(': stream open\n\n');
 }

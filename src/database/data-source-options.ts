@@ -16,6 +16,7 @@ import { IngestJobs1764979200040 } from './migrations/1764979200040-IngestJobs.j
 import { DeferredBulkBuilds1764979200050 } from './migrations/1764979200050-DeferredBulkBuilds.js';
 import { AbandonedRunsForgetCheckpoints1764979200070 } from './migrations/1764979200070-AbandonedRunsForgetCheckpoints.js';
 import { DeletableIngests1764979200080 } from './migrations/1764979200080-DeletableIngests.js';
+import { SessionActiveRun1764979200090 } from './migrations/1764979200090-SessionActiveRun.js';
 
 export const MIGRATIONS = [
   InitialSchema1764547200000,
@@ -33,6 +34,7 @@ export const MIGRATIONS = [
   DeferredBulkBuilds1764979200050,
   AbandonedRunsForgetCheckpoints1764979200070,
   DeletableIngests1764979200080,
+  SessionActiveRun1764979200090,
 ];
 
 /**

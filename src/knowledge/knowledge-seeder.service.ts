@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { DocumentsService } from './documents.service.js';
+import { DocumentsService } from './ingest/documents.service.js';
 
 export const SEED_USER = 'system:seed';
 

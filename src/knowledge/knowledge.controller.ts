@@ -2,18 +2,15 @@ import {
   Body,
   Controller,
   Delete,
-  ForbiddenException,
   Get,
   HttpCode,
   Inject,
-  NotFoundException,
   Param,
   Post,
   Query,
   Res,
   UploadedFile,
   UseInterceptors,
-  BadRequestException,
 } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
 import {
@@ -36,8 +33,8 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { normalizeChunks, normalizeRagTrace } from '../trace/trace.normalizer.js';
-import { uploadedDocumentName } from './document-name.js';
-import { DocumentsService } from './documents.service.js';
+import { uploadedDocumentName } from './ingest/document-name.js';
+import { DocumentsService } from './ingest/documents.service.js';
 import {
   DocumentDeleteResponse,
   DocumentIdParams,
@@ -51,10 +48,11 @@ import {
   KnowledgeSearchRequest,
   KnowledgeSearchResponse,
 } from './knowledge.dto.js';
-import { RetrievalService } from './retrieval.service.js';
-import { IngestJob, isFinished } from './ingest-jobs/ingest-job.js';
-import { IngestJobCancelledError, IngestJobFailedError } from './ingest-jobs/ingest-job-failed.error.js';
-import { IngestJobs } from './ingest-jobs/ingest-jobs.service.js';
+import { RetrievalService } from './retrieval/retrieval.service.js';
+import { IngestJob, isFinished } from './ingest/jobs/ingest-job.js';
+import { IngestJobCancelledError, IngestJobFailedError } from './ingest/jobs/ingest-job-failed.error.js';
+import { IngestJobs } from './ingest/jobs/ingest-jobs.service.js';
+import { RequestError } from '../common/coded-error.js';
 
 interface UploadedDocument {
   originalname: string;
@@ -63,7 +61,7 @@ interface UploadedDocument {
 }
 
 function requireAdmin(user: AuthUser): void {
-  if (!user.isAdmin) throw new ForbiddenException('Only administrators (token role "admin") may change the knowledge base');
+  if (!user.isAdmin) throw new RequestError('forbidden', 'Only administrators (token role "admin") may change the knowledge base');
 }
 
 @ApiTags('knowledge')
@@ -91,7 +89,7 @@ export class KnowledgeController {
   @ApiAcceptedResponse({ type: DocumentUploadResponse, description: 'Stored and queued: `job` (Location: the job)' })
   @ApiOkResponse({ type: DocumentUploadResponse, description: 'The same content is stored already: the existing document (`duplicate: true`)' })
   @ApiCreatedResponse({ type: DocumentUploadResponse, description: '`wait=true`: the job stored the document' })
-  @ApiErrorResponses(403, 409, 413, 415, 422, 429)
+  @ApiErrorResponses(403, 'invalid_document_name', 'index_space_mismatch', 'ingest_cancelled', 413, 'document_too_large', 'unsupported_document', 'unreadable_document', 429, 'ingest_failed')
   @RateLimit('upload')
   @UseInterceptors(FileInterceptor('file'))
   async upload(
@@ -101,7 +99,7 @@ export class KnowledgeController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<DocumentUploadResponse> {
     requireAdmin(user);
-    if (!file) throw new BadRequestException('file is missing: send the document as multipart field "file"');
+    if (!file) throw new RequestError('invalid_request', 'file is missing: send the document as multipart field "file"');
     // A bad name (400), an unsupported type (415) or unreadable text (422) answers by its error code.
     const submitted = await this.jobs.submit(uploadedDocumentName(file.originalname), file.buffer, user.userId);
     if (!submitted.job) {
@@ -143,11 +141,11 @@ export class KnowledgeController {
   @Get('jobs/:id')
   @ApiOperation({ summary: 'An ingest job: status, stage, progress, attempts, error, and its document once completed' })
   @ApiOkResponse({ type: IngestJobInfo, description: 'The job as it is now' })
-  @ApiErrorResponses(403, 404)
+  @ApiErrorResponses(403, 'ingest_job_not_found')
   async getJob(@CurrentUser() user: AuthUser, @Param() params: JobIdParams): Promise<IngestJobInfo> {
     requireAdmin(user);
     const job = await this.jobs.find(params.id);
-    if (!job) throw new NotFoundException(`Ingest job ${params.id} not found`);
+    if (!job) throw new RequestError('ingest_job_not_found', `Ingest job ${params.id} not found`);
     return job;
   }
 
@@ -157,11 +155,11 @@ export class KnowledgeController {
   })
   @ApiProduces('text/event-stream')
   @ApiOkResponse({ description: '`event: job`, `data:` the job (as GET /api/knowledge/jobs/{id}); the last one has status completed, failed or cancelled' })
-  @ApiErrorResponses(403, 404)
+  @ApiErrorResponses(403, 'ingest_job_not_found')
   async jobEvents(@CurrentUser() user: AuthUser, @Param() params: JobIdParams, @Res() res: Response): Promise<void> {
     requireAdmin(user);
     const first = await this.jobs.find(params.id);
-    if (!first) throw new NotFoundException(`Ingest job ${params.id} not found`);
+    if (!first) throw new RequestError('ingest_job_not_found', `Ingest job ${params.id} not found`);
     // A client that left during the lookup gets no watcher (it would poll until the job ends).
     if (res.destroyed || res.req.socket.destroyed) return;
     openSse(res);
@@ -205,11 +203,11 @@ export class KnowledgeController {
       '(status `cancelled`, `job_cancelled: true`) whatever its stage: the document is not stored, or is removed if it just was, and never comes back.',
   })
   @ApiOkResponse({ type: DocumentDeleteResponse, description: 'The document and its chunks are gone; its unfinished ingest job, if any, is cancelled' })
-  @ApiErrorResponses(403, 404)
+  @ApiErrorResponses(403, 'document_not_found')
   async remove(@CurrentUser() user: AuthUser, @Param() params: DocumentIdParams): Promise<DocumentDeleteResponse> {
     requireAdmin(user);
     const deleted = await this.jobs.deleteDocument(params.id);
-    if (!deleted.document && !deleted.jobCancelled) throw new NotFoundException(`Document ${params.id} not found`);
+    if (!deleted.document && !deleted.jobCancelled) throw new RequestError('document_not_found', `Document ${params.id} not found`);
     return {
       id: params.id,
       message: deleted.jobCancelled ? 'Document deleted; its ingest job is cancelled' : 'Document deleted',

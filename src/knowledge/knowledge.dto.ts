@@ -3,10 +3,10 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { IsStorableText } from '../common/storable-text.js';
 import { RagTrace, RetrievedChunk } from '../trace/trace.protocol.js';
-import { DOCUMENT_PAGE_DEFAULT, DOCUMENT_PAGE_MAX } from './documents.service.js';
-import type { IngestStage } from './documents.service.js';
-import { INGEST_JOB_STATUSES } from './ingest-jobs/ingest-job.js';
-import type { IngestJobStatus } from './ingest-jobs/ingest-job.js';
+import { DOCUMENT_PAGE_DEFAULT, DOCUMENT_PAGE_MAX } from './ingest/documents.service.js';
+import type { IngestStage } from './ingest/documents.service.js';
+import { INGEST_JOB_STATUSES } from './ingest/jobs/ingest-job.js';
+import type { IngestJobStatus } from './ingest/jobs/ingest-job.js';
 
 export class KnowledgeDocumentInfo {
   @ApiProperty({ format: 'uuid' }) id: string;

@@ -5,23 +5,23 @@ import { ReadinessModule } from '../common/readiness.js';
 import { ModelsModule } from '../models/models.module.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { DenseRecall } from './dense/dense-recall.service.js';
-import { DocumentsService } from './documents.service.js';
-import { EvidenceJudge } from './evidence-judge.service.js';
-import { createEmbeddingProvider } from './embedding-registry.js';
-import { EmbeddingProvider } from './embeddings.js';
-import { HybridRecall } from './hybrid-recall.service.js';
-import { IndexIdentity } from './index-identity.js';
-import { IngestJobs } from './ingest-jobs/ingest-jobs.service.js';
-import { KnowledgeFlow } from './knowledge-flow.service.js';
-import { ComplexityJudge } from './judges/complexity-judge.service.js';
-import { RewriteJudge } from './judges/rewrite-judge.service.js';
-import { SubQuestionFanOut } from './sub-question-fanout.service.js';
+import { DenseRecall } from './index/dense/dense-recall.service.js';
+import { DocumentsService } from './ingest/documents.service.js';
+import { EvidenceJudge } from './answering/evidence-judge.service.js';
+import { createEmbeddingProvider } from './index/embedding-registry.js';
+import { EmbeddingProvider } from './index/embeddings.js';
+import { HybridRecall } from './retrieval/hybrid-recall.service.js';
+import { IndexIdentity } from './index/index-identity.js';
+import { IngestJobs } from './ingest/jobs/ingest-jobs.service.js';
+import { KnowledgeFlow } from './answering/knowledge-flow.service.js';
+import { ComplexityJudge } from './answering/judges/complexity-judge.service.js';
+import { RewriteJudge } from './answering/judges/rewrite-judge.service.js';
+import { SubQuestionFanOut } from './answering/sub-question-fanout.service.js';
 import { KnowledgeSeeder } from './knowledge-seeder.service.js';
 import { KnowledgeController } from './knowledge.controller.js';
-import { RagPipeline, RERANK_PROVIDER } from './rag-pipeline.service.js';
-import { createRerankProvider } from './rerank-registry.js';
-import { RetrievalService } from './retrieval.service.js';
+import { RagPipeline, RERANK_PROVIDER } from './retrieval/rag-pipeline.service.js';
+import { createRerankProvider } from './retrieval/rerank-registry.js';
+import { RetrievalService } from './retrieval/retrieval.service.js';
 
 @Module({
   imports: [

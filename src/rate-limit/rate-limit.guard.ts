@@ -14,7 +14,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { catchError, from, Observable, switchMap, throwError } from 'rxjs';
-import { CodedError } from '../common/coded-error.js';
+import { CodedError, RequestError } from '../common/coded-error.js';
 import type { RequestWithUser } from '../auth/auth-user.js';
 import { RateLimitBucket, RateLimitService } from './rate-limit.service.js';
 
@@ -35,9 +35,9 @@ export class RateLimitGuard implements CanActivate {
     const verdict = await this.limits.consume(bucket, request.user.userId, request.user.apiKeyId);
     if (verdict.allowed) return true;
     context.switchToHttp().getResponse<Response>().setHeader('Retry-After', String(verdict.retryAfterSeconds));
-    throw new HttpException(
+    throw new RequestError(
+      'rate_limited',
       `Too many ${BUCKET_NAMES[bucket]} for this ${verdict.spentBy === 'api_key' ? 'API key' : 'user'}; retry in ${verdict.retryAfterSeconds} s`,
-      HttpStatus.TOO_MANY_REQUESTS,
     );
   }
 }

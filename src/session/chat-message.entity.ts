@@ -1,9 +1,17 @@
-import { Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Generated, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, Unique } from 'typeorm';
 import type { FeedbackRating, MessageStatus, MessageType } from './session.dto.js';
 import type { ChatSession } from './chat-session.entity.js';
 
 @Entity({ name: 'chat_messages' })
 @Unique('uq_chat_messages_session_seq', ['sessionId', 'seq'])
+@Check('chat_messages_seq_check', '"seq" >= 1')
+@Check('chat_messages_type_check', `"type" IN ('human', 'ai', 'system')`)
+@Check('chk_chat_messages_status', `"status" IN ('complete', 'cancelled', 'failed')`)
+@Check('chk_chat_messages_feedback_rating', `"feedback_rating" IN ('up', 'down')`)
+@Check(
+  'chk_chat_messages_feedback_whole',
+  '("feedback_rating" IS NULL AND "feedback_comment" IS NULL AND "feedback_updated_at" IS NULL) OR ("feedback_rating" IS NOT NULL AND "feedback_updated_at" IS NOT NULL)',
+)
 export class ChatMessage {
   @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
   id: string;
@@ -12,7 +20,7 @@ export class ChatMessage {
   sessionId: string;
 
   @ManyToOne('ChatSession', (session: ChatSession) => session.messages, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'session_id' })
+  @JoinColumn({ name: 'session_id', foreignKeyConstraintName: 'chat_messages_session_id_fkey' })
   session?: ChatSession;
 
   /** 1-based position in the conversation. */
@@ -29,7 +37,9 @@ export class ChatMessage {
   ragTrace: Record<string, unknown> | null;
 
   /** The message's id on the wire (the bigint `id` stays internal); drawn by the database at insert. */
-  @Column({ name: 'public_id', type: 'uuid', unique: true, default: () => 'gen_random_uuid()' })
+  @Index('uq_chat_messages_public_id', { unique: true })
+  @Column({ name: 'public_id', type: 'uuid' })
+  @Generated('uuid')
   publicId: string;
 
   /** The run that stored the message; no foreign key, so it outlives a purged run. */

@@ -3,13 +3,16 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { TraceModule } from '../trace/trace.module.js';
 import { ChatMessage } from './chat-message.entity.js';
 import { ChatSession } from './chat-session.entity.js';
-import { ConversationStorage } from './conversation-storage.service.js';
+import { MessageRepository } from './message.repository.js';
 import { SessionController } from './session.controller.js';
+import { SessionReads } from './session-reads.service.js';
+import { SessionRepository } from './session.repository.js';
+import { SessionWrites } from './session-writes.service.js';
 
 @Module({
   imports: [TraceModule, TypeOrmModule.forFeature([ChatSession, ChatMessage])],
   controllers: [SessionController],
-  providers: [ConversationStorage],
-  exports: [ConversationStorage],
+  providers: [SessionRepository, MessageRepository, SessionReads, SessionWrites],
+  exports: [SessionReads, SessionWrites],
 })
 export class SessionModule {}

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { propertyRuns } from '../../test/support/property-runs.js';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import {
@@ -334,7 +335,7 @@ describe('property: any JSON value in, a valid trace or null out', () => {
           JSON.stringify(normalizeRagTrace(result)) === JSON.stringify(result) // idempotent
         );
       }),
-      { numRuns: 3000 },
+      { numRuns: propertyRuns(200) },
     );
   });
 });

@@ -6,7 +6,7 @@ import { ChatModule } from '../../src/chat/chat.module.js';
 import { ChatService, PreparedTurn } from '../../src/chat/chat.service.js';
 import { RunEventsService } from '../../src/chat/run-events.service.js';
 import type { RunEvent, SseEventType } from '../../src/chat/sse.js';
-import { DocumentsService } from '../../src/knowledge/documents.service.js';
+import { DocumentsService } from '../../src/knowledge/ingest/documents.service.js';
 import { createTestModule, TestModule } from '../support/test-module.js';
 
 const COFFEE_MANUAL =

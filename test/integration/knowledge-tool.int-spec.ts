@@ -6,8 +6,7 @@ import { AgentModule } from '../../src/agent/agent.module.js';
 import { KNOWLEDGE_BUDGET_SPENT, KNOWLEDGE_TOOL_NAME } from '../../src/agent/tools/knowledge/knowledge-search.tool.js';
 import type { KnowledgeToolOutput } from '../../src/agent/tools/knowledge/knowledge-tool.constants.js';
 import { TurnContext } from '../../src/agent/turn-context.js';
-import { DocumentsService } from '../../src/knowledge/documents.service.js';
-import { normalizePendingHitl } from '../../src/trace/trace.normalizer.js';
+import { DocumentsService } from '../../src/knowledge/ingest/documents.service.js';
 import { createTestModule, TestModule } from '../support/test-module.js';
 
 // Two manuals that differ only by a model name the question does not give, and one on another subject.
@@ -44,7 +43,7 @@ describe('Knowledge tool on its own (AgentModule, real PostgreSQL, local model)'
   /** One graph run of `turn` on `threadId`: its node updates, in order. */
   async function run(input: { messages: BaseMessage[] } | Command | null, turn: TurnContext, threadId: string): Promise<Update[]> {
     const updates: Update[] = [];
-    const stream = await graph.stream(input as { messages: BaseMessage[] }, { configurable: turn.configurable(threadId), streamMode: 'updates' });
+    const stream = await graph.stream(input as { messages: BaseMessage[] }, { configurable: { thread_id: threadId }, context: { turn }, streamMode: 'updates' });
     for await (const update of stream as AsyncIterable<Update>) updates.push(update);
     return updates;
   }
@@ -56,6 +55,12 @@ describe('Knowledge tool on its own (AgentModule, real PostgreSQL, local model)'
     return last instanceof AIMessage && !last.tool_calls?.length ? String(last.content) : undefined;
   };
 
+  /** The trace and a paused search's resume data: graph state channels, read from the checkpointer. */
+  async function stateOf(threadId: string) {
+    const { values } = await graph.getState({ configurable: { thread_id: threadId } });
+    return { trace: values.ragTrace, resumeState: values.hitl?.resumeState ?? null, hitl: values.hitl };
+  }
+
   /** Asks the ambiguous question on a new thread and returns the pause. */
   async function pause() {
     const threadId = randomUUID();
@@ -63,7 +68,7 @@ describe('Knowledge tool on its own (AgentModule, real PostgreSQL, local model)'
     const updates = await run({ messages: [new HumanMessage(AMBIGUOUS)] }, turn, threadId);
     const interrupt = updates.find((update) => update.__interrupt__?.length)?.__interrupt__![0].value;
     turn.close();
-    return { threadId, updates, interrupt, ...turn.takeRagTrace() };
+    return { threadId, updates, interrupt, ...(await stateOf(threadId)) };
   }
 
   it('pauses a question whose evidence splits between two similar documents, with both as options', async () => {
@@ -79,9 +84,9 @@ describe('Knowledge tool on its own (AgentModule, real PostgreSQL, local model)'
     expect(finalAnswer(updates)).toBeUndefined(); // the turn stopped at the question, without an answer
     expect(toolMessages(updates)).toHaveLength(0);
 
-    // The paused run waits in the PostgreSQL checkpointer, at the tools node.
+    // The paused run waits in the PostgreSQL checkpointer, at the node that asks the user.
     const state = await graph.getState({ configurable: { thread_id: threadId } });
-    expect(state.next).toEqual(['tools']);
+    expect(state.next).toEqual(['clarify']);
     const waiting = state.tasks.flatMap((task) => task.interrupts ?? []);
     expect(waiting).toHaveLength(1);
     expect(waiting[0].value).toEqual(interrupt);
@@ -96,12 +101,10 @@ describe('Knowledge tool on its own (AgentModule, real PostgreSQL, local model)'
   ])('resumes with the choice $choice and answers from $chosen', async ({ choice, chosen, other, fact }) => {
     const paused = await pause();
     expect(paused.interrupt).toBeDefined();
-    const pending = normalizePendingHitl({ ...paused.interrupt, task_id: paused.threadId, user_supplement: null, created_at: new Date().toISOString() });
-    expect(pending).not.toBeNull();
+    expect(paused.hitl).toMatchObject({ question: paused.interrupt, supplements: [], waiting: true });
 
-    // The user's answer comes in a later turn (another run), resuming the paused thread.
+    // The user's answer comes in a later turn (another run, a context of its own), resuming the paused thread from its state.
     const resumed = turnContext();
-    resumed.resumeHitl(pending!, paused.resumeState, 1);
     const updates = await run(new Command({ resume: choice }), resumed, paused.threadId);
 
     expect(updates.some((update) => update.__interrupt__?.length)).toBe(false);
@@ -115,7 +118,8 @@ describe('Knowledge tool on its own (AgentModule, real PostgreSQL, local model)'
     expect(answer.match(/\[([^\]]+\.md)\]/)?.[1]).toBe(chosen);
     expect(answer.indexOf(fact)).toBeLessThan(answer.indexOf(`[${other}]`) === -1 ? Infinity : answer.indexOf(`[${other}]`));
 
-    const { trace } = resumed.takeRagTrace();
+    const { trace, hitl } = await stateOf(paused.threadId);
+    expect(hitl).toMatchObject({ supplements: [choice], waiting: false });
     expect(trace).toMatchObject({
       tool_used: true,
       hitl_resumed: true,
@@ -156,7 +160,7 @@ describe('Knowledge tool on its own (AgentModule, real PostgreSQL, local model)'
     expect(outputs.filter((output) => output === KNOWLEDGE_BUDGET_SPENT)).toHaveLength(1);
     const searched = JSON.parse(outputs.find((output) => output !== KNOWLEDGE_BUDGET_SPENT)!) as KnowledgeToolOutput;
     expect(searched.chunks[0].source).toBe('office-coffee-machine.md');
-    expect(turn.takeRagTrace().trace).toMatchObject({ tool_used: true, tool_name: KNOWLEDGE_TOOL_NAME });
+    expect((await stateOf(threadId)).trace).toMatchObject({ tool_used: true, tool_name: KNOWLEDGE_TOOL_NAME });
 
     // The budget belongs to the turn: the next one searches again.
     const next = turnContext();

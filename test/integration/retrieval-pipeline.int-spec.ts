@@ -1,6 +1,6 @@
-import { DocumentsService } from '../../src/knowledge/documents.service.js';
+import { DocumentsService } from '../../src/knowledge/ingest/documents.service.js';
 import { KnowledgeModule } from '../../src/knowledge/knowledge.module.js';
-import { RetrievalService } from '../../src/knowledge/retrieval.service.js';
+import { RetrievalService } from '../../src/knowledge/retrieval/retrieval.service.js';
 import { createTestModule, TestModule } from '../support/test-module.js';
 
 // Three small documents on unrelated subjects; the chain section is long enough

@@ -33,8 +33,14 @@ export function launchChromium(): Promise<Browser> {
 /** The widths every screen is captured at (the issue's desktop and phone). */
 export const VIEWPORTS = { desktop: { width: 1440, height: 900 }, phone: { width: 375, height: 812 } } as const;
 
-/** Where the tests write their screenshots (named in the README). */
+/** Where the tests write their screenshots (named in docs/web-client.md). */
 export const SCREENSHOT_DIR = path.resolve('docs', 'screenshots');
+
+/**
+ * How long one Playwright wait may take before it fails naming what it waited for (Playwright's own default is 30 s).
+ * The tests wait for events: on a loaded machine an event comes late, not never; Jest's testTimeout stops a hang.
+ */
+export const BROWSER_WAIT_MS = 100_000;
 
 /** A page of the web client at `base`, signed in with `token` (kept in session storage, as the sign-in form keeps it). */
 export async function signedInPage(
@@ -44,6 +50,7 @@ export async function signedInPage(
   viewport: { width: number; height: number } = VIEWPORTS.desktop,
 ): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport });
+  context.setDefaultTimeout(BROWSER_WAIT_MS);
   await context.addInitScript((value) => {
     if (!sessionStorage.getItem('agentic-rag.token')) sessionStorage.setItem('agentic-rag.token', value);
   }, token);

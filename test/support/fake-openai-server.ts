@@ -35,6 +35,24 @@ export class FakeOpenAIServer {
   readonly requests: RecordedRequest[] = [];
   url = '';
 
+  /**
+   * The app's settings for a model behind this server: provider openai, a test key, models main-model and
+   * fast-model (the fast one for judges and grading), no retries; `overrides` adds or replaces settings.
+   * Call it after start().
+   */
+  appEnv(overrides: Record<string, string> = {}): Record<string, string> {
+    if (!this.url) throw new Error('FakeOpenAIServer.appEnv() before start(): it has no URL yet');
+    return {
+      LLM_PROVIDER: 'openai',
+      LLM_BASE_URL: this.url,
+      LLM_API_KEY: 'test-key',
+      LLM_MODEL: 'main-model',
+      LLM_FAST_MODEL: 'fast-model',
+      LLM_MAX_RETRIES: '0',
+      ...overrides,
+    };
+  }
+
   async start(): Promise<this> {
     this.server = http.createServer((req, res) => {
       let body = '';

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { TEST_REDIS_URL } from './test-env.js';
 
 export type ProxyMode = 'forward' | 'stall' | 'refuse';
 
@@ -159,4 +160,10 @@ interface LostReply {
   /** Connections that sent `after` since the fault was armed. */
   marked: WeakSet<net.Socket>;
   struck: () => void;
+}
+
+/** A started proxy in front of this worker's test Redis (pair it with testRedisUrlThrough(proxy.port)). */
+export function proxyToTestRedis(): Promise<TcpProxy> {
+  const url = new URL(TEST_REDIS_URL);
+  return new TcpProxy(url.hostname, Number(url.port || 6379)).start();
 }

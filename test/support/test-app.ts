@@ -8,16 +8,16 @@ import pino from 'pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import { AppConfig, loadConfig } from '../../src/config/app-config.js';
-import { ConversationStorage } from '../../src/session/conversation-storage.service.js';
 import { createRootLogger, NestPinoLogger } from '../../src/logging/logger.js';
 import { applyHttpTimeouts, setupApp } from '../../src/setup-app.js';
+import { SessionStorage, sessionStorage } from './session-storage.js';
 import { TEST_JWT_SECRET, TEST_REDIS_URL, testDatabaseUrl } from './test-env.js';
-import { DenseRecall } from '../../src/knowledge/dense/dense-recall.service.js';
+import { DenseRecall } from '../../src/knowledge/index/dense/dense-recall.service.js';
 
 export interface TestApp {
   app: NestExpressApplication;
   config: AppConfig;
-  storage: ConversationStorage;
+  storage: SessionStorage;
   dataSource: DataSource;
   /** A bearer header for `userId`. */
   auth(userId: string, claims?: Record<string, unknown>): { Authorization: string };
@@ -64,7 +64,7 @@ export async function createTestApp(
   return {
     app,
     config,
-    storage: app.get(ConversationStorage),
+    storage: sessionStorage(app),
     dataSource: app.get(DataSource),
     auth: (userId, claims = {}) => ({
       Authorization: `Bearer ${jwt.sign({ sub: userId, ...claims }, { algorithm: 'HS256', expiresIn: '1h' })}`,

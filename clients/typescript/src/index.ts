@@ -4,6 +4,7 @@ import { ChatStreamClient, type ChatStreamOptions } from './stream.js';
 
 export type { components, operations, paths } from './schema.js';
 export * from './stream.js';
+export { ERROR_CODES, errorCodeStatus, type ErrorCode } from './error-codes.js';
 export { parseSse, type RawSseEvent } from './sse-parser.js';
 
 export interface AgenticRagClient {

@@ -495,10 +495,10 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description Machine-readable reason, for the errors the service raises on purpose
+         * @description Machine-readable reason, from the table of error codes (docs/protocol.md); each route lists the codes it answers
          * @enum {string}
          */
-        ErrorCode: "not_found" | "session_not_found" | "invalid_cursor" | "run_in_progress" | "cancelled" | "run_events_gone" | "run_events_unavailable" | "model_error" | "model_timeout" | "storage_unavailable" | "session_deleted" | "run_lost" | "internal_error" | "events_incomplete" | "invalid_document_name" | "unsupported_document" | "unreadable_document" | "document_too_large" | "index_space_mismatch" | "ingest_failed" | "ingest_cancelled" | "identity_provider_unavailable" | "shutting_down";
+        ErrorCode: "invalid_request" | "malformed_json" | "payload_too_large" | "unsupported_encoding" | "unauthorized" | "forbidden" | "rate_limited" | "route_not_found" | "not_found" | "session_not_found" | "message_not_found" | "invalid_cursor" | "run_not_found" | "run_in_progress" | "cancelled" | "run_events_gone" | "run_events_unavailable" | "model_error" | "model_timeout" | "storage_unavailable" | "session_deleted" | "run_lost" | "internal_error" | "events_incomplete" | "invalid_document_name" | "unsupported_document" | "unreadable_document" | "document_too_large" | "document_not_found" | "ingest_job_not_found" | "index_space_mismatch" | "ingest_failed" | "ingest_cancelled" | "api_key_not_found" | "api_key_limit" | "identity_provider_unavailable" | "shutting_down";
         ApiErrorBody: {
             /** @example 400 */
             statusCode: number;
@@ -506,8 +506,8 @@ export interface components {
             error: string;
             /** @description What was wrong, naming the field or header at fault */
             message: string;
-            /** @description Machine-readable reason, for the errors the service raises on purpose */
-            code?: components["schemas"]["ErrorCode"];
+            /** @description Machine-readable reason, from the table of error codes (docs/protocol.md); each route lists the codes it answers */
+            code: components["schemas"]["ErrorCode"];
             /**
              * Format: uuid
              * @description For `run_in_progress` (409): the run holding the session; rejoin its stream or wait for it
@@ -1593,31 +1593,40 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyListResponse"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -1644,58 +1653,76 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyCreatedResponse"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description The request was authenticated by an API key: keys are created with a signed user token only */
+            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
                 };
             };
-            /** @description The caller already has 50 live keys: revoke one first */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `api_key_limit` (The user has as many live API keys as allowed: revoke one first) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "api_key_limit";
+                    };
                 };
             };
-            /** @description Request body (or uploaded file) too large */
+            /** @description Request body (or uploaded file) too large. Codes: `payload_too_large` (The request body, or an uploaded file, is over the size limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -1720,49 +1747,64 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyInfo"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description The request is authenticated by an API key, which may revoke only itself */
+            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `api_key_not_found` (No such API key for this user) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "api_key_not_found";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -1791,31 +1833,40 @@ export interface operations {
                     "application/json": components["schemas"]["SessionListResponse"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -1840,40 +1891,52 @@ export interface operations {
                     "application/json": components["schemas"]["SessionInfo"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "session_not_found";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -1898,40 +1961,52 @@ export interface operations {
                     "application/json": components["schemas"]["SessionDeleteResponse"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "session_not_found";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -1960,49 +2035,64 @@ export interface operations {
                     "application/json": components["schemas"]["SessionInfo"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "session_not_found";
+                    };
                 };
             };
-            /** @description Request body (or uploaded file) too large */
+            /** @description Request body (or uploaded file) too large. Codes: `payload_too_large` (The request body, or an uploaded file, is over the size limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -2032,40 +2122,52 @@ export interface operations {
                     "application/json": components["schemas"]["SessionMessagesResponse"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_cursor` (The page cursor is malformed or belongs to another listing) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_cursor";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "session_not_found";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -2095,49 +2197,64 @@ export interface operations {
                     "application/json": components["schemas"]["MessageInfo"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user); `message_not_found` (No such message in this session) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "session_not_found" | "message_not_found";
+                    };
                 };
             };
-            /** @description Request body (or uploaded file) too large */
+            /** @description Request body (or uploaded file) too large. Codes: `payload_too_large` (The request body, or an uploaded file, is over the size limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -2163,40 +2280,52 @@ export interface operations {
                     "application/json": components["schemas"]["MessageInfo"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user); `message_not_found` (No such message in this session) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "session_not_found" | "message_not_found";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -2223,31 +2352,40 @@ export interface operations {
                     "application/json": components["schemas"]["DocumentListResponse"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -2298,85 +2436,112 @@ export interface operations {
                     "application/json": components["schemas"]["DocumentUploadResponse"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_document_name` (The document's file name is not acceptable) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_document_name";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description Authenticated but not allowed (the route needs the token role "admin") */
+            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
                 };
             };
-            /** @description The session already has a run in progress (`run_in_progress`; `run_id` names it) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document was deleted before its ingest job ended: nothing is stored) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "index_space_mismatch" | "ingest_cancelled";
+                    };
                 };
             };
-            /** @description Request body (or uploaded file) too large */
+            /** @description Request body (or uploaded file) too large. Codes: `payload_too_large` (The request body, or an uploaded file, is over the size limit); `document_too_large` (The document is over a parse limit (text, pages, chunks, time or memory)) */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large" | "document_too_large";
+                    };
                 };
             };
-            /** @description Unsupported document type: send .txt, .md or .pdf (`unsupported_document`) */
+            /** @description Unsupported media type. Codes: `unsupported_document` (Unsupported document type: send .txt, .md or .pdf) */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_document";
+                    };
                 };
             };
-            /** @description The document could not be read: a damaged file or one without text (`unreadable_document`) */
+            /** @description The content could not be read. Codes: `unreadable_document` (The document could not be read: a damaged file or one without text) */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unreadable_document";
+                    };
                 };
             };
-            /** @description Too many requests for this user; retry after the Retry-After header */
+            /** @description Too many requests for this user; retry after the Retry-After header. Codes: `rate_limited` (Too many requests for this user or API key; retry after the Retry-After header) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `ingest_failed` (The ingest job failed on every attempt for a passing reason (storage or embeddings unavailable)) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "ingest_failed";
+                    };
                 };
             };
         };
@@ -2399,40 +2564,52 @@ export interface operations {
                     "application/json": components["schemas"]["IngestJobListResponse"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description Authenticated but not allowed (the route needs the token role "admin") */
+            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -2457,49 +2634,64 @@ export interface operations {
                     "application/json": components["schemas"]["IngestJobInfo"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description Authenticated but not allowed (the route needs the token role "admin") */
+            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `ingest_job_not_found` (No such ingest job) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "ingest_job_not_found";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -2522,49 +2714,64 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description Authenticated but not allowed (the route needs the token role "admin") */
+            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `ingest_job_not_found` (No such ingest job) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "ingest_job_not_found";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -2589,49 +2796,64 @@ export interface operations {
                     "application/json": components["schemas"]["DocumentDeleteResponse"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description Authenticated but not allowed (the route needs the token role "admin") */
+            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `document_not_found` (No such document in the knowledge base) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "document_not_found";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -2658,49 +2880,64 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeSearchResponse"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description Request body (or uploaded file) too large */
+            /** @description Request body (or uploaded file) too large. Codes: `payload_too_large` (The request body, or an uploaded file, is over the size limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
-            /** @description Too many requests for this user; retry after the Retry-After header */
+            /** @description Too many requests for this user; retry after the Retry-After header. Codes: `rate_limited` (Too many requests for this user or API key; retry after the Retry-After header) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -2725,40 +2962,52 @@ export interface operations {
                     "application/json": components["schemas"]["RunInfo"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `run_not_found` (No such run for this user) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "run_not_found";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -2783,58 +3032,76 @@ export interface operations {
                     "application/json": components["schemas"]["RunInfo"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `run_not_found` (No such run for this user) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "run_not_found";
+                    };
                 };
             };
-            /** @description Request body (or uploaded file) too large */
+            /** @description Request body (or uploaded file) too large. Codes: `payload_too_large` (The request body, or an uploaded file, is over the size limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
-            /** @description Too many requests for this user; retry after the Retry-After header */
+            /** @description Too many requests for this user; retry after the Retry-After header. Codes: `rate_limited` (Too many requests for this user or API key; retry after the Retry-After header) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -2861,85 +3128,112 @@ export interface operations {
                     "application/json": components["schemas"]["ChatResponse"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user); `session_deleted` (The session was deleted while the turn ran) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "session_not_found" | "session_deleted";
+                    };
                 };
             };
-            /** @description The session already has a run in progress (`run_in_progress`; `run_id` names it) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "run_in_progress" | "cancelled";
+                    };
                 };
             };
-            /** @description Request body (or uploaded file) too large */
+            /** @description Request body (or uploaded file) too large. Codes: `payload_too_large` (The request body, or an uploaded file, is over the size limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
-            /** @description Too many requests for this user; retry after the Retry-After header */
+            /** @description Too many requests for this user; retry after the Retry-After header. Codes: `rate_limited` (Too many requests for this user or API key; retry after the Retry-After header) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
-            /** @description The chat model failed or answered something unusable (`model_error`); the turn is not saved */
+            /** @description The chat model failed or answered something unusable; the turn is not saved. Codes: `model_error` (The chat model failed or answered something unusable; the turn is not saved) */
             502: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "model_error";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later); `run_lost` (The turn was given up as lost (its instance stopped)); `shutting_down` (The instance is shutting down: no new turns (retry after Retry-After, on another instance)) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable" | "run_lost" | "shutting_down";
+                    };
                 };
             };
-            /** @description The chat model did not answer in time (`model_timeout`); the turn is not saved */
+            /** @description The chat model did not answer in time; the turn is not saved. Codes: `model_timeout` (The chat model did not answer in time; the turn is not saved) */
             504: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "model_timeout";
+                    };
                 };
             };
         };
@@ -3014,67 +3308,88 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "session_not_found";
+                    };
                 };
             };
-            /** @description The session already has a run in progress (`run_in_progress`; `run_id` names it) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "run_in_progress";
+                    };
                 };
             };
-            /** @description Request body (or uploaded file) too large */
+            /** @description Request body (or uploaded file) too large. Codes: `payload_too_large` (The request body, or an uploaded file, is over the size limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
-            /** @description Too many requests for this user; retry after the Retry-After header */
+            /** @description Too many requests for this user; retry after the Retry-After header. Codes: `rate_limited` (Too many requests for this user or API key; retry after the Retry-After header) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later); `shutting_down` (The instance is shutting down: no new turns (retry after Retry-After, on another instance)) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable" | "shutting_down";
+                    };
                 };
             };
         };
@@ -3153,49 +3468,64 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `run_not_found` (No such run for this user) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "run_not_found";
+                    };
                 };
             };
-            /** @description The run's events are no longer kept, or were all received already (`run_events_gone`) */
+            /** @description No longer available. Codes: `run_events_gone` (The run's events are no longer kept, or were all received already) */
             410: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "run_events_gone";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later); `run_events_unavailable` (The run's events cannot be read now (Redis unavailable); retry shortly) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable" | "run_events_unavailable";
+                    };
                 };
             };
         };
@@ -3220,58 +3550,76 @@ export interface operations {
                     "application/json": components["schemas"]["StreamTicketResponse"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `run_not_found` (No such run for this user) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "run_not_found";
+                    };
                 };
             };
-            /** @description Request body (or uploaded file) too large */
+            /** @description Request body (or uploaded file) too large. Codes: `payload_too_large` (The request body, or an uploaded file, is over the size limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
-            /** @description Too many requests for this user; retry after the Retry-After header */
+            /** @description Too many requests for this user; retry after the Retry-After header. Codes: `rate_limited` (Too many requests for this user or API key; retry after the Retry-After header) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
                 };
             };
         };
@@ -3298,67 +3646,88 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "session_not_found";
+                    };
                 };
             };
-            /** @description The session already has a run in progress (`run_in_progress`; `run_id` names it) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "run_in_progress";
+                    };
                 };
             };
-            /** @description Request body (or uploaded file) too large */
+            /** @description Request body (or uploaded file) too large. Codes: `payload_too_large` (The request body, or an uploaded file, is over the size limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
                 };
             };
-            /** @description Too many requests for this user; retry after the Retry-After header */
+            /** @description Too many requests for this user; retry after the Retry-After header. Codes: `rate_limited` (Too many requests for this user or API key; retry after the Retry-After header) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later); `shutting_down` (The instance is shutting down: no new turns (retry after Retry-After, on another instance)) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable" | "shutting_down";
+                    };
                 };
             };
         };
@@ -3391,40 +3760,64 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `run_not_found` (No such run for this user) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "run_not_found";
+                    };
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description No longer available. Codes: `run_events_gone` (The run's events are no longer kept, or were all received already) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "run_events_gone";
+                    };
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later); `run_events_unavailable` (The run's events cannot be read now (Redis unavailable); retry shortly) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiErrorBody"];
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable" | "run_events_unavailable";
+                    };
                 };
             };
         };
@@ -3446,7 +3839,7 @@ export interface operations {
                     "application/json": components["schemas"]["ModelListDoc"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3476,7 +3869,7 @@ export interface operations {
                     "application/json": components["schemas"]["ModelDoc"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3485,7 +3878,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `not_found` (No such resource for this user) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3521,7 +3914,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChatCompletionDoc"];
                 };
             };
-            /** @description Invalid input; the message names the field, parameter or header at fault */
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3530,7 +3923,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket */
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3539,7 +3932,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description No such resource for this user */
+            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user); `session_deleted` (The session was deleted while the turn ran) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3548,7 +3941,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description The session already has a run in progress (`run_in_progress`; `run_id` names it) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3557,7 +3950,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description Request body (or uploaded file) too large */
+            /** @description Request body (or uploaded file) too large. Codes: `payload_too_large` (The request body, or an uploaded file, is over the size limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3566,7 +3959,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description Too many requests for this user; retry after the Retry-After header */
+            /** @description Too many requests for this user; retry after the Retry-After header. Codes: `rate_limited` (Too many requests for this user or API key; retry after the Retry-After header) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3575,7 +3968,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description The chat model failed or answered something unusable (`model_error`); the turn is not saved */
+            /** @description The chat model failed or answered something unusable; the turn is not saved. Codes: `model_error` (The chat model failed or answered something unusable; the turn is not saved) */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -3584,7 +3977,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later */
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later); `run_lost` (The turn was given up as lost (its instance stopped)); `shutting_down` (The instance is shutting down: no new turns (retry after Retry-After, on another instance)) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3593,7 +3986,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description The chat model did not answer in time (`model_timeout`); the turn is not saved */
+            /** @description The chat model did not answer in time; the turn is not saved. Codes: `model_timeout` (The chat model did not answer in time; the turn is not saved) */
             504: {
                 headers: {
                     [name: string]: unknown;

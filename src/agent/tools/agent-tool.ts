@@ -10,7 +10,10 @@ import type { LocalToolRouting } from '../../models/local-tool-routing.js';
  * names a tool.
  *
  * `create` runs once, when the agent's graph is compiled. The tool reads the
- * turn it runs for from its run config: `turnContextOf(config)`.
+ * turn it runs for from its runtime (the second argument of its function,
+ * `ToolRuntime<…, AgentRunContext>`): `runtime.context.turn`. What it leaves
+ * for the graph state (a trace, a question for the user) it returns as its
+ * artifact (`responseFormat: 'content_and_artifact'`, AgentToolArtifact).
  */
 export interface AgentToolPlugin {
   readonly name: string;

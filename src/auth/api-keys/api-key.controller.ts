@@ -1,13 +1,10 @@
 import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import { ApiErrorBody, ApiErrorResponses } from '../../common/api-error.responses.js';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiErrorResponses } from '../../common/api-error.responses.js';
 import type { AuthUser } from '../auth-user.js';
 import { CurrentUser } from '../current-user.decorator.js';
 import { ApiKeyCreateBody, ApiKeyCreatedResponse, ApiKeyIdParams, ApiKeyInfo, ApiKeyListResponse } from './api-key.dto.js';
-import { ApiKeyService, MAX_LIVE_API_KEYS } from './api-key.service.js';
-
-const errorResponse = (status: number, description: string) =>
-  ApiResponse({ status, description, content: { 'application/json': { schema: { $ref: getSchemaPath(ApiErrorBody) } } } });
+import { ApiKeyService } from './api-key.service.js';
 
 @ApiTags('keys')
 @ApiBearerAuth()
@@ -24,10 +21,7 @@ export class ApiKeyController {
       'role (admin or not) and is sent as `Authorization: Bearer rk-…`.',
   })
   @ApiCreatedResponse({ type: ApiKeyCreatedResponse, description: 'The key (shown once) and its details' })
-  @ApiErrorResponses(413)
-  @ApiExtraModels(ApiErrorBody)
-  @errorResponse(403, 'The request was authenticated by an API key: keys are created with a signed user token only')
-  @errorResponse(409, `The caller already has ${MAX_LIVE_API_KEYS} live keys: revoke one first`)
+  @ApiErrorResponses(413, 'forbidden', 'api_key_limit')
   create(@CurrentUser() user: AuthUser, @Body() body: ApiKeyCreateBody): Promise<ApiKeyCreatedResponse> {
     return this.keys.create(user, body.name, body.expires_in_days);
   }
@@ -45,8 +39,7 @@ export class ApiKeyController {
     description: 'A request authenticated by an API key may revoke only that key (403 for any other).',
   })
   @ApiOkResponse({ type: ApiKeyInfo, description: 'The key, with its revocation time' })
-  @ApiErrorResponses(404)
-  @errorResponse(403, 'The request is authenticated by an API key, which may revoke only itself')
+  @ApiErrorResponses('api_key_not_found', 'forbidden')
   revoke(@CurrentUser() user: AuthUser, @Param() params: ApiKeyIdParams): Promise<ApiKeyInfo> {
     return this.keys.revoke(user, params.id);
   }

@@ -1,11 +1,12 @@
-import { BeforeApplicationShutdown, ConflictException, ForbiddenException, Injectable, Logger, NotFoundException, UnauthorizedException } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Repository } from 'typeorm';
-import { CodedError } from '../../common/coded-error.js';
+import { CodedError, RequestError } from '../../common/coded-error.js';
 import { isDatabaseUnavailable } from '../../common/database-unavailable.js';
 import type { AuthUser } from '../auth-user.js';
 import { ApiKey, ApiKeyRole } from './api-key.entity.js';
+import { ApiKeysRepository, KeyCheck, KeyRow } from './api-keys.repository.js';
 import type { ApiKeyCreatedResponse, ApiKeyInfo } from './api-key.dto.js';
 
 /** Every API key starts with this; the bearer guard sends such tokens here. */
@@ -19,7 +20,6 @@ const LIST_LIMIT = 100;
 /** last_used_at is written at most once per key and minute. */
 const USAGE_WRITE_INTERVAL_MS = 60_000;
 const USAGE_MEMORY_LIMIT = 10_000;
-const CREATE_LOCK_CLASS = 7_241_860;
 
 export class ApiKeyStorageUnavailable extends CodedError {
   readonly code = 'storage_unavailable' as const;
@@ -28,20 +28,6 @@ export class ApiKeyStorageUnavailable extends CodedError {
     super('Database unavailable: the API key could not be checked; retry shortly (signed tokens are not affected)');
   }
 }
-
-interface KeyRow {
-  id: string;
-  user_id: string;
-  name: string;
-  prefix: string;
-  role: ApiKeyRole;
-  created_at: Date;
-  expires_at: Date | null;
-  last_used_at: Date | null;
-  revoked_at: Date | null;
-}
-
-const ROW_COLUMNS = 'id, user_id, name, prefix, role, created_at, expires_at, last_used_at, revoked_at';
 
 /**
  * A key carries 256 random bits, so a plain SHA-256 of the whole key is
@@ -78,83 +64,58 @@ export class ApiKeyService implements BeforeApplicationShutdown {
   private readonly usageWrittenAt = new Map<string, number>();
   private readonly pendingUsageWrites = new Set<Promise<void>>();
 
-  constructor(@InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>) {}
+  private readonly keys: ApiKeysRepository;
+
+  constructor(@InjectRepository(ApiKey) keys: Repository<ApiKey>) {
+    this.keys = new ApiKeysRepository(keys);
+  }
 
   async create(user: AuthUser, name: string, expiresInDays?: number): Promise<ApiKeyCreatedResponse> {
     if (user.apiKeyId) {
-      throw new ForbiddenException('An API key cannot create API keys (a leaked key must not mint successors): use a signed user token');
+      throw new RequestError('forbidden', 'An API key cannot create API keys (a leaked key must not mint successors): use a signed user token');
     }
     const key = API_KEY_PREFIX + randomBytes(SECRET_BYTES).toString('base64url');
     const prefix = key.slice(API_KEY_PREFIX.length, API_KEY_PREFIX.length + API_KEY_PREFIX_LENGTH);
     const role: ApiKeyRole = user.isAdmin ? 'admin' : 'user';
-    const row = await this.keys.manager.transaction(async (manager) => {
-      // One creation per user at a time, so concurrent requests cannot pass the limit together.
-      await manager.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CREATE_LOCK_CLASS, user.userId]);
-      const [{ live }] = await manager.query(
-        `SELECT count(*)::int AS live FROM api_keys
-          WHERE user_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
-        [user.userId],
-      );
-      if (live >= MAX_LIVE_API_KEYS) {
-        throw new ConflictException(`At most ${MAX_LIVE_API_KEYS} live API keys per user: revoke one (DELETE /api/keys/:id) first`);
+    const row = await this.keys.withCreateLock(user.userId, async (manager) => {
+      // Under the user's lock: concurrent requests cannot pass the limit together.
+      if ((await this.keys.countLive(manager, user.userId)) >= MAX_LIVE_API_KEYS) {
+        throw new RequestError('api_key_limit', `At most ${MAX_LIVE_API_KEYS} live API keys per user: revoke one (DELETE /api/keys/:id) first`);
       }
-      const [inserted] = await manager.query(
-        `INSERT INTO api_keys (id, user_id, name, prefix, key_hash, role, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7::int IS NULL THEN NULL ELSE now() + make_interval(days => $7::int) END)
-         RETURNING ${ROW_COLUMNS}`,
-        [randomUUID(), user.userId, name, prefix, hashKey(key), role, expiresInDays ?? null],
-      );
-      return inserted as KeyRow;
+      return this.keys.insert(manager, { id: randomUUID(), userId: user.userId, name, prefix, keyHash: hashKey(key), role, expiresInDays: expiresInDays ?? null });
     });
     return { ...toInfo(row), key };
   }
 
   async list(userId: string): Promise<ApiKeyInfo[]> {
-    const rows: KeyRow[] = await this.keys.query(
-      `SELECT ${ROW_COLUMNS} FROM api_keys WHERE user_id = $1
-        ORDER BY (revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())) DESC, created_at DESC, id
-        LIMIT ${LIST_LIMIT}`,
-      [userId],
-    );
-    return rows.map(toInfo);
+    return (await this.keys.list(userId, LIST_LIMIT)).map(toInfo);
   }
 
   /** Revokes one of the user's keys; revoking a revoked key changes nothing. A key may revoke only itself. */
   async revoke(user: AuthUser, id: string): Promise<ApiKeyInfo> {
     if (user.apiKeyId && user.apiKeyId !== id.toLowerCase()) {
-      throw new ForbiddenException('An API key can revoke only itself (a leaked key must not lock out its owner\'s other keys): use a signed user token');
+      throw new RequestError('forbidden', 'An API key can revoke only itself (a leaked key must not lock out its owner\'s other keys): use a signed user token');
     }
-    const userId = user.userId;
-    const [rows] = await this.keys.query(
-      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND user_id = $2 RETURNING ${ROW_COLUMNS}`,
-      [id, userId],
-    );
-    const row = (rows as KeyRow[])[0];
-    if (!row) throw new NotFoundException(`API key ${id} not found`);
+    const row = await this.keys.revoke(id, user.userId);
+    if (!row) throw new RequestError('api_key_not_found', `API key ${id} not found`);
     return toInfo(row);
   }
 
   /** The key's owner and role; 401 for a malformed, unknown, revoked or expired key, 503 when PostgreSQL cannot answer. */
   async authenticate(key: string): Promise<AuthUser> {
     if (!KEY_PATTERN.test(key)) {
-      throw new UnauthorizedException(`Malformed API key: expected "${API_KEY_PREFIX}" followed by 43 base64url characters`);
+      throw new RequestError('unauthorized', `Malformed API key: expected "${API_KEY_PREFIX}" followed by 43 base64url characters`);
     }
-    let rows: Array<{ id: string; user_id: string; role: ApiKeyRole; revoked: boolean; expired: boolean; last_used_at: Date | null; expires_at: Date | null }>;
+    let row: KeyCheck | undefined;
     try {
-      rows = await this.keys.query(
-        `SELECT id, user_id, role, last_used_at, expires_at, revoked_at IS NOT NULL AS revoked,
-                (expires_at IS NOT NULL AND expires_at <= now()) AS expired
-           FROM api_keys WHERE key_hash = $1`,
-        [hashKey(key)],
-      );
+      row = await this.keys.findByHash(hashKey(key));
     } catch (error) {
       if (isDatabaseUnavailable(error)) throw new ApiKeyStorageUnavailable();
       throw error;
     }
-    const row = rows[0];
     // Unknown and revoked answer alike: the answer must not tell which keys once existed.
-    if (!row || row.revoked) throw new UnauthorizedException('Invalid API key: unknown or revoked');
-    if (row.expired) throw new UnauthorizedException('API key expired: create a new one (POST /api/keys with a user token)');
+    if (!row || row.revoked) throw new RequestError('unauthorized', 'Invalid API key: unknown or revoked');
+    if (row.expired) throw new RequestError('unauthorized', 'API key expired: create a new one (POST /api/keys with a user token)');
     this.recordUse(row.id, row.last_used_at);
     const user: AuthUser = { userId: row.user_id, isAdmin: row.role === 'admin', apiKeyId: row.id };
     if (row.expires_at) user.credentialExpiresAt = Math.floor(row.expires_at.getTime() / 1000);
@@ -168,12 +129,7 @@ export class ApiKeyService implements BeforeApplicationShutdown {
    */
   async isLive(id: string, userId: string): Promise<boolean> {
     try {
-      const rows: unknown[] = await this.keys.query(
-        `SELECT 1 FROM api_keys
-          WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
-        [id, userId],
-      );
-      return rows.length > 0;
+      return await this.keys.isLive(id, userId);
     } catch (error) {
       if (isDatabaseUnavailable(error)) throw new ApiKeyStorageUnavailable();
       throw error;
@@ -205,11 +161,7 @@ export class ApiKeyService implements BeforeApplicationShutdown {
     }
     this.usageWrittenAt.set(id, now);
     const write = this.keys
-      .query(
-        `UPDATE api_keys SET last_used_at = now()
-          WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2))`,
-        [id, USAGE_WRITE_INTERVAL_MS / 1000],
-      )
+      .recordUse(id, USAGE_WRITE_INTERVAL_MS / 1000)
       .then(
         () => undefined,
         (error: unknown) => {

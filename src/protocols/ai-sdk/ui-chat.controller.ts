@@ -1,25 +1,25 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { createUIMessageStream, pipeUIMessageStreamToResponse, type UIMessageStreamWriter } from 'ai';
 import { IsString, Matches } from 'class-validator';
 import { ApiProperty } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthUser } from '../../auth/auth-user.js';
 import { CurrentUser } from '../../auth/current-user.decorator.js';
-import { ChatRequestContext } from '../../chat/chat-request-context.js';
+import { TurnContext } from '../../agent/turn-context.js';
 import { ChatService } from '../../chat/chat.service.js';
+import { isTerminal } from '../../chat/run-event.js';
 import { RunEventsService, RunStatusProbe } from '../../chat/run-events.service.js';
 import { RunRegistry } from '../../chat/run-registry.service.js';
-import { RunEvent, TERMINAL_EVENTS } from '../../chat/sse.js';
 import { StartsTurn, STOPPED_FOLLOWING_EVENT, TurnDrain } from '../../chat/turn-drain.service.js';
 import { ApiErrorResponses } from '../../common/api-error.responses.js';
+import { SseWriter } from '../../common/sse-stream.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { RateLimit } from '../../rate-limit/rate-limit.guard.js';
-import { ConversationStorage } from '../../session/conversation-storage.service.js';
+import { SessionReads } from '../../session/session-reads.service.js';
 import { SessionNotFoundError } from '../../session/session.errors.js';
 import { parseUiChatRequest, UI_CHAT_ID_PATTERN, UI_CHAT_ID_RULE, UiChatRequest, UiMessage, UiMessagePart } from './ui-chat.dto.js';
-import { RagUIMessage, UiMessageMapper } from './ui-message-mapping.js';
+import { UI_MESSAGE_STREAM_DONE, UiMessageMapper, uiMessageStreamTransport } from './ui-message-mapping.js';
 import { UiSessionIds } from './ui-session-id.js';
 
 export class UiChatIdParams {
@@ -49,10 +49,9 @@ const UI_STREAM_OK = {
 export class UiChatController {
   constructor(
     private readonly chat: ChatService,
-    private readonly context: ChatRequestContext,
     private readonly runs: RunRegistry,
     private readonly events: RunEventsService,
-    private readonly storage: ConversationStorage,
+    private readonly storage: SessionReads,
     private readonly sessionIds: UiSessionIds,
     private readonly drain: TurnDrain,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -72,12 +71,12 @@ export class UiChatController {
   @ApiBody({ type: UiChatRequest })
   @ApiProduces('text/event-stream')
   @ApiOkResponse(UI_STREAM_OK)
-  @ApiErrorResponses(400, 401, 404, 409, 413, 429, 503)
+  @ApiErrorResponses(400, 401, 'session_not_found', 'run_in_progress', 413, 429, 503, 'shutting_down')
   async send(@CurrentUser() user: AuthUser, @Body() raw: unknown, @Res() res: Response): Promise<void> {
     // Validated here, not by the global pipe, which would refuse the extra fields a transport may add.
     const request = await parseUiChatRequest(raw);
     const turn = await this.chat.prepare(user.userId, request.message, this.sessionIds.forChat(user.userId, request.chatId));
-    this.chat.startStreaming(turn, this.context.turnFor(turn, 'stream'));
+    this.chat.startStreaming(turn, TurnContext.of(turn, 'stream'));
     await this.pipe(turn.runId, res, async () => 'running');
   }
 
@@ -91,7 +90,7 @@ export class UiChatController {
   @ApiProduces('text/event-stream')
   @ApiOkResponse(UI_STREAM_OK)
   @ApiNoContentResponse({ description: 'No turn of this chat is running' })
-  @ApiErrorResponses(400, 401, 404, 503)
+  @ApiErrorResponses(400, 401, 'run_not_found', 'run_events_gone', 503, 'run_events_unavailable')
   async resume(@CurrentUser() user: AuthUser, @Param() params: UiChatIdParams, @Res() res: Response): Promise<void> {
     const sessionId = this.sessionIds.forChat(user.userId, params.id);
     const owner = await this.storage.sessionOwner(sessionId);
@@ -111,47 +110,27 @@ export class UiChatController {
    * A failure to read the events (503, 410) answers before the stream opens.
    */
   private async pipe(runId: string, res: Response, isRunning: RunStatusProbe): Promise<void> {
+    const writer = new SseWriter(res, uiMessageStreamTransport(this.config.chat.sseHeartbeatMs));
     const mapper = new UiMessageMapper();
-    let writer!: UIMessageStreamWriter<RagUIMessage>;
-    let finish!: () => void;
-    const ended = new Promise<void>((resolve) => (finish = resolve));
-    const stream = createUIMessageStream<RagUIMessage>({
-      execute: (options) => {
-        writer = options.writer;
-        return ended;
-      },
-    });
-    let stopFollowing: () => void = () => undefined;
-    let stopped = false;
-    let unregister: () => void = () => undefined;
-    const stop = () => {
-      stopped = true;
-      stopFollowing();
-      unregister();
-      finish();
-    };
-    const onEvent = (event: RunEvent) => {
-      if (stopped) return;
-      for (const chunk of mapper.map(event)) writer.write(chunk);
-      if (TERMINAL_EVENTS.has(event.event)) stop();
-    };
-    res.on('close', stop);
+    const following = new AbortController();
     // Still open when the instance has drained (the run goes on elsewhere): the stream ends with an error chunk all the same.
-    unregister = this.drain.openStream(() => onEvent({ id: 0, event: 'error', data: STOPPED_FOLLOWING_EVENT }));
-    try {
-      stopFollowing = await this.events.follow(runId, 0, onEvent, isRunning);
-    } catch (error) {
-      stop();
-      throw error;
-    }
-    // The whole run may have been replayed inside follow(), before its stopper existed.
-    if (stopped) stopFollowing();
-    await pipeUIMessageStreamToResponse({
-      response: res,
-      stream,
-      keepAliveMs: this.config.chat.sseHeartbeatMs,
-      // As the other streams: the socket closes with the stream, so none holds a shutting-down server open.
-      headers: { connection: 'close', 'cache-control': 'no-cache, no-transform' },
+    const unregister = this.drain.openStream(() => {
+      following.abort();
+      void writer.write(mapper.frames({ id: 0, event: 'error', data: STOPPED_FOLLOWING_EVENT }) + UI_MESSAGE_STREAM_DONE);
+      writer.end();
     });
+    try {
+      const events = await this.events.follow(runId, 0, { status: isRunning, signal: AbortSignal.any([writer.signal, following.signal]) });
+      writer.open();
+      writer.startHeartbeat();
+      for await (const event of events) {
+        if (isTerminal(event)) unregister();
+        await writer.write(mapper.frames(event));
+      }
+      if (!events.abandoned) await writer.write(UI_MESSAGE_STREAM_DONE);
+    } finally {
+      unregister();
+      if (writer.opened) writer.end();
+    }
   }
 }

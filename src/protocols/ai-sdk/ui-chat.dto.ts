@@ -1,8 +1,8 @@
-import { BadRequestException } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { plainToInstance, Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateIf, ValidateNested, validate, ValidationError } from 'class-validator';
 import { CHAT_MESSAGE_MAX_LENGTH, ChatRequest } from '../../chat/chat.dto.js';
+import { RequestError } from '../../common/coded-error.js';
 
 /** A chat id the AI SDK may send: a UUID (a session id as is) or a short client-made id. */
 export const UI_CHAT_ID_PATTERN = /^[A-Za-z0-9_-]{1,100}$/;
@@ -99,24 +99,25 @@ function describe(errors: ValidationError[], path = ''): string[] {
 
 /**
  * Validates a DefaultChatTransport body and takes the turn's message from it.
- * Throws BadRequestException naming what is wrong.
+ * Throws an `invalid_request` RequestError naming what is wrong.
  */
 export async function parseUiChatRequest(raw: unknown): Promise<UiTurnRequest> {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new BadRequestException('The body must be a JSON object');
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new RequestError('invalid_request', 'The body must be a JSON object');
   const body = plainToInstance(UiChatRequest, raw);
   const errors = await validate(body, { whitelist: true, forbidNonWhitelisted: false, forbidUnknownValues: true });
-  if (errors.length > 0) throw new BadRequestException(describe(errors));
+  if (errors.length > 0) throw new RequestError('invalid_request', describe(errors));
   if (body.trigger === 'regenerate-message') {
-    throw new BadRequestException('trigger "regenerate-message" is not supported: a stored answer is not replaced; send the question again as a new message');
+    throw new RequestError('invalid_request', 'trigger "regenerate-message" is not supported: a stored answer is not replaced; send the question again as a new message');
   }
   const index = body.messages.length - 1;
   const last = body.messages[index];
   const texts = last.role === 'user' ? last.parts.filter((part) => part.type === 'text').map((part) => part.text as string) : [];
-  if (texts.length === 0) throw new BadRequestException(`messages[${index}]: the last message must be the user's, with at least one text part`);
+  if (texts.length === 0) throw new RequestError('invalid_request', `messages[${index}]: the last message must be the user's, with at least one text part`);
   const turn = plainToInstance(ChatRequest, { message: texts.join('\n') });
   const textErrors = await validate(turn);
   if (textErrors.length > 0) {
-    throw new BadRequestException(
+    throw new RequestError(
+      'invalid_request',
       Object.values(textErrors[0].constraints ?? {}).map((text) => `messages[${index}] text${text.startsWith('message') ? text.slice('message'.length) : `: ${text}`}`),
     );
   }

@@ -1,7 +1,8 @@
-import type { RunEvent } from '../../chat/sse.js';
+import { type RunEvent, type RunEventType, trustedRunEvent } from '../../chat/run-event.js';
 import { UiMessageMapper } from './ui-message-mapping.js';
 
-const events = (...items: Array<Omit<RunEvent, 'id'>>): RunEvent[] => items.map((item, index) => ({ id: index + 1, ...item }));
+// Hand-written, partial data (a trace of one field): taken on trust, as the recorded sequences in __fixtures__ are.
+const events = (...items: Array<{ event: RunEventType; data: unknown }>): RunEvent[] => items.map((item, index) => trustedRunEvent(index + 1, item.event, item.data));
 const run = { run_id: '3f1c0a52-0000-4000-8000-000000000001', session_id: '3f1c0a52-0000-4000-8000-000000000002' };
 
 describe('UiMessageMapper', () => {

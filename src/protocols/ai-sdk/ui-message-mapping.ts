@@ -1,7 +1,33 @@
 import type { UIMessage, UIMessageChunk } from 'ai';
-import type { RunEvent } from '../../chat/sse.js';
-import type { ErrorEvent, StepEvent, ToolEvent } from '../../chat/sse-events.dto.js';
+import type { RunEvent } from '../../chat/run-event.js';
+import type { StepEvent, ToolEvent } from '../../chat/sse-events.dto.js';
+import type { SseTransport } from '../../common/sse-stream.js';
 import type { PendingHitlState, RagTrace } from '../../trace/trace.protocol.js';
+
+/**
+ * The transport of the AI SDK's UI message stream, as the SDK's own
+ * pipeUIMessageStreamToResponse sends it (with this service's cache and
+ * connection headers): `: stream-open` first, `: keep-alive` after each
+ * quiet spell.
+ */
+export function uiMessageStreamTransport(keepAliveMs: number): SseTransport {
+  return {
+    headers: [
+      ['cache-control', 'no-cache, no-transform'],
+      ['connection', 'close'],
+      ['content-type', 'text/event-stream'],
+      ['x-accel-buffering', 'no'],
+      ['x-vercel-ai-ui-message-stream', 'v1'],
+    ],
+    openComment: 'stream-open',
+    heartbeatComment: 'keep-alive',
+    heartbeatMs: keepAliveMs,
+    heartbeatWhenIdle: true,
+  };
+}
+
+/** The stream's last line, after the run's terminal event. */
+export const UI_MESSAGE_STREAM_DONE = 'data: [DONE]\n\n';
 
 /** The metadata of the assistant message: the run and the session it belongs to. */
 export interface RagMessageMetadata {
@@ -35,39 +61,46 @@ export class UiMessageMapper {
   private readonly openTools = new Map<string, string[]>();
   private metadata: RagMessageMetadata | null = null;
 
+  /** The event's chunks as the stream's `data:` lines. */
+  frames(event: RunEvent): string {
+    return this.map(event)
+      .map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`)
+      .join('');
+  }
+
   map(event: RunEvent): RagUIMessageChunk[] {
     switch (event.event) {
       case 'metadata': {
-        this.metadata = event.data as RagMessageMetadata;
+        this.metadata = event.data;
         return [{ type: 'start', messageId: this.metadata.run_id, messageMetadata: this.metadata }];
       }
       case 'step':
-        return [{ type: 'data-step', data: event.data as StepEvent }];
+        return [{ type: 'data-step', data: event.data }];
       case 'token': {
-        const delta = (event.data as { text: string }).text;
+        const delta = event.data.text;
         const chunks = this.startText();
         return [...chunks, { type: 'text-delta', id: this.openText!, delta }];
       }
       case 'tool': {
-        const tool = event.data as ToolEvent;
+        const tool = event.data;
         return [...this.endText(), { type: 'data-tool', id: this.toolPartId(tool), data: tool }];
       }
       case 'hitl': {
-        const pending = event.data as PendingHitlState;
+        const pending = event.data;
         // A plain useChat shows text parts only: the question put to the user is also the answer's text.
         const prompt = pending.clarification_prompt ?? pending.original_question ?? '';
         return [...this.endText(), { type: 'data-hitl', id: 'hitl', data: pending }, ...this.wholeText(prompt)];
       }
       case 'trace':
-        return [...this.endText(), { type: 'data-trace', id: 'trace', data: event.data as RagTrace }];
+        return [...this.endText(), { type: 'data-trace', id: 'trace', data: event.data }];
       case 'done': {
-        const { response } = event.data as { response: string };
+        const { response } = event.data;
         // An answer that came without tokens (the model did not stream) arrives whole.
         const text = this.textParts === 0 ? this.wholeText(response) : this.endText();
         return [...text, { type: 'finish', finishReason: 'stop', ...(this.metadata ? { messageMetadata: this.metadata } : {}) }];
       }
       case 'error': {
-        const error = event.data as ErrorEvent;
+        const error = event.data;
         const saved = error.message_saved !== undefined && this.metadata ? { messageMetadata: { ...this.metadata, message_saved: error.message_saved } } : {};
         return [...this.endText(), { type: 'error', errorText: `${error.code}: ${error.message}` }, { type: 'finish', finishReason: 'error', ...saved }];
       }

@@ -1,7 +1,10 @@
-import type { Response } from 'express';
+import type { RunEvent } from '../../chat/run-event.js';
+import { ERROR_CODE_STATUS, type ErrorCode } from '../../common/coded-error.js';
+import { buildErrorBody } from '../../common/http-exception.filter.js';
+import type { SseTransport } from '../../common/sse-stream.js';
 import type { PendingHitlState, RagTrace } from '../../trace/trace.protocol.js';
 import type { TurnUsage } from '../../agent/turn-usage.js';
-import type { OpenAiErrorObject } from './openai-errors.js';
+import { type OpenAiErrorObject, openAiErrorObject } from './openai-errors.js';
 
 /** What the assistant says for a paused turn: its clarification prompt, then the options to choose from. */
 export function hitlContent(pending: PendingHitlState): string {
@@ -36,60 +39,83 @@ export interface CompletionExtras {
   session_id?: string;
 }
 
+/** The transport of a streamed completion: the service's SSE headers and heartbeat, no opening comment (the role chunk comes first). */
+export function completionTransport(heartbeatMs: number): SseTransport {
+  return { heartbeatComment: 'heartbeat', heartbeatMs };
+}
+
+/** An `error` event's data as the OpenAI error object the stream ends with. */
+export function streamError(code: ErrorCode, message: string, saved?: boolean | null): OpenAiErrorObject {
+  return openAiErrorObject(buildErrorBody(ERROR_CODE_STATUS[code], message, code, saved !== undefined ? { message_saved: saved } : undefined), null);
+}
+
 /**
- * Writes a turn as `chat.completion.chunk` Server-Sent Events: the role
- * first, a content delta per token, the final chunk with `finish_reason`
- * and the RAG trace, the usage chunk when asked, then `data: [DONE]`. An
- * error after the stream opened is an `{error}` event, as OpenAI sends it.
+ * A turn as `chat.completion.chunk` Server-Sent Events: the role first, a
+ * content delta per token, the final chunk with `finish_reason` and the RAG
+ * trace, the usage chunk when asked, then `data: [DONE]`. An error after
+ * the stream opened is an `{error}` event, as OpenAI sends it. Each method
+ * returns the text to write; the state is the chunk id and what the run
+ * said so far (its trace, its pause, whether content went out).
  */
-export class CompletionStreamWriter {
+export class CompletionChunks {
   private contentSent = false;
+  /** The run's `trace` and `hitl` events: the final chunk carries them. */
+  trace: RagTrace | null = null;
+  pending: PendingHitlState | null = null;
 
   constructor(
-    private readonly res: Response,
     private readonly identity: CompletionIdentity,
     private readonly includeUsage: boolean,
   ) {}
 
-  get ended(): boolean {
-    return this.res.writableEnded;
+  /** The first chunk: the assistant's role. */
+  role(): string {
+    return this.chunk({ role: 'assistant', content: '' }, null);
   }
 
-  open(): void {
-    const res = this.res;
-    res.status(200);
-    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-    res.setHeader('Cache-Control', 'no-cache, no-transform');
-    res.setHeader('Connection', 'close');
-    res.setHeader('X-Accel-Buffering', 'no');
-    res.flushHeaders();
-    this.chunk({ role: 'assistant', content: '' }, null);
+  /**
+   * What a run's event sends. `done` sends nothing: the final chunk needs the
+   * turn's usage and finish reason, which are not events (see `finish`).
+   */
+  map(event: RunEvent): string {
+    switch (event.event) {
+      case 'token':
+        return this.content(event.data.text);
+      case 'hitl':
+        this.pending = event.data;
+        return this.paused(event.data);
+      case 'trace':
+        this.trace = event.data;
+        return '';
+      case 'error':
+        return this.fail(streamError(event.data.code, event.data.message, event.data.message_saved));
+      default:
+        return '';
+    }
   }
 
-  content(text: string): void {
-    if (text === '') return;
+  content(text: string): string {
+    if (text === '') return '';
     this.contentSent = true;
-    this.chunk({ content: text }, null);
+    return this.chunk({ content: text }, null);
   }
 
   /** A paused turn's question, unless the model already streamed it. */
-  paused(pending: PendingHitlState): void {
-    if (!this.contentSent) this.content(hitlContent(pending));
+  paused(pending: PendingHitlState): string {
+    return this.contentSent ? '' : this.content(hitlContent(pending));
   }
 
-  finish(reason: FinishReason, extras: CompletionExtras, usage: TurnUsage | null): void {
-    this.chunk({}, reason, extras);
-    if (this.includeUsage && usage) this.write({ ...this.base(), choices: [], usage: usageObject(usage) });
-    this.done();
+  finish(reason: FinishReason, extras: CompletionExtras, usage: TurnUsage | null): string {
+    const usageChunk = this.includeUsage && usage ? data({ ...this.base(), choices: [], usage: usageObject(usage) }) : '';
+    return `${this.chunk({}, reason, extras)}${usageChunk}data: [DONE]\n\n`;
   }
 
-  fail(error: OpenAiErrorObject): void {
-    this.write({ error });
-    this.end();
+  fail(error: OpenAiErrorObject): string {
+    return data({ error });
   }
 
-  private chunk(delta: Record<string, unknown>, finishReason: FinishReason | null, extras?: CompletionExtras): void {
-    this.write({
+  private chunk(delta: Record<string, unknown>, finishReason: FinishReason | null, extras?: CompletionExtras): string {
+    return data({
       ...this.base(),
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
       ...(this.includeUsage ? { usage: null } : {}),
@@ -100,17 +126,8 @@ export class CompletionStreamWriter {
   private base() {
     return { id: this.identity.id, object: 'chat.completion.chunk', created: this.identity.created, model: this.identity.model, system_fingerprint: null };
   }
+}
 
-  private write(payload: unknown): void {
-    if (!this.res.writableEnded) this.res.write(`data: ${JSON.stringify(payload)}\n\n`);
-  }
-
-  private done(): void {
-    if (!this.res.writableEnded) this.res.write('data: [DONE]\n\n');
-    this.end();
-  }
-
-  private end(): void {
-    if (!this.res.writableEnded) this.res.end();
-  }
+function data(payload: unknown): string {
+  return `data: ${JSON.stringify(payload)}\n\n`;
 }

@@ -6,23 +6,30 @@ import type { Response } from 'express';
 import type { AuthUser } from '../../auth/auth-user.js';
 import { CurrentUser } from '../../auth/current-user.decorator.js';
 import { lastFinishReason, turnUsage } from '../../agent/turn-usage.js';
-import type { TurnContext } from '../../agent/turn-context.js';
-import { ChatRequestContext } from '../../chat/chat-request-context.js';
+import { TurnContext } from '../../agent/turn-context.js';
 import { ChatService, Emit } from '../../chat/chat.service.js';
 import { TurnFailedError } from '../../chat/chat.errors.js';
 import { RunEventsService } from '../../chat/run-events.service.js';
-import { RunEvent, startHeartbeat } from '../../chat/sse.js';
 import { StartsTurn, TurnDrain } from '../../chat/turn-drain.service.js';
 import { ApiErrorResponsesOf } from '../../common/api-error.responses.js';
-import { CodedError, ERROR_CODE_STATUS, ErrorCode } from '../../common/coded-error.js';
-import { buildErrorBody } from '../../common/http-exception.filter.js';
+import { CodedError } from '../../common/coded-error.js';
+import { SseWriter } from '../../common/sse-stream.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { RateLimit } from '../../rate-limit/rate-limit.guard.js';
 import type { PendingHitlState, RagTrace } from '../../trace/trace.protocol.js';
 import { ChatCompletionDoc, ChatCompletionRequestDoc, ModelDoc, ModelListDoc, OpenAiErrorBodyDoc } from './openai.dto.js';
-import { CompletionExtras, CompletionIdentity, CompletionStreamWriter, finishReasonOf, hitlContent, usageObject } from './completion-stream.js';
-import { OpenAiError, openAiErrorObject } from './openai-errors.js';
+import {
+  CompletionChunks,
+  CompletionExtras,
+  CompletionIdentity,
+  completionTransport,
+  finishReasonOf,
+  hitlContent,
+  streamError,
+  usageObject,
+} from './completion-stream.js';
+import { OpenAiError } from './openai-errors.js';
 import { CompletionRequest, parseCompletionRequest } from './openai-request.js';
 
 const SERVICE_STARTED = Math.floor(Date.now() / 1000);
@@ -31,10 +38,6 @@ function toLangChain(conversation: CompletionRequest['conversation']): BaseMessa
   return conversation.map(({ role, content }) =>
     role === 'system' ? new SystemMessage(content) : role === 'user' ? new HumanMessage(content) : new AIMessage(content),
   );
-}
-
-function streamError(code: ErrorCode, message: string, saved?: boolean | null) {
-  return openAiErrorObject(buildErrorBody(ERROR_CODE_STATUS[code], message, code, saved !== undefined ? { message_saved: saved } : undefined), null);
 }
 
 /**
@@ -50,7 +53,6 @@ function streamError(code: ErrorCode, message: string, saved?: boolean | null) {
 export class OpenAiCompatController {
   constructor(
     private readonly chat: ChatService,
-    private readonly context: ChatRequestContext,
     private readonly events: RunEventsService,
     private readonly drain: TurnDrain,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -95,7 +97,7 @@ export class OpenAiCompatController {
   @ApiHeader({ name: 'X-Session-Id', required: false, description: 'A session of the caller (UUID): the turn is stored in it; absent: stateless' })
   @ApiBody({ type: ChatCompletionRequestDoc })
   @ApiOkResponse({ type: ChatCompletionDoc, description: '`chat.completion`, or with `stream: true` an SSE stream of `chat.completion.chunk`' })
-  @ApiErrorResponsesOf(OpenAiErrorBodyDoc, 400, 401, 404, 409, 413, 429, 502, 503, 504)
+  @ApiErrorResponsesOf(OpenAiErrorBodyDoc, 400, 401, 'session_not_found', 'session_deleted', 'run_in_progress', 'cancelled', 413, 429, 'model_error', 503, 'run_lost', 'shutting_down', 'model_timeout')
   async complete(
     @CurrentUser() user: AuthUser,
     @Body() body: unknown,
@@ -130,35 +132,20 @@ export class OpenAiCompatController {
       return;
     }
     const context = this.turnContext(turn, 'stream', request);
-    const writer = new CompletionStreamWriter(res, identity, request.includeUsage);
-    writer.open();
+    const writer = new SseWriter(res, completionTransport(this.config.chat.sseHeartbeatMs));
+    const chunks = new CompletionChunks(identity, request.includeUsage);
+    void writer.write(chunks.role());
     this.chat.startStreaming(turn, context);
-    let pending: PendingHitlState | null = null;
-    let trace: RagTrace | null = null;
-    let stop: () => void = () => undefined;
-    const stopHeartbeat = startHeartbeat(res, this.config.chat.sseHeartbeatMs);
-    const onEvent = (event: RunEvent) => {
-      const data = event.data as Record<string, unknown>;
-      if (event.event === 'token') writer.content(String(data.text ?? ''));
-      else if (event.event === 'hitl') {
-        pending = data as unknown as PendingHitlState;
-        writer.paused(pending);
-      } else if (event.event === 'trace') trace = data as unknown as RagTrace;
-      else if (event.event === 'done') {
-        void this.finishStream(writer, context, { rag_trace: trace, pending_hitl: pending, session_id: turn.sessionId }).finally(end);
-      } else if (event.event === 'error') {
-        writer.fail(streamError(data.code as ErrorCode, String(data.message ?? 'The turn failed.'), data.message_saved as boolean | null | undefined));
-        end();
+    writer.startHeartbeat();
+    try {
+      // The run goes on when the client leaves, as on POST /api/chat/stream.
+      for await (const event of await this.events.follow(turn.runId, 0, { status: async () => 'running', signal: writer.signal })) {
+        const extras = { rag_trace: chunks.trace, pending_hitl: chunks.pending, session_id: turn.sessionId };
+        await writer.write(event.event === 'done' ? await this.finishChunks(chunks, context, extras) : chunks.map(event));
       }
-    };
-    const end = () => {
-      stop();
-      stopHeartbeat();
-    };
-    // The run goes on without this listener when the client leaves, as on POST /api/chat/stream.
-    res.on('close', end);
-    stop = await this.events.follow(turn.runId, 0, onEvent, async () => 'running');
-    if (writer.ended) stop();
+    } finally {
+      writer.end();
+    }
   }
 
   /** The request's messages are the conversation; nothing is stored; the client leaving stops the turn. */
@@ -179,37 +166,36 @@ export class OpenAiCompatController {
       return;
     }
     const context = this.turnContext(turn, 'stream', request);
-    const writer = new CompletionStreamWriter(res, identity, request.includeUsage);
-    writer.open();
-    const stopHeartbeat = startHeartbeat(res, this.config.chat.sseHeartbeatMs);
+    const writer = new SseWriter(res, completionTransport(this.config.chat.sseHeartbeatMs));
+    const chunks = new CompletionChunks(identity, request.includeUsage);
+    void writer.write(chunks.role());
+    writer.startHeartbeat();
     res.on('close', () => {
-      stopHeartbeat();
       if (!writer.ended) abort.abort();
     });
-    const emit: Emit = (event, data) => {
-      if (event === 'token') writer.content(String((data as { text?: unknown }).text ?? ''));
+    const emit: Emit = (...event) => {
+      if (event[0] === 'token') void writer.write(chunks.content(event[1].text));
     };
     try {
       const result = await this.chat.runStateless(messages, context, emit, stopped);
-      if (result.pending_hitl) writer.paused(result.pending_hitl);
-      await this.finishStream(writer, context, { rag_trace: result.rag_trace, pending_hitl: result.pending_hitl });
+      if (result.pending_hitl) await writer.write(chunks.paused(result.pending_hitl));
+      await writer.write(await this.finishChunks(chunks, context, { rag_trace: result.rag_trace, pending_hitl: result.pending_hitl }));
     } catch (error) {
       const failure = error instanceof CodedError ? error : new TurnFailedError('internal_error', 'The turn failed on an internal error. Nothing was saved.', false);
-      writer.fail(streamError(failure.code, failure.message, failure instanceof TurnFailedError ? failure.messageSaved : undefined));
+      await writer.write(chunks.fail(streamError(failure.code, failure.message, failure instanceof TurnFailedError ? failure.messageSaved : undefined)));
     } finally {
-      stopHeartbeat();
+      writer.end();
     }
   }
 
   private turnContext(turn: { userId: string; sessionId: string; runId: string }, mode: 'sync' | 'stream', request: CompletionRequest): TurnContext {
-    const context = this.context.turnFor(turn, mode);
-    context.sampling = request.sampling;
-    return context;
+    return TurnContext.of(turn, mode, { sampling: request.sampling });
   }
 
-  private async finishStream(writer: CompletionStreamWriter, context: TurnContext, extras: CompletionExtras): Promise<void> {
+  /** The end of a streamed completion: its final chunk (with the turn's finish reason), its usage, `[DONE]`. */
+  private async finishChunks(chunks: CompletionChunks, context: TurnContext, extras: CompletionExtras): Promise<string> {
     const usage = await turnUsage(context.modelCalls);
-    writer.finish(extras.pending_hitl ? 'stop' : finishReasonOf(lastFinishReason(context.modelCalls)), extras, usage);
+    return chunks.finish(extras.pending_hitl ? 'stop' : finishReasonOf(lastFinishReason(context.modelCalls)), extras, usage);
   }
 
   private async completion(

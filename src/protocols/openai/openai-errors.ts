@@ -1,4 +1,5 @@
 import { HttpException } from '@nestjs/common';
+import type { ErrorCode } from '../../common/coded-error.js';
 import type { ErrorBody } from '../../common/http-exception.filter.js';
 
 /** The `error` object of the OpenAI API's error bodies. */
@@ -30,13 +31,17 @@ function typeFor(status: number): string {
   return 'invalid_request_error';
 }
 
-function codeFor(body: ErrorBody): string | null {
-  if (body.code) return body.code;
-  if (body.statusCode === 401) return 'invalid_api_key';
-  if (body.statusCode === 429) return 'rate_limit_exceeded';
-  if (body.statusCode === 404) return 'not_found';
-  if (body.statusCode === 413) return 'request_too_large';
-  return null;
+/** The service's generic codes that the OpenAI API names in its own words (what its SDKs look for). */
+const OPENAI_CODES: Partial<Record<ErrorCode, string>> = {
+  unauthorized: 'invalid_api_key',
+  rate_limited: 'rate_limit_exceeded',
+  not_found: 'not_found',
+  route_not_found: 'not_found',
+  payload_too_large: 'request_too_large',
+};
+
+function codeFor(body: ErrorBody): string {
+  return OPENAI_CODES[body.code] ?? body.code;
 }
 
 /** `{error: {message, type, param, code}}` for any error of a `/v1` route, as the OpenAI API and its SDKs expect. */

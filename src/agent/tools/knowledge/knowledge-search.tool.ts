@@ -1,18 +1,21 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { RunnableConfig } from '@langchain/core/runnables';
-import { tool } from '@langchain/core/tools';
-import { interrupt } from '@langchain/langgraph';
+import { tool, ToolRuntime } from '@langchain/core/tools';
 import { z } from 'zod';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
-import { boundQuery, MAX_QUERY_LENGTH } from '../../../knowledge/bounded-query.js';
-import { clarificationPrompt } from '../../../knowledge/clarification.js';
-import { ComplexityJudge } from '../../../knowledge/judges/complexity-judge.service.js';
-import { KnowledgeFlow, KnowledgeFlowResult } from '../../../knowledge/knowledge-flow.service.js';
-import { SubQuestionFanOut } from '../../../knowledge/sub-question-fanout.service.js';
+import {
+  boundQuery,
+  clarificationPrompt,
+  ComplexityJudge,
+  KnowledgeFlow,
+  KnowledgeFlowResult,
+  MAX_QUERY_LENGTH,
+  SubQuestionFanOut,
+} from '../../../knowledge/public-api.js';
 import { composeFromPassages } from '../../../models/local-compose.js';
 import type { LocalToolRouting } from '../../../models/local-tool-routing.js';
-import { turnContextOf } from '../../turn-context.js';
+import type { AgentStateValues, AgentToolArtifact, HitlQuestion } from '../../agent-state.js';
+import type { AgentRunContext } from '../../turn-context.js';
 import { AgentTool, AgentToolPlugin } from '../agent-tool.js';
 import {
   KNOWLEDGE_BUDGET_SPENT,
@@ -62,16 +65,17 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
 
   create() {
     return tool(
-      async ({ query }: { query: string }, config?: RunnableConfig & { writer?: unknown }) => {
-        const context = turnContextOf(config);
-        if (!context.acquireToolCall(KNOWLEDGE_TOOL_NAME, KNOWLEDGE_TOOL_BUDGET)) return KNOWLEDGE_BUDGET_SPENT;
+      async ({ query }: { query: string }, runtime: ToolRuntime<AgentStateValues, AgentRunContext>): Promise<[string, AgentToolArtifact]> => {
+        const { turn } = runtime.context;
+        if (!turn.acquireToolCall(KNOWLEDGE_TOOL_NAME, KNOWLEDGE_TOOL_BUDGET)) return [KNOWLEDGE_BUDGET_SPENT, {}];
         const topK = this.config.knowledge.topK;
         const started = performance.now();
-        const step = context.stepReporter(config?.writer);
-        const resuming = context.resumingHitl;
+        const step = turn.stepReporter(runtime.writer);
+        // A search this run paused to ask the user, and the user's answers since (graph state, kept by the checkpointer).
+        const resuming = runtime.state?.hitl ?? null;
         // A question too long to search whole (a long message passed on as it is) is searched by its start;
         // the trace says so. A resumed run's original question was shortened when the run paused.
-        const bounded = boundQuery(resuming?.pending.original_question ?? query);
+        const bounded = boundQuery(resuming?.question.original_question ?? query);
         const original = bounded.query;
         const queryTrace = { query_truncated: bounded.truncated, query_original_length: bounded.originalLength };
         if (bounded.truncated) {
@@ -91,7 +95,7 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
           const fanOut = await this.fanOut.run(original, complexity.sub_questions, topK, step);
           const { options: _options, ...gradeFields } = fanOut.grade;
           const answerHits = fanOut.hits.slice(0, topK * 2);
-          context.storeRagTrace({
+          const fanOutTrace = {
             tool_used: true,
             tool_name: KNOWLEDGE_TOOL_NAME,
             query: original,
@@ -107,39 +111,45 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
             final_empty: answerHits.length === 0,
             sub_traces: fanOut.subTraces,
             timings: { total: Math.round(performance.now() - started) },
-          });
+          };
           const output: KnowledgeToolOutput = {
             query: original,
             chunks: answerHits.map(({ source, page, text, score }) => ({ source, page, text, score })),
           };
-          return JSON.stringify(output);
+          return [JSON.stringify(output), { trace: fanOutTrace }];
         }
-        const supplements: string[] = [];
+        // The user's answers to this search's questions, the last one this turn's message.
+        const supplements = resuming?.supplements ?? [];
         let result: KnowledgeFlowResult;
         let trace: Record<string, unknown>;
-        if (resuming) {
-          // Replays: each earlier question returns the user's earlier answer, the last one this turn's message.
-          // No retrieval runs between them, so the replay is deterministic whatever the judge.
-          for (let round = 0; round < resuming.rounds; round += 1) supplements.push(String(interrupt(null) ?? '').trim());
+        if (resuming && supplements.length > 0) {
           step('hitl', 'Retrieving again with your answer', { round: supplements.length });
           result = await this.flow.run(`${original} ${supplements.join(' ')}`, topK, step);
           trace = this.hitlTrace(result, complexity, supplements, {
             query: original,
-            retrieval_status: resuming.pending.retrieval_status,
-            clarification_prompt: resuming.pending.clarification_prompt,
+            retrieval_status: resuming.question.retrieval_status,
+            clarification_prompt: resuming.question.clarification_prompt,
           });
         } else {
           result = await this.flow.run(original, topK, step);
           trace = { ...result.trace, ...complexity };
         }
-        // Human in the loop: pause the run until the user answers, at most MAX_HITL_ROUNDS times.
+        // Human in the loop: the run pauses to ask the user (the graph's clarify node), at most MAX_HITL_ROUNDS times;
+        // the answer comes back in the state's supplements and this call runs again.
         if (result.grade.grade_route === 'clarify' && supplements.length < MAX_HITL_ROUNDS) {
           const prompt = clarificationPrompt(original, result.grade);
           const hitlType = result.grade.evidence_ambiguity === 'needs_choice' ? 'choose' : 'clarify';
           const retrievalStatus = hitlType === 'choose' ? 'needs_choice' : 'needs_clarification';
-          context.storeRagTrace(
-            { ...trace, tool_used: true, tool_name: KNOWLEDGE_TOOL_NAME, query: original, ...queryTrace, clarification_prompt: prompt },
-            {
+          const question: HitlQuestion = {
+            original_question: original,
+            clarification_prompt: prompt,
+            options: result.grade.options,
+            hitl_type: hitlType,
+            retrieval_status: retrievalStatus,
+          };
+          const pause = {
+            question,
+            resumeState: {
               original_question: original,
               hitl_route: hitlType,
               retrieval_status: retrievalStatus,
@@ -148,17 +158,12 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
               complexity_reason: complexity.complexity_reason,
               sub_questions: complexity.sub_questions,
             },
-          );
-          interrupt({
-            original_question: original,
-            clarification_prompt: prompt,
-            options: result.grade.options,
-            hitl_type: hitlType,
-            retrieval_status: retrievalStatus,
-          });
+          };
+          const pausedTrace = { ...trace, tool_used: true, tool_name: KNOWLEDGE_TOOL_NAME, query: original, ...queryTrace, clarification_prompt: prompt };
+          return [prompt, { trace: pausedTrace, pause }];
         }
         const totalMs = Math.round(performance.now() - started);
-        context.storeRagTrace({
+        const finalTrace = {
           ...trace,
           tool_used: true,
           tool_name: KNOWLEDGE_TOOL_NAME,
@@ -166,14 +171,15 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
           ...queryTrace,
           top_k: topK,
           timings: { ...((trace.timings as object) ?? {}), total: totalMs },
-        });
+        };
         const output: KnowledgeToolOutput = {
           query: supplements.length ? `${original} ${supplements.join(' ')}` : original,
           chunks: result.hits.map(({ source, page, text, score }) => ({ source, page, text, score })),
         };
-        return JSON.stringify(output);
+        return [JSON.stringify(output), { trace: finalTrace }];
       },
       {
+        responseFormat: 'content_and_artifact',
         name: KNOWLEDGE_TOOL_NAME,
         description:
           'Search the knowledge base (product manuals, policies) for passages that answer the question. ' +

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { KnowledgeModule } from '../../../knowledge/knowledge.module.js';
+import { KnowledgeModule } from '../../../knowledge/public-api.js';
 import { KnowledgeSearchTool } from './knowledge-search.tool.js';
 
 @Module({ imports: [KnowledgeModule], providers: [KnowledgeSearchTool] })

@@ -1,0 +1,76 @@
+import { isTerminal, type RunEvent } from './run-event.js';
+
+/**
+ * One client's view of a run, as an async iterable: the events after the
+ * client's last, in order, ending after the terminal event (`done`, `error`,
+ * or the synthetic `error` of a lost run) or as soon as `signal` aborts (the
+ * client left; the run goes on). Events that arrive while the reader is busy
+ * writing (a slow socket) wait here, in order.
+ */
+export class RunEventStream implements AsyncIterable<RunEvent> {
+  private readonly queue: RunEvent[] = [];
+  private terminalQueued = false;
+  private closed = false;
+  private wake: (() => void) | null = null;
+  private stopSource: () => void = () => undefined;
+  private readonly onAbort = () => this.close();
+
+  constructor(private readonly signal?: AbortSignal) {
+    if (signal?.aborted) this.closed = true;
+    else signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** Events ready to be read; when `follow` resolves, the events its catch-up found. */
+  get backlog(): number {
+    return this.queue.length;
+  }
+
+  /** Whether the stream stopped before its terminal event (the signal aborted, or the reader left the loop). */
+  get abandoned(): boolean {
+    return this.closed && !this.terminalQueued;
+  }
+
+  /** Takes the next event of the run (from the source `attach` names). */
+  push(event: RunEvent): void {
+    if (this.closed || this.terminalQueued) return;
+    this.queue.push(event);
+    if (isTerminal(event)) {
+      this.terminalQueued = true;
+      this.stopSource();
+    }
+    this.wake?.();
+  }
+
+  /** The function that stops the source; called at once when the stream already ended. */
+  attach(stop: () => void): void {
+    this.stopSource = stop;
+    if (this.closed || this.terminalQueued) stop();
+  }
+
+  /** Stops reading: the source is stopped and events not read yet are dropped. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue.length = 0;
+    this.signal?.removeEventListener('abort', this.onAbort);
+    this.stopSource();
+    this.wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<RunEvent> {
+    try {
+      while (!this.closed) {
+        const event = this.queue.shift();
+        if (event) {
+          yield event;
+          if (isTerminal(event)) return;
+          continue;
+        }
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = null;
+      }
+    } finally {
+      this.close();
+    }
+  }
+}

@@ -1,0 +1,91 @@
+import { Injectable } from '@nestjs/common';
+import type { RagTraceFields } from '../../trace/trace.protocol.js';
+import { EvidenceJudge, JudgedGrade } from './evidence-judge.service.js';
+import { Grade } from '../retrieval/grading.js';
+import { RewriteJudge } from './judges/rewrite-judge.service.js';
+import { RetrievalHit, RetrievalService, StepReporter } from '../retrieval/retrieval.service.js';
+import { GradingStage, gradeTrace } from '../retrieval/stages/grading.stage.js';
+import { StageContext } from '../retrieval/stages/retrieval-stage.js';
+import { RewriteStage } from '../retrieval/stages/rewrite.stage.js';
+
+export interface KnowledgeFlowResult {
+  hits: RetrievalHit[];
+  grade: JudgedGrade;
+  /** Trace fields of every stage that ran. */
+  trace: RagTraceFields;
+}
+
+/**
+ * What the knowledge tool does with a question: retrieve, grade the
+ * evidence, and when it is weak rewrite the query once and retrieve again,
+ * keeping the better evidence. Both recalls stay in the trace.
+ */
+@Injectable()
+export class KnowledgeFlow {
+  private readonly grading: GradingStage;
+  private readonly rewriting: RewriteStage;
+
+  constructor(
+    private readonly retrieval: RetrievalService,
+    judge: EvidenceJudge,
+    rewriter: RewriteJudge,
+  ) {
+    this.grading = new GradingStage(judge);
+    this.rewriting = new RewriteStage(rewriter, retrieval);
+  }
+
+  async run(query: string, topK: number, onStep: StepReporter = () => undefined): Promise<KnowledgeFlowResult> {
+    // Grading and rewrite are not timed: `timings` holds the retrieval stages (the rewrite's recall as rewrite_*).
+    const context: StageContext = { step: onStep, time: (_stage, work) => work() };
+    const first = await this.retrieval.search(query, topK, { onStep });
+    let trace: RagTraceFields = {
+      ...first.trace,
+      retrieval_mode: first.mode,
+      pipeline_id: first.pipelineId,
+      retrieval_stage: 'initial',
+      rewrite_mode: null,
+    };
+    const graded = await this.grading.run({ query, topK, candidates: first.hits, trace }, context);
+    let hits = first.hits;
+    let grade = graded.grade;
+
+    if (grade.grade_route === 'answer' && grade.evidence_relevance === 'weak') {
+      const rewritten = await this.rewriting.run({ query, topK, candidates: hits, trace }, context);
+      const secondGrade = await this.grading.grade(query, rewritten.candidates);
+      const better = rank(secondGrade) > rank(grade);
+      trace = {
+        ...trace,
+        ...rewritten.trace,
+        retrieval_stage: better ? 'rewrite' : 'initial',
+        timings: { ...trace.timings, ...rewritten.trace.timings },
+      };
+      if (better) {
+        hits = rewritten.candidates;
+        grade = secondGrade;
+        onStep('grade', `Evidence after rewrite ${grade.evidence_status}`, { route: grade.grade_route });
+      }
+    }
+
+    return {
+      hits,
+      grade,
+      trace: {
+        ...trace,
+        ...gradeTrace(grade),
+        final_chunks: hits,
+        final_empty: hits.length === 0,
+        ...(grade.grade_route === 'clarify'
+          ? {
+              clarification_options: grade.options,
+              missing_conditions: grade.evidence_ambiguity === 'needs_choice' ? ['which of: ' + grade.options.join(' / ')] : [],
+            }
+          : {}),
+      },
+    };
+  }
+}
+
+const ANSWERABILITY = { none: 0, partial: 1, sufficient: 2 } as const;
+function rank(grade: Grade): number {
+  return ANSWERABILITY[grade.evidence_answerability] * 10 + (grade.evidence_relevance === 'strong' ? 5 : 0) + grade.grade_confidence;
+}

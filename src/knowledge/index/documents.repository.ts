@@ -1,0 +1,83 @@
+import { DataSource, EntityManager } from 'typeorm';
+import { sqlRows } from '../../database/sql.js';
+
+export interface KnowledgeDocument {
+  id: string;
+  filename: string;
+  content_type: string;
+  size_bytes: number;
+  page_count: number | null;
+  chunk_count: number;
+  leaf_count: number;
+  created_by: string;
+  created_at: string;
+}
+
+/** What a document row is stored with besides its id. */
+export interface NewDocument {
+  filename: string;
+  contentType: string;
+  sizeBytes: number;
+  sha256: string;
+  pageCount: number | null;
+  chunkCount: number;
+  leafCount: number;
+  createdBy: string;
+}
+
+/** A keyset position in the list: a document's creation time (microseconds since the epoch, as text) and id. */
+export interface DocumentPosition {
+  micros: string;
+  id: string;
+}
+
+const DOCUMENT_COLUMNS = `d.id, d.filename, d.content_type, d.size_bytes, d.page_count, d.chunk_count, d.leaf_count,
+  d.created_by, to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
+
+const DOCUMENT_SELECT = `SELECT ${DOCUMENT_COLUMNS} FROM knowledge_documents d`;
+
+/** The documents of the knowledge base (`knowledge_documents`); a document's chunks go with it (ON DELETE CASCADE). */
+export class DocumentsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async insert(manager: EntityManager, id: string, document: NewDocument): Promise<void> {
+    await manager.query(
+      `INSERT INTO knowledge_documents (id, filename, content_type, size_bytes, content_sha256, page_count, chunk_count, leaf_count, created_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [id, document.filename, document.contentType, document.sizeBytes, document.sha256, document.pageCount, document.chunkCount, document.leafCount, document.createdBy],
+    );
+  }
+
+  /** Up to `limit` documents, newest first, after `after`; each with its position. */
+  page(limit: number, after: DocumentPosition | null): Promise<Array<KnowledgeDocument & { created_micros: string }>> {
+    return sqlRows<KnowledgeDocument & { created_micros: string }>(
+      this.dataSource,
+      `SELECT ${DOCUMENT_COLUMNS}, (EXTRACT(EPOCH FROM d.created_at) * 1000000)::bigint::text AS created_micros
+         FROM knowledge_documents d
+        ${after ? `WHERE (d.created_at, d.id) < (TIMESTAMPTZ 'epoch' + $2::bigint * INTERVAL '1 microsecond', $3::uuid)` : ''}
+        ORDER BY d.created_at DESC, d.id DESC LIMIT $1`,
+      after ? [limit, after.micros, after.id] : [limit],
+    );
+  }
+
+  async find(id: string): Promise<KnowledgeDocument | null> {
+    const [row] = await sqlRows<KnowledgeDocument>(this.dataSource, `${DOCUMENT_SELECT} WHERE d.id = $1`, [id]);
+    return row ?? null;
+  }
+
+  async findBySha(sha256: string): Promise<KnowledgeDocument | null> {
+    const [row] = await sqlRows<KnowledgeDocument>(this.dataSource, `${DOCUMENT_SELECT} WHERE d.content_sha256 = $1`, [sha256]);
+    return row ?? null;
+  }
+
+  /** Deletes the document (and its chunks) in the caller's transaction; false when there was none. */
+  async delete(manager: EntityManager, id: string): Promise<boolean> {
+    const deleted = await sqlRows(manager, 'DELETE FROM knowledge_documents WHERE id = $1 RETURNING id', [id]);
+    return deleted.length > 0;
+  }
+
+  async isEmpty(): Promise<boolean> {
+    const [row] = await sqlRows<{ any: boolean }>(this.dataSource, 'SELECT EXISTS (SELECT 1 FROM knowledge_documents) AS any');
+    return !row.any;
+  }
+}

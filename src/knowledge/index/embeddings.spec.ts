@@ -1,0 +1,132 @@
+import { createServer, IncomingMessage, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { tokenize } from '../../common/text.js';
+import { AppConfig, ConfigValidationError, EMBEDDING_PROVIDERS, loadConfig, RERANK_PROVIDERS } from '../../config/app-config.js';
+import { createEmbeddingProvider, EMBEDDING_PROVIDER_REGISTRY } from './embedding-registry.js';
+import { LocalHashEmbeddings, OpenAICompatibleEmbeddings } from './embeddings.js';
+import { createRerankProvider, RERANK_PROVIDER_REGISTRY } from '../retrieval/rerank-registry.js';
+import { HttpRerank, LocalRerank } from '../retrieval/rerank.js';
+
+describe('LocalHashEmbeddings', () => {
+  it('embeds pre-tokenized texts exactly as it embeds the texts', async () => {
+    const embeddings = new LocalHashEmbeddings(64);
+    const texts = ['Reset the Aurora X1 router: hold the button for 10 seconds.', '长按复位键十秒钟，路由器恢复出厂设置。', ''];
+    expect(await embeddings.embedTokenized(texts, texts.map((text) => tokenize(text)))).toEqual(await embeddings.embed(texts));
+    expect(embeddings.ingestBatchSize).toBeLessThanOrEqual(128);
+  });
+});
+
+interface SeenRequest {
+  path: string;
+  authorization: string | undefined;
+  body: { model?: string; input?: string[]; dimensions?: number; encoding_format?: string };
+}
+
+/** An OpenAI-compatible `/embeddings` endpoint on a loopback port that records what it was sent. */
+async function fakeEmbeddingsServer(): Promise<{ url: string; seen: SeenRequest[]; close(): Promise<void> }> {
+  const seen: SeenRequest[] = [];
+  const readBody = async (req: IncomingMessage) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as SeenRequest['body'];
+  };
+  const server: Server = createServer((req, res) => {
+    void readBody(req).then((body) => {
+      seen.push({ path: req.url ?? '', authorization: req.headers.authorization, body });
+      const data = (body.input ?? []).map((_, index) => {
+        const vector = Array.from({ length: body.dimensions ?? 4 }, (_, i) => (i === index ? 1 : 0));
+        // The OpenAI client asks for base64 unless told otherwise.
+        const embedding = body.encoding_format === 'base64' ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector;
+        return { object: 'embedding', index, embedding };
+      });
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    seen,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('embedding providers', () => {
+  it('offer exactly the names EMBEDDING_PROVIDER accepts', () => {
+    expect([...EMBEDDING_PROVIDER_REGISTRY.names].sort()).toEqual([...EMBEDDING_PROVIDERS].sort());
+  });
+
+  it('build the local embeddings by default, at the configured size', () => {
+    const provider = createEmbeddingProvider(loadConfig({ EMBEDDING_DIMENSIONS: '32' }));
+    expect(provider).toBeInstanceOf(LocalHashEmbeddings);
+    expect(provider.dimensions).toBe(32);
+  });
+
+  it('send openai embeddings to EMBEDDING_BASE_URL with EMBEDDING_API_KEY, not to the chat endpoint', async () => {
+    const embeddings = await fakeEmbeddingsServer();
+    const chat = await fakeEmbeddingsServer();
+    try {
+      const config = loadConfig({
+        EMBEDDING_PROVIDER: 'openai',
+        EMBEDDING_BASE_URL: embeddings.url,
+        EMBEDDING_API_KEY: 'embedding-key',
+        EMBEDDING_MODEL: 'embed-model',
+        EMBEDDING_DIMENSIONS: '16',
+        LLM_BASE_URL: chat.url,
+        LLM_API_KEY: 'chat-key',
+        LLM_MAX_RETRIES: '0',
+      });
+      const provider = createEmbeddingProvider(config);
+      expect(provider).toBeInstanceOf(OpenAICompatibleEmbeddings);
+      const vectors = await provider.embed(['first', 'second']);
+      expect(vectors.map((vector) => vector.length)).toEqual([16, 16]);
+      expect(vectors[1][1]).toBe(1);
+      expect(embeddings.seen).toEqual([
+        expect.objectContaining({
+          path: '/v1/embeddings',
+          authorization: 'Bearer embedding-key',
+          body: expect.objectContaining({ model: 'embed-model', input: ['first', 'second'], dimensions: 16 }),
+        }),
+      ]);
+      expect(chat.seen).toEqual([]);
+    } finally {
+      await embeddings.close();
+      await chat.close();
+    }
+  });
+
+  it('fall back to LLM_BASE_URL and LLM_API_KEY', async () => {
+    const server = await fakeEmbeddingsServer();
+    try {
+      const provider = createEmbeddingProvider(
+        loadConfig({ EMBEDDING_PROVIDER: 'openai', LLM_BASE_URL: server.url, LLM_API_KEY: 'shared-key', LLM_MAX_RETRIES: '0' }),
+      );
+      await provider.embed(['text']);
+      expect(server.seen).toEqual([expect.objectContaining({ path: '/v1/embeddings', authorization: 'Bearer shared-key' })]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuse openai with neither a base URL nor a key, even from a hand-built configuration', () => {
+    const base = loadConfig({});
+    const handBuilt: AppConfig = { ...base, embeddings: { ...base.embeddings, provider: 'openai', baseUrl: undefined, apiKey: undefined } };
+    expect(() => createEmbeddingProvider(handBuilt)).toThrow(ConfigValidationError);
+    expect(() => createEmbeddingProvider(handBuilt)).toThrow(/EMBEDDING_API_KEY: required when EMBEDDING_PROVIDER=openai/);
+  });
+});
+
+describe('rerank providers', () => {
+  it('offer exactly the names RERANK_PROVIDER accepts', () => {
+    expect([...RERANK_PROVIDER_REGISTRY.names].sort()).toEqual([...RERANK_PROVIDERS].sort());
+  });
+
+  it('build the local, http or no reranker', () => {
+    expect(createRerankProvider(loadConfig({}))).toBeInstanceOf(LocalRerank);
+    const http = createRerankProvider(loadConfig({ RERANK_PROVIDER: 'http', RERANK_URL: 'http://127.0.0.1:9/rerank', RERANK_TIMEOUT_MS: '500' }));
+    expect(http).toBeInstanceOf(HttpRerank);
+    expect(http).toMatchObject({ endpoint: 'http://127.0.0.1:9/rerank', timeoutMs: 500 });
+    expect(createRerankProvider(loadConfig({ RERANK_PROVIDER: 'none' }))).toBeNull();
+  });
+});

@@ -1,0 +1,82 @@
+import fc from 'fast-check';
+import { propertyRuns } from '../../../test/support/property-runs.js';
+import { splitSentences } from '../../common/text.js';
+import { buildChunkTree, buildChunkTreeIncrementally, packSentences, sentenceWindows } from './chunker.js';
+
+/** Deterministic mixed Chinese/English text with line breaks, sentence ends of every kind, and a few very long sentences. */
+function sample(sentences: number, seed = 1): string {
+  const words = ['router', 'reset', 'firmware', 'warranty', '路由器', '固件', '保修', '滤芯', 'e.g.', '3.5', 'X1'];
+  const ends = ['. ', '。', '！', '？', '!', '?', '；', ';', '\n', '\n\n', ' ', '.\n'];
+  let state = seed;
+  const next = (n: number) => (state = (state * 1103515245 + 12345) & 0x7fffffff) % n;
+  let text = '';
+  for (let i = 0; i < sentences; i += 1) {
+    const length = next(20) === 0 ? 150 : 2 + next(12);
+    const parts = Array.from({ length }, () => words[next(words.length)]);
+    text += parts.join(next(2) ? ' ' : '') + ends[next(ends.length)];
+  }
+  return text;
+}
+
+describe('the incremental chunker builds the same tree as buildChunkTree', () => {
+  const cases: Array<[string, string]> = [
+    ['mixed text', sample(400)],
+    ['no line breaks', sample(300).replace(/\n/g, ' ')],
+    ['no sentence ends at all', 'word '.repeat(3000)],
+    ['one page of Chinese without punctuation', '滤芯'.repeat(2500)],
+    ['white space only', '   \n  '],
+  ];
+  for (const [label, text] of cases) {
+    for (const sizes of [[1200, 400], [300, 100, 40], [250]]) {
+      it(`${label}, sizes ${sizes.join(',')}`, async () => {
+        const pages = [
+          { page: 1, text },
+          { page: 2, text: sample(50, 7) },
+        ];
+        for (const window of [64, 500, 32 * 1024]) {
+          let pauses = 0;
+          const tree = await buildChunkTreeIncrementally(pages, sizes, 20, { window, pause: async () => void (pauses += 1) });
+          expect(tree).toEqual(buildChunkTree(pages, sizes, 20));
+          if (window === 64 && text.trim()) expect(pauses).toBeGreaterThan(1);
+        }
+      });
+    }
+  }
+
+  it('windows have exactly the sentences of the whole text (any text, any window size)', () => {
+    const alphabet = fc.constantFrom('a', 'b', ' ', '.', '\n', '\r', '。', '！', '？', '!', '?', '；', ';', '路', '由', '\t', '…');
+    fc.assert(
+      fc.property(fc.array(alphabet, { maxLength: 400 }), fc.integer({ min: 1, max: 60 }), (chars, window) => {
+        const text = chars.join('');
+        const windows = [...sentenceWindows(text, window)];
+        expect(windows.join('')).toBe(text);
+        expect(windows.flatMap((part) => splitSentences(part))).toEqual(splitSentences(text));
+      }),
+      { numRuns: propertyRuns(200) },
+    );
+  });
+
+  it('cuts windows only where sentences split, and they add up to the text', () => {
+    const text = sample(500, 3);
+    const windows = [...sentenceWindows(text, 200)];
+    expect(windows.join('')).toBe(text);
+    expect(windows.length).toBeGreaterThan(10);
+    for (const window of windows.slice(0, -1)) expect(window.length).toBeLessThanOrEqual(200 + 150 * 12);
+  });
+
+  it('packSentences gives what it gave before it was made incremental (values from the previous implementation)', () => {
+    expect(packSentences('One. Two sentences here. Three is a longer sentence than the others.', 30, 5)).toEqual([
+      'One. Two sentences here.',
+      'Three is a longer sentence tha',
+      'e tha n the others.',
+    ]);
+    expect(packSentences(`第一句话。第二句话比较长一些！第三句？${'x'.repeat(25)}`, 12, 3)).toEqual([
+      '第一句话。',
+      '第二句话比较长一些！',
+      '一些！ 第三句？',
+      'xxxxxxxxxxxx',
+      'xxxxxxxxxxxx',
+      'xxx x',
+    ]);
+  });
+});

@@ -1,0 +1,12 @@
+/**
+ * The knowledge module's door: what other modules use of it. Its internals
+ * (index/, retrieval/, ingest/, answering/) are imported by its own files and
+ * its tests only.
+ */
+export { KnowledgeModule } from './knowledge.module.js';
+export { boundQuery, MAX_QUERY_LENGTH } from './answering/bounded-query.js';
+export { clarificationPrompt } from './answering/clarification.js';
+export { ComplexityJudge } from './answering/judges/complexity-judge.service.js';
+export { KnowledgeFlow, type KnowledgeFlowResult } from './answering/knowledge-flow.service.js';
+export { SubQuestionFanOut } from './answering/sub-question-fanout.service.js';
+export type { StepReporter } from './retrieval/retrieval.service.js';

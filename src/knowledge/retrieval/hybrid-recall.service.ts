@@ -1,0 +1,164 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { pgErrorCode } from '../../database/sql.js';
+import type { AppConfig } from '../../config/app-config.js';
+import { APP_CONFIG } from '../../config/config.module.js';
+import { ChunksRepository } from '../index/chunks.repository.js';
+import { DenseRecall } from '../index/dense/dense-recall.service.js';
+import { EmbeddingProvider } from '../index/embeddings.js';
+import { RetrievalHit } from './retrieval.service.js';
+import { fullTextQueryTerms } from '../index/search-text.js';
+
+/** Longest a full-text statement may run before PostgreSQL cancels it; recall then answers from the dense ranking alone. */
+export const FULL_TEXT_STATEMENT_TIMEOUT_MS = 3000;
+
+/** PostgreSQL's query_canceled: a statement timeout (or a cancel request). */
+const QUERY_CANCELED = '57014';
+
+/** Reciprocal rank fusion constant (Cormack et al.). */
+export const RRF_K = 60;
+
+/** Fuses ranked id lists: each list gives 1 / (RRF_K + rank). */
+export function reciprocalRankFusion(rankings: string[][]): Array<{ id: string; score: number }> {
+  const scores = new Map<string, number>();
+  for (const ranking of rankings) {
+    ranking.forEach((id, index) => scores.set(id, (scores.get(id) ?? 0) + 1 / (RRF_K + index + 1)));
+  }
+  return [...scores.entries()].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+}
+
+/** A recalled leaf, with what auto-merge needs to know about its parent. */
+export interface RecallCandidate extends RetrievalHit {
+  parent_id: string | null;
+  level: number;
+}
+
+export interface RecallResult {
+  candidates: RecallCandidate[];
+  /** Names the rankings that were fused, with the dense backend that actually answered. */
+  retriever: string;
+  /** Set when the configured dense backend failed and another answered. */
+  denseError?: string;
+  /** Set when there was no dense ranking (the in-memory index is still loading) and the full-text ranking answered alone. */
+  denseSkipped?: string;
+  /** Distinct terms the full-text query kept, and those it left out (over FULL_TEXT_MAX_TERMS). */
+  fullTextTerms: number;
+  fullTextTermsDropped: number;
+  /** Set when the full-text ranking timed out and the dense ranking answered alone. */
+  fullTextError?: string;
+}
+
+export interface FullTextRanking {
+  ids: string[];
+  terms: number;
+  dropped: number;
+  /** Why `ids` is empty although the query had terms: the ranking hit the statement timeout. */
+  error?: string;
+}
+
+/**
+ * Hybrid recall over the leaf chunks: a PostgreSQL full-text ranking (GIN
+ * index; Chinese segmented into words and bigrams) and a dense ranking by
+ * cosine similarity of embeddings (pgvector or an in-memory index), fused by
+ * reciprocal rank fusion.
+ */
+@Injectable()
+export class HybridRecall {
+  /**
+   * Statement timeout of the full-text ranking (a property so tests can shorten it): never longer than the
+   * service's own statement limit, so the server cancels it (57014, answered by the dense ranking) before
+   * the client-side read limit gives up on the connection.
+   */
+  statementTimeoutMs: number;
+
+  private readonly chunks: ChunksRepository;
+
+  constructor(
+    @InjectDataSource() dataSource: DataSource,
+    private readonly embeddings: EmbeddingProvider,
+    private readonly dense: DenseRecall,
+    @Optional() @Inject(APP_CONFIG) config?: AppConfig,
+  ) {
+    this.chunks = new ChunksRepository(dataSource);
+    this.statementTimeoutMs = Math.min(FULL_TEXT_STATEMENT_TIMEOUT_MS, config?.database.statementTimeoutMs ?? FULL_TEXT_STATEMENT_TIMEOUT_MS);
+  }
+
+  /** The `recallK` best leaves by fused rank, best first. */
+  async recall(query: string, recallK: number): Promise<RecallResult> {
+    const [fullText, dense] = await Promise.all([this.fullTextRecall(query, recallK), this.dense.rank(query, recallK)]);
+    const fused = reciprocalRankFusion([fullText.ids, dense.ids]).slice(0, recallK);
+    const details = await this.chunkDetails(fused.map((f) => f.id));
+    const fullTextRank = new Map(fullText.ids.map((id, i) => [id, i + 1]));
+    const denseRank = new Map(dense.ids.map((id, i) => [id, i + 1]));
+    const candidates = fused.flatMap((f, i) => {
+      const chunk = details.get(f.id);
+      return chunk
+        ? [{ ...chunk, score: Number(f.score.toFixed(6)), rrf_rank: i + 1, fulltext_rank: fullTextRank.get(f.id) ?? null, dense_rank: denseRank.get(f.id) ?? null }]
+        : [];
+    });
+    return {
+      candidates,
+      retriever: `hybrid-rrf-v1:${this.embeddings.name}:${dense.backend}`,
+      denseError: dense.error,
+      denseSkipped: dense.skipped,
+      fullTextTerms: fullText.terms,
+      fullTextTermsDropped: fullText.dropped,
+      fullTextError: fullText.error,
+    };
+  }
+
+  /** Leaf ids ranked by PostgreSQL full-text search (public for the evaluation bench). */
+  async fullTextRanking(query: string, limit: number): Promise<string[]> {
+    return (await this.fullTextRecall(query, limit)).ids;
+  }
+
+  /**
+   * The full-text ranking with what bounds its cost: at most
+   * FULL_TEXT_MAX_TERMS distinct terms, at most FULL_TEXT_CANDIDATE_CAP
+   * matches ranked, and a statement timeout, after which the ranking is
+   * empty and says why (other database errors propagate).
+   */
+  async fullTextRecall(query: string, limit: number): Promise<FullTextRanking> {
+    const { lexemes, dropped } = fullTextQueryTerms(query);
+    const terms = lexemes.length;
+    if (terms === 0) return { ids: [], terms, dropped };
+    try {
+      const ids = await this.chunks.withStatementTimeout(this.statementTimeoutMs, async (manager) => {
+        // Chunks with every term first (few, precise: for Chinese, bigram runs act like phrases);
+        // then, when they are too few, chunks with any term.
+        const all = await this.chunks.rankFullText(manager, lexemes.join(' & '), limit);
+        if (all.length >= limit || terms === 1) return all;
+        const any = await this.chunks.rankFullText(manager, lexemes.join(' | '), limit);
+        return [...new Set([...all, ...any])].slice(0, limit);
+      });
+      return { ids, terms, dropped };
+    } catch (error) {
+      if (pgErrorCode(error) !== QUERY_CANCELED) throw error;
+      return { ids: [], terms, dropped, error: `full-text search cancelled after ${this.statementTimeoutMs} ms (statement timeout)` };
+    }
+  }
+
+  /** Leaf ids ranked by embedding similarity (public for the evaluation bench). */
+  async denseRanking(query: string, limit: number): Promise<string[]> {
+    return (await this.dense.rank(query, limit)).ids;
+  }
+
+  private async chunkDetails(ids: string[]): Promise<Map<string, Omit<RecallCandidate, 'score'>>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.chunks.details(ids);
+    return new Map(
+      rows.map((row) => [
+        String(row.id),
+        {
+          chunk_id: String(row.id),
+          source: row.source,
+          page: row.page,
+          text: row.text,
+          parent_id: row.parent_id === null ? null : String(row.parent_id),
+          level: row.level,
+        },
+      ]),
+    );
+  }
+}

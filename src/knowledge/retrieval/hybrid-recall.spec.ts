@@ -1,0 +1,80 @@
+import type { DataSource } from 'typeorm';
+import type { DenseRecall } from '../index/dense/dense-recall.service.js';
+import type { EmbeddingProvider } from '../index/embeddings.js';
+import { FULL_TEXT_STATEMENT_TIMEOUT_MS, HybridRecall } from './hybrid-recall.service.js';
+
+type Reply = Array<Record<string, unknown>> | Error;
+
+/** A stand-in for TypeORM's DataSource: records every statement (and whether it ran in a transaction) and answers from `reply`. */
+function fakeDatabase(reply: (sql: string, params: unknown[]) => Reply) {
+  const statements: Array<{ sql: string; params: unknown[]; inTransaction: boolean }> = [];
+  const runnerFor = (inTransaction: boolean) => ({
+    query: async (sql: string, params: unknown[] = []) => {
+      statements.push({ sql, params, inTransaction });
+      const result = reply(sql, params);
+      if (result instanceof Error) throw result;
+      return { records: result };
+    },
+    release: async () => undefined,
+  });
+  const transactionRunner = runnerFor(true);
+  const manager = {
+    queryRunner: transactionRunner,
+    query: async (sql: string, params?: unknown[]) => (await transactionRunner.query(sql, params)).records,
+  };
+  const dataSource = {
+    connection: { createQueryRunner: () => runnerFor(false) },
+    transaction: async <T>(work: (m: typeof manager) => Promise<T>) => work(manager),
+  };
+  return { dataSource: dataSource as unknown as DataSource, statements };
+}
+
+const dense = { rank: async () => ({ ids: ['7', '8'], backend: 'memory' as const }) } as unknown as DenseRecall;
+const embeddings = { name: 'fake' } as unknown as EmbeddingProvider;
+const details = (ids: unknown) =>
+  (ids as string[]).map((id) => ({ id, text: `chunk ${id}`, page: null, parent_id: null, level: 2, source: 'doc.md' }));
+
+const timeoutError = () =>
+  Object.assign(new Error('canceling statement due to statement timeout'), { driverError: { code: '57014' } });
+
+describe('HybridRecall: what a query can cost', () => {
+  it('ranks full text in a transaction with a statement timeout, with at most 32 terms', async () => {
+    const { dataSource, statements } = fakeDatabase((sql, params) => (/to_tsquery/.test(sql) ? [] : /knowledge_documents/.test(sql) ? details(params[0]) : []));
+    const recall = new HybridRecall(dataSource, embeddings, dense);
+    const words = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}z`).join(' ');
+    const result = await recall.recall(`reset the router ${words}`, 8);
+    expect(result).toMatchObject({ fullTextTerms: 32, fullTextTermsDropped: 402 - 32, fullTextError: undefined });
+    const fullText = statements.filter((s) => /to_tsquery/.test(s.sql));
+    expect(fullText).toHaveLength(2); // every term, then any term
+    for (const statement of fullText) {
+      expect(statement.inTransaction).toBe(true);
+      expect(String(statement.params[0]).split(/ [&|] /)).toHaveLength(32);
+    }
+    expect(statements[0]).toEqual({ sql: `SET LOCAL statement_timeout = ${FULL_TEXT_STATEMENT_TIMEOUT_MS}`, params: [], inTransaction: true });
+    expect(result.candidates.map((c) => c.chunk_id)).toEqual(['7', '8']);
+  });
+
+  it('answers from the dense ranking alone, saying why, when the full-text ranking hits the timeout', async () => {
+    const { dataSource } = fakeDatabase((sql, params) => (/to_tsquery/.test(sql) ? timeoutError() : /knowledge_documents/.test(sql) ? details(params[0]) : []));
+    const recall = new HybridRecall(dataSource, embeddings, dense);
+    const result = await recall.recall('reset the router', 8);
+    expect(result.fullTextError).toBe(`full-text search cancelled after ${FULL_TEXT_STATEMENT_TIMEOUT_MS} ms (statement timeout)`);
+    expect(result.candidates.map((c) => [c.chunk_id, c.rrf_rank])).toEqual([
+      ['7', 1],
+      ['8', 2],
+    ]);
+    expect(result.fullTextTerms).toBe(2);
+  });
+
+  it('lets other database errors through (they are not a slow query)', async () => {
+    const broken = Object.assign(new Error('relation does not exist'), { driverError: { code: '42P01' } });
+    const { dataSource } = fakeDatabase((sql) => (/to_tsquery/.test(sql) ? broken : []));
+    await expect(new HybridRecall(dataSource, embeddings, dense).recall('reset the router', 8)).rejects.toBe(broken);
+  });
+
+  it('does not query the database for a query without terms', async () => {
+    const { dataSource, statements } = fakeDatabase(() => []);
+    expect(await new HybridRecall(dataSource, embeddings, dense).fullTextRecall('？ the a', 8)).toEqual({ ids: [], terms: 0, dropped: 0 });
+    expect(statements).toHaveLength(0);
+  });
+});

@@ -1,0 +1,39 @@
+import type { RagTraceFields } from '../../trace/trace.protocol.js';
+
+/**
+ * One retrieved passage: the wire shape of RetrievedChunk. A type alias, not an
+ * interface, so a list of hits is assignable to the trace's chunk lists.
+ */
+export type RetrievalHit = {
+  chunk_id: string;
+  source: string;
+  page: number | null;
+  text: string;
+  score: number;
+  rrf_rank?: number;
+  /** Rank in the full-text and the dense recall leg (null: that leg did not find it), before fusion. */
+  fulltext_rank?: number | null;
+  dense_rank?: number | null;
+  rerank_score?: number;
+};
+
+/** Reports a pipeline stage as it happens (the request context's emitRagStep). */
+export type StepReporter = (stage: string, label: string, details?: Record<string, unknown>) => void;
+
+export interface RetrievalResult {
+  hits: RetrievalHit[];
+  /** How many candidates matched at all before cutting to top_k. */
+  recalled: number;
+  mode: string;
+  pipelineId: string;
+  /** Trace fields the retrieval stages own (recall configuration, merge, rerank, threshold, timings). */
+  trace?: RagTraceFields;
+}
+
+/**
+ * What the knowledge tool asks of retrieval. The injection token is the
+ * class itself; the knowledge module provides the implementation.
+ */
+export abstract class RetrievalService {
+  abstract search(query: string, topK: number, options?: { onStep?: StepReporter }): Promise<RetrievalResult>;
+}

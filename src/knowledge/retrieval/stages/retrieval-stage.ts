@@ -1,0 +1,89 @@
+import { DiscoveryService } from '@nestjs/core';
+import type { RagTraceFields } from '../../../trace/trace.protocol.js';
+import type { RetrievalHit, StepReporter } from '../retrieval.service.js';
+
+/**
+ * The trace fields one stage owns. Stages write them as object literals, so
+ * a misspelled or undeclared field is a compile error rather than a field the
+ * trace normalizer silently drops.
+ */
+export type TraceFragment = Partial<RagTraceFields>;
+
+/**
+ * What a stage sees: the query, top_k, the candidates so far and the trace
+ * fields the stages before it wrote. Stages return new candidate lists; they
+ * never change the ones they were given.
+ */
+export interface StageState<C extends RetrievalHit> {
+  readonly query: string;
+  readonly topK: number;
+  readonly candidates: C[];
+  readonly trace: Readonly<TraceFragment>;
+}
+
+export interface StageContext {
+  /** Reports the stage to the client (the stage names and labels clients show). */
+  readonly step: StepReporter;
+  /** Runs `work` and records its milliseconds as `timings[stage]`. */
+  time<T>(stage: string, work: () => Promise<T>): Promise<T>;
+}
+
+export interface StageResult<C extends RetrievalHit> {
+  /** The candidates after the stage (the same ones when it left them alone). */
+  candidates: C[];
+  trace: TraceFragment;
+  /** The stage's part of the pipeline id (`hybrid-rrf-v1:…+merge+model`), when it names itself there. */
+  pipelinePart?: string;
+}
+
+/** One step of retrieval. Adding a stage is a class and a line in the pipeline's list. */
+export interface RetrievalStage<C extends RetrievalHit> {
+  readonly name: string;
+  run(state: StageState<C>, context: StageContext): Promise<StageResult<C>>;
+}
+
+/**
+ * Marks a provider as a retrieval stage plug-in, run right after the named
+ * built-in stage (`recall`, `auto_merge`, `rerank` or `threshold`). A team's
+ * stage is then a class in a module of its own; the pipeline finds it at
+ * start-up, and an unknown `after` stops the start.
+ */
+export const RetrievalStagePlugin = DiscoveryService.createDecorator<{ after: string }>();
+
+export interface StagesOutcome<C extends RetrievalHit> {
+  candidates: C[];
+  /** Every stage's fragment, later stages winning, plus `timings`. */
+  trace: TraceFragment & { timings: Record<string, number> };
+  pipelineId: string;
+}
+
+/** Runs the stages in order, each on the candidates and trace the ones before it left. */
+export async function runStages<C extends RetrievalHit>(
+  stages: readonly RetrievalStage<C>[],
+  query: string,
+  topK: number,
+  step: StepReporter,
+): Promise<StagesOutcome<C>> {
+  const timings: Record<string, number> = {};
+  const context: StageContext = {
+    step,
+    async time(stage, work) {
+      const started = performance.now();
+      try {
+        return await work();
+      } finally {
+        timings[stage] = Math.round(performance.now() - started);
+      }
+    },
+  };
+  let candidates: C[] = [];
+  const trace: TraceFragment = {};
+  const pipelineParts: string[] = [];
+  for (const stage of stages) {
+    const result = await stage.run({ query, topK, candidates, trace }, context);
+    candidates = result.candidates;
+    Object.assign(trace, result.trace);
+    if (result.pipelinePart !== undefined) pipelineParts.push(result.pipelinePart);
+  }
+  return { candidates, trace: { ...trace, timings }, pipelineId: pipelineParts.join('+') };
+}

@@ -1,0 +1,26 @@
+import { tokenize } from '../../common/text.js';
+import { matchKey, matchKeys, wordKeys } from './term-match.js';
+
+describe('term matching for the local judge', () => {
+  it('gives English words one key whatever their plural, tense or case', () => {
+    expect(matchKeys('Warranties WARRANTY warranty')).toEqual(new Set(['warranti']));
+    expect(matchKeys('reset resets resetting')).toEqual(new Set(['reset']));
+    expect(matchKeys('ship shipped shipping')).toEqual(new Set(['ship']));
+    expect(matchKey('consumers')).toBe(matchKey('consumer'));
+  });
+
+  it('leaves Chinese words, numbers and model names as tokenize gives them', () => {
+    for (const text of ['基础版服务条款', '2023年报销制度', 'Aurora X1 2.4 GHz']) {
+      const tokens = tokenize(text).filter((token) => !/^[a-z]+$/.test(token));
+      expect([...matchKeys(text)]).toEqual(expect.arrayContaining(tokens));
+    }
+    expect(matchKey('x1')).toBe('x1');
+    expect(matchKey('2024')).toBe('2024');
+  });
+
+  it('counts words without the bigrams that straddle them', () => {
+    expect(matchKeys('退款怎么规定')).toEqual(new Set(['退款', '规定', '款怎', '么规']));
+    expect(wordKeys('退款怎么规定')).toEqual(new Set(['退款', '规定']));
+    expect(wordKeys('How do I reset the routers?')).toEqual(new Set(['reset', 'router']));
+  });
+});

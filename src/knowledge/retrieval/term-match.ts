@@ -1,0 +1,44 @@
+import { stemmer } from 'stemmer';
+import { tokenize } from '../../common/text.js';
+
+// Only plain English words are stemmed: numbers, model names such as "x1" and Chinese words stay as they are.
+const ENGLISH_WORD = /^[a-z]+$/;
+const wordSegmenter = new Intl.Segmenter('zh', { granularity: 'word' });
+
+/**
+ * The form under which the judge compares a token of `tokenize`: an English
+ * word by its Porter stem, so that plural, tense and case do not matter
+ * ("Warranties", "warranty" → "warranti"; "resetting" → "reset"), anything
+ * else unchanged.
+ */
+export function matchKey(token: string): string {
+  if (!ENGLISH_WORD.test(token)) return token;
+  let stem = stems.get(token);
+  if (stem === undefined) {
+    // Documents reuse a small vocabulary: the stems of the words seen last are kept, within a bound.
+    if (stems.size >= STEM_CACHE_SIZE) stems.clear();
+    stem = stemmer(token);
+    stems.set(token, stem);
+  }
+  return stem;
+}
+
+const STEM_CACHE_SIZE = 20_000;
+const stems = new Map<string, string>();
+
+/** The distinct comparison keys of a text (its `tokenize` tokens, each through `matchKey`). */
+export function matchKeys(text: string): Set<string> {
+  return new Set(tokenize(text).map(matchKey));
+}
+
+/**
+ * The comparison keys of a text's words alone: `matchKeys` without the
+ * Chinese character bigrams `tokenize` adds, which straddle two words as
+ * often as not (款怎 in 退款怎么规定) and so are no measure of how much of a
+ * question the evidence answers.
+ */
+export function wordKeys(text: string): Set<string> {
+  const words = new Set<string>();
+  for (const { segment, isWordLike } of wordSegmenter.segment(text.toLowerCase())) if (isWordLike) words.add(segment.trim());
+  return new Set(tokenize(text).filter((token) => words.has(token)).map(matchKey));
+}

@@ -49,13 +49,7 @@ function bindAgentTools(model: BaseChatModel, tools: ToolRegistry) {
   return model.bindTools(tools.tools);
 }
 
-function buildAgentGraph(
-  model: BaseChatModel,
-  sampledModel: SampledModelFactory,
-  tools: ToolRegistry,
-  checkpointer: BaseCheckpointSaver,
-  timeoutMs: number,
-) {
+function buildAgentGraph(model: BaseChatModel, sampledModel: SampledModelFactory, tools: ToolRegistry, checkpointer: BaseCheckpointSaver, timeoutMs: number) {
   const bound = bindAgentTools(model, tools);
   const sampled = new Map<string, typeof bound>();
   const modelFor = (sampling: ModelSampling | undefined) => {

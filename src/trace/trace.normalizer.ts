@@ -2,15 +2,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { SpecClass } from './field-spec.js';
 import { normalizeBySpec } from './normalize-by-spec.js';
-import {
-  HitlResumeState,
-  PendingHitlState,
-  RagSubTrace,
-  RagTrace,
-  RagTraceFields,
-  RetrievedChunk,
-  TRACE_PROTOCOL_VERSION,
-} from './trace.protocol.js';
+import { HitlResumeState, PendingHitlState, RagSubTrace, RagTrace, RagTraceFields, RetrievedChunk, TRACE_PROTOCOL_VERSION } from './trace.protocol.js';
 
 /**
  * The seed's F01–F04 and their HITL siblings. Pure and total: any value in,

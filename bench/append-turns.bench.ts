@@ -1,7 +1,7 @@
 /**
  * Commits 500 turns to one session and compares the median commit time of
  * the first and the last 50 turns (goal: ratio at most 1.2). Baseline in the
- * same process: a commit that rewrites the whole history each turn (as the seed's save() did).
+ * same process: a commit that rewrites the whole history each turn (as the first storage design's save() did).
  *
  *   npm run bench:append            (TURNS=500 by default)
  */

@@ -109,7 +109,7 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
     expect(res.body.messages[1].rag_trace).toEqual(NORMALIZED);
   });
 
-  it('normalizes messy traces found in the cache as well (seed F17)', async () => {
+  it('normalizes messy traces found in the cache as well', async () => {
     const user = uniqueUser('cached-legacy');
     const session = randomUUID();
     await t.storage.appendTurn(user, session, [{ type: 'human', content: 'q' }]);

@@ -95,7 +95,7 @@ function buildAgentGraph(model: BaseChatModel, sampledModel: SampledModelFactory
 export type AgentGraph = ReturnType<typeof buildAgentGraph>;
 
 /**
- * F25: the agent's graph around the shared model and every registered tool,
+ * The agent's graph around the shared model and every registered tool,
  * compiled once (on first use, after the tools are discovered). Each run
  * is given its turn as the run's `context` (a TurnContext).
  */

@@ -15,7 +15,7 @@ import { RagTrace, TRACE_PROTOCOL_VERSION } from './trace.protocol.js';
 
 const trace = (fields: Record<string, unknown>) => normalizeRagTrace(fields) as Record<string, unknown>;
 
-describe('normalizeChunks (F01)', () => {
+describe('normalizeChunks', () => {
   it('keeps only RetrievedChunk fields and drops chunks without a source', () => {
     expect(
       normalizeChunks([
@@ -40,12 +40,12 @@ describe('normalizeChunks (F01)', () => {
 
   it('caps a list at 100 chunks', () => {
     const many = Array.from({ length: 500 }, (_, i) => ({ source: `s${i}` }));
-    expect(normalizeChunks(many)).toHaveLength(500); // F01 itself keeps all …
+    expect(normalizeChunks(many)).toHaveLength(500); // normalizeChunks itself keeps all …
     expect((trace({ final_chunks: many }).final_chunks as unknown[]).length).toBe(100); // … the trace bounds it
   });
 });
 
-describe('normalizeTraceFields (F02) by field group', () => {
+describe('normalizeTraceFields by field group', () => {
   it('tool and query', () => {
     expect(normalizeTraceFields({ tool_used: 'true', tool_name: 'knowledge_search', query: '退货', retrieval_stage: 'rewrite' })).toEqual({
       tool_used: true,
@@ -216,7 +216,7 @@ describe('normalizeTraceFields (F02) by field group', () => {
   });
 });
 
-describe('normalizeRagSubTrace (F03) and normalizeRagTrace (F04)', () => {
+describe('normalizeRagSubTrace and normalizeRagTrace', () => {
   it('normalizes each sub-trace, dropping unknown fields and nested sub-traces', () => {
     const result = trace({
       complexity: 'complex',

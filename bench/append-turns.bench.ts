@@ -1,7 +1,7 @@
 /**
  * Commits 500 turns to one session and compares the median commit time of
  * the first and the last 50 turns (goal: ratio at most 1.2). Baseline in the
- * same process: a commit that rewrites the whole history each turn (as the seed's save() did).
+ * same process: a commit that rewrites the whole history each turn (as the first storage design's save() did).
  *
  *   npm run bench:append            (TURNS=500 by default)
  */
@@ -40,9 +40,7 @@ async function timeTurns(label: string, commit: (i: number) => Promise<void>): P
   }
   const first = median(times.slice(0, WINDOW));
   const last = median(times.slice(-WINDOW));
-  console.log(
-    `${label.padEnd(34)} first ${WINDOW}: ${fmt(first).padStart(10)}   last ${WINDOW}: ${fmt(last).padStart(10)}   ratio last/first: ${(last / first).toFixed(2)}`,
-  );
+  console.log(`${label.padEnd(34)} first ${WINDOW}: ${fmt(first).padStart(10)}   last ${WINDOW}: ${fmt(last).padStart(10)}   ratio last/first: ${(last / first).toFixed(2)}`);
   return times;
 }
 
@@ -76,9 +74,7 @@ runBench('bench_append', async (databaseUrl, onClose) => {
     for (let i = 0; i < 30; i += 1) await storage.appendTurn(user, warmup, turnMessages(i));
 
     const appendSession = randomUUID();
-    await timeTurns('appendTurn (one transaction/turn)', (i) =>
-      storage.appendTurn(user, appendSession, turnMessages(i)).then(() => undefined),
-    );
+    await timeTurns('appendTurn (one transaction/turn)', (i) => storage.appendTurn(user, appendSession, turnMessages(i)).then(() => undefined));
 
     const saveSession = randomUUID();
     const history: NewMessage[] = [];

@@ -29,13 +29,7 @@ import { benchConfig, fmt, median, percentile, runBench } from './support.js';
 
 const TURNS = Number(process.env.TURNS ?? 205);
 const STREAMS = Number(process.env.STREAMS ?? 40);
-const QUESTIONS = [
-  'How do I reset the Aurora X1 router?',
-  '退货政策是什么？',
-  'How long is the Aurora X2 warranty?',
-  '积分的有效期是多久？',
-  'What is the hotel limit in Tokyo?',
-];
+const QUESTIONS = ['How do I reset the Aurora X1 router?', '退货政策是什么？', 'How long is the Aurora X2 warranty?', '积分的有效期是多久？', 'What is the hotel limit in Tokyo?'];
 
 /** Median of the turns within ±5 of `at` (1-based). */
 function around(times: number[], at: number): number {
@@ -45,9 +39,7 @@ function around(times: number[], at: number): number {
 function report(label: string, times: number[]): void {
   const early = around(times, 10);
   const late = around(times, 200);
-  console.log(
-    `${label.padEnd(46)} turn 10: ${fmt(early).padStart(10)}   turn 200: ${fmt(late).padStart(10)}   ratio: ${(late / early).toFixed(2)}`,
-  );
+  console.log(`${label.padEnd(46)} turn 10: ${fmt(early).padStart(10)}   turn 200: ${fmt(late).padStart(10)}   ratio: ${(late / early).toFixed(2)}`);
 }
 
 runBench('bench_chat', async (databaseUrl, onClose) => {
@@ -65,7 +57,11 @@ runBench('bench_chat', async (databaseUrl, onClose) => {
     // Warm-up (JIT, pools, caches) in a session of its own, so turn 10 measures turns, not start-up.
     let warm: string | undefined;
     for (let i = 0; i < 20; i += 1) {
-      const res = await fetch(`${base}/api/chat`, { method: 'POST', headers, body: JSON.stringify({ message: QUESTIONS[i % QUESTIONS.length], ...(warm ? { session_id: warm } : {}) }) });
+      const res = await fetch(`${base}/api/chat`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ message: QUESTIONS[i % QUESTIONS.length], ...(warm ? { session_id: warm } : {}) }),
+      });
       warm = ((await res.json()) as { session_id: string }).session_id;
     }
 
@@ -113,12 +109,14 @@ runBench('bench_chat', async (databaseUrl, onClose) => {
       baseline.push(performance.now() - started);
     }
     report('baseline: MessagesAnnotation + PostgresSaver', baseline);
-    const [stored] = (await app.get(CheckpointerProvider).pool.query(
-      `SELECT
+    const [stored] = (
+      await app.get(CheckpointerProvider).pool.query(
+        `SELECT
          (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs WHERE thread_id = $1)::bigint AS baseline_bytes,
          (SELECT count(*) FROM checkpoints WHERE thread_id NOT IN ($1, $2))::int AS our_checkpoints`,
-      [thread, warmThread],
-    )).rows as Array<{ baseline_bytes: string; our_checkpoints: number }>;
+        [thread, warmThread],
+      )
+    ).rows as Array<{ baseline_bytes: string; our_checkpoints: number }>;
     console.log(
       `checkpoint storage after ${TURNS} turns: baseline ${(Number(stored.baseline_bytes) / 1e6).toFixed(2)} MB of blobs; this service ${stored.our_checkpoints} checkpoints`,
     );

@@ -58,9 +58,8 @@ runBench('bench_documents', async (databaseUrl, onClose) => {
   const runs = Array.from({ length: RUNS }, (_, i) => i);
   const paged = await timeEach(runs, () => documents.list(), 2);
   const counting = await timeEach(runs, () => dataSource.query(COUNTING_LIST), 2);
-  const report = (name: string, times: number[]) =>
-    console.log(`  ${name}: p50 ${fmt(median(times))}, p95 ${fmt(percentile(times, 95))}, max ${fmt(Math.max(...times))}`);
+  const report = (name: string, times: number[]) => console.log(`  ${name}: p50 ${fmt(median(times))}, p95 ${fmt(percentile(times, 95))}, max ${fmt(Math.max(...times))}`);
   console.log(`listing ${DOCUMENTS} documents (${RUNS} runs each, after 2 untimed):`);
   report('a page from stored counts (GET /api/knowledge/documents)', paged);
-  report('counting each document\'s leaves (the listing before)', counting);
+  report("counting each document's leaves (the listing before)", counting);
 });

@@ -56,10 +56,7 @@ async function service(url: string): Promise<RunEventsService> {
 type Stats = { commandsPerSecond: number; lagP50: number; lagP99: number; seconds: number; delivered: number };
 
 /** Streams a run of TOKENS tokens while `follow` has attached FOLLOWERS followers; lag from each event's publish time. */
-async function measure(
-  url: string,
-  follow: (runId: string, onEvent: (event: RunEvent) => void) => Promise<() => void>,
-): Promise<Stats> {
+async function measure(url: string, follow: (runId: string, onEvent: (event: RunEvent) => void) => Promise<() => void>): Promise<Stats> {
   const running = await service(url);
   const admin = createClient({ url });
   await admin.connect();
@@ -94,9 +91,7 @@ async function measure(
   await done;
   const seconds = (performance.now() - started) / 1000;
   const info = String(await admin.sendCommand(['INFO', 'commandstats']));
-  const calls = [...info.matchAll(/cmdstat_(\w+):calls=(\d+)/g)]
-    .filter(([, name]) => !['config', 'info'].includes(name))
-    .reduce((sum, [, , n]) => sum + Number(n), 0);
+  const calls = [...info.matchAll(/cmdstat_(\w+):calls=(\d+)/g)].filter(([, name]) => !['config', 'info'].includes(name)).reduce((sum, [, , n]) => sum + Number(n), 0);
   for (const stop of stops) stop();
   await running.onApplicationShutdown();
   await admin.quit();
@@ -169,9 +164,7 @@ function rejoin(base: string, token: string, runId: string): Promise<Rejoin> {
 function clientProcess(): void {
   process.on('disconnect', () => process.exit(0));
   process.on('message', (message: { base: string; token: string; runId: string; count: number }) => {
-    void Promise.all(Array.from({ length: message.count }, () => rejoin(message.base, message.token, message.runId))).then((results) =>
-      process.send!(results),
-    );
+    void Promise.all(Array.from({ length: message.count }, () => rejoin(message.base, message.token, message.runId))).then((results) => process.send!(results));
   });
   process.send!('ready');
 }
@@ -221,12 +214,20 @@ async function stormOverHttp(redisUrl: string): Promise<void> {
     for (let i = 0; i < 5; i += 1) await rejoin(following, token, runId);
     const alone: Rejoin[] = [];
     for (let i = 0; i < BASELINE_REJOINS; i += 1) alone.push(await rejoin(following, token, runId));
-    const baselineP50 = percentile(alone.map((r) => r.ms), 50);
+    const baselineP50 = percentile(
+      alone.map((r) => r.ms),
+      50,
+    );
     console.log(
       `\nreconnect storm over HTTP: a finished streamed turn of ${events} events on instance 1; ${STORM_FOLLOWERS} clients rejoin it at once on instance 2 ` +
         `(from ${CLIENT_PROCESSES} client processes); own redis-server`,
     );
-    console.log(`one client at a time (baseline)  p50 ${baselineP50.toFixed(1)} ms   p95 ${percentile(alone.map((r) => r.ms), 95).toFixed(1)} ms   (${BASELINE_REJOINS} rejoins, ${alone.filter(check).length} complete)`);
+    console.log(
+      `one client at a time (baseline)  p50 ${baselineP50.toFixed(1)} ms   p95 ${percentile(
+        alone.map((r) => r.ms),
+        95,
+      ).toFixed(1)} ms   (${BASELINE_REJOINS} rejoins, ${alone.filter(check).length} complete)`,
+    );
     for (let round = 1; round <= STORMS; round += 1) {
       await admin.sendCommand(['CONFIG', 'RESETSTAT']);
       const rejoins = await storm(following, token, runId);
@@ -239,7 +240,12 @@ async function stormOverHttp(redisUrl: string): Promise<void> {
       const p = (q: number) => (times.length ? percentile(times, q).toFixed(0) : '–').padStart(5);
       console.log(
         `storm ${round}: attach-to-complete p50 ${p(50)} ms   p95 ${p(95)} ms   p99 ${p(99)} ms   complete ${times.length}/${rejoins.length}   ` +
-          `503: ${rejoins.filter((r) => r.status === 503).length}   other failures: ${[...failures].filter(([k]) => !k.startsWith('503')).map(([k, n]) => `${k} ×${n}`).join(', ') || 'none'}   ` +
+          `503: ${rejoins.filter((r) => r.status === 503).length}   other failures: ${
+            [...failures]
+              .filter(([k]) => !k.startsWith('503'))
+              .map(([k, n]) => `${k} ×${n}`)
+              .join(', ') || 'none'
+          }   ` +
           `incomplete 200s: ${incomplete}   Redis XRANGE calls: ${xranges}   p50 / baseline p50 = ${times.length ? (percentile(times, 50) / baselineP50).toFixed(1) : '–'}`,
       );
     }

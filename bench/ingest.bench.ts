@@ -142,20 +142,14 @@ class TopicEmbeddings extends EmbeddingProvider {
 function saladCorpus(): Corpus {
   const random = prng(42);
   const syllables = ['ka', 'lo', 'mi', 'ren', 'tor', 'vex', 'sun', 'dal', 'pri', 'zo', 'quin', 'bel', 'ash', 'nor', 'fi', 'gus'];
-  const en = Array.from({ length: 3000 }, () =>
-    Array.from({ length: 2 + Math.floor(random() * 2) }, () => syllables[Math.floor(random() * syllables.length)]).join(''),
-  );
+  const en = Array.from({ length: 3000 }, () => Array.from({ length: 2 + Math.floor(random() * 2) }, () => syllables[Math.floor(random() * syllables.length)]).join(''));
   const cjk = '保修退货积分会员路由器网络设置重置固件天气政策酒店报销餐费航班充电电池屏幕耳机相机镜头快递包装客服发票价格折扣库存仓库';
   const zh = Array.from({ length: 1500 }, () => Array.from({ length: 2 }, () => cjk[Math.floor(random() * cjk.length)]).join(''));
   const pick = <T>(r: () => number, list: T[]) => list[Math.floor(r() * list.length)];
   const queryRandom = prng(7);
   return {
-    leaf: (i) =>
-      i % 2 === 0 ? `${Array.from({ length: 22 }, () => pick(random, en)).join(' ')}.` : `${Array.from({ length: 30 }, () => pick(random, zh)).join('')}。`,
-    query: (i) =>
-      i % 2 === 0
-        ? `${pick(queryRandom, en)} ${pick(queryRandom, en)} ${pick(queryRandom, en)}?`
-        : `${pick(queryRandom, zh)}${pick(queryRandom, zh)}是什么？`,
+    leaf: (i) => (i % 2 === 0 ? `${Array.from({ length: 22 }, () => pick(random, en)).join(' ')}.` : `${Array.from({ length: 30 }, () => pick(random, zh)).join('')}。`),
+    query: (i) => (i % 2 === 0 ? `${pick(queryRandom, en)} ${pick(queryRandom, en)} ${pick(queryRandom, en)}?` : `${pick(queryRandom, zh)}${pick(queryRandom, zh)}是什么？`),
   };
 }
 
@@ -197,13 +191,11 @@ function topicCorpus(): Corpus {
   const enZipf = zipf(en.length);
   const zhZipf = zipf(zh.length);
   const TOPICS = 2000;
-  const topicWords = (vocabulary: string[]) =>
-    Array.from({ length: TOPICS }, () => Array.from({ length: 30 }, () => vocabulary[Math.floor(random() * vocabulary.length)]));
+  const topicWords = (vocabulary: string[]) => Array.from({ length: TOPICS }, () => Array.from({ length: 30 }, () => vocabulary[Math.floor(random() * vocabulary.length)]));
   const enTopics = topicWords(en);
   const zhTopics = topicWords(zh);
   const pick = <T>(r: () => number, list: T[]) => list[Math.floor(r() * list.length)];
-  const word = (topic: string[], vocabulary: string[], common: (r: () => number) => number) =>
-    random() < 0.5 ? pick(random, topic) : vocabulary[common(random)];
+  const word = (topic: string[], vocabulary: string[], common: (r: () => number) => number) => (random() < 0.5 ? pick(random, topic) : vocabulary[common(random)]);
   const queryRandom = prng(77);
   const topicOf = new Map<string, number>();
   enTopics.forEach((words, t) => words.forEach((word) => topicOf.set(word, t)));
@@ -227,8 +219,7 @@ function topicCorpus(): Corpus {
 
 const newCorpus = () => (CORPUS === 'salad' ? saladCorpus() : topicCorpus());
 
-const line = (label: string, times: number[]) =>
-  `  ${label.padEnd(44)} p50 ${fmt(median(times)).padStart(10)}   p95 ${fmt(percentile(times, 95)).padStart(10)}`;
+const line = (label: string, times: number[]) => `  ${label.padEnd(44)} p50 ${fmt(median(times)).padStart(10)}   p95 ${fmt(percentile(times, 95)).padStart(10)}`;
 
 /** Per-query milliseconds, after 20 untimed queries. */
 const measure = <T>(queries: readonly T[], fn: (q: T, i: number) => Promise<unknown>) => timeEach(queries, fn, 20);

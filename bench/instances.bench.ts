@@ -29,13 +29,7 @@ const USERS = Number(process.env.USERS ?? 50);
 const TURNS_PER_USER = Number(process.env.TURNS_PER_USER ?? 10);
 const WARMUP_TURNS = Number(process.env.WARMUP_TURNS ?? 10);
 const JWT_SECRET = 'bench-instances-secret-not-for-production';
-const QUESTIONS = [
-  'How do I reset the Aurora X1 router?',
-  '退货政策是什么？',
-  'How long is the Aurora X2 warranty?',
-  '积分的有效期是多久？',
-  'What is the hotel limit in Tokyo?',
-];
+const QUESTIONS = ['How do I reset the Aurora X1 router?', '退货政策是什么？', 'How long is the Aurora X2 warranty?', '积分的有效期是多久？', 'What is the hotel limit in Tokyo?'];
 
 // Uploads, cancels and tickets: the bench sends none, so their limits keep their defaults.
 const startInstance = (databaseUrl: string, redisUrl: string): Promise<Instance> => startServiceInstance(databaseUrl, redisUrl, JWT_SECRET);
@@ -54,13 +48,10 @@ async function startProxy(ports: number[]): Promise<{ url: string; counts: numbe
     const index = next;
     next = (next + 1) % ports.length;
     counts[index] += 1;
-    const upstream = http.request(
-      { host: '127.0.0.1', port: ports[index], method: req.method, path: req.url, headers: endToEnd(req.headers), agent: false },
-      (upstreamRes) => {
-        res.writeHead(upstreamRes.statusCode ?? 502, endToEnd(upstreamRes.headers));
-        upstreamRes.pipe(res);
-      },
-    );
+    const upstream = http.request({ host: '127.0.0.1', port: ports[index], method: req.method, path: req.url, headers: endToEnd(req.headers), agent: false }, (upstreamRes) => {
+      res.writeHead(upstreamRes.statusCode ?? 502, endToEnd(upstreamRes.headers));
+      upstreamRes.pipe(res);
+    });
     upstream.on('error', (error) => {
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end(`proxy: ${error.message}`);
       else res.destroy();
@@ -210,9 +201,7 @@ async function checkTranscripts(base: string, users: User[]): Promise<{ lost: nu
       if (at[0] < previous) outOfOrder += 1;
       previous = at[0];
       const nextHuman = messages.findIndex((m, index) => index > at[0] && m.type === 'human');
-      const answers = messages
-        .slice(at[0] + 1, nextHuman < 0 ? messages.length : nextHuman)
-        .filter((m) => m.type === 'ai' && m.content === turn.response);
+      const answers = messages.slice(at[0] + 1, nextHuman < 0 ? messages.length : nextHuman).filter((m) => m.type === 'ai' && m.content === turn.response);
       if (answers.length === 0) lost += 1;
       else if (answers.length > 1) duplicated += 1;
     }
@@ -293,9 +282,7 @@ runBench('bench_instances', async (databaseUrl, onClose) => {
   }
   const failed = results.filter((r) => r.lost > 0 || r.duplicated > 0 || r.outOfOrder > 0 || r.phantom > 0);
   if (failed.length > 0) {
-    const detail = failed
-      .map((r) => `${r.instances} instance(s): lost ${r.lost}, duplicated ${r.duplicated}, out of order ${r.outOfOrder}, phantom ${r.phantom}`)
-      .join('; ');
+    const detail = failed.map((r) => `${r.instances} instance(s): lost ${r.lost}, duplicated ${r.duplicated}, out of order ${r.outOfOrder}, phantom ${r.phantom}`).join('; ');
     console.error(`\nFAIL: ${detail}\n`);
     throw new Error(`bench:instances FAIL: ${detail}`);
   }

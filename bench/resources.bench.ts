@@ -35,21 +35,8 @@ const SETUP_SESSIONS = 20;
 /** How long table statistics must stay still to count as flushed (PostgreSQL defers an idle backend's flush by up to 10 s). */
 const SETTLE_MS = 11_000;
 
-const QUESTIONS = [
-  'How do I reset the Aurora X1 router?',
-  '退货政策是什么？',
-  'How long is the Aurora X2 warranty?',
-  '积分的有效期是多久？',
-  'What is the hotel limit in Tokyo?',
-];
-const SEARCH_QUERIES = [
-  'reset router factory settings',
-  '退货 退款 政策',
-  'warranty period Aurora',
-  '会员积分 有效期',
-  'travel expense hotel limit',
-  'password change account',
-];
+const QUESTIONS = ['How do I reset the Aurora X1 router?', '退货政策是什么？', 'How long is the Aurora X2 warranty?', '积分的有效期是多久？', 'What is the hotel limit in Tokyo?'];
+const SEARCH_QUERIES = ['reset router factory settings', '退货 退款 政策', 'warranty period Aurora', '会员积分 有效期', 'travel expense hotel limit', 'password change account'];
 
 // ---------------------------------------------------------------- app instance (child process)
 
@@ -349,7 +336,10 @@ function documentText(seed: number, bytes: number): string {
     state = (state * 1103515245 + 12345) % 2147483648;
     return state / 2147483648;
   };
-  const words = 'router firmware warranty reset network signal battery account password invoice refund shipping order member points travel hotel budget policy approval manager device update setting channel backup restore'.split(' ');
+  const words =
+    'router firmware warranty reset network signal battery account password invoice refund shipping order member points travel hotel budget policy approval manager device update setting channel backup restore'.split(
+      ' ',
+    );
   const han = '设备路由器固件保修重置网络信号电池账户密码发票退款配送订单会员积分差旅酒店预算政策审批经理更新设置备份恢复';
   const parts: string[] = [`Document ${seed}\n\n`];
   let size = 0;
@@ -391,7 +381,12 @@ function printTable(rows: Row[]): void {
   for (const row of rows) if (row.note) console.log(`- ${row.label}: ${row.note}`);
   console.log('\nPostgreSQL round trips per unit by statement (verb and first table):');
   for (const row of rows) {
-    console.log(`- ${row.label}: ${row.statements.slice(0, 10).map(([kind, n]) => `${kind} ${n.toFixed(n < 10 ? 2 : 0)}`).join(', ')}`);
+    console.log(
+      `- ${row.label}: ${row.statements
+        .slice(0, 10)
+        .map(([kind, n]) => `${kind} ${n.toFixed(n < 10 ? 2 : 0)}`)
+        .join(', ')}`,
+    );
   }
 }
 
@@ -434,7 +429,10 @@ async function main(): Promise<void> {
     const probe = (await (await fetch(`${a.url}/api/knowledge/search`, { method: 'POST', headers: json, body: JSON.stringify({ query: SEARCH_QUERIES[0] }) })).json()) as {
       rag_trace?: { pipeline_id?: string };
     };
-    const [kb] = (await db.query('SELECT count(*) FILTER (WHERE is_leaf)::int AS leaves, count(*)::int AS chunks FROM knowledge_chunks')).rows as Array<{ leaves: number; chunks: number }>;
+    const [kb] = (await db.query('SELECT count(*) FILTER (WHERE is_leaf)::int AS leaves, count(*)::int AS chunks FROM knowledge_chunks')).rows as Array<{
+      leaves: number;
+      chunks: number;
+    }>;
     console.log(
       `2 instances (child processes), own redis-server, PostgreSQL ${databaseUrl.replace(/\/[^/]*$/, '')}; knowledge base: ${kb.leaves} leaves (${kb.chunks} chunks), searches answered by ${probe.rag_trace?.pipeline_id ?? '?'}`,
     );
@@ -495,7 +493,11 @@ async function main(): Promise<void> {
     // (3) the session list, cached; (4) a transcript, cached
     const [{ count: sessions }] = (await db.query('SELECT count(*)::int AS count FROM chat_sessions WHERE user_id = $1', ['bench-user'])).rows as Array<{ count: number }>;
     rows.push(
-      await meter.measure(`(3) GET /api/sessions (${sessions} sessions, cached)`, READS, async (i) => void (await readToEnd(await fetch(`${(i % 2 ? b : a).url}/api/sessions`, { headers: auth })))),
+      await meter.measure(
+        `(3) GET /api/sessions (${sessions} sessions, cached)`,
+        READS,
+        async (i) => void (await readToEnd(await fetch(`${(i % 2 ? b : a).url}/api/sessions`, { headers: auth }))),
+      ),
     );
     const [{ count: messages }] = (await db.query('SELECT count(*)::int AS count FROM chat_messages WHERE session_id = $1', [chatSession])).rows as Array<{ count: number }>;
     rows.push(
@@ -509,7 +511,11 @@ async function main(): Promise<void> {
     // (5) knowledge search
     rows.push(
       await meter.measure(`(5) POST /api/knowledge/search (${kb.leaves} leaves)`, SEARCHES, async (i) => {
-        const res = await fetch(`${(i % 2 ? b : a).url}/api/knowledge/search`, { method: 'POST', headers: json, body: JSON.stringify({ query: SEARCH_QUERIES[i % SEARCH_QUERIES.length] }) });
+        const res = await fetch(`${(i % 2 ? b : a).url}/api/knowledge/search`, {
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({ query: SEARCH_QUERIES[i % SEARCH_QUERIES.length] }),
+        });
         if (res.status !== 200 && res.status !== 201) throw new Error(`search: HTTP ${res.status} ${await res.text()}`);
         await res.text();
       }),
@@ -531,19 +537,15 @@ async function main(): Promise<void> {
     const leavesBefore = await leavesNow();
     const bytesBefore = await sizeOf();
     let uploaded = 0;
-    const ingest = await meter.measure(
-      `(6) ingest job, ${DOC_KB} KB text (upload + worker)`,
-      INGEST_DOCS,
-      async (i) => {
-        const text = documentText(i + 1, DOC_KB * 1000);
-        uploaded += Buffer.byteLength(text);
-        const form = new FormData();
-        form.append('file', new Blob([text], { type: 'text/plain' }), `scaling-${i + 1}.txt`);
-        const res = await fetch(`${a.url}/api/knowledge/documents?wait=true`, { method: 'POST', headers: auth, body: form });
-        if (res.status !== 201) throw new Error(`ingest: HTTP ${res.status} ${await res.text()}`);
-        await res.text();
-      },
-    );
+    const ingest = await meter.measure(`(6) ingest job, ${DOC_KB} KB text (upload + worker)`, INGEST_DOCS, async (i) => {
+      const text = documentText(i + 1, DOC_KB * 1000);
+      uploaded += Buffer.byteLength(text);
+      const form = new FormData();
+      form.append('file', new Blob([text], { type: 'text/plain' }), `scaling-${i + 1}.txt`);
+      const res = await fetch(`${a.url}/api/knowledge/documents?wait=true`, { method: 'POST', headers: auth, body: form });
+      if (res.status !== 201) throw new Error(`ingest: HTTP ${res.status} ${await res.text()}`);
+      await res.text();
+    });
     rows.push(ingest);
     const added = (await leavesNow()) - leavesBefore;
     const bytesAdded = (await sizeOf()) - bytesBefore;
@@ -571,9 +573,9 @@ async function main(): Promise<void> {
     const totalLeaves = await leavesNow();
     ingest.note =
       `${INGEST_DOCS} documents, ${(uploaded / INGEST_DOCS / 1000).toFixed(0)} KB each, ${(added / INGEST_DOCS).toFixed(0)} leaves each (wall p50 is per document); ` +
-      `knowledge_* tables grew ${((bytesAdded / added) * 1000 / 1e6).toFixed(2)} MB per 1 000 leaves (pg_total_relation_size, indexes and TOAST included; the job row keeps the upload); ` +
+      `knowledge_* tables grew ${(((bytesAdded / added) * 1000) / 1e6).toFixed(2)} MB per 1 000 leaves (pg_total_relation_size, indexes and TOAST included; the job row keeps the upload); ` +
       `at ${totalLeaves} leaves: ` +
-      indexes.map((index) => `${index.indexname} ${((Number(index.bytes) / totalLeaves) | 0)} B/leaf`).join(', ');
+      indexes.map((index) => `${index.indexname} ${(Number(index.bytes) / totalLeaves) | 0} B/leaf`).join(', ');
 
     // (7) rejoining finished runs from the other instance: replay from the Redis stream
     const rejoins = Math.min(runIds.length, CHAT_TURNS);
@@ -587,7 +589,9 @@ async function main(): Promise<void> {
     );
 
     printTable(rows);
-    const [{ connections }] = (await db.query('SELECT count(*)::int - 1 AS connections FROM pg_stat_activity WHERE datname = current_database()')).rows as Array<{ connections: number }>;
+    const [{ connections }] = (await db.query('SELECT count(*)::int - 1 AS connections FROM pg_stat_activity WHERE datname = current_database()')).rows as Array<{
+      connections: number;
+    }>;
     const clients = /connected_clients:(\d+)/.exec(String(await redis.sendCommand(['INFO', 'clients'])))?.[1];
     const memory = /used_memory:(\d+)/.exec(String(await redis.sendCommand(['INFO', 'memory'])))?.[1];
     const snapshots = await Promise.all([a.snapshot(), b.snapshot()]);

@@ -58,8 +58,7 @@ runBench('bench_eval', async (databaseUrl, onClose) => {
       )
     ).map((row) => [row.id, row]),
   );
-  const relevant = (label: Labelled, chunk: { source: string; text: string } | undefined) =>
-    !!chunk && chunk.source === label.source && chunk.text.includes(label.contains);
+  const relevant = (label: Labelled, chunk: { source: string; text: string } | undefined) => !!chunk && chunk.source === label.source && chunk.text.includes(label.contains);
 
   const methods: Record<string, (q: string) => Promise<Array<{ source: string; text: string } | undefined>>> = {
     'full-text only': async (q) => (await recall.fullTextRanking(q, K)).map((id) => chunks.get(id)),
@@ -67,8 +66,7 @@ runBench('bench_eval', async (databaseUrl, onClose) => {
     ...(denseBackend === 'memory'
       ? {}
       : {
-          'dense only (memory)': async (q: string) =>
-            (await memoryIndex.rank(Float32Array.from((await embeddings.embed([q]))[0]), K)).map((id) => chunks.get(id)),
+          'dense only (memory)': async (q: string) => (await memoryIndex.rank(Float32Array.from((await embeddings.embed([q]))[0]), K)).map((id) => chunks.get(id)),
         }),
     'hybrid (RRF)': async (q) =>
       reciprocalRankFusion([await recall.fullTextRanking(q, 20), await recall.denseRanking(q, 20)])
@@ -114,9 +112,7 @@ async function ragEval(onClose: (fn: () => Promise<unknown>) => void): Promise<v
   if (process.env.BENCH_KEEP_DATABASE === 'true') onClose(async () => console.log(`database kept: ${db.url}`));
   else onClose(() => db.drop());
   // The service's chunking unless KNOWLEDGE_CHUNK_SIZES / KNOWLEDGE_CHUNK_OVERLAP are set; nothing but the benchmark is loaded.
-  const chunking = Object.fromEntries(
-    ['KNOWLEDGE_CHUNK_SIZES', 'KNOWLEDGE_CHUNK_OVERLAP'].flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])),
-  );
+  const chunking = Object.fromEntries(['KNOWLEDGE_CHUNK_SIZES', 'KNOWLEDGE_CHUNK_OVERLAP'].flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])));
   const config = benchConfig(db.url, { ...chunking, KNOWLEDGE_SEED_ON_START: 'false' });
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { logger: ['warn', 'error'] });
   onClose(() => app.close());
@@ -153,10 +149,7 @@ async function ragEval(onClose: (fn: () => Promise<unknown>) => void): Promise<v
         ]),
     {
       method: 'hybrid RRF',
-      rank: async (q) =>
-        sources(
-          reciprocalRankFusion([await recall.fullTextRanking(q, RAG_EVAL_DEPTH), await recall.denseRanking(q, RAG_EVAL_DEPTH)]).map((f) => f.id),
-        ),
+      rank: async (q) => sources(reciprocalRankFusion([await recall.fullTextRanking(q, RAG_EVAL_DEPTH), await recall.denseRanking(q, RAG_EVAL_DEPTH)]).map((f) => f.id)),
     },
     { method: 'hybrid+merge+rerank', rank: async (q) => (await pipeline.search(q, RAG_EVAL_TOP_K)).hits.map((hit) => hit.source) },
   ];

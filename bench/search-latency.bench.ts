@@ -37,13 +37,9 @@ function prng(seed: number): () => number {
 
 const random = prng(42);
 const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tor', 'vex', 'sun', 'dal', 'pri', 'zo', 'quin', 'bel', 'ash', 'nor', 'fi', 'gus'];
-const EN_WORDS = Array.from({ length: 3000 }, () =>
-  Array.from({ length: 2 + Math.floor(random() * 2) }, () => SYLLABLES[Math.floor(random() * SYLLABLES.length)]).join(''),
-);
+const EN_WORDS = Array.from({ length: 3000 }, () => Array.from({ length: 2 + Math.floor(random() * 2) }, () => SYLLABLES[Math.floor(random() * SYLLABLES.length)]).join(''));
 const CJK = '保修退货积分会员路由器网络设置重置固件天气政策酒店报销餐费航班充电电池屏幕耳机相机镜头快递包装客服发票价格折扣库存仓库';
-const ZH_WORDS = Array.from({ length: 1500 }, () =>
-  Array.from({ length: 2 }, () => CJK[Math.floor(random() * CJK.length)]).join(''),
-);
+const ZH_WORDS = Array.from({ length: 1500 }, () => Array.from({ length: 2 }, () => CJK[Math.floor(random() * CJK.length)]).join(''));
 const pick = <T>(list: T[]) => list[Math.floor(random() * list.length)];
 
 function leafText(i: number): string {
@@ -72,10 +68,9 @@ runBench('bench_search', async (databaseUrl, onClose) => {
   console.log(`${leaves} leaf chunks ingested in ${((performance.now() - ingestStarted) / 1000).toFixed(1)} s`);
 
   // The same database through the in-memory dense leg, for the side-by-side figures.
-  const memoryApp = await NestFactory.createApplicationContext(
-    AppModule.forRoot(benchConfig(databaseUrl, { ...settings, RAG_DENSE_BACKEND: 'memory' })),
-    { logger: ['warn', 'error'] },
-  );
+  const memoryApp = await NestFactory.createApplicationContext(AppModule.forRoot(benchConfig(databaseUrl, { ...settings, RAG_DENSE_BACKEND: 'memory' })), {
+    logger: ['warn', 'error'],
+  });
   onClose(() => memoryApp.close());
 
   const queries = Array.from({ length: QUERIES }, (_, i) =>

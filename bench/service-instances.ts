@@ -75,13 +75,7 @@ export function getJson(port: number, path: string): Promise<{ status: number; b
 }
 
 /** Asks `ready` every `everyMs` until it is true; throws when the instance exits first or `timeoutMs` passes. */
-export async function waitForInstance(
-  instance: Instance,
-  ready: () => Promise<boolean>,
-  what: string,
-  everyMs = 100,
-  timeoutMs = READY_TIMEOUT_MS,
-): Promise<void> {
+export async function waitForInstance(instance: Instance, ready: () => Promise<boolean>, what: string, everyMs = 100, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (instance.child.exitCode !== null || instance.child.signalCode !== null) {
@@ -98,13 +92,7 @@ export async function waitForInstance(
  * and, unless `wait` is false, resolves once GET /health answers 200 `ok`
  * (database and cache up).
  */
-export async function startInstance(
-  databaseUrl: string,
-  redisUrl: string,
-  jwtSecret: string,
-  env: Record<string, string> = {},
-  wait = true,
-): Promise<Instance> {
+export async function startInstance(databaseUrl: string, redisUrl: string, jwtSecret: string, env: Record<string, string> = {}, wait = true): Promise<Instance> {
   const port = await freePort();
   const startedAt = performance.now();
   const child = spawn(process.execPath, ['dist/main.js'], {

@@ -28,7 +28,7 @@ export function errorCodesModuleText(document: OpenAPIObject): string {
     '',
     'export type ErrorCode = keyof typeof ERROR_CODES;',
     '',
-    '/** The HTTP status a code stands for (an SSE `error` event\'s code reads like the refused request it equals). */',
+    "/** The HTTP status a code stands for (an SSE `error` event's code reads like the refused request it equals). */",
     'export function errorCodeStatus(code: ErrorCode): number {',
     '  return ERROR_CODES[code].status;',
     '}',

@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   if (config.database.createIfMissing) await ensureDatabase(config.database.url);
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { logger: ['warn', 'error'] });
-  let failed = 0;
+  let failed: number;
   try {
     const result = await ingestFolderAsJobs(app.get(IngestJobs), folder, process.stdout);
     failed = result.failed;

@@ -55,8 +55,7 @@ export function mintToken(args: string[], env: NodeJS.ProcessEnv = process.env):
   if (lifetime <= 0) throw new MintTokenError(`--expires-in ${expiresRaw} gives no lifetime: pass a positive duration such as 30m or 12h`);
   if (lifetime > max) {
     throw new MintTokenError(
-      `--expires-in ${expiresRaw} is ${lifetime} seconds, above the maximum token lifetime of ${max} seconds ` +
-        '(JWT_MAX_LIFETIME_SECONDS): the service would refuse the token',
+      `--expires-in ${expiresRaw} is ${lifetime} seconds, above the maximum token lifetime of ${max} seconds ` + '(JWT_MAX_LIFETIME_SECONDS): the service would refuse the token',
     );
   }
   return { token, notes };

@@ -38,6 +38,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: Error) => {
-  process.stderr.write(`${error instanceof ConfigValidationError ? error.message : error.stack ?? String(error)}\n`);
+  process.stderr.write(`${error instanceof ConfigValidationError ? error.message : (error.stack ?? String(error))}\n`);
   process.exit(1);
 });

@@ -12,7 +12,7 @@ async function main(): Promise<void> {
     await runMigrations(config);
     process.stdout.write('migrations are up to date\n');
   } catch (error) {
-    process.stderr.write(`${error instanceof ConfigValidationError ? error.message : (error as Error).stack ?? String(error)}\n`);
+    process.stderr.write(`${error instanceof ConfigValidationError ? error.message : ((error as Error).stack ?? String(error))}\n`);
     process.exit(1);
   }
 }

@@ -109,9 +109,7 @@ describe('the link checker', () => {
 
   it('derives anchors as GitHub does', () => {
     expect([...headingAnchors(tree['docs/page.md'])]).toEqual(['page', 'the-local-model', 'errors-http', 'errors-http-1']);
-    expect(headingAnchors('### AI SDK (useChat)\n## `bench:ingest`\n## 退货政策')).toEqual(
-      new Set(['ai-sdk-usechat', 'benchingest', '退货政策']),
-    );
+    expect(headingAnchors('### AI SDK (useChat)\n## `bench:ingest`\n## 退货政策')).toEqual(new Set(['ai-sdk-usechat', 'benchingest', '退货政策']));
   });
 
   it('accepts links to existing files, folders and headings, and external links', () => {

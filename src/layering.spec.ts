@@ -124,7 +124,7 @@ describe('module layering', () => {
     ['a string literal', `await db.query('SELECT id FROM sessions WHERE user_id = $1', [userId]);`, ['SELECT']],
     ['a template literal', 'await db.query(`UPDATE chat_runs SET ended_at = now() WHERE id = ${id}`);', ['UPDATE']],
     ['a template literal split by a substitution', 'const sql = `INSERT ${"INTO"} x`; await db.query(`DELETE FROM ${table} WHERE id = $1`);', ['DELETE']],
-    ['a CTE', "await db.query(`WITH gone AS (DELETE FROM messages WHERE id = $1 RETURNING 1) SELECT count(*) FROM gone`);", ['DELETE', 'SELECT']],
+    ['a CTE', 'await db.query(`WITH gone AS (DELETE FROM messages WHERE id = $1 RETURNING 1) SELECT count(*) FROM gone`);', ['DELETE', 'SELECT']],
     ['an INSERT', "sqlRows(m, 'INSERT INTO api_keys (id) VALUES ($1)', [id]);", ['INSERT']],
   ])('sees SQL in %s', (_form, source, keywords) => {
     expect(sqlStatements(source)).toEqual(keywords);
@@ -190,9 +190,7 @@ function knowledgeInternalsImported(imports: Array<[file: string, targets: strin
 
 /** `file: KEYWORD` for each SQL statement in a source file where SQL may not be written. */
 function sqlOutsideRepositories(sources: Array<[file: string, text: string]>): string[] {
-  return sources.flatMap(([file, text]) =>
-    mayHoldSql(file) ? [] : sqlStatements(text).map((keyword) => `${path.relative(SRC, file).split(path.sep).join('/')}: ${keyword}`),
-  );
+  return sources.flatMap(([file, text]) => (mayHoldSql(file) ? [] : sqlStatements(text).map((keyword) => `${path.relative(SRC, file).split(path.sep).join('/')}: ${keyword}`)));
 }
 
 /**
@@ -223,7 +221,11 @@ export function runtimeLookups(source: string): string[] {
 
 describe('no runtime lookups across modules', () => {
   it.each([
-    ['ModuleRef.get, not strict', `constructor(private readonly moduleRef: ModuleRef) {}\nfind() { return this.moduleRef.get(RunRegistry, { strict: false }); }`, ['ModuleRef', 'strict: false']],
+    [
+      'ModuleRef.get, not strict',
+      `constructor(private readonly moduleRef: ModuleRef) {}\nfind() { return this.moduleRef.get(RunRegistry, { strict: false }); }`,
+      ['ModuleRef', 'strict: false'],
+    ],
     ['ModuleRef.resolve', `import { ModuleRef } from '@nestjs/core';\nconst x = await ref.resolve(ChatService, undefined, { "strict": false });`, ['ModuleRef', 'strict: false']],
     ['an app lookup, not strict', `const registry = app.get(RunRegistry, { strict: false });`, ['strict: false']],
     ['constructor injection only', `constructor(private readonly runs: RunRegistry) {}\nconst o = { strict: true };`, []],

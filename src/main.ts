@@ -41,7 +41,10 @@ async function bootstrap(): Promise<void> {
     closing = true;
     root.info({ signal }, 'shutting down: no new turns, finishing in-flight requests');
     // At once, whatever other modules do first on closing: new turns are refused from now on.
-    app.get(TurnDrain).shutdown().catch(() => undefined); // its failure is reported by app.close(), which waits for it too
+    app
+      .get(TurnDrain)
+      .shutdown()
+      .catch(() => undefined); // its failure is reported by app.close(), which waits for it too
     const timer = setTimeout(() => {
       root.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out; exiting');
       process.exit(1);

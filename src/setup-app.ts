@@ -17,7 +17,7 @@ export function buildOpenApiDocument(app: INestApplication) {
     .setTitle('Agentic-RAG chat backend')
     .setDescription(
       'Sessions, chat turns (whole or streamed as SSE) and RAG traces. Every /api route needs ' +
-        '`Authorization: Bearer <JWT>` (HS256, user id in `sub`); a run\'s stream also takes `?ticket=` (a stream ticket, for EventSource). ' +
+        "`Authorization: Bearer <JWT>` (HS256, user id in `sub`); a run's stream also takes `?ticket=` (a stream ticket, for EventSource). " +
         'Mint a local token with `npm run token -- <user>`.',
     )
     .setVersion('0.1.0')

@@ -51,7 +51,7 @@ describe('the AI SDK (streamText, generateText) over @ai-sdk/openai-compatible a
     expect(stored.body.messages.map((m: { type: string }) => m.type)).toEqual(['human', 'ai', 'human', 'ai']);
   });
 
-  it('raises the service\'s 404 model_not_found as the SDK\'s API call error', async () => {
+  it("raises the service's 404 model_not_found as the SDK's API call error", async () => {
     const failure = await generateText({ model: provider(uniqueUser('aisdk'))('gpt-4o'), prompt: 'Hello', maxRetries: 0 }).catch((e: unknown) => e);
     expect(failure).toMatchObject({ statusCode: 404 });
     expect(String((failure as Error).message)).toMatch(/gpt-4o/);

@@ -40,8 +40,7 @@ describe('AI SDK UI message stream (useChat)', () => {
     if (!message) throw new Error('the stream carried no message');
     return { message, errors };
   }
-  const textOf = (message: RagUIMessage) =>
-    message.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
+  const textOf = (message: RagUIMessage) => message.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
   const dataParts = <T extends 'data-step' | 'data-tool' | 'data-trace' | 'data-hitl'>(message: RagUIMessage, type: T) =>
     message.parts.filter((part): part is Extract<RagUIMessage['parts'][number], { type: T }> => part.type === type);
   const transcript = async (user: string, session: string) =>
@@ -114,7 +113,7 @@ describe('AI SDK UI message stream (useChat)', () => {
     expect(messages[2].content).toBe('How do I reset the Aurora X1 router?');
   });
 
-  it('maps a chat id to a session of its own user only: the same id is another session for another user, and another user\'s session UUID is 404', async () => {
+  it("maps a chat id to a session of its own user only: the same id is another session for another user, and another user's session UUID is 404", async () => {
     const alice = uniqueUser('ui-alice');
     const bob = uniqueUser('ui-bob');
     const chatId = 'shared-chat-id';
@@ -291,7 +290,10 @@ describe('AI SDK UI message stream (useChat)', () => {
       [() => hostile(text('   \u200b ')), /messages\[0\] text/],
       [() => hostile(text('a\u0000b')), /messages\[0\] text/],
       [() => hostile(text('x'.repeat(8001))), /messages\[0\] text must be shorter than or equal to 8000 characters/],
-      [() => hostile([{ id: 'm1', role: 'user', parts: [{ type: 'file', url: 'data:,x', mediaType: 'text/plain' }] }]), /last message must be the user's, with at least one text part/],
+      [
+        () => hostile([{ id: 'm1', role: 'user', parts: [{ type: 'file', url: 'data:,x', mediaType: 'text/plain' }] }]),
+        /last message must be the user's, with at least one text part/,
+      ],
       [() => hostile([...text('hi'), { id: 'm2', role: 'assistant', parts: [{ type: 'text', text: 'hello' }] }]), /messages\[1\]: the last message must be the user's/],
       [() => hostile(Array.from({ length: 1001 }, () => text('hi')[0])), /messages must contain no more than 1000 elements/],
       [() => hostile(text('hi'), { id: '../../etc' }), /^id must be 1–100 characters/],
@@ -309,7 +311,13 @@ describe('AI SDK UI message stream (useChat)', () => {
     expect(await hostile(text('x'.repeat(1_100_000)))).toMatchObject({ statusCode: 413 }); // over BODY_LIMIT
     // The whole body being something other than an object.
     const notAnObject = await refusal(
-      transport(user, { prepareSendMessagesRequest: () => ({ body: ['id', 'messages'] }) }).sendMessages({ chatId, messages: [], trigger: 'submit-message', messageId: undefined, abortSignal: undefined }),
+      transport(user, { prepareSendMessagesRequest: () => ({ body: ['id', 'messages'] }) }).sendMessages({
+        chatId,
+        messages: [],
+        trigger: 'submit-message',
+        messageId: undefined,
+        abortSignal: undefined,
+      }),
     );
     expect(notAnObject).toMatchObject({ statusCode: 400, message: 'The body must be a JSON object' });
     const regenerate = await refusal(client.sendMessages({ chatId, messages: [userMessage('hi')], trigger: 'regenerate-message', messageId: 'm0', abortSignal: undefined }));

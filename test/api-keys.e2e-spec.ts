@@ -39,12 +39,15 @@ describe('API keys', () => {
     const turn = await request(server()).post('/api/chat').set(bearer(created.key)).send({ message: 'hello' }).expect(200);
     // The session is the owner's: the owner's signed token sees it, another user does not.
     await request(server()).get(`/api/sessions/${turn.body.session_id}/messages`).set(a.auth(owner)).expect(200);
-    await request(server()).get(`/api/sessions/${turn.body.session_id}/messages`).set(a.auth(uniqueUser('other'))).expect(404);
+    await request(server())
+      .get(`/api/sessions/${turn.body.session_id}/messages`)
+      .set(a.auth(uniqueUser('other')))
+      .expect(404);
     const listed = await request(server(b)).get('/api/sessions').set(bearer(created.key)).expect(200);
     expect(listed.body.sessions.map((s: { session_id: string }) => s.session_id)).toEqual([turn.body.session_id]);
   });
 
-  it('lists the caller\'s keys without the key, and records the last use at most once a minute', async () => {
+  it("lists the caller's keys without the key, and records the last use at most once a minute", async () => {
     const owner = uniqueUser('lister');
     const first = await createKey(a, a.auth(owner), { name: 'first' });
     const second = await createKey(a, a.auth(owner), { name: 'second', expires_in_days: 30 });
@@ -78,9 +81,7 @@ describe('API keys', () => {
 
   it('stores only the SHA-256 of a key', async () => {
     const created = await createKey(a, a.auth(uniqueUser('hashed')));
-    const rows: Array<{ row: string; key_hash: Buffer }> = await a.dataSource.query(
-      'SELECT row_to_json(k)::text AS row, key_hash FROM api_keys k',
-    );
+    const rows: Array<{ row: string; key_hash: Buffer }> = await a.dataSource.query('SELECT row_to_json(k)::text AS row, key_hash FROM api_keys k');
     expect(rows.length).toBeGreaterThan(0);
     for (const { row } of rows) {
       expect(row).not.toContain(created.key);
@@ -91,12 +92,15 @@ describe('API keys', () => {
     expect(Buffer.from(mine.key_hash).equals(createHash('sha256').update(created.key).digest())).toBe(true);
   });
 
-  it('revokes a key at once on every instance, idempotently; another user\'s key is a 404', async () => {
+  it("revokes a key at once on every instance, idempotently; another user's key is a 404", async () => {
     const owner = uniqueUser('revoker');
     const created = await createKey(a, a.auth(owner));
     await request(server(b)).get('/api/sessions').set(bearer(created.key)).expect(200); // b has served the key before
 
-    await request(server()).delete(`/api/keys/${created.id}`).set(a.auth(uniqueUser('intruder'))).expect(404);
+    await request(server())
+      .delete(`/api/keys/${created.id}`)
+      .set(a.auth(uniqueUser('intruder')))
+      .expect(404);
     const revoked = await request(server()).delete(`/api/keys/${created.id}`).set(a.auth(owner)).expect(200);
     expect(revoked.body.revoked_at).toEqual(expect.any(String));
 
@@ -110,7 +114,10 @@ describe('API keys', () => {
     expect(listed.body.keys[0]).toMatchObject({ id: created.id, revoked_at: revoked.body.revoked_at });
 
     // An unknown key gets the same answer as a revoked one.
-    const unknown = await request(server()).get('/api/sessions').set(bearer(`rk-${'A'.repeat(43)}`)).expect(401);
+    const unknown = await request(server())
+      .get('/api/sessions')
+      .set(bearer(`rk-${'A'.repeat(43)}`))
+      .expect(401);
     expect(unknown.body.message).toBe(refusedOnB.body.message);
   });
 
@@ -174,7 +181,10 @@ describe('API keys', () => {
       const res = await request(server()).post('/api/keys').set(auth).send(body);
       expect({ body, status: res.status }).toEqual({ body, status: 400 });
     }
-    const huge = await request(server()).post('/api/keys').set(auth).send({ name: 'x'.repeat(1024 * 1024) });
+    const huge = await request(server())
+      .post('/api/keys')
+      .set(auth)
+      .send({ name: 'x'.repeat(1024 * 1024) });
     expect([400, 413]).toContain(huge.status);
     await createKey(a, auth, { name: 'x'.repeat(100) });
     await createKey(a, auth, { name: '密钥🔑'.repeat(25) }); // 100 code points
@@ -193,10 +203,7 @@ describe('API keys', () => {
     expect(refused.body.message).toMatch(/At most 50 live API keys/);
     await request(server()).delete(`/api/keys/${created[0].id}`).set(auth).expect(200);
     await createKey(a, auth, { name: 'replacement' });
-    const [{ live }] = await a.dataSource.query(
-      'SELECT count(*)::int AS live FROM api_keys WHERE user_id = $1 AND revoked_at IS NULL',
-      [owner],
-    );
+    const [{ live }] = await a.dataSource.query('SELECT count(*)::int AS live FROM api_keys WHERE user_id = $1 AND revoked_at IS NULL', [owner]);
     expect(live).toBe(50);
   });
 });
@@ -220,7 +227,7 @@ describe('API keys: rate limits per key and per user', () => {
       key: string;
     };
 
-  it('spends the key\'s own budget: 429 with Retry-After once the key is past it', async () => {
+  it("spends the key's own budget: 429 with Retry-After once the key is past it", async () => {
     const { id, key } = await newKey(uniqueUser('one-key'));
     await chat(key).expect(200);
     expect(await redis.get(`rate_limit_api_key:chat:${id}`)).toBe('1');
@@ -230,7 +237,7 @@ describe('API keys: rate limits per key and per user', () => {
     expect(refused.body.message).toMatch(/Too many chat turns for this API key/);
   });
 
-  it('still spends the user\'s budget, so many keys do not multiply it', async () => {
+  it("still spends the user's budget, so many keys do not multiply it", async () => {
     const owner = uniqueUser('two-keys');
     const first = await newKey(owner);
     const second = await newKey(owner);

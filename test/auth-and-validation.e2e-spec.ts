@@ -14,8 +14,7 @@ describe('Auth guard and input validation', () => {
   afterAll(() => t.close());
 
   describe('401 with a clear body', () => {
-    const sign = (payload: object, secret = TEST_JWT_SECRET, options: object = {}) =>
-      new JwtService({ secret }).sign(payload, { algorithm: 'HS256', ...options });
+    const sign = (payload: object, secret = TEST_JWT_SECRET, options: object = {}) => new JwtService({ secret }).sign(payload, { algorithm: 'HS256', ...options });
 
     it.each([
       ['no header', undefined, /Missing Authorization header/],
@@ -46,10 +45,7 @@ describe('Auth guard and input validation', () => {
     it('tampered payload', async () => {
       const [header, , signature] = sign({ sub: 'alice' }).split('.');
       const forged = Buffer.from(JSON.stringify({ sub: 'admin', role: 'admin' })).toString('base64url');
-      await request(server())
-        .get('/api/sessions')
-        .set('Authorization', `Bearer ${header}.${forged}.${signature}`)
-        .expect(401);
+      await request(server()).get('/api/sessions').set('Authorization', `Bearer ${header}.${forged}.${signature}`).expect(401);
     });
 
     it('unsigned token (alg none)', async () => {
@@ -95,10 +91,7 @@ describe('Auth guard and input validation', () => {
     });
 
     it('rejects a cursor it did not issue', async () => {
-      const res = await request(server())
-        .get('/api/sessions?cursor=bm90LWEtY3Vyc29y')
-        .set(t.auth(uniqueUser()))
-        .expect(400);
+      const res = await request(server()).get('/api/sessions?cursor=bm90LWEtY3Vyc29y').set(t.auth(uniqueUser())).expect(400);
       expect(res.body.message).toMatch(/cursor is invalid/);
     });
 
@@ -107,12 +100,7 @@ describe('Auth guard and input validation', () => {
       const session = randomUUID();
       await t.storage.appendTurn(user, session, [{ type: 'human', content: 'keep me' }]);
 
-      const malformed = await request(server())
-        .delete(`/api/sessions/${session}`)
-        .set(t.auth(user))
-        .set('Content-Type', 'application/json')
-        .send('{"broken": ')
-        .expect(400);
+      const malformed = await request(server()).delete(`/api/sessions/${session}`).set(t.auth(user)).set('Content-Type', 'application/json').send('{"broken": ').expect(400);
       expect(malformed.body).toMatchObject({ statusCode: 400, message: 'Malformed JSON in request body' });
 
       const tooLarge = await request(server())

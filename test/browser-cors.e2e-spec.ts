@@ -155,10 +155,7 @@ describeWithChromium('A web client on another origin, in Chromium', () => {
     await weather.start();
     allowedSite = await startPageServer();
     otherSite = await startPageServer();
-    t = await createTestApp(
-      { LOG_LEVEL: 'info', CORS_ORIGINS: allowedSite.origin, WEATHER_BASE_URL: weather.url, WEATHER_GEOCODING_URL: weather.url },
-      sink,
-    );
+    t = await createTestApp({ LOG_LEVEL: 'info', CORS_ORIGINS: allowedSite.origin, WEATHER_BASE_URL: weather.url, WEATHER_GEOCODING_URL: weather.url }, sink);
     const appUrl = new URL(await t.listen());
     link = await new TcpProxy(appUrl.hostname, Number(appUrl.port)).start();
     api = `http://127.0.0.1:${link.port}`;
@@ -187,10 +184,7 @@ describeWithChromium('A web client on another origin, in Chromium', () => {
     try {
       weather.hold(); // the run waits on the weather service while the page comes and goes
       const arrived = weather.nextRequest();
-      const first = await page.evaluate(
-        ([token]) => (globalThis as any).client.streamUntil(token, { message: 'weather in Berlin?' }, 'metadata'),
-        [token],
-      );
+      const first = await page.evaluate(([token]) => (globalThis as any).client.streamUntil(token, { message: 'weather in Berlin?' }, 'metadata'), [token]);
       expect(first.status).toBe(200);
       expect(first.requestId).toEqual(expect.any(String)); // exposed to the page by CORS
       const { run_id: runId, session_id: sessionId } = first.events[0].data;

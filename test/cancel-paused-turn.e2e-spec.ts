@@ -8,8 +8,15 @@ const verdict = (overrides: Record<string, unknown> = {}) => ({
     {
       name: 'grade_evidence',
       args: {
-        grade_route: 'answer', evidence_status: 'sufficient', evidence_relevance: 'strong', evidence_answerability: 'sufficient',
-        evidence_ambiguity: null, grade_confidence: 0.9, grade_reason: 'The passages answer it.', options: [], ...overrides,
+        grade_route: 'answer',
+        evidence_status: 'sufficient',
+        evidence_relevance: 'strong',
+        evidence_answerability: 'sufficient',
+        evidence_ambiguity: null,
+        grade_confidence: 0.9,
+        grade_reason: 'The passages answer it.',
+        options: [],
+        ...overrides,
       },
     },
   ],

@@ -53,11 +53,7 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
 
   beforeAll(async () => {
     await llm.start();
-    t = await createTestApp(
-      llm.appEnv({ LLM_TIMEOUT_MS: '1500' }),
-      undefined,
-      [ClockToolModule],
-    );
+    t = await createTestApp(llm.appEnv({ LLM_TIMEOUT_MS: '1500' }), undefined, [ClockToolModule]);
     base = await t.listen();
   });
   afterAll(async () => {
@@ -69,11 +65,7 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
   const chat = (user: string, body: object) => request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send(body);
 
   it('runs a tool round trip: the model calls knowledge_search, then answers from the passages', async () => {
-    llm.play(
-      { toolCalls: [{ name: 'knowledge_search', args: { query: 'Aurora X2 warranty' } }] },
-      verdict(),
-      { content: 'Three years [aurora-x2-mesh-manual.md].' },
-    );
+    llm.play({ toolCalls: [{ name: 'knowledge_search', args: { query: 'Aurora X2 warranty' } }] }, verdict(), { content: 'Three years [aurora-x2-mesh-manual.md].' });
     const res = await chat(uniqueUser(), { message: 'How long is the Aurora X2 warranty?' }).expect(200);
     expect(res.body.response).toBe('Three years [aurora-x2-mesh-manual.md].');
     expect(res.body.rag_trace).toMatchObject({ tool_used: true, query: 'Aurora X2 warranty' });
@@ -94,7 +86,7 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
     expect(JSON.parse(toolMessage!.content as string).chunks[0].source).toBe('aurora-x2-mesh-manual.md');
   });
 
-  it('streams the model\'s tokens and the tool events', async () => {
+  it("streams the model's tokens and the tool events", async () => {
     llm.play({ toolCalls: [{ name: 'current_time', args: { timezone: 'Asia/Shanghai' } }] }, { content: 'It is half past nine in Shanghai.' });
     const stream = await readSse(`${base}/api/chat/stream`, {
       method: 'POST',
@@ -114,7 +106,12 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
 
   it('gives a second knowledge search in the same turn the budget message', async () => {
     llm.play(
-      { toolCalls: [{ name: 'knowledge_search', args: { query: 'returns' } }, { name: 'knowledge_search', args: { query: 'refunds' } }] },
+      {
+        toolCalls: [
+          { name: 'knowledge_search', args: { query: 'returns' } },
+          { name: 'knowledge_search', args: { query: 'refunds' } },
+        ],
+      },
       verdict(),
       { content: 'Thirty days.' },
     );
@@ -151,10 +148,7 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
       retrieval_stage: 'subquestion_merge',
       sub_agent_count: 2,
     });
-    expect(res.body.rag_trace.sub_traces.map((sub: { query: string }) => sub.query)).toEqual([
-      'What is the return policy for routers?',
-      'How long is the Aurora X2 warranty?',
-    ]);
+    expect(res.body.rag_trace.sub_traces.map((sub: { query: string }) => sub.query)).toEqual(['What is the return policy for routers?', 'How long is the Aurora X2 warranty?']);
   });
 
   it('lets the LLM judge pause the turn for a choice, and resumes it with the answer', async () => {
@@ -199,7 +193,11 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
   });
 
   it('falls back to the local judge when the LLM judge fails, and says so', async () => {
-    llm.play({ toolCalls: [{ name: 'knowledge_search', args: { query: 'How do I reset the Aurora X1 router?' } }] }, { status: 500, error: 'judge down' }, { content: 'Hold reset.' });
+    llm.play(
+      { toolCalls: [{ name: 'knowledge_search', args: { query: 'How do I reset the Aurora X1 router?' } }] },
+      { status: 500, error: 'judge down' },
+      { content: 'Hold reset.' },
+    );
     const res = await chat(uniqueUser(), { message: 'How do I reset the Aurora X1 router?' }).expect(200);
     expect(res.body.rag_trace.grade_reason).toMatch(/local judge: the LLM judge failed/);
   });

@@ -54,10 +54,9 @@ describe('Chat turns with the local provider', () => {
       title: 'How do I reset the Aurora X1 router to factory settings?',
       message_count: 2,
     });
-    const [{ count }] = await t.dataSource.query(
-      'SELECT count(*)::int AS count FROM checkpoints WHERE thread_id IN (SELECT id::text FROM chat_runs WHERE session_id = $1)',
-      [res.body.session_id],
-    );
+    const [{ count }] = await t.dataSource.query('SELECT count(*)::int AS count FROM checkpoints WHERE thread_id IN (SELECT id::text FROM chat_runs WHERE session_id = $1)', [
+      res.body.session_id,
+    ]);
     expect(count).toBe(0); // a finished run leaves no checkpoint
   });
 
@@ -87,11 +86,7 @@ describe('Chat turns with the local provider', () => {
   it('explains an unreachable weather service instead of failing', async () => {
     const down = await createTestApp({ WEATHER_BASE_URL: 'http://127.0.0.1:9', WEATHER_GEOCODING_URL: 'http://127.0.0.1:9' });
     try {
-      const res = await request(down.app.getHttpServer())
-        .post('/api/chat')
-        .set(down.auth(uniqueUser()))
-        .send({ message: 'weather in Berlin?' })
-        .expect(200);
+      const res = await request(down.app.getHttpServer()).post('/api/chat').set(down.auth(uniqueUser())).send({ message: 'weather in Berlin?' }).expect(200);
       expect(res.body.response).toMatch(/I could not get the weather: the weather service is unreachable/);
     } finally {
       await down.close();
@@ -135,7 +130,10 @@ describe('Chat turns with the local provider', () => {
       ['knowledge_search', 'start'],
       ['knowledge_search', 'end'],
     ]);
-    const tokens = knowledge.events.filter((e) => e.event === 'token').map((e) => e.data.text).join('');
+    const tokens = knowledge.events
+      .filter((e) => e.event === 'token')
+      .map((e) => e.data.text)
+      .join('');
     const done = knowledge.events.at(-1)!;
     expect(done.data).toEqual({ response: tokens, session_id: metadata.data.session_id });
     expect(knowledge.events.at(-2)!.data).toMatchObject({ tool_used: true, protocol_version: 1 });
@@ -267,11 +265,7 @@ describe('Knowledge tool grading and rewrite, seen through chat turns', () => {
 
   it('pauses a turn whose evidence splits between two products, and resumes it with the choice after a restart', async () => {
     const user = uniqueUser('hitl');
-    const first = await request(t.app.getHttpServer())
-      .post('/api/chat')
-      .set(t.auth(user))
-      .send({ message: 'How long is the Aurora warranty?' })
-      .expect(200);
+    const first = await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'How long is the Aurora warranty?' }).expect(200);
     const pending = first.body.pending_hitl;
     expect(pending).toMatchObject({
       original_question: 'How long is the Aurora warranty?',
@@ -291,11 +285,7 @@ describe('Knowledge tool grading and rewrite, seen through chat turns', () => {
     // A new instance (a restart) takes the user's answer and resumes the paused run.
     const restarted = await createTestApp();
     try {
-      const resumed = await request(restarted.app.getHttpServer())
-        .post('/api/chat')
-        .set(restarted.auth(user))
-        .send({ message: 'X2', session_id: session })
-        .expect(200);
+      const resumed = await request(restarted.app.getHttpServer()).post('/api/chat').set(restarted.auth(user)).send({ message: 'X2', session_id: session }).expect(200);
       expect(resumed.body.pending_hitl).toBeNull();
       expect(resumed.body.response).toMatch(/three-year/);
       expect(resumed.body.rag_trace).toMatchObject({
@@ -380,10 +370,7 @@ describe('Knowledge tool grading and rewrite, seen through chat turns', () => {
       .send({ message: '积分的有效期是多久？以及退货运费由谁承担？' })
       .expect(200);
     expect(zh.body.rag_trace).toMatchObject({ complexity: 'complex', sub_agent_count: 2, sub_questions: ['积分的有效期是多久？', '退货运费由谁承担？'] });
-    expect(zh.body.rag_trace.sub_traces.map((s: { final_chunks: Array<{ source: string }> }) => s.final_chunks[0].source)).toEqual([
-      '会员积分规则.md',
-      '退货与保修政策.md',
-    ]);
+    expect(zh.body.rag_trace.sub_traces.map((s: { final_chunks: Array<{ source: string }> }) => s.final_chunks[0].source)).toEqual(['会员积分规则.md', '退货与保修政策.md']);
   });
 
   it('rewrites once when the evidence is weak and keeps both recalls in the trace', async () => {

@@ -23,10 +23,7 @@ describe('session storage on PostgreSQL', () => {
     const results = await Promise.all(turns);
     expect(results.filter((r) => r.created)).toHaveLength(1);
 
-    const rows: Array<{ seq: number; content: string }> = await t.dataSource.query(
-      'SELECT seq, content FROM chat_messages WHERE session_id = $1 ORDER BY seq',
-      [session],
-    );
+    const rows: Array<{ seq: number; content: string }> = await t.dataSource.query('SELECT seq, content FROM chat_messages WHERE session_id = $1 ORDER BY seq', [session]);
     expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     // Each turn's two messages are adjacent and in order: question i directly followed by answer i.
     for (let i = 0; i < rows.length; i += 2) {
@@ -34,19 +31,15 @@ describe('session storage on PostgreSQL', () => {
       expect(rows[i + 1].content).toBe(`answer ${n}`);
     }
     expect(new Set(rows.map((r) => r.content)).size).toBe(40);
-    const [{ message_count }] = await t.dataSource.query('SELECT message_count FROM chat_sessions WHERE id = $1', [
-      session,
-    ]);
+    const [{ message_count }] = await t.dataSource.query('SELECT message_count FROM chat_sessions WHERE id = $1', [session]);
     expect(message_count).toBe(40);
   });
 
-  it('refuses to append to another user\'s session, and leaves it untouched', async () => {
+  it("refuses to append to another user's session, and leaves it untouched", async () => {
     const owner = uniqueUser('owner');
     const session = randomUUID();
     await t.storage.appendTurn(owner, session, [{ type: 'human', content: 'mine' }]);
-    await expect(
-      t.storage.appendTurn(uniqueUser('thief'), session, [{ type: 'human', content: 'theirs' }]),
-    ).rejects.toBeInstanceOf(SessionNotFoundError);
+    await expect(t.storage.appendTurn(uniqueUser('thief'), session, [{ type: 'human', content: 'theirs' }])).rejects.toBeInstanceOf(SessionNotFoundError);
     await expect(t.storage.openSession(uniqueUser('thief'), session, 'theirs')).rejects.toBeInstanceOf(SessionNotFoundError);
     expect(await t.storage.getSessionMessages(uniqueUser('thief'), session)).toBeNull();
     const messages = await t.storage.getSessionMessages(owner, session);
@@ -100,9 +93,7 @@ describe('session storage on PostgreSQL', () => {
         rag_trace: { tool_used: true, secret_field: 'dropped', final_chunks: [{ text: 'no source' }] },
       },
     ]);
-    const [{ rag_trace }] = await t.dataSource.query('SELECT rag_trace FROM chat_messages WHERE session_id = $1', [
-      session,
-    ]);
+    const [{ rag_trace }] = await t.dataSource.query('SELECT rag_trace FROM chat_messages WHERE session_id = $1', [session]);
     expect(rag_trace).toEqual({ tool_used: true, final_chunks: [], protocol_version: 1 });
   });
 });

@@ -23,9 +23,7 @@ describe('CORS', () => {
         .set('Access-Control-Request-Headers', 'authorization,content-type')
         .expect(204);
       expect(res.headers['access-control-allow-origin']).toBe(ALLOWED);
-      expect(headerList(res.headers['access-control-allow-headers'])).toEqual(
-        expect.arrayContaining(['authorization', 'content-type', 'last-event-id']),
-      );
+      expect(headerList(res.headers['access-control-allow-headers'])).toEqual(expect.arrayContaining(['authorization', 'content-type', 'last-event-id']));
       expect(headerList(res.headers['access-control-allow-methods'])).toEqual(expect.arrayContaining(['get', 'post', 'patch', 'put', 'delete']));
       expect(res.headers['access-control-allow-credentials']).toBeUndefined();
       expect(res.headers['x-request-id']).toBeDefined();
@@ -40,7 +38,11 @@ describe('CORS', () => {
     });
 
     it('exposes x-request-id and Retry-After to the page on real responses, errors included', async () => {
-      const ok = await request(t.app.getHttpServer()).get('/api/sessions').set(t.auth(uniqueUser('cors'))).set('Origin', ALLOWED).expect(200);
+      const ok = await request(t.app.getHttpServer())
+        .get('/api/sessions')
+        .set(t.auth(uniqueUser('cors')))
+        .set('Origin', ALLOWED)
+        .expect(200);
       expect(ok.headers['access-control-allow-origin']).toBe(ALLOWED);
       expect(headerList(ok.headers['access-control-expose-headers'])).toEqual(expect.arrayContaining(['x-request-id', 'retry-after']));
       const denied = await request(t.app.getHttpServer()).get('/api/sessions').set('Origin', ALLOWED).expect(401);
@@ -54,7 +56,11 @@ describe('CORS', () => {
         .set('Access-Control-Request-Method', 'POST')
         .set('Access-Control-Request-Headers', 'authorization,content-type');
       expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
-      const get = await request(t.app.getHttpServer()).get('/api/sessions').set(t.auth(uniqueUser('cors'))).set('Origin', OTHER).expect(200);
+      const get = await request(t.app.getHttpServer())
+        .get('/api/sessions')
+        .set(t.auth(uniqueUser('cors')))
+        .set('Origin', OTHER)
+        .expect(200);
       expect(get.headers['access-control-allow-origin']).toBeUndefined();
     });
   });
@@ -67,10 +73,7 @@ describe('CORS', () => {
     afterAll(() => t.close());
 
     it('sends no CORS header at all', async () => {
-      const preflight = await request(t.app.getHttpServer())
-        .options('/api/chat/stream')
-        .set('Origin', ALLOWED)
-        .set('Access-Control-Request-Method', 'POST');
+      const preflight = await request(t.app.getHttpServer()).options('/api/chat/stream').set('Origin', ALLOWED).set('Access-Control-Request-Method', 'POST');
       expect(preflight.status).not.toBe(204);
       expect(Object.keys(preflight.headers).filter((name) => name.startsWith('access-control-'))).toEqual([]);
     });

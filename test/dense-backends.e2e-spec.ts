@@ -22,8 +22,7 @@ const QUERIES = [
 
 describeWithPgvector('Dense leg on pgvector (the extension is installed on this server)', () => {
   let t: TestApp;
-  const search = (query: string) =>
-    request(t.app.getHttpServer()).post('/api/knowledge/search').set(t.auth(uniqueUser())).send({ query, top_k: 3 }).expect(200);
+  const search = (query: string) => request(t.app.getHttpServer()).post('/api/knowledge/search').set(t.auth(uniqueUser())).send({ query, top_k: 3 }).expect(200);
 
   beforeAll(async () => {
     // auto ranks the sparse local embeddings in memory (exactly); the pgvector leg is asked for by name.
@@ -34,17 +33,13 @@ describeWithPgvector('Dense leg on pgvector (the extension is installed on this 
   it('installs the extension, fills the vector column for every leaf and indexes it with HNSW', async () => {
     const [extension] = await t.dataSource.query(`SELECT extversion FROM pg_extension WHERE extname = 'vector'`);
     expect(extension?.extversion).toMatch(/^\d+\.\d+/);
-    const [counts] = await t.dataSource.query(
-      `SELECT count(*)::int AS leaves, count(embedding_vector)::int AS vectors FROM knowledge_chunks WHERE is_leaf`,
-    );
+    const [counts] = await t.dataSource.query(`SELECT count(*)::int AS leaves, count(embedding_vector)::int AS vectors FROM knowledge_chunks WHERE is_leaf`);
     expect(counts.leaves).toBeGreaterThan(0);
     expect(counts.vectors).toBe(counts.leaves);
     const epoch = await new PgvectorStore(t.dataSource, 256, 100).currentEpoch();
     const indexes = await t.dataSource.query(`SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE 'idx_knowledge_chunks_hnsw_256%'`);
     expect(indexes.map((index: { indexname: string }) => index.indexname)).toEqual([`idx_knowledge_chunks_hnsw_256_e${epoch}`]);
-    expect(indexes[0].indexdef).toMatch(
-      new RegExp(`USING hnsw .*vector_cosine_ops.*WHERE .*vector_dims\\(embedding_vector\\) = 256.*dense_epoch <= ${epoch}`),
-    );
+    expect(indexes[0].indexdef).toMatch(new RegExp(`USING hnsw .*vector_cosine_ops.*WHERE .*vector_dims\\(embedding_vector\\) = 256.*dense_epoch <= ${epoch}`));
     expect(t.app.get(DenseRecall).backend).toBe('pgvector-hnsw');
   });
 
@@ -87,10 +82,9 @@ describeWithPgvector('Dense leg on pgvector (the extension is installed on this 
       .get(DocumentsService)
       .ingest('borealis-lamp.txt', Buffer.from('The Borealis lamp dims to five percent. 北极光台灯可以调到百分之五的亮度。'), uniqueUser('admin'));
     const documentId = document.id;
-    const [written] = await t.dataSource.query(
-      `SELECT count(*)::int AS leaves, count(embedding_vector)::int AS vectors FROM knowledge_chunks WHERE is_leaf AND document_id = $1`,
-      [documentId],
-    );
+    const [written] = await t.dataSource.query(`SELECT count(*)::int AS leaves, count(embedding_vector)::int AS vectors FROM knowledge_chunks WHERE is_leaf AND document_id = $1`, [
+      documentId,
+    ]);
     expect(written.vectors).toBe(written.leaves);
 
     await t.dataSource.query(`UPDATE knowledge_chunks SET embedding_vector = NULL WHERE document_id = $1`, [documentId]);
@@ -156,11 +150,7 @@ describe('Dense leg choice', () => {
     const t = await createTestApp({ RAG_DENSE_BACKEND: 'memory' });
     try {
       expect(t.app.get(DenseRecall).backend).toBe('memory');
-      const res = await request(t.app.getHttpServer())
-        .post('/api/knowledge/search')
-        .set(t.auth(uniqueUser()))
-        .send({ query: '退货需要在多少天内申请？', top_k: 3 })
-        .expect(200);
+      const res = await request(t.app.getHttpServer()).post('/api/knowledge/search').set(t.auth(uniqueUser())).send({ query: '退货需要在多少天内申请？', top_k: 3 }).expect(200);
       expect(res.body.rag_trace.pipeline_id).toMatch(/^hybrid-rrf-v1:local-hash:memory\+/);
       expect(res.body.chunks[0].source).toBe('退货与保修政策.md');
     } finally {
@@ -194,11 +184,7 @@ describe('Dense leg choice', () => {
         expect(ranking).toMatchObject({ backend: 'memory' });
         expect(ranking.error).toBeUndefined();
         expect(ranking.ids.length).toBeGreaterThan(0);
-        const res = await request(t.app.getHttpServer())
-          .post('/api/knowledge/search')
-          .set(t.auth(uniqueUser()))
-          .send({ query: '会员积分可以兑换什么？', top_k: 3 })
-          .expect(200);
+        const res = await request(t.app.getHttpServer()).post('/api/knowledge/search').set(t.auth(uniqueUser())).send({ query: '会员积分可以兑换什么？', top_k: 3 }).expect(200);
         expect(res.body.chunks[0].source).toBe('会员积分规则.md');
       } finally {
         await t.close();
@@ -206,9 +192,7 @@ describe('Dense leg choice', () => {
     });
 
     it('refuses to start with RAG_DENSE_BACKEND=pgvector, naming the setting', async () => {
-      await expect(createTestApp({ DATABASE_URL: url, RAG_DENSE_BACKEND: 'pgvector' })).rejects.toThrow(
-        /RAG_DENSE_BACKEND=pgvector, but this database has no pgvector column/,
-      );
+      await expect(createTestApp({ DATABASE_URL: url, RAG_DENSE_BACKEND: 'pgvector' })).rejects.toThrow(/RAG_DENSE_BACKEND=pgvector, but this database has no pgvector column/);
     });
   });
 });

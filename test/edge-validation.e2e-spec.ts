@@ -169,11 +169,7 @@ describe('Edge validation: identities, token lifetime, hostile bodies and header
       const deepArray = `{"message":"hi","query":"hi","x":${'['.repeat(2000)}${']'.repeat(2000)}}`;
       const deepObject = `{"message":"hi","query":"hi","x":${'{"a":'.repeat(2000)}1${'}'.repeat(2000)}}`;
       for (const body of [deepArray, deepObject]) {
-        const res = await request(server())
-          .post(route)
-          .set(t.auth(uniqueUser()))
-          .set('Content-Type', 'application/json')
-          .send(body);
+        const res = await request(server()).post(route).set(t.auth(uniqueUser())).set('Content-Type', 'application/json').send(body);
         expect(res.status).toBe(400);
         expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
         expect(res.body.message).toMatch(/nested deeper than 32 levels/);
@@ -315,8 +311,7 @@ describe('Edge validation: identities, token lifetime, hostile bodies and header
     it('an incomplete body is answered 408 after HTTP_REQUEST_TIMEOUT_MS, not held for minutes', async () => {
       const auth = t.auth(uniqueUser());
       const answer = await sendPartial(
-        'POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
-          `Authorization: ${auth.Authorization}\r\nContent-Length: 100\r\n\r\n{"message"`,
+        'POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' + `Authorization: ${auth.Authorization}\r\nContent-Length: 100\r\n\r\n{"message"`,
       );
       expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
     }, 15000);

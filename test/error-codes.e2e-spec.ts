@@ -41,12 +41,21 @@ describe('Error codes of every kind of refusal', () => {
       await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(uniqueUser())).set('Content-Type', 'application/json').send('{"message": '),
       'malformed_json',
     );
-    await expectCode(await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(uniqueUser())).send({ message: 'x'.repeat(4096) }), 'payload_too_large');
+    await expectCode(
+      await request(t.app.getHttpServer())
+        .post('/api/chat')
+        .set(t.auth(uniqueUser()))
+        .send({ message: 'x'.repeat(4096) }),
+      'payload_too_large',
+    );
   });
 
   it('multer: a file over the upload limit is payload_too_large, a missing file invalid_request', async () => {
     await expectCode(
-      await request(t.app.getHttpServer()).post('/api/knowledge/documents').set(admin()).attach('file', Buffer.from('a'.repeat(2048)), 'big.txt'),
+      await request(t.app.getHttpServer())
+        .post('/api/knowledge/documents')
+        .set(admin())
+        .attach('file', Buffer.from('a'.repeat(2048)), 'big.txt'),
       'payload_too_large',
     );
     await expectCode(await request(t.app.getHttpServer()).post('/api/knowledge/documents').set(admin()).field('name', 'x'), 'invalid_request');

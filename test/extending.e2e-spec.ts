@@ -48,15 +48,11 @@ export class UnitConverterTool implements AgentToolPlugin {
   };
 
   create() {
-    return tool(
-      async ({ value, unit }: { value: number; unit: 'm' | 'ft' }) =>
-        unit === 'm' ? `${(value / 0.3048).toFixed(2)} ft` : `${(value * 0.3048).toFixed(2)} m`,
-      {
-        name: this.name,
-        description: 'Converts a length between metres and feet.',
-        schema: z.object({ value: z.number(), unit: z.enum(['m', 'ft']) }),
-      },
-    );
+    return tool(async ({ value, unit }: { value: number; unit: 'm' | 'ft' }) => (unit === 'm' ? `${(value / 0.3048).toFixed(2)} ft` : `${(value * 0.3048).toFixed(2)} m`), {
+      name: this.name,
+      description: 'Converts a length between metres and feet.',
+      schema: z.object({ value: z.number(), unit: z.enum(['m', 'ft']) }),
+    });
   }
 }
 
@@ -331,11 +327,7 @@ describe('docs/extending.md examples', () => {
       const user = uniqueUser('tool');
       const hello = await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'Hello' }).expect(200);
       expect(hello.body.response).toContain('convert metres and feet');
-      const knowledge = await request(t.app.getHttpServer())
-        .post('/api/chat')
-        .set(t.auth(user))
-        .send({ message: 'How many days do I have to return an item?' })
-        .expect(200);
+      const knowledge = await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'How many days do I have to return an item?' }).expect(200);
       expect(knowledge.body.rag_trace.tool_name).toBe('knowledge_search');
     });
   });

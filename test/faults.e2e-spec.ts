@@ -115,7 +115,11 @@ describe('Faults: PostgreSQL and Redis stopped, paused and killed; instances kil
     const user = uniqueUser('pgstall');
     weather.hold();
     const inFlight = weather.nextRequest();
-    const turn = request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'weather in Paris' }).then((r) => r);
+    const turn = request(t.app.getHttpServer())
+      .post('/api/chat')
+      .set(t.auth(user))
+      .send({ message: 'weather in Paris' })
+      .then((r) => r);
     await inFlight;
     await postgres.pause();
     weather.release();
@@ -138,10 +142,7 @@ describe('Faults: PostgreSQL and Redis stopped, paused and killed; instances kil
       20_000,
       50,
     );
-    const again = await request(t.app.getHttpServer())
-      .post('/api/chat')
-      .set(t.auth(user))
-      .send({ message: 'weather in Paris', session_id: sessions.body.sessions[0].session_id });
+    const again = await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'weather in Paris', session_id: sessions.body.sessions[0].session_id });
     expect(again.status).toBe(200);
   }, 60_000);
 
@@ -150,13 +151,19 @@ describe('Faults: PostgreSQL and Redis stopped, paused and killed; instances kil
     const reader = await app({ DATABASE_URL: testDatabaseUrl(), CACHE_COMMAND_TIMEOUT_MS: '100' });
     const user = uniqueUser('stale');
     const session = randomUUID();
-    await writer.storage.appendTurn(user, session, [{ type: 'human', content: 'one' }, { type: 'ai', content: 'two' }]);
+    await writer.storage.appendTurn(user, session, [
+      { type: 'human', content: 'one' },
+      { type: 'ai', content: 'two' },
+    ]);
     const read = async () => (await request(reader.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(reader.auth(user)).expect(200)).body.messages;
     const list = async () => (await request(reader.app.getHttpServer()).get('/api/sessions').set(reader.auth(user)).expect(200)).body.sessions;
     expect(await read()).toHaveLength(2); // now cached in Redis
     expect((await list())[0].message_count).toBe(2);
     await redis.pause();
-    await writer.storage.appendTurn(user, session, [{ type: 'human', content: 'three' }, { type: 'ai', content: 'four' }]);
+    await writer.storage.appendTurn(user, session, [
+      { type: 'human', content: 'three' },
+      { type: 'ai', content: 'four' },
+    ]);
     await redis.resume();
     // The writer's invalidation was lost; the reader must still not serve the old copies.
     expect((await read()).map((m: { content: string }) => m.content)).toEqual(['one', 'two', 'three', 'four']);
@@ -171,17 +178,26 @@ describe('Faults: PostgreSQL and Redis stopped, paused and killed; instances kil
       const reader = await app({ DATABASE_URL: testDatabaseUrl(), REDIS_URL: `redis://127.0.0.1:${link.port}/0`, CACHE_COMMAND_TIMEOUT_MS: '5000' });
       const user = uniqueUser('late-write');
       const session = randomUUID();
-      await writer.storage.appendTurn(user, session, [{ type: 'human', content: 'one' }, { type: 'ai', content: 'two' }]);
+      await writer.storage.appendTurn(user, session, [
+        { type: 'human', content: 'one' },
+        { type: 'ai', content: 'two' },
+      ]);
       const server = reader.app.getHttpServer();
       await request(server).get('/health').expect(200); // the reader's Redis connections are open
 
       link.hold();
-      const firstRead = request(server).get(`/api/sessions/${session}/messages`).set(reader.auth(user)).then((r) => r);
+      const firstRead = request(server)
+        .get(`/api/sessions/${session}/messages`)
+        .set(reader.auth(user))
+        .then((r) => r);
       await link.waitForHeld(1); // its cache lookup
       link.release();
       link.hold();
       await link.waitForHeld(1); // its cache write of the transcript it read from PostgreSQL
-      await writer.storage.appendTurn(user, session, [{ type: 'human', content: 'three' }, { type: 'ai', content: 'four' }]);
+      await writer.storage.appendTurn(user, session, [
+        { type: 'human', content: 'three' },
+        { type: 'ai', content: 'four' },
+      ]);
       link.release();
       expect((await firstRead).status).toBe(200);
 

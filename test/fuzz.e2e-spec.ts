@@ -18,9 +18,43 @@ import { TEST_JWT_SECRET } from './support/test-env.js';
  * be below 500, and whatever was stored must read back exactly as sent.
  */
 const HOSTILE_PIECES = [
-  '\u0000', '\ud800', '\udbff', '\udc00', '\udfff', '\ufffd', '\u202e', '\u202d', '\u200f', '\u061c', '\u0301', '\u0336',
-  '\u200b', '\u200d', '\ufeff', '\u2028', '\t', '\n', '\r', '\u001b', '\u007f', '\u0085', 'שלום', 'مرحبا', '退货政策', '积分',
-  '👩‍👩‍👧', '🇨🇳', 'e\u0301', ' ', '"', '\\', '%00', '{"a":1}', '<script>', 'Aurora X1', 'warranty',
+  '\u0000',
+  '\ud800',
+  '\udbff',
+  '\udc00',
+  '\udfff',
+  '\ufffd',
+  '\u202e',
+  '\u202d',
+  '\u200f',
+  '\u061c',
+  '\u0301',
+  '\u0336',
+  '\u200b',
+  '\u200d',
+  '\ufeff',
+  '\u2028',
+  '\t',
+  '\n',
+  '\r',
+  '\u001b',
+  '\u007f',
+  '\u0085',
+  'שלום',
+  'مرحبا',
+  '退货政策',
+  '积分',
+  '👩‍👩‍👧',
+  '🇨🇳',
+  'e\u0301',
+  ' ',
+  '"',
+  '\\',
+  '%00',
+  '{"a":1}',
+  '<script>',
+  'Aurora X1',
+  'warranty',
 ];
 const unit = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...HOSTILE_PIECES) },
@@ -81,6 +115,7 @@ describe('Fuzz: arbitrary Unicode through every string field', () => {
     await fc.assert(
       fc.asyncProperty(hostileText, async (raw) => {
         // A URL cannot carry a lone surrogate; NUL and everything else travel percent-encoded.
+        // eslint-disable-next-line no-control-regex -- NUL is the character under test
         const encoded = encodeURIComponent(toStorableText(raw.replace(/\u0000/g, '\u0001'))).replace(/%01/g, '%00');
         const answers = await Promise.all([
           request(server).get(`/api/sessions/${encoded}/messages`).set(t.auth(user)),
@@ -88,7 +123,9 @@ describe('Fuzz: arbitrary Unicode through every string field', () => {
           request(server).get(`/api/sessions?cursor=${encoded}`).set(t.auth(user)),
           request(server).get(`/api/sessions?limit=${encoded}`).set(t.auth(user)),
           request(server).get(`/api/chat/runs/${encoded}/stream`).set(t.auth(user)),
-          request(server).delete(`/api/knowledge/documents/${encoded}`).set(t.auth(user, { role: 'admin' })),
+          request(server)
+            .delete(`/api/knowledge/documents/${encoded}`)
+            .set(t.auth(user, { role: 'admin' })),
           request(server).post('/api/chat').set(t.auth(user)).send({ message: 'hi', session_id: raw }),
         ]);
         answers.forEach((answer, i) => below500(answer.status, `request ${i} with ${JSON.stringify(raw)}`));
@@ -102,6 +139,7 @@ describe('Fuzz: arbitrary Unicode through every string field', () => {
     const done = await request(t.app.getHttpServer()).post('/api/chat/stream').set(t.auth(user)).send({ message: 'hello' });
     const runId = /"run_id":"([^"]+)"/.exec(done.text)![1];
     // What an HTTP client can put in a header at all: no control characters but tab.
+    // eslint-disable-next-line no-control-regex -- control characters are what a header cannot carry
     const headerText = fc.string({ unit: 'binary-ascii', maxLength: 24 }).filter((s) => !/[\u0000-\u0008\u000a-\u001f\u007f]/.test(s));
     await fc.assert(
       fc.asyncProperty(headerText, async (value) => {
@@ -304,12 +342,20 @@ describe('Fuzz: /v1, /api/chat/ui, /api/keys and bearer credentials', () => {
   /** What an HTTP client can send in a header: no control characters but tab, nothing above U+00FF. */
   const headerUnit = fc.oneof(
     fc.constantFrom('\t', ' ', '"', '\\', ',', ';', '=', '%00', '{}', '\u00a0', '\u00ff', '\u0085', 'é', 'rk-'),
-    fc.integer({ min: 0x20, max: 0xff }).filter((code) => code !== 0x7f).map((code) => String.fromCharCode(code)),
+    fc
+      .integer({ min: 0x20, max: 0xff })
+      .filter((code) => code !== 0x7f)
+      .map((code) => String.fromCharCode(code)),
   );
   const headerText = fc.string({ unit: headerUnit, maxLength: 60 });
+  // eslint-disable-next-line no-control-regex -- NUL is the character under test
   const pathSegment = (raw: string) => encodeURIComponent(toStorableText(raw.replace(/\u0000/g, '\u0001'))).replace(/%01/g, '%00');
   const completion = (user: string, body: unknown, headers: Record<string, string> = {}) =>
-    request(server()).post('/v1/chat/completions').set(t.auth(user)).set(headers).send(body as object);
+    request(server())
+      .post('/v1/chat/completions')
+      .set(t.auth(user))
+      .set(headers)
+      .send(body as object);
 
   it('/v1/chat/completions message content, as a string or as text parts: a completion (a session turn stored exactly) or an OpenAI 400', async () => {
     const user = uniqueUser('fuzz-v1');
@@ -356,7 +402,10 @@ describe('Fuzz: /v1, /api/chat/ui, /api/keys and bearer credentials', () => {
     await fc.assert(
       fc.asyncProperty(
         hostileText,
-        fc.oneof(hostileText.map((s): string | string[] => s), fc.array(hostileText, { maxLength: 5 })),
+        fc.oneof(
+          hostileText.map((s): string | string[] => s),
+          fc.array(hostileText, { maxLength: 5 }),
+        ),
         fc.dictionary(fc.oneof(hostileText, fc.constantFrom('session_id', '__proto__', 'constructor', 'toString')), fc.oneof(hostileText, fc.jsonValue({ maxDepth: 1 })), {
           maxKeys: 3,
         }),
@@ -401,7 +450,8 @@ describe('Fuzz: /v1, /api/chat/ui, /api/keys and bearer credentials', () => {
           request(server()).delete(`/api/keys/${encoded}`).set(t.auth(user)),
         ]);
         const what = JSON.stringify(raw);
-        if (model.status === 200) expect(encoded === '' || raw === modelId()).toBe(true); // `/v1/models/` is the list
+        if (model.status === 200)
+          expect(encoded === '' || raw === modelId()).toBe(true); // `/v1/models/` is the list
         else expectOpenAiError(model, `/v1/models/:model ${what}`);
         below500(resume.status, `/api/chat/ui/:id/stream ${what}`);
         expect([204, 400, 404]).toContain(resume.status);
@@ -422,7 +472,11 @@ describe('Fuzz: /v1, /api/chat/ui, /api/keys and bearer credentials', () => {
           minLength: 1,
           maxLength: 3,
         }),
-        fc.oneof({ weight: 3, arbitrary: fc.constant('submit-message') }, { weight: 1, arbitrary: fc.constantFrom('regenerate-message', 'Submit-Message', '') }, { weight: 1, arbitrary: hostileText }),
+        fc.oneof(
+          { weight: 3, arbitrary: fc.constant('submit-message') },
+          { weight: 1, arbitrary: fc.constantFrom('regenerate-message', 'Submit-Message', '') },
+          { weight: 1, arbitrary: hostileText },
+        ),
         fc.option(hostileText),
         async (id, parts, trigger, messageId) => {
           // A user of its own per run: a valid id drawn twice must not meet its earlier session.
@@ -438,7 +492,10 @@ describe('Fuzz: /v1, /api/chat/ui, /api/keys and bearer credentials', () => {
           const errors = chunks.filter((chunk) => chunk.type === 'error');
           if (errors.length > 0) throw new Error(`${what} streamed an error: ${JSON.stringify(errors)}`);
           expect(chunks.at(-1)).toMatchObject({ type: 'finish' });
-          const sent = parts.filter((part) => part.type === 'text').map((part) => part.text).join('\n');
+          const sent = parts
+            .filter((part) => part.type === 'text')
+            .map((part) => part.text)
+            .join('\n');
           const stored = await transcript(user, t.app.get(UiSessionIds).forChat(user, id));
           expect(stored[0]).toMatchObject({ type: 'human', content: sent });
           expect(stored).toHaveLength(2);
@@ -499,11 +556,20 @@ describe('Fuzz: /v1, /api/chat/ui, /api/keys and bearer credentials', () => {
     const credential: fc.Arbitrary<Credential> = fc.oneof(
       // rk- keys: hostile text, well-formed but unknown, and the real key with something changed.
       headerText.map((s) => ({ value: `rk-${s}`, mayPass: false })),
-      fc.string({ unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'), minLength: 43, maxLength: 43 }).map((s) => ({ value: `rk-${s}`, mayPass: false })),
+      fc
+        .string({ unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'), minLength: 43, maxLength: 43 })
+        .map((s) => ({ value: `rk-${s}`, mayPass: false })),
       fc.tuple(fc.integer({ min: 0, max: realKey.length }), headerText).map(([at, s]) => ({ value: `${realKey.slice(0, at)}${s}${realKey.slice(at + 1)}`, mayPass: true })),
       // Hand-made JWTs: hostile header, any payload, a signature that cannot be right; also with 1, 2, 4 or 5 segments (JWE-like).
       fc
-        .tuple(fc.record({ alg, kid }, { requiredKeys: [] }), extraHeader, fc.oneof(fc.constant(claims), fc.jsonValue({ maxDepth: 2 })), base64url, fc.array(base64url, { maxLength: 3 }), fc.boolean())
+        .tuple(
+          fc.record({ alg, kid }, { requiredKeys: [] }),
+          extraHeader,
+          fc.oneof(fc.constant(claims), fc.jsonValue({ maxDepth: 2 })),
+          base64url,
+          fc.array(base64url, { maxLength: 3 }),
+          fc.boolean(),
+        )
         .map(([header, extra, payload, signature, more, short]) => ({
           value: [b64({ ...extra, ...header }), ...(short ? [] : [b64(payload), signature]), ...more].join('.'),
           mayPass: false,
@@ -515,9 +581,13 @@ describe('Fuzz: /v1, /api/chat/ui, /api/keys and bearer credentials', () => {
         sign: fc.constantFrom(rsa, ec),
         kid,
         // Hostile claims too: sub, and iat, nbf, aud, iss and role claims of any type.
-        claims: fc.dictionary(fc.constantFrom('sub', 'iat', 'nbf', 'aud', 'iss', 'role', 'realm_access', 'roles', '__proto__'), fc.oneof(hostileText, fc.jsonValue({ maxDepth: 2 })), {
-          maxKeys: 2,
-        }),
+        claims: fc.dictionary(
+          fc.constantFrom('sub', 'iat', 'nbf', 'aud', 'iss', 'role', 'realm_access', 'roles', '__proto__'),
+          fc.oneof(hostileText, fc.jsonValue({ maxDepth: 2 })),
+          {
+            maxKeys: 2,
+          },
+        ),
       }),
       // Really signed with the HS256 secret, with a hostile kid and extra header fields (HS256 tokens are not looked up by kid).
       fc.tuple(kid, extraHeader).map(([k, extra]) => ({ value: hs256({ ...extra, alg: 'HS256', kid: k }), mayPass: true })),
@@ -593,11 +663,11 @@ describe('Fuzz: /v1, /api/chat/ui, /api/keys and bearer credentials', () => {
     const invalidUtf8 = Buffer.from([0xff, 0xfe, 0xc0, 0x80, 0xed, 0xa0, 0x80]);
     const oddBodies: Array<[string, string | Buffer]> = [
       ['application/json', '{"model": '],
-      ['application/json', Buffer.concat([Buffer.from(`{"model": "${modelId()}", "id": "x", "trigger": "submit-message", "name": "`), invalidUtf8, Buffer.from('", "messages": []}')])],
       [
         'application/json',
-        Buffer.concat([Buffer.from(`{"model": "${modelId()}", "messages": [{"role": "user", "content": "hi `), invalidUtf8, Buffer.from('"}]}')]),
+        Buffer.concat([Buffer.from(`{"model": "${modelId()}", "id": "x", "trigger": "submit-message", "name": "`), invalidUtf8, Buffer.from('", "messages": []}')]),
       ],
+      ['application/json', Buffer.concat([Buffer.from(`{"model": "${modelId()}", "messages": [{"role": "user", "content": "hi `), invalidUtf8, Buffer.from('"}]}')])],
       ['application/json; charset=utf-16', valid],
       ['application/json; charset=x-unknown', valid],
       ['application/json; charset=latin1', valid],
@@ -650,19 +720,42 @@ describe('Fuzz: /v1, /api/chat/ui, /api/keys and bearer credentials', () => {
     ]);
     v1.forEach((res, i) => expectOpenAiError(res, `/v1 request ${i}`));
     const others = await Promise.all([
-      request(server()).post('/api/chat/ui').set(t.auth(user)).send(ui({ id: nearlyMega })),
-      request(server()).post('/api/chat/ui').set(t.auth(user)).send(ui({ trigger: nearlyMega })),
-      request(server()).post('/api/chat/ui').set(t.auth(user)).send(ui({ messageId: nearlyMega })),
-      request(server()).post('/api/chat/ui').set(t.auth(user)).send(ui({}, { type: 'text', text: nearlyMega })),
-      request(server()).post('/api/chat/ui').set(t.auth(user)).send(ui({}, { type: nearlyMega, text: 'hello' })),
-      request(server()).post('/api/chat/ui').set(t.auth(user)).send(ui({ messages: [{ id: nearlyMega, role: 'user', parts: [{ type: 'text', text: 'hello' }] }] })),
-      request(server()).post('/api/chat/ui').set(t.auth(user)).send(ui({ id: mega })),
+      request(server())
+        .post('/api/chat/ui')
+        .set(t.auth(user))
+        .send(ui({ id: nearlyMega })),
+      request(server())
+        .post('/api/chat/ui')
+        .set(t.auth(user))
+        .send(ui({ trigger: nearlyMega })),
+      request(server())
+        .post('/api/chat/ui')
+        .set(t.auth(user))
+        .send(ui({ messageId: nearlyMega })),
+      request(server())
+        .post('/api/chat/ui')
+        .set(t.auth(user))
+        .send(ui({}, { type: 'text', text: nearlyMega })),
+      request(server())
+        .post('/api/chat/ui')
+        .set(t.auth(user))
+        .send(ui({}, { type: nearlyMega, text: 'hello' })),
+      request(server())
+        .post('/api/chat/ui')
+        .set(t.auth(user))
+        .send(ui({ messages: [{ id: nearlyMega, role: 'user', parts: [{ type: 'text', text: 'hello' }] }] })),
+      request(server())
+        .post('/api/chat/ui')
+        .set(t.auth(user))
+        .send(ui({ id: mega })),
       request(server()).post('/api/keys').set(t.auth(user)).send({ name: nearlyMega }),
       request(server()).post('/api/keys').set(t.auth(user)).send({ name: mega }),
       request(server()).delete(`/api/keys/${longId}`).set(t.auth(user)),
       request(server()).get(`/api/chat/ui/${longId}/stream`).set(t.auth(user)),
       request(server()).get('/api/sessions').set('Authorization', `Bearer rk-${longId}`),
-      request(server()).get('/api/sessions').set('Authorization', `Bearer ${Buffer.from(JSON.stringify({ alg: 'RS256', kid: longId })).toString('base64url')}.e30.e30`),
+      request(server())
+        .get('/api/sessions')
+        .set('Authorization', `Bearer ${Buffer.from(JSON.stringify({ alg: 'RS256', kid: longId })).toString('base64url')}.e30.e30`),
     ]);
     others.forEach((res, i) => {
       below500(res.status, `request ${i}`);

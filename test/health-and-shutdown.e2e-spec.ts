@@ -43,10 +43,7 @@ describe('Health and database outage', () => {
 
     pgProxy.setMode('forward');
     await request(t.app.getHttpServer()).get('/health').expect(200);
-    const messages = await request(t.app.getHttpServer())
-      .get(`/api/sessions/${session}/messages`)
-      .set(t.auth(user))
-      .expect(200);
+    const messages = await request(t.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(t.auth(user)).expect(200);
     expect(messages.body.messages[0].content).toBe('stored before the outage');
   });
 });

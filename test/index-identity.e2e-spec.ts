@@ -17,8 +17,7 @@ describe('Index identity', () => {
     databases.push(url);
     return url;
   };
-  const start = (database: string, env: Record<string, string> = {}) =>
-    createTestApp({ DATABASE_URL: database, KNOWLEDGE_SEED_ON_START: 'false', ...env });
+  const start = (database: string, env: Record<string, string> = {}) => createTestApp({ DATABASE_URL: database, KNOWLEDGE_SEED_ON_START: 'false', ...env });
   const upload = (t: TestApp, name: string, text: string) =>
     request(t.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(adminAuth(t)).attach('file', Buffer.from(text, 'utf8'), name);
 
@@ -26,7 +25,7 @@ describe('Index identity', () => {
     for (const url of databases) await dropDatabase(url);
   });
 
-  it('records each leaf\'s space, and refuses to start with another model or size on the same index', async () => {
+  it("records each leaf's space, and refuses to start with another model or size on the same index", async () => {
     const database = await ownDatabase();
     const first = await start(database);
     let id: string;
@@ -39,10 +38,9 @@ describe('Index identity', () => {
         [id],
       );
       expect(spaces).toEqual([{ provider: 'local', model: 'local-hash-1', dimensions: 256, tokenizer_version: TOKENIZER_VERSION }]);
-      const [{ unrecorded }] = await first.dataSource.query(
-        'SELECT count(*)::int AS unrecorded FROM knowledge_chunks WHERE document_id = $1 AND is_leaf AND space_id IS NULL',
-        [id],
-      );
+      const [{ unrecorded }] = await first.dataSource.query('SELECT count(*)::int AS unrecorded FROM knowledge_chunks WHERE document_id = $1 AND is_leaf AND space_id IS NULL', [
+        id,
+      ]);
       expect(unrecorded).toBe(0);
     } finally {
       await first.close();
@@ -52,9 +50,9 @@ describe('Index identity', () => {
     await expect(start(database, { EMBEDDING_DIMENSIONS: '64' })).rejects.toThrow(
       /indexed with local\/local-hash-1, 256 dimensions.*configured for local\/local-hash-1, 64 dimensions/s,
     );
-    await expect(start(database, { EMBEDDING_PROVIDER: 'openai', EMBEDDING_MODEL: 'text-embedding-3-small', EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1', EMBEDDING_API_KEY: 'x' })).rejects.toThrow(
-      /configured for openai\/text-embedding-3-small, 256 dimensions/,
-    );
+    await expect(
+      start(database, { EMBEDDING_PROVIDER: 'openai', EMBEDDING_MODEL: 'text-embedding-3-small', EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1', EMBEDDING_API_KEY: 'x' }),
+    ).rejects.toThrow(/configured for openai\/text-embedding-3-small, 256 dimensions/);
     // The same settings start again.
     const again = await start(database);
     await again.close();
@@ -129,15 +127,9 @@ describe('Index identity', () => {
     await expect(start(database)).rejects.toThrow(/indexed with local\/local-hash-1, 64 dimensions/);
     const moved = await start(database, { EMBEDDING_DIMENSIONS: '64' });
     try {
-      const [{ wrong }] = await moved.dataSource.query(
-        'SELECT count(*)::int AS wrong FROM knowledge_chunks WHERE is_leaf AND octet_length(embedding) <> 64 * 4',
-      );
+      const [{ wrong }] = await moved.dataSource.query('SELECT count(*)::int AS wrong FROM knowledge_chunks WHERE is_leaf AND octet_length(embedding) <> 64 * 4');
       expect(wrong).toBe(0);
-      const found = await request(moved.app.getHttpServer())
-        .post('/api/knowledge/search')
-        .set(moved.auth(uniqueUser()))
-        .send({ query: 'Heron bicycle folds' })
-        .expect(200);
+      const found = await request(moved.app.getHttpServer()).post('/api/knowledge/search').set(moved.auth(uniqueUser())).send({ query: 'Heron bicycle folds' }).expect(200);
       expect(found.body.chunks[0].source).toBe('heron.md');
       expect(found.body.rag_trace.dense_error ?? null).toBeNull();
     } finally {

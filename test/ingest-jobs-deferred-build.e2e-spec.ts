@@ -76,8 +76,7 @@ describeWithPgvector('deferred HNSW builds of bulk loads', () => {
     );
     return Number(row.n);
   };
-  const status = async (t: TestApp, id: string) =>
-    (await t.dataSource.query('SELECT status FROM knowledge_ingest_jobs WHERE id = $1', [id]))[0]?.status as string | undefined;
+  const status = async (t: TestApp, id: string) => (await t.dataSource.query('SELECT status FROM knowledge_ingest_jobs WHERE id = $1', [id]))[0]?.status as string | undefined;
 
   beforeAll(async () => {
     embeddings = await new FakeEmbeddingsServer().start();

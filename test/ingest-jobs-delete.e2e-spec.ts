@@ -32,8 +32,7 @@ interface Hold {
   released: Promise<void>;
 }
 
-const text = (label: string) =>
-  Buffer.from(`# ${label}\n${Array.from({ length: 60 }, (_, i) => `The ${label} manual, part ${i}: 说明书第${i}节。`).join('\n')}`, 'utf8');
+const text = (label: string) => Buffer.from(`# ${label}\n${Array.from({ length: 60 }, (_, i) => `The ${label} manual, part ${i}: 说明书第${i}节。`).join('\n')}`, 'utf8');
 
 describe('A document deleted while its ingest job runs', () => {
   let embeddings: FakeEmbeddingsServer;
@@ -139,8 +138,7 @@ describe('A document deleted while its ingest job runs', () => {
 
   /** Backends of the test database waiting for a lock. */
   const lockWaits = async () =>
-    (await worker.dataSource.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`))[0]
-      .n as number;
+    (await worker.dataSource.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`))[0].n as number;
 
   const cases = POINTS.flatMap((at) => (['the same instance', 'another instance'] as const).map((where) => [at, where] as const));
 
@@ -186,7 +184,11 @@ describe('A document deleted while its ingest job runs', () => {
       const [{ documents }] = await worker.dataSource.query('SELECT count(*)::int AS documents FROM knowledge_documents WHERE id = $1', [id]);
       const [{ chunks }] = await worker.dataSource.query('SELECT count(*)::int AS chunks FROM knowledge_chunks WHERE document_id = $1', [id]);
       const found = (
-        await request(worker.app.getHttpServer()).post('/api/knowledge/search').set(adminAuth(worker)).send({ query: `Quokka${counter}x${at.replace(/ /g, '')}` }).expect(200)
+        await request(worker.app.getHttpServer())
+          .post('/api/knowledge/search')
+          .set(adminAuth(worker))
+          .send({ query: `Quokka${counter}x${at.replace(/ /g, '')}` })
+          .expect(200)
       ).body.chunks.filter((chunk: { source?: string }) => chunk.source === filename);
       const listed = (await request(other.app.getHttpServer()).get('/api/knowledge/documents').set(adminAuth(other)).expect(200)).body.documents.filter(
         (document: { id: string }) => document.id === id,
@@ -221,7 +223,11 @@ describe('A document deleted while its ingest job runs', () => {
 
   it('answers a wait=true upload whose document is deleted during its job with 409 ingest_cancelled, and ends its event stream', async () => {
     const held = holdIngest('waited.md', 'embedding');
-    const waiting = request(worker.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(adminAuth(worker)).attach('file', text('Numbat clock'), 'waited.md').then((res) => res);
+    const waiting = request(worker.app.getHttpServer())
+      .post('/api/knowledge/documents?wait=true')
+      .set(adminAuth(worker))
+      .attach('file', text('Numbat clock'), 'waited.md')
+      .then((res) => res);
     await held.reached;
     const [{ id }] = await worker.dataSource.query(`SELECT id FROM knowledge_ingest_jobs WHERE filename = 'waited.md'`);
     const stream = await openSse(`${await other.listen()}/api/knowledge/jobs/${id}/events`, { headers: adminAuth(other) });

@@ -68,7 +68,7 @@ describe('Ingest jobs through a PostgreSQL outage and a lost lock', () => {
     expect({ status: last.data.status, error: last.data.error, has_content }).toEqual({ status: 'completed', error: null, has_content: false });
   });
 
-  it("does not let a worker that lost its lock overwrite the job another worker completed", async () => {
+  it('does not let a worker that lost its lock overwrite the job another worker completed', async () => {
     const url = freshDatabaseUrl();
     await ensureDatabase(url);
     const env = {
@@ -84,7 +84,11 @@ describe('Ingest jobs through a PostgreSQL outage and a lost lock', () => {
       embeddings.held = true;
       const admin = adminAuth(slow);
       const asked = embeddings.nextRequest();
-      const res = await request(slow.app.getHttpServer()).post('/api/knowledge/documents').set(admin).attach('file', Buffer.from(`${text}\nlost lock`), 'lost.md').expect(202);
+      const res = await request(slow.app.getHttpServer())
+        .post('/api/knowledge/documents')
+        .set(admin)
+        .attach('file', Buffer.from(`${text}\nlost lock`), 'lost.md')
+        .expect(202);
       const { id } = res.body.job;
       await asked; // the slow worker is embedding it
       // Its lock lapses as after a long pause (GC, a blocked event loop, a Redis failover): another worker takes the job.

@@ -117,7 +117,13 @@ describe('Ingest jobs against hostile clients and races', () => {
   });
 
   it('does not bring back a document deleted while its job was still finishing (bulk load, indexing stage)', async () => {
-    const t = await app({ DATABASE_URL: await database(freshDatabaseUrl()), RAG_DENSE_BACKEND: 'pgvector', KNOWLEDGE_BULK_LEAVES: '1', KNOWLEDGE_CHUNK_SIZES: '220', KNOWLEDGE_CHUNK_OVERLAP: '0' });
+    const t = await app({
+      DATABASE_URL: await database(freshDatabaseUrl()),
+      RAG_DENSE_BACKEND: 'pgvector',
+      KNOWLEDGE_BULK_LEAVES: '1',
+      KNOWLEDGE_CHUNK_SIZES: '220',
+      KNOWLEDGE_CHUNK_OVERLAP: '0',
+    });
     const server = t.app.getHttpServer();
     // Another instance's index maintenance: the job's bulk load waits for the lock, its document already committed.
     const holder = new pg.Client({ connectionString: t.config.database.url });

@@ -15,9 +15,7 @@ import { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js'
 import { ingestFolderAsJobs } from '../scripts/folder-ingest.js';
 import { FakeEmbeddingsServer } from './support/fake-embeddings-server.js';
 
-
-const text = (label: string) =>
-  Buffer.from(`# ${label}\n${Array.from({ length: 40 }, (_, i) => `The ${label} manual, part ${i}: 说明书第${i}节。`).join('\n')}`, 'utf8');
+const text = (label: string) => Buffer.from(`# ${label}\n${Array.from({ length: 40 }, (_, i) => `The ${label} manual, part ${i}: 说明书第${i}节。`).join('\n')}`, 'utf8');
 
 describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance', () => {
   const databases: string[] = [];
@@ -110,7 +108,10 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
         .attach('file', Buffer.concat([broken, Buffer.from('2')]), 'broken-2.pdf');
       expect(waited.status).toBe(422);
       expect(waited.body).toMatchObject({ code: 'unreadable_document', job_id: expect.any(String) });
-      const stored = await request(server).post('/api/knowledge/documents?wait=true').set(adminAuth(t)).attach('file', makePdf(['Page one of the Orbit lamp.']), 'orbit.pdf');
+      const stored = await request(server)
+        .post('/api/knowledge/documents?wait=true')
+        .set(adminAuth(t))
+        .attach('file', makePdf(['Page one of the Orbit lamp.']), 'orbit.pdf');
       expect(stored.status).toBe(201);
       expect(stored.body).toMatchObject({ duplicate: false, job: { status: 'completed' }, document: { filename: 'orbit.pdf', page_count: 1 } });
     });
@@ -131,13 +132,7 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
       const result = await ingestFolderAsJobs(t.app.get(IngestJobs), folder, output);
       expect(result.failed).toBe(1);
       expect(result.lines).toHaveLength(3);
-      expect(result.lines).toEqual(
-        expect.arrayContaining([
-          'added  kite.md',
-          'added  风筝.txt',
-          expect.stringMatching(/^failed {2}broken\.pdf: .*could not be read as a PDF/),
-        ]),
-      );
+      expect(result.lines).toEqual(expect.arrayContaining(['added  kite.md', 'added  风筝.txt', expect.stringMatching(/^failed {2}broken\.pdf: .*could not be read as a PDF/)]));
       // The bars, as a terminal without a TTY gets them: each file reaches 100 %.
       expect(printed).toMatch(/100% \| kite\.md \| completed/);
       expect(printed).toMatch(/100% \| 风筝\.txt \| completed/);
@@ -215,7 +210,7 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
       await closeApps(t);
     });
 
-    it("finishes on another instance the job of an instance killed mid-ingest", async () => {
+    it('finishes on another instance the job of an instance killed mid-ingest', async () => {
       const doomed: ServiceProcess = await startService({ ...embeddingEnv(), KNOWLEDGE_SEED_ON_START: 'false' }, { startupTimeoutMs: 90_000 });
       try {
         embeddings.held = true;
@@ -261,4 +256,3 @@ describe('Ingest jobs: 202 at once, a queue on Redis, workers on every instance'
     return event.data;
   }
 });
-

@@ -45,7 +45,11 @@ describe('Listing knowledge documents', () => {
     await ensureDatabase(database);
     t = await createTestApp({ DATABASE_URL: database, KNOWLEDGE_SEED_ON_START: 'false', KNOWLEDGE_CHUNK_SIZES: '400,120', KNOWLEDGE_CHUNK_OVERLAP: '0' });
     for (let i = 1; i <= 5; i += 1) {
-      await request(t.app.getHttpServer()).post('/api/knowledge/documents?wait=true').set(adminAuth(t)).attach('file', text(`Heron ${i}`, 10 * i), `heron-${i}.md`).expect(201);
+      await request(t.app.getHttpServer())
+        .post('/api/knowledge/documents?wait=true')
+        .set(adminAuth(t))
+        .attach('file', text(`Heron ${i}`, 10 * i), `heron-${i}.md`)
+        .expect(201);
     }
   });
 
@@ -88,11 +92,8 @@ describe('Listing knowledge documents', () => {
     expect(pages.flat().map(({ id, chunk_count, leaf_count }) => ({ id, chunk_count, leaf_count }))).toEqual(await counted());
   });
 
-  it.each(['?cursor=garbage', `?cursor=${Buffer.from('1.not-a-uuid').toString('base64url')}`, '?limit=0', '?limit=1001', '?limit=ten'])(
-    'answers %s with 400',
-    async (query) => {
-      const res = await list(query).expect(400);
-      if (query.startsWith('?cursor')) expect(res.body.code).toBe('invalid_cursor');
-    },
-  );
+  it.each(['?cursor=garbage', `?cursor=${Buffer.from('1.not-a-uuid').toString('base64url')}`, '?limit=0', '?limit=1001', '?limit=ten'])('answers %s with 400', async (query) => {
+    const res = await list(query).expect(400);
+    if (query.startsWith('?cursor')) expect(res.body.code).toBe('invalid_cursor');
+  });
 });

@@ -25,8 +25,7 @@ const grade = (overrides: Record<string, unknown> = {}) =>
     options: [],
     ...overrides,
   });
-const weakGrade = () =>
-  grade({ evidence_status: 'partial', evidence_relevance: 'weak', evidence_answerability: 'partial', grade_confidence: 0.4, grade_reason: 'Off topic.' });
+const weakGrade = () => grade({ evidence_status: 'partial', evidence_relevance: 'weak', evidence_answerability: 'partial', grade_confidence: 0.4, grade_reason: 'Off topic.' });
 
 /** What a failing model does, and the reason the trace gives for the fallback. */
 const FAILURES: Array<{ kind: string; reply: (name: string) => FakeReply; reason: RegExp }> = [
@@ -57,7 +56,7 @@ describe('Knowledge judgements by the fast model, with the local judges as fallb
   });
   beforeEach(() => llm.reset());
 
-  it('splits a question as the model says, and fans out over the model\'s sub-questions', async () => {
+  it("splits a question as the model says, and fans out over the model's sub-questions", async () => {
     // No question marks or "and what…": the local judge sees one question here.
     const question = 'Tokyo hotel limit plus Aurora X2 warranty length';
     expect(judgeComplexity(question).complexity).toBe('simple');
@@ -80,10 +79,7 @@ describe('Knowledge judgements by the fast model, with the local judges as fallb
     const fanOut = await t.app.get(SubQuestionFanOut).run(question, verdict.sub_questions, topK, (stage, label) => steps.push(`${stage}: ${label}`));
     expect(steps).toEqual(expect.arrayContaining(subQuestions.map((q, i) => `sub_agent: Sub-question ${i + 1}: ${q}`)));
     expect(fanOut.subTraces.map((sub) => sub.query)).toEqual(subQuestions);
-    expect(fanOut.subTraces.map((sub) => (sub.final_chunks as Array<{ source: string }>)[0].source)).toEqual([
-      'travel-expense-policy.md',
-      'aurora-x2-mesh-manual.md',
-    ]);
+    expect(fanOut.subTraces.map((sub) => (sub.final_chunks as Array<{ source: string }>)[0].source)).toEqual(['travel-expense-policy.md', 'aurora-x2-mesh-manual.md']);
     // Each sub-agent retrieved its sub-question: its evidence is what retrieval finds for it.
     for (const [i, sub] of fanOut.subTraces.entries()) {
       expect(sub.final_chunks).toEqual((await retrieval.search(subQuestions[i], topK)).hits);
@@ -96,7 +92,10 @@ describe('Knowledge judgements by the fast model, with the local judges as fallb
   it('grades as the model says, from the passages it was shown', async () => {
     const question = 'How long is the warranty?';
     const options = ['Aurora X1 router', 'Aurora X2 mesh'];
-    llm.playFor('grade_evidence', grade({ grade_route: 'clarify', evidence_status: 'needs_choice', evidence_ambiguity: 'needs_choice', grade_confidence: 0.71, grade_reason: 'Two products.', options }));
+    llm.playFor(
+      'grade_evidence',
+      grade({ grade_route: 'clarify', evidence_status: 'needs_choice', evidence_ambiguity: 'needs_choice', grade_confidence: 0.71, grade_reason: 'Two products.', options }),
+    );
     const result = await flow.run(question, topK);
     expect(result.grade).toMatchObject({ grade_route: 'clarify', options, grade_judge: 'model', grade_fallback_reason: null });
     expect(result.trace).toMatchObject({
@@ -121,7 +120,7 @@ describe('Knowledge judgements by the fast model, with the local judges as fallb
   it.each([
     ['step-back question', { rewrite_mode: 'step_back', text: 'What is the warranty period of the Aurora X2 mesh system?' }],
     ['hypothetical passage', { rewrite_mode: 'hyde', text: 'The Aurora X2 mesh system comes with a three-year warranty.' }],
-  ])('searches again with the model\'s %s when the evidence is weak', async (_label, rewrite) => {
+  ])("searches again with the model's %s when the evidence is weak", async (_label, rewrite) => {
     const question = 'X2 guarantee?';
     llm.playFor('grade_evidence', weakGrade(), grade());
     llm.playFor('rewrite_query', call('rewrite_query', rewrite));

@@ -49,8 +49,7 @@ function mixedText(bytes: number): string {
 describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
   let t: TestApp;
   const server = () => t.app.getHttpServer();
-  const upload = (auth: Record<string, string>, name: string, data: Buffer) =>
-    request(server()).post('/api/knowledge/documents?wait=true').set(auth).attach('file', data, name);
+  const upload = (auth: Record<string, string>, name: string, data: Buffer) => request(server()).post('/api/knowledge/documents?wait=true').set(auth).attach('file', data, name);
   /**
    * A multipart upload with the file name given as raw header bytes (as a browser sends them: UTF-8, read by multer as
    * latin1), or as an RFC 5987 `filename*` parameter when `nameParam` is given.
@@ -64,11 +63,7 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
       data,
       Buffer.from(`\r\n--${boundary}--\r\n`, 'latin1'),
     ]);
-    return request(server())
-      .post('/api/knowledge/documents?wait=true')
-      .set(auth)
-      .set('Content-Type', `multipart/form-data; boundary=${boundary}`)
-      .send(body);
+    return request(server()).post('/api/knowledge/documents?wait=true').set(auth).set('Content-Type', `multipart/form-data; boundary=${boundary}`).send(body);
   };
   const documentCount = async () => (await t.dataSource.query('SELECT count(*)::int AS n FROM knowledge_documents'))[0].n as number;
 
@@ -85,17 +80,13 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
   });
 
   it('stores a PDF page by page in a two-level hierarchy, and finds it with its page number', async () => {
-    const pdf = makePdf([
-      'The Zephyr kettle boils one litre of water in four minutes.',
-      'Descale the Zephyr kettle every month with white vinegar.',
-    ]);
+    const pdf = makePdf(['The Zephyr kettle boils one litre of water in four minutes.', 'Descale the Zephyr kettle every month with white vinegar.']);
     const res = await upload(adminAuth(t), 'zephyr-kettle.pdf', pdf).expect(201);
     expect(res.body.duplicate).toBe(false);
     expect(res.body.document).toMatchObject({ filename: 'zephyr-kettle.pdf', content_type: 'application/pdf', page_count: 2, leaf_count: 2 });
-    const levels = await t.dataSource.query(
-      `SELECT level, is_leaf, page, parent_id IS NULL AS root FROM knowledge_chunks WHERE document_id = $1 ORDER BY level, ordinal`,
-      [res.body.document.id],
-    );
+    const levels = await t.dataSource.query(`SELECT level, is_leaf, page, parent_id IS NULL AS root FROM knowledge_chunks WHERE document_id = $1 ORDER BY level, ordinal`, [
+      res.body.document.id,
+    ]);
     expect(levels).toEqual([
       { level: 1, is_leaf: false, page: 1, root: true },
       { level: 1, is_leaf: false, page: 2, root: true },
@@ -137,7 +128,10 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
     expect(rankings[1]).toHaveLength(12);
     const fusedScore = new Map<string, number>();
     for (const ranking of rankings) ranking.forEach((id, i) => fusedScore.set(id, (fusedScore.get(id) ?? 0) + 1 / (60 + i + 1)));
-    const recalled = [...fusedScore.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 12).map(([id]) => id);
+    const recalled = [...fusedScore.entries()]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, 12)
+      .map(([id]) => id);
     const trace = search.body.rag_trace;
     expect(trace.recalled_count).toBe(recalled.length);
     expect(trace.recalled_count).toBe(12);
@@ -149,14 +143,9 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
     );
     const byParent = new Map<string, string[]>();
     for (const leaf of family) byParent.set(leaf.parent_id, [...(byParent.get(leaf.parent_id) ?? []), leaf.id]);
-    const merging = [...byParent.entries()].filter(
-      ([parent, children]) => children.length >= 2 && children.length / family.find((f) => f.parent_id === parent)!.siblings >= 0.5,
-    );
+    const merging = [...byParent.entries()].filter(([parent, children]) => children.length >= 2 && children.length / family.find((f) => f.parent_id === parent)!.siblings >= 0.5);
     const replaced = merging.reduce((sum, [, children]) => sum + children.length, 0);
-    const expectedIds = new Set([
-      ...recalled.filter((id) => !merging.some(([, children]) => children.includes(id))),
-      ...merging.map(([parent]) => parent),
-    ]);
+    const expectedIds = new Set([...recalled.filter((id) => !merging.some(([, children]) => children.includes(id))), ...merging.map(([parent]) => parent)]);
     expect(trace).toMatchObject({
       auto_merge_applied: merging.length > 0,
       auto_merge_replaced_count: replaced,
@@ -189,11 +178,7 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
     for (let i = 1; i < leaves.length; i += 1) expect(leaves[i].text.startsWith(leaves[i - 1].text.slice(-30))).toBe(true);
     // Every line of the text is in some leaf.
     for (const line of text.split('\n')) expect(leaves.some((leaf) => leaf.text.includes(line))).toBe(true);
-    const search = await request(server())
-      .post('/api/knowledge/search')
-      .set(t.auth(uniqueUser()))
-      .send({ query: '星辰净水器滤芯多久更换？' })
-      .expect(200);
+    const search = await request(server()).post('/api/knowledge/search').set(t.auth(uniqueUser())).send({ query: '星辰净水器滤芯多久更换？' }).expect(200);
     expect(search.body.chunks[0].source).toBe('星辰净水器.txt');
   });
 
@@ -274,9 +259,7 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
 
   it('stores a PDF whose extracted text has a NUL character, without it', async () => {
     const res = await upload(adminAuth(t), 'quasar-toaster.pdf', pdfWithNulInText()).expect(201);
-    const rows: Array<{ text: string }> = await t.dataSource.query('SELECT text FROM knowledge_chunks WHERE document_id = $1 AND is_leaf', [
-      res.body.document.id,
-    ]);
+    const rows: Array<{ text: string }> = await t.dataSource.query('SELECT text FROM knowledge_chunks WHERE document_id = $1 AND is_leaf', [res.body.document.id]);
     expect(rows.map((r) => r.text)).toEqual(['The Quasar toasterbrowns bread in ninety seconds.']);
     await request(server()).delete(`/api/knowledge/documents/${res.body.document.id}`).set(adminAuth(t)).expect(200);
   });
@@ -445,11 +428,7 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
   it('reports an invalid RAG_RECALL_K in the trace and falls back to the multiplier', async () => {
     const other = await createTestApp({ RAG_RECALL_K: 'lots', RAG_RECALL_MULTIPLIER: '3' });
     try {
-      const res = await request(other.app.getHttpServer())
-        .post('/api/knowledge/search')
-        .set(other.auth(uniqueUser()))
-        .send({ query: 'warranty', top_k: 2 })
-        .expect(200);
+      const res = await request(other.app.getHttpServer()).post('/api/knowledge/search').set(other.auth(uniqueUser())).send({ query: 'warranty', top_k: 2 }).expect(200);
       expect(res.body.rag_trace).toMatchObject({
         recall_k: 6,
         recall_k_source: 'multiplier',
@@ -506,11 +485,7 @@ describe('Retrieval pipeline stages: auto-merge and rerank', () => {
         .set(adminAuth(app))
         .attach('file', Buffer.from(`# Nimbus\n${text}`, 'utf8'), 'nimbus.md')
         .expect(201);
-      const res = await request(app.app.getHttpServer())
-        .post('/api/knowledge/search')
-        .set(app.auth(uniqueUser()))
-        .send({ query: 'Nimbus umbrella', top_k: 3 })
-        .expect(200);
+      const res = await request(app.app.getHttpServer()).post('/api/knowledge/search').set(app.auth(uniqueUser())).send({ query: 'Nimbus umbrella', top_k: 3 }).expect(200);
       const trace = res.body.rag_trace;
       expect(trace).toMatchObject({ auto_merge_enabled: true, auto_merge_applied: true, auto_merge_threshold: 0.5, auto_merge_level: 1 });
       // The Nimbus text makes one 400-character parent with two 120-character leaves; both are recalled, so the parent
@@ -583,11 +558,7 @@ describe('Retrieval pipeline stages: auto-merge and rerank', () => {
     rerankDelayMs = 1500;
     const app = await createTestApp({ RERANK_PROVIDER: 'http', RERANK_URL: rerankUrl, RERANK_TIMEOUT_MS: '200' });
     try {
-      const res = await request(app.app.getHttpServer())
-        .post('/api/knowledge/search')
-        .set(app.auth(uniqueUser()))
-        .send({ query: 'Aurora X1 factory reset', top_k: 3 })
-        .expect(200);
+      const res = await request(app.app.getHttpServer()).post('/api/knowledge/search').set(app.auth(uniqueUser())).send({ query: 'Aurora X1 factory reset', top_k: 3 }).expect(200);
       expect(res.body.rag_trace).toMatchObject({
         rerank_enabled: true,
         rerank_applied: false,

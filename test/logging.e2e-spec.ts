@@ -19,11 +19,7 @@ describe('Structured logs', () => {
 
   it('writes JSON lines, and every line written while handling a request carries its id', async () => {
     lines.length = 0;
-    const res = await request(t.app.getHttpServer())
-      .get(`/api/sessions/${randomUUID()}/messages`)
-      .set(t.auth(uniqueUser()))
-      .set('x-request-id', 'req-abc-123')
-      .expect(404);
+    const res = await request(t.app.getHttpServer()).get(`/api/sessions/${randomUUID()}/messages`).set(t.auth(uniqueUser())).set('x-request-id', 'req-abc-123').expect(404);
     expect(res.headers['x-request-id']).toBe('req-abc-123');
     expect(res.body.request_id).toBe('req-abc-123');
     const completed = lines.find((l) => l.msg === 'request completed');

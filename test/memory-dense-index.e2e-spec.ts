@@ -15,10 +15,9 @@ describe('In-memory dense index', () => {
   const leafIds = async (filename: string) =>
     new Set<string>(
       (
-        await t.dataSource.query(
-          'SELECT c.id::text AS id FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id WHERE d.filename = $1 AND c.is_leaf',
-          [filename],
-        )
+        await t.dataSource.query('SELECT c.id::text AS id FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id WHERE d.filename = $1 AND c.is_leaf', [
+          filename,
+        ])
       ).map((row: { id: string }) => row.id),
     );
 

@@ -41,14 +41,12 @@ describe('OpenAI-compatible API through the openai package (local model)', () =>
     const missing = await openai.models.retrieve('gpt-4o').catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(NotFoundError);
     expect(missing).toMatchObject({ status: 404, code: 'model_not_found', param: 'model', type: 'invalid_request_error' });
-    const wrongModel = await openai.chat.completions
-      .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hello' }] })
-      .catch((error: unknown) => error);
+    const wrongModel = await openai.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hello' }] }).catch((error: unknown) => error);
     expect(wrongModel).toBeInstanceOf(NotFoundError);
     expect(wrongModel).toMatchObject({ code: 'model_not_found' });
   });
 
-  it('takes an API key of this service as the OpenAI API key, with its owner\'s identity; a revoked key is refused', async () => {
+  it("takes an API key of this service as the OpenAI API key, with its owner's identity; a revoked key is refused", async () => {
     const user = uniqueUser('oa-key');
     const created = await request(t.app.getHttpServer()).post('/api/keys').set(t.auth(user)).send({ name: 'open-webui' }).expect(201);
     const openai = new OpenAI({ baseURL: `${base}/v1`, apiKey: created.body.key, maxRetries: 0 });
@@ -175,7 +173,7 @@ describe('OpenAI-compatible API through the openai package (local model)', () =>
     expect((final?.rag_trace?.hitl_chunks as Array<{ source: string }>)[0].source).toBe('aurora-x2-mesh-manual.md');
   });
 
-  it('streams a paused stateless turn\'s question as content, marked pending_hitl', async () => {
+  it("streams a paused stateless turn's question as content, marked pending_hitl", async () => {
     const stream = await client(uniqueUser('oa')).chat.completions.create({
       model: 'rag-agent',
       messages: [{ role: 'user', content: 'How long is the Aurora warranty?' }],
@@ -258,7 +256,11 @@ describe('OpenAI-compatible API through the openai package (local model)', () =>
       .send({ model: 'rag-agent', messages: [{ role: 'user', content: 'x'.repeat(2_000_000) }] })
       .expect(413);
     expect(huge.body.error).toMatchObject({ code: 'request_too_large', type: 'invalid_request_error' });
-    const notObject = await request(t.app.getHttpServer()).post('/v1/chat/completions').set(t.auth(uniqueUser('oa'))).send([1, 2]).expect(400);
+    const notObject = await request(t.app.getHttpServer())
+      .post('/v1/chat/completions')
+      .set(t.auth(uniqueUser('oa')))
+      .send([1, 2])
+      .expect(400);
     expect(notObject.body.error).toMatchObject({ param: 'body' });
   });
 

@@ -216,10 +216,7 @@ describeWithPgvector('pgvector bulk load: the HNSW index is built after the load
     expect(orphaned.size).toBeGreaterThan(5);
 
     await t.close();
-    const [first, second] = await Promise.all([
-      createTestApp({ DATABASE_URL: url, ...SETTINGS }),
-      createTestApp({ DATABASE_URL: url, ...SETTINGS }),
-    ]);
+    const [first, second] = await Promise.all([createTestApp({ DATABASE_URL: url, ...SETTINGS }), createTestApp({ DATABASE_URL: url, ...SETTINGS })]);
     t = first;
     await second.close();
     expect(await epoch()).toBe(before + 1);

@@ -72,13 +72,17 @@ describe('ecosystem protocols under hostile clients', () => {
     const openai = client(uniqueUser('rv-long'));
     const part = { type: 'text' as const, text: '漢字かな交じり文'.repeat(4000) };
     const joined = await openai.chat.completions
-      .create({ model: 'rag-agent', messages: [{ role: 'system', content: [part, part] }, { role: 'user', content: 'Hello' }] })
+      .create({
+        model: 'rag-agent',
+        messages: [
+          { role: 'system', content: [part, part] },
+          { role: 'user', content: 'Hello' },
+        ],
+      })
       .catch((caught: unknown) => caught);
     expect(joined).toMatchObject({ status: 400, param: 'messages[0].content' });
     const many = Array.from({ length: 4 }, () => ({ role: 'system' as const, content: part.text }));
-    const long = await openai.chat.completions
-      .create({ model: 'rag-agent', messages: [...many, { role: 'user', content: 'Hello' }] })
-      .catch((caught: unknown) => caught);
+    const long = await openai.chat.completions.create({ model: 'rag-agent', messages: [...many, { role: 'user', content: 'Hello' }] }).catch((caught: unknown) => caught);
     expect(long).toMatchObject({ status: 400, param: 'messages' });
   });
 

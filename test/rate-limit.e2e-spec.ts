@@ -32,7 +32,11 @@ describe('Per-user rate limits on chat turns and searches', () => {
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     expect(refused.body).toMatchObject({ statusCode: 429, error: 'Too Many Requests', message: expect.stringMatching(/Too many chat turns/) });
     // Someone else still has a budget.
-    await request(b.app.getHttpServer()).post('/api/chat').set(b.auth(uniqueUser('other'))).send({ message: 'hello' }).expect(200);
+    await request(b.app.getHttpServer())
+      .post('/api/chat')
+      .set(b.auth(uniqueUser('other')))
+      .send({ message: 'hello' })
+      .expect(200);
   });
 
   it('limits run cancels and stream tickets together, apart from chat turns', async () => {
@@ -67,7 +71,11 @@ describe('Per-user rate limits on chat turns and searches', () => {
   it('counts uploads refused with 400 all the same: their body was read and held before the refusal', async () => {
     const user = uniqueUser('bad-uploads');
     const server = a.app.getHttpServer();
-    const upload = () => request(server).post('/api/knowledge/documents?wait=not-a-flag').set(a.auth(user)).attach('file', Buffer.alloc(64 * 1024, 'a'), 'a.txt');
+    const upload = () =>
+      request(server)
+        .post('/api/knowledge/documents?wait=not-a-flag')
+        .set(a.auth(user))
+        .attach('file', Buffer.alloc(64 * 1024, 'a'), 'a.txt');
     expect((await upload()).status).toBe(400);
     expect((await upload()).status).toBe(429);
   });

@@ -33,17 +33,19 @@ describe('Run discovery and cancel', () => {
     const user = uniqueUser('discover');
     const { stream, runId, sessionId } = await heldTurn(user);
     try {
-      const conflict = await request(b.app.getHttpServer())
-        .post('/api/chat')
-        .set(b.auth(user))
-        .send({ message: 'and now?', session_id: sessionId })
-        .expect(409);
+      const conflict = await request(b.app.getHttpServer()).post('/api/chat').set(b.auth(user)).send({ message: 'and now?', session_id: sessionId }).expect(409);
       expect(conflict.body).toMatchObject({ code: 'run_in_progress', run_id: runId });
 
       const running = await request(b.app.getHttpServer()).get(`/api/chat/runs/${runId}`).set(b.auth(user)).expect(200);
       expect(running.body).toEqual({ run_id: runId, session_id: sessionId, status: 'running', started_at: expect.any(String), finished_at: null });
-      await request(b.app.getHttpServer()).get(`/api/chat/runs/${runId}`).set(b.auth(uniqueUser('intruder'))).expect(404);
-      await request(b.app.getHttpServer()).post(`/api/chat/runs/${runId}/cancel`).set(b.auth(uniqueUser('intruder'))).expect(404);
+      await request(b.app.getHttpServer())
+        .get(`/api/chat/runs/${runId}`)
+        .set(b.auth(uniqueUser('intruder')))
+        .expect(404);
+      await request(b.app.getHttpServer())
+        .post(`/api/chat/runs/${runId}/cancel`)
+        .set(b.auth(uniqueUser('intruder')))
+        .expect(404);
       await request(b.app.getHttpServer()).get('/api/chat/runs/not-a-uuid').set(b.auth(user)).expect(400);
     } finally {
       weather.release();

@@ -66,10 +66,15 @@ describe("A run's events in Redis", () => {
       const resolvers: Array<() => void> = [];
       const done = Array.from({ length: followers }, (_, i) => new Promise<void>((resolve) => (resolvers[i] = resolve)));
       for (let i = 0; i < followers; i += 1) {
-        await following.follow(runId, 0, (event) => {
-          received[i].push(event.id);
-          if (event.event === 'done') resolvers[i]();
-        }, async () => 'running');
+        await following.follow(
+          runId,
+          0,
+          (event) => {
+            received[i].push(event.id);
+            if (event.event === 'done') resolvers[i]();
+          },
+          async () => 'running',
+        );
       }
       // Every follower caught up; from now on only the live tail is read.
       await reader.sendCommand(['CONFIG', 'RESETSTAT']);
@@ -163,7 +168,12 @@ describe("A run's events in Redis", () => {
       // The link holds the first read past the command timeout (200 ms): the follower asks again.
       link.hold();
       const received: string[] = [];
-      const attached = following.follow(runId, 0, (event) => received.push(event.event), async () => 'done');
+      const attached = following.follow(
+        runId,
+        0,
+        (event) => received.push(event.event),
+        async () => 'done',
+      );
       const outcome = await Promise.race([
         link.waitForHeld(2).then(() => 'read sent again' as const),
         attached.then(

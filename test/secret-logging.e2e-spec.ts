@@ -85,7 +85,26 @@ describe('Secrets never reach the log', () => {
     const secrets = { apiKey, jwt, ticket, spacedJwt };
 
     const stream = `/api/chat/runs/${runId}/stream`;
-    const names = ['api_key', 'apikey', 'api-key', 'apiKey', 'key', 'token', 'access_token', 'id_token', 'auth', 'authorization', 'jwt', 'ticket', 'password', 'secret', 'code', 'limit', 'cursor', 'q'];
+    const names = [
+      'api_key',
+      'apikey',
+      'api-key',
+      'apiKey',
+      'key',
+      'token',
+      'access_token',
+      'id_token',
+      'auth',
+      'authorization',
+      'jwt',
+      'ticket',
+      'password',
+      'secret',
+      'code',
+      'limit',
+      'cursor',
+      'q',
+    ];
     for (const secret of Object.values(secrets)) {
       const paths: string[] = [];
       for (const name of names) {

@@ -116,10 +116,7 @@ describe('Sessions for web clients', () => {
       await turn(user, session, 'one more');
       const grown = await messages(user, session);
       expect(grown.messages.slice(0, 3)).toEqual(cold.messages);
-      const rows: Array<{ public_id: string }> = await t.dataSource.query(
-        'SELECT public_id::text AS public_id FROM chat_messages WHERE session_id = $1 ORDER BY seq',
-        [session],
-      );
+      const rows: Array<{ public_id: string }> = await t.dataSource.query('SELECT public_id::text AS public_id FROM chat_messages WHERE session_id = $1 ORDER BY seq', [session]);
       expect(rows.map((r) => r.public_id)).toEqual(grown.messages.map((m) => m.id));
     });
 
@@ -127,17 +124,12 @@ describe('Sessions for web clients', () => {
       const user = uniqueUser('legacy');
       const session = randomUUID();
       await turn(user, session, 'stored by the service');
-      await t.dataSource.query(
-        `INSERT INTO chat_messages (session_id, seq, type, content) VALUES ($1, 3, 'human', 'stored by plain SQL')`,
-        [session],
-      );
+      await t.dataSource.query(`INSERT INTO chat_messages (session_id, seq, type, content) VALUES ($1, 3, 'human', 'stored by plain SQL')`, [session]);
       await t.dataSource.query(`UPDATE chat_sessions SET message_count = 3, version = nextval('chat_cache_version_seq') WHERE id = $1`, [session]);
       const { messages: all } = await messages(user, session);
       expect(all[2]).toMatchObject({ seq: 3, content: 'stored by plain SQL', status: 'complete', run_id: null, feedback: null });
       expect(all[2].id).toMatch(UUID);
-      await expect(
-        t.dataSource.query(`UPDATE chat_messages SET status = 'weird' WHERE session_id = $1`, [session]),
-      ).rejects.toThrow(/chk_chat_messages_status/);
+      await expect(t.dataSource.query(`UPDATE chat_messages SET status = 'weird' WHERE session_id = $1`, [session])).rejects.toThrow(/chk_chat_messages_status/);
     });
   });
 
@@ -211,14 +203,21 @@ describe('Sessions for web clients', () => {
       ['before', '9'.repeat(5000)],
       ['before', '0x10'],
     ])('refuses %s=%j with 400', async (name, value) => {
-      const res = await api().get(`/api/sessions/${session}/messages`).query({ [name]: value }).set(t.auth(user)).expect(400);
+      const res = await api()
+        .get(`/api/sessions/${session}/messages`)
+        .query({ [name]: value })
+        .set(t.auth(user))
+        .expect(400);
       expect(res.body.message).toContain(name);
     });
 
     it('refuses repeated or unknown parameters, and answers 404 for a foreign or missing session', async () => {
       await api().get(`/api/sessions/${session}/messages?limit=1&limit=2`).set(t.auth(user)).expect(400);
       await api().get(`/api/sessions/${session}/messages?after=3`).set(t.auth(user)).expect(400);
-      await api().get(`/api/sessions/${session}/messages?limit=2`).set(t.auth(uniqueUser('intruder'))).expect(404);
+      await api()
+        .get(`/api/sessions/${session}/messages?limit=2`)
+        .set(t.auth(uniqueUser('intruder')))
+        .expect(404);
       await api().get(`/api/sessions/${randomUUID()}/messages?limit=2&before=3`).set(t.auth(user)).expect(404);
     });
   });
@@ -284,7 +283,7 @@ describe('Sessions for web clients', () => {
       }
     });
 
-    it('answers one session by id, and 404 for another user\'s, a missing or a malformed id', async () => {
+    it("answers one session by id, and 404 for another user's, a missing or a malformed id", async () => {
       const user = uniqueUser('one-session');
       const session = randomUUID();
       await turn(user, session, 'hello there');
@@ -298,7 +297,10 @@ describe('Sessions for web clients', () => {
         pending_hitl: null,
         active_run: null,
       });
-      await api().get(`/api/sessions/${session}`).set(t.auth(uniqueUser('stranger'))).expect(404);
+      await api()
+        .get(`/api/sessions/${session}`)
+        .set(t.auth(uniqueUser('stranger')))
+        .expect(404);
       await api().get(`/api/sessions/${randomUUID()}`).set(t.auth(user)).expect(404);
       await api().get('/api/sessions/not-a-uuid').set(t.auth(user)).expect(400);
     });
@@ -307,10 +309,11 @@ describe('Sessions for web clients', () => {
       const user = uniqueUser('dead-run');
       const session = randomUUID();
       await turn(user, session, 'q');
-      await t.dataSource.query(
-        `INSERT INTO chat_runs (id, session_id, user_id, status, heartbeat_at) VALUES ($1, $2, $3, 'running', now() - INTERVAL '1 hour')`,
-        [randomUUID(), session, user],
-      );
+      await t.dataSource.query(`INSERT INTO chat_runs (id, session_id, user_id, status, heartbeat_at) VALUES ($1, $2, $3, 'running', now() - INTERVAL '1 hour')`, [
+        randomUUID(),
+        session,
+        user,
+      ]);
       expect((await sessions(user))[0].active_run).toBeNull();
       expect((await sessions(user, { q: 'q' }))[0].active_run).toBeNull();
     });
@@ -380,7 +383,7 @@ describe('Sessions for web clients', () => {
       expect((await sessions(user))[0].title).toBe('kept title');
     });
 
-    it('answers 404 for another user\'s or a missing session, 400 for a bad id or body, 413 for a body over the limit', async () => {
+    it("answers 404 for another user's or a missing session, 400 for a bad id or body, 413 for a body over the limit", async () => {
       const owner = uniqueUser('rename-owner');
       const session = randomUUID();
       await turn(owner, session, 'mine');
@@ -415,10 +418,9 @@ describe('Sessions for web clients', () => {
       await turn(uniqueUser('search-other'), randomUUID(), 'Aurora of someone else');
     });
 
-    const found = async (q: string, extra: Record<string, string | number> = {}) =>
-      (await sessions(user, { q, ...extra })).map((s) => s.title);
+    const found = async (q: string, extra: Record<string, string | number> = {}) => (await sessions(user, { q, ...extra })).map((s) => s.title);
 
-    it('matches titles case-insensitively, Chinese and accented letters too, newest first, only the caller\'s', async () => {
+    it("matches titles case-insensitively, Chinese and accented letters too, newest first, only the caller's", async () => {
       expect(await found('aurora')).toEqual(['AURORA x2 manual', 'Aurora X1 router']);
       expect(await found('AuRoRa X1')).toEqual(['Aurora X1 router']);
       expect(await found('货政')).toEqual(['退货政策是什么？']);
@@ -439,11 +441,7 @@ describe('Sessions for web clients', () => {
       const first = await api().get('/api/sessions').query({ q: 'AURORA', limit: 1 }).set(t.auth(user)).expect(200);
       expect(first.body.sessions.map((s: Session) => s.title)).toEqual(['AURORA x2 manual']);
       expect(first.body.next_cursor).toEqual(expect.any(String));
-      const second = await api()
-        .get('/api/sessions')
-        .query({ q: 'AURORA', limit: 1, cursor: first.body.next_cursor })
-        .set(t.auth(user))
-        .expect(200);
+      const second = await api().get('/api/sessions').query({ q: 'AURORA', limit: 1, cursor: first.body.next_cursor }).set(t.auth(user)).expect(200);
       expect(second.body.sessions.map((s: Session) => s.title)).toEqual(['Aurora X1 router']);
       expect(second.body.next_cursor).toBeNull();
     });
@@ -522,14 +520,16 @@ describe('Sessions for web clients', () => {
       await turn(owner, elsewhere, 'other q', 'other a');
       const [, mine] = (await messages(owner, session)).messages;
       const [, notHere] = (await messages(owner, elsewhere)).messages;
-      const put = (sid: string, mid: string, body: object, user = owner) =>
-        api().put(`/api/sessions/${sid}/messages/${mid}/feedback`).set(t.auth(user)).send(body);
+      const put = (sid: string, mid: string, body: object, user = owner) => api().put(`/api/sessions/${sid}/messages/${mid}/feedback`).set(t.auth(user)).send(body);
 
       await put(session, randomUUID(), { rating: 'up' }).expect(404);
       await put(session, notHere.id, { rating: 'up' }).expect(404); // a message of another session of the same user
       await put(randomUUID(), mine.id, { rating: 'up' }).expect(404);
       await put(session, mine.id, { rating: 'up' }, uniqueUser('fb-intruder')).expect(404);
-      await api().delete(`/api/sessions/${session}/messages/${mine.id}/feedback`).set(t.auth(uniqueUser('fb-intruder'))).expect(404);
+      await api()
+        .delete(`/api/sessions/${session}/messages/${mine.id}/feedback`)
+        .set(t.auth(uniqueUser('fb-intruder')))
+        .expect(404);
       await api().delete(`/api/sessions/${session}/messages/${notHere.id}/feedback`).set(t.auth(owner)).expect(404);
 
       await put(session, 'not-a-uuid', { rating: 'up' }).expect(400);
@@ -551,10 +551,7 @@ describe('Sessions for web clients', () => {
       await put(session, mine.id, { rating: 'down', comment: 'c'.repeat(2000) }).expect(200);
       await put(session, mine.id, { rating: 'up', comment: null }).expect(200);
 
-      const [{ count }] = await t.dataSource.query(
-        `SELECT count(*)::int AS count FROM chat_messages WHERE session_id = $1 AND feedback_rating IS NOT NULL`,
-        [elsewhere],
-      );
+      const [{ count }] = await t.dataSource.query(`SELECT count(*)::int AS count FROM chat_messages WHERE session_id = $1 AND feedback_rating IS NOT NULL`, [elsewhere]);
       expect(count).toBe(0);
     });
   });
@@ -564,9 +561,7 @@ describe('Sessions for web clients', () => {
     expect(doc.paths['/api/sessions/{session_id}'].patch).toBeDefined();
     expect(doc.paths['/api/sessions/{session_id}/messages/{message_id}/feedback'].put).toBeDefined();
     expect(doc.paths['/api/sessions/{session_id}/messages/{message_id}/feedback'].delete).toBeDefined();
-    expect(Object.keys(doc.components.schemas.MessageInfo.properties)).toEqual(
-      expect.arrayContaining(['id', 'seq', 'status', 'run_id', 'feedback']),
-    );
+    expect(Object.keys(doc.components.schemas.MessageInfo.properties)).toEqual(expect.arrayContaining(['id', 'seq', 'status', 'run_id', 'feedback']));
     expect(Object.keys(doc.components.schemas.SessionInfo.properties)).toEqual(expect.arrayContaining(['created_at', 'active_run']));
     const listParams = doc.paths['/api/sessions'].get.parameters.map((p: { name: string }) => p.name);
     expect(listParams).toEqual(expect.arrayContaining(['q', 'limit', 'cursor']));

@@ -28,20 +28,73 @@ describe('hostile session inputs', () => {
       results.push([label, res.status]);
       return res;
     };
-    const rawQs = ['q=%25', 'q=_', 'q=%5C', 'q=%00', 'q=%ED%A0%80', 'q=%FF', 'q=a&q=b', 'q[]=a', 'q[a]=b', `q=${'x'.repeat(201)}`, `q=${encodeURIComponent('😀'.repeat(200))}`,
-      'limit=-1', 'limit=1e3', 'limit=abc', 'cursor=%00', 'cursor=zzzz', 'q=%25&cursor=abc'];
+    const rawQs = [
+      'q=%25',
+      'q=_',
+      'q=%5C',
+      'q=%00',
+      'q=%ED%A0%80',
+      'q=%FF',
+      'q=a&q=b',
+      'q[]=a',
+      'q[a]=b',
+      `q=${'x'.repeat(201)}`,
+      `q=${encodeURIComponent('😀'.repeat(200))}`,
+      'limit=-1',
+      'limit=1e3',
+      'limit=abc',
+      'cursor=%00',
+      'cursor=zzzz',
+      'q=%25&cursor=abc',
+    ];
     for (const qs of rawQs) await probe(`list ?${qs}`, request(server()).get(`/api/sessions?${qs}`).set(t.auth(user)));
-    const pageQs = ['before=0', 'before=-1', 'before=1e3', 'before=999999999', 'before=9999999999', 'limit=0', 'limit=201', 'limit=1&limit=2', 'before=2&limit=1', 'before=&limit=', 'before[]=1'];
+    const pageQs = [
+      'before=0',
+      'before=-1',
+      'before=1e3',
+      'before=999999999',
+      'before=9999999999',
+      'limit=0',
+      'limit=201',
+      'limit=1&limit=2',
+      'before=2&limit=1',
+      'before=&limit=',
+      'before[]=1',
+    ];
     for (const qs of pageQs) await probe(`page ?${qs}`, request(server()).get(`/api/sessions/${sid}/messages?${qs}`).set(t.auth(user)));
     const titles: unknown[] = ['', '   ', '\u200b', 'x'.repeat(201), '😀'.repeat(200), '😀'.repeat(201), 'a\u0000b', '\ud800', 42, null, ['a'], { a: 1 }, '\u202eevil'];
     for (const title of titles) await probe(`rename ${JSON.stringify(title)?.slice(0, 30)}`, request(server()).patch(`/api/sessions/${sid}`).set(t.auth(user)).send({ title }));
     await probe('rename extra field', request(server()).patch(`/api/sessions/${sid}`).set(t.auth(user)).send({ title: 'ok', message_count: 0 }));
     await probe('rename text/plain', request(server()).patch(`/api/sessions/${sid}`).set(t.auth(user)).set('Content-Type', 'text/plain').send('title'));
-    const bodies: unknown[] = [{}, { rating: 'UP' }, { rating: 'up', comment: null }, { rating: 'up', comment: '' }, { rating: 'up', comment: '\u0000' }, { rating: 'up', comment: 'x'.repeat(2001) }, { rating: ['up'] }];
-    for (const body of bodies) await probe(`feedback ${JSON.stringify(body).slice(0, 40)}`, request(server()).put(`/api/sessions/${sid}/messages/${mid}/feedback`).set(t.auth(user)).send(body as object));
+    const bodies: unknown[] = [
+      {},
+      { rating: 'UP' },
+      { rating: 'up', comment: null },
+      { rating: 'up', comment: '' },
+      { rating: 'up', comment: '\u0000' },
+      { rating: 'up', comment: 'x'.repeat(2001) },
+      { rating: ['up'] },
+    ];
+    for (const body of bodies)
+      await probe(
+        `feedback ${JSON.stringify(body).slice(0, 40)}`,
+        request(server())
+          .put(`/api/sessions/${sid}/messages/${mid}/feedback`)
+          .set(t.auth(user))
+          .send(body as object),
+      );
     await probe('feedback other session msg', request(server()).put(`/api/sessions/${sid}/messages/${otherMid}/feedback`).set(t.auth(user)).send({ rating: 'up' }));
-    await probe('feedback other user', request(server()).put(`/api/sessions/${sid}/messages/${mid}/feedback`).set(t.auth(uniqueUser('x'))).send({ rating: 'up' }));
-    await probe('feedback uppercase id', request(server()).put(`/api/sessions/${sid.toUpperCase()}/messages/${mid.toUpperCase()}/feedback`).set(t.auth(user)).send({ rating: 'down' }));
+    await probe(
+      'feedback other user',
+      request(server())
+        .put(`/api/sessions/${sid}/messages/${mid}/feedback`)
+        .set(t.auth(uniqueUser('x')))
+        .send({ rating: 'up' }),
+    );
+    await probe(
+      'feedback uppercase id',
+      request(server()).put(`/api/sessions/${sid.toUpperCase()}/messages/${mid.toUpperCase()}/feedback`).set(t.auth(user)).send({ rating: 'down' }),
+    );
     await probe('feedback bad id', request(server()).put(`/api/sessions/${sid}/messages/123/feedback`).set(t.auth(user)).send({ rating: 'up' }));
     await probe('delete feedback', request(server()).delete(`/api/sessions/${sid}/messages/${mid}/feedback`).set(t.auth(user)));
     console.log(JSON.stringify(results.map(([l, s]) => [l.slice(0, 40), s])));

@@ -27,7 +27,7 @@ describe('Sessions (PostgreSQL + Redis)', () => {
     ]);
   }
 
-  it('lists only the caller\'s sessions, newest first, with titles and counts', async () => {
+  it("lists only the caller's sessions, newest first, with titles and counts", async () => {
     const alice = uniqueUser('alice');
     const bob = uniqueUser('bob');
     const first = randomUUID();
@@ -45,9 +45,7 @@ describe('Sessions (PostgreSQL + Redis)', () => {
       pending_hitl: null,
     });
     expect(res.body.sessions[1]).toMatchObject({ title: 'What is the warranty?', message_count: 2 });
-    expect(new Date(res.body.sessions[0].updated_at).getTime()).toBeGreaterThanOrEqual(
-      new Date(res.body.sessions[1].updated_at).getTime(),
-    );
+    expect(new Date(res.body.sessions[0].updated_at).getTime()).toBeGreaterThanOrEqual(new Date(res.body.sessions[1].updated_at).getTime());
     expect(res.body.next_cursor).toBeNull();
   });
 
@@ -82,12 +80,7 @@ describe('Sessions (PostgreSQL + Redis)', () => {
 
     const res = await request(server()).get(`/api/sessions/${session}/messages`).set(t.auth(owner)).expect(200);
     expect(res.body.session_id).toBe(session);
-    expect(res.body.messages.map((m: { type: string; content: string }) => `${m.type}:${m.content}`)).toEqual([
-      'human:Q1',
-      'ai:A1',
-      'human:Q2',
-      'ai:A2',
-    ]);
+    expect(res.body.messages.map((m: { type: string; content: string }) => `${m.type}:${m.content}`)).toEqual(['human:Q1', 'ai:A1', 'human:Q2', 'ai:A2']);
     expect(res.body.messages[1].rag_trace).toMatchObject({ tool_used: true, final_chunks: [{ source: 'a.md' }] });
     expect(res.body.messages[0].rag_trace).toBeNull();
     expect(Date.parse(res.body.messages[0].timestamp)).not.toBeNaN();
@@ -96,10 +89,7 @@ describe('Sessions (PostgreSQL + Redis)', () => {
       .get(`/api/sessions/${session}/messages`)
       .set(t.auth(uniqueUser('intruder')))
       .expect(404);
-    const missing = await request(server())
-      .get(`/api/sessions/${randomUUID()}/messages`)
-      .set(t.auth(owner))
-      .expect(404);
+    const missing = await request(server()).get(`/api/sessions/${randomUUID()}/messages`).set(t.auth(owner)).expect(404);
     expect(foreign.body.error).toBe(missing.body.error);
     expect(foreign.body.message).toMatch(/not found/);
   });
@@ -114,14 +104,15 @@ describe('Sessions (PostgreSQL + Redis)', () => {
     expect(await redis.exists(sessionsCacheKey(user))).toBe(1);
 
     // Another user cannot delete it, and trying changes nothing.
-    await request(server()).delete(`/api/sessions/${session}`).set(t.auth(uniqueUser('other'))).expect(404);
+    await request(server())
+      .delete(`/api/sessions/${session}`)
+      .set(t.auth(uniqueUser('other')))
+      .expect(404);
 
     const res = await request(server()).delete(`/api/sessions/${session}`).set(t.auth(user)).expect(200);
     expect(res.body).toEqual({ session_id: session, message: 'Session deleted' });
 
-    const [{ count }] = await t.dataSource.query('SELECT count(*)::int AS count FROM chat_messages WHERE session_id = $1', [
-      session,
-    ]);
+    const [{ count }] = await t.dataSource.query('SELECT count(*)::int AS count FROM chat_messages WHERE session_id = $1', [session]);
     expect(count).toBe(0);
     expect(await redis.exists(messagesCacheKey(user, session))).toBe(0);
     expect(await redis.exists(sessionsCacheKey(user))).toBe(0);
@@ -134,13 +125,9 @@ describe('Sessions (PostgreSQL + Redis)', () => {
     const session = randomUUID();
     await turn(user, session, 'Q', 'A');
     await t.dataSource.query('DELETE FROM chat_sessions WHERE id = $1', [session]);
-    const [{ count }] = await t.dataSource.query('SELECT count(*)::int AS count FROM chat_messages WHERE session_id = $1', [
-      session,
-    ]);
+    const [{ count }] = await t.dataSource.query('SELECT count(*)::int AS count FROM chat_messages WHERE session_id = $1', [session]);
     expect(count).toBe(0);
-    const [{ confdeltype }] = await t.dataSource.query(
-      `SELECT confdeltype FROM pg_constraint WHERE conrelid = 'chat_messages'::regclass AND contype = 'f'`,
-    );
+    const [{ confdeltype }] = await t.dataSource.query(`SELECT confdeltype FROM pg_constraint WHERE conrelid = 'chat_messages'::regclass AND contype = 'f'`);
     expect(confdeltype).toBe('c');
   });
 
@@ -163,12 +150,7 @@ describe('Sessions (PostgreSQL + Redis)', () => {
     await turn(user, session, 'Q2', 'A2');
     expect(await redis.exists(messagesCacheKey(user, session))).toBe(0);
     const fresh = await request(server()).get(`/api/sessions/${session}/messages`).set(t.auth(user)).expect(200);
-    expect(fresh.body.messages.map((m: { content: string }) => m.content)).toEqual([
-      'changed in SQL',
-      'changed in SQL',
-      'Q2',
-      'A2',
-    ]);
+    expect(fresh.body.messages.map((m: { content: string }) => m.content)).toEqual(['changed in SQL', 'changed in SQL', 'Q2', 'A2']);
     const list = await request(server()).get('/api/sessions').set(t.auth(user)).expect(200);
     expect(list.body.sessions[0]).toMatchObject({ title: 'changed in SQL', message_count: 4 });
 

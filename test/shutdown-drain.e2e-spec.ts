@@ -85,9 +85,10 @@ describe('Shutting down and dying with turns in flight', () => {
     const json = { ...auth, 'Content-Type': 'application/json' };
     const heldRequest = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
       const arrived = weather.nextRequest();
-      const response = fetch(`${doomed.baseUrl}${path}`, { method: 'POST', headers: { ...json, ...headers }, body: JSON.stringify(body) }).then(
-        async (res) => ({ status: res.status, text: await res.text() }),
-      );
+      const response = fetch(`${doomed.baseUrl}${path}`, { method: 'POST', headers: { ...json, ...headers }, body: JSON.stringify(body) }).then(async (res) => ({
+        status: res.status,
+        text: await res.text(),
+      }));
       await arrived;
       return { response };
     };
@@ -149,7 +150,9 @@ describe('Shutting down and dying with turns in flight', () => {
       body: { code: 'shutting_down', message: expect.stringMatching(/Your message was saved/) },
     });
     const ui = await otherRoutes.ui.response;
-    expect(ui.text).toMatch(/"type":"error","errorText":"shutting_down: [^"]*Your message was saved[^"]*"}\n\ndata: \{"type":"finish","finishReason":"error","messageMetadata":\{[^\n]*"message_saved":true\}\}\n\ndata: \[DONE\]\n\n$/);
+    expect(ui.text).toMatch(
+      /"type":"error","errorText":"shutting_down: [^"]*Your message was saved[^"]*"}\n\ndata: \{"type":"finish","finishReason":"error","messageMetadata":\{[^\n]*"message_saved":true\}\}\n\ndata: \[DONE\]\n\n$/,
+    );
     for (const completion of [await otherRoutes.openAiSession.response, await otherRoutes.openAiStateless.response]) {
       expect(completion.text).toMatch(/"code":"shutting_down"[^\n]*\n\n$/);
     }

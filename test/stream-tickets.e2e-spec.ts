@@ -50,18 +50,19 @@ describe('Stream tickets (EventSource rejoin without the Authorization header)',
     return res.body.ticket as string;
   }
 
-  const rejoin = (runId: string, ticket: string) =>
-    request(server()).get(`/api/chat/runs/${runId}/stream`).query({ ticket });
+  const rejoin = (runId: string, ticket: string) => request(server()).get(`/api/chat/runs/${runId}/stream`).query({ ticket });
 
   /** A ticket signed with the real secret, claims chosen by the test. */
-  const forgedTicket = (claims: Record<string, unknown>) =>
-    jwt.sign({ aud: STREAM_TICKET_AUDIENCE, exp: Math.floor(Date.now() / 1000) + 60, ...claims }, { algorithm: 'HS256' });
+  const forgedTicket = (claims: Record<string, unknown>) => jwt.sign({ aud: STREAM_TICKET_AUDIENCE, exp: Math.floor(Date.now() / 1000) + 60, ...claims }, { algorithm: 'HS256' });
 
   it('are issued only to the run owner (404 for another user or an unknown run, 401 without a token)', async () => {
     const owner = uniqueUser('ticket-owner');
     const runId = await finishedRun(owner);
     await ticketFor(owner, runId);
-    await request(server()).post(`/api/chat/runs/${runId}/ticket`).set(t.auth(uniqueUser('stranger'))).expect(404);
+    await request(server())
+      .post(`/api/chat/runs/${runId}/ticket`)
+      .set(t.auth(uniqueUser('stranger')))
+      .expect(404);
     await request(server()).post(`/api/chat/runs/${randomUUID()}/ticket`).set(t.auth(owner)).expect(404);
     await request(server()).post(`/api/chat/runs/${runId}/ticket`).expect(401);
     await request(server()).post('/api/chat/runs/not-a-uuid/ticket').set(t.auth(owner)).expect(400);
@@ -160,14 +161,23 @@ describe('Stream tickets (EventSource rejoin without the Authorization header)',
     const bearerAsTicket = await rejoin(runId, bearer).expect(401);
     expect(bearerAsTicket.body.message).toMatch(/Invalid stream ticket/);
     for (const name of ['access_token', 'token']) {
-      await request(server()).get(`/api/chat/runs/${runId}/stream`).query({ [name]: bearer }).expect(401);
-      await request(server()).get('/api/sessions').query({ [name]: bearer }).expect(401);
+      await request(server())
+        .get(`/api/chat/runs/${runId}/stream`)
+        .query({ [name]: bearer })
+        .expect(401);
+      await request(server())
+        .get('/api/sessions')
+        .query({ [name]: bearer })
+        .expect(401);
     }
     // Only the stream route takes a ticket.
     const elsewhere = await request(server()).get('/api/sessions').query({ ticket }).expect(401);
     expect(elsewhere.body.message).toMatch(/does not accept a stream ticket/);
     await request(server()).get(`/api/chat/runs/${runId}/stream`).query({ ticket }).set(t.auth(user)).expect(400);
-    await request(server()).get(`/api/chat/runs/${runId}/stream`).query({ ticket: [ticket, ticket] }).expect(401);
+    await request(server())
+      .get(`/api/chat/runs/${runId}/stream`)
+      .query({ ticket: [ticket, ticket] })
+      .expect(401);
   });
 
   it('stop working once the API key that asked for them is revoked or deleted, and never outlive the token that asked', async () => {

@@ -9,21 +9,63 @@ import { TEST_REDIS_URL } from './support/test-env.js';
 
 /** The field list of protocol.md ("Trace"), written out here as the test's own oracle. */
 const PROTOCOL_TRACE_FIELDS = [
-  'tool_used', 'tool_name', 'query', 'retrieval_stage',
-  'complexity', 'complexity_reason', 'sub_questions', 'sub_agent_count', 'merged_evidence_count',
-  'retrieval_mode', 'pipeline_id', 'recall_k', 'recall_k_source', 'recall_k_config_error', 'recall_multiplier',
-  'top_k', 'recalled_count', 'initial_chunk_level',
-  'auto_merge_enabled', 'auto_merge_applied', 'auto_merge_threshold', 'auto_merge_replaced_count',
-  'auto_merge_level', 'candidates_after_merge',
-  'rerank_enabled', 'rerank_applied', 'rerank_model', 'rerank_endpoint', 'rerank_error', 'rerank_timeout_ms',
-  'min_relevance', 'rerank_input_count', 'rerank_output_count', 'after_threshold_count', 'final_empty',
+  'tool_used',
+  'tool_name',
+  'query',
+  'retrieval_stage',
+  'complexity',
+  'complexity_reason',
+  'sub_questions',
+  'sub_agent_count',
+  'merged_evidence_count',
+  'retrieval_mode',
+  'pipeline_id',
+  'recall_k',
+  'recall_k_source',
+  'recall_k_config_error',
+  'recall_multiplier',
+  'top_k',
+  'recalled_count',
+  'initial_chunk_level',
+  'auto_merge_enabled',
+  'auto_merge_applied',
+  'auto_merge_threshold',
+  'auto_merge_replaced_count',
+  'auto_merge_level',
+  'candidates_after_merge',
+  'rerank_enabled',
+  'rerank_applied',
+  'rerank_model',
+  'rerank_endpoint',
+  'rerank_error',
+  'rerank_timeout_ms',
+  'min_relevance',
+  'rerank_input_count',
+  'rerank_output_count',
+  'after_threshold_count',
+  'final_empty',
   'initial_chunks',
-  'grade_route', 'evidence_status', 'evidence_relevance', 'evidence_answerability', 'evidence_ambiguity',
-  'grade_confidence', 'grade_reason',
-  'rewrite_mode', 'rewritten_query', 'step_back_question', 'hypothetical_doc', 'rewrite_chunks',
+  'grade_route',
+  'evidence_status',
+  'evidence_relevance',
+  'evidence_answerability',
+  'evidence_ambiguity',
+  'grade_confidence',
+  'grade_reason',
+  'rewrite_mode',
+  'rewritten_query',
+  'step_back_question',
+  'hypothetical_doc',
+  'rewrite_chunks',
   'final_chunks',
-  'missing_conditions', 'clarification_prompt', 'clarification_options', 'hitl_resumed', 'user_supplement',
-  'hitl_resume_strategy', 'pre_resume_snapshot', 'hitl_chunks',
+  'missing_conditions',
+  'clarification_prompt',
+  'clarification_options',
+  'hitl_resumed',
+  'user_supplement',
+  'hitl_resume_strategy',
+  'pre_resume_snapshot',
+  'hitl_chunks',
   'timings',
 ];
 
@@ -33,10 +75,7 @@ const MESSY_TRACE = {
   internal_debug: { prompt: 'should never leave the server' },
   grade_confidence: 7,
   evidence_ambiguity: 'something-new',
-  final_chunks: [
-    { source: 'warranty.md', page: 2, text: '两年保修', score: 0.91, embedding: [0.1, 0.2] },
-    { text: 'chunk without a source' },
-  ],
+  final_chunks: [{ source: 'warranty.md', page: 2, text: '两年保修', score: 0.91, embedding: [0.1, 0.2] }, { text: 'chunk without a source' }],
   sub_traces: [{ query: 'part 1', model_scratchpad: 'hidden', final_chunks: [{ text: 'no source' }] }],
 };
 
@@ -65,18 +104,12 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
     const session = randomUUID();
     await t.storage.appendTurn(user, session, [{ type: 'human', content: 'q' }]);
     // Written straight into the table, as an older version without normalization would have.
-    await t.dataSource.query(
-      `INSERT INTO chat_messages (session_id, seq, type, content, rag_trace) VALUES ($1, 2, 'ai', 'a', $2::jsonb)`,
-      [session, JSON.stringify(MESSY_TRACE)],
-    );
-    const res = await request(t.app.getHttpServer())
-      .get(`/api/sessions/${session}/messages`)
-      .set(t.auth(user))
-      .expect(200);
+    await t.dataSource.query(`INSERT INTO chat_messages (session_id, seq, type, content, rag_trace) VALUES ($1, 2, 'ai', 'a', $2::jsonb)`, [session, JSON.stringify(MESSY_TRACE)]);
+    const res = await request(t.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(t.auth(user)).expect(200);
     expect(res.body.messages[1].rag_trace).toEqual(NORMALIZED);
   });
 
-  it('normalizes messy traces found in the cache as well (seed F17)', async () => {
+  it('normalizes messy traces found in the cache as well', async () => {
     const user = uniqueUser('cached-legacy');
     const session = randomUUID();
     await t.storage.appendTurn(user, session, [{ type: 'human', content: 'q' }]);
@@ -87,10 +120,7 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
     ];
     const [{ version }] = await t.dataSource.query('SELECT version::text AS version FROM chat_sessions WHERE id = $1', [session]);
     await redis.set(messagesCacheKey(user, session), JSON.stringify({ value: { format: 2, version, messages: cached }, expires: Date.now() + 60_000 }));
-    const res = await request(t.app.getHttpServer())
-      .get(`/api/sessions/${session}/messages`)
-      .set(t.auth(user))
-      .expect(200);
+    const res = await request(t.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(t.auth(user)).expect(200);
     expect(res.body.messages).toHaveLength(2); // proves the cache entry was used
     expect(res.body.messages[1].rag_trace).toEqual(NORMALIZED);
   });

@@ -46,12 +46,16 @@ describe('Turn integrity: ownership while a first turn runs, deletes that win', 
   async function syncTurnWaitingOnWeather(on: TestApp, user: string, session: string) {
     weather.hold();
     const inFlight = weather.nextRequest();
-    const answer = request(on.app.getHttpServer()).post('/api/chat').set(on.auth(user)).send({ message: 'weather in Paris', session_id: session }).then((r) => r);
+    const answer = request(on.app.getHttpServer())
+      .post('/api/chat')
+      .set(on.auth(user))
+      .send({ message: 'weather in Paris', session_id: session })
+      .then((r) => r);
     await inFlight;
     return { answer };
   }
 
-  it("answers 404, not 409, to another user posting into a new session whose first turn still runs", async () => {
+  it('answers 404, not 409, to another user posting into a new session whose first turn still runs', async () => {
     const owner = uniqueUser('owner');
     const session = randomUUID();
     weather.hold();
@@ -122,13 +126,24 @@ describe('Turn integrity: ownership while a first turn runs, deletes that win', 
     const user = uniqueUser('aba');
     const session = randomUUID();
     const cache = t.app.get(ResilientCache);
-    await t.storage.appendTurn(user, session, [{ type: 'human', content: 'OLD secret' }, { type: 'ai', content: 'OLD answer' }]);
+    await t.storage.appendTurn(user, session, [
+      { type: 'human', content: 'OLD secret' },
+      { type: 'ai', content: 'OLD answer' },
+    ]);
     await request(t.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(t.auth(user)).expect(200);
     const oldCopy = await cache.get(messagesCacheKey(user, session));
     expect(oldCopy).toBeDefined();
     await request(t.app.getHttpServer()).delete(`/api/sessions/${session}`).set(t.auth(user)).expect(200);
     await t.storage.openSession(user, session, 'again');
-    await t.storage.appendTurn(user, session, [{ type: 'human', content: 'NEW question' }, { type: 'ai', content: 'NEW answer' }], { createIfMissing: false });
+    await t.storage.appendTurn(
+      user,
+      session,
+      [
+        { type: 'human', content: 'NEW question' },
+        { type: 'ai', content: 'NEW answer' },
+      ],
+      { createIfMissing: false },
+    );
     // The delete of the old copy was lost (a Redis stall, another instance's late write): it is back in the cache.
     await cache.set(messagesCacheKey(user, session), oldCopy);
     const res = await request(t.app.getHttpServer()).get(`/api/sessions/${session}/messages`).set(t.auth(user)).expect(200);
@@ -166,12 +181,8 @@ describe('Turn integrity: ownership while a first turn runs, deletes that win', 
       const session = randomUUID();
       const { answer: turn } = await syncTurnWaitingOnWeather(own, user, session);
       // Its heartbeats did not reach the server for longer than RUN_STALE_AFTER_MS (a database stall, a long pause).
-      const [[{ id: runId }]] = await own.dataSource.query(
-        `UPDATE chat_runs SET heartbeat_at = now() - interval '2 hours' WHERE session_id = $1 RETURNING id`,
-        [session],
-      );
-      const heartbeatAge = async () =>
-        Number((await own.dataSource.query(`SELECT extract(epoch FROM now() - heartbeat_at) AS age FROM chat_runs WHERE id = $1`, [runId]))[0].age);
+      const [[{ id: runId }]] = await own.dataSource.query(`UPDATE chat_runs SET heartbeat_at = now() - interval '2 hours' WHERE session_id = $1 RETURNING id`, [session]);
+      const heartbeatAge = async () => Number((await own.dataSource.query(`SELECT extract(epoch FROM now() - heartbeat_at) AS age FROM chat_runs WHERE id = $1`, [runId]))[0].age);
       // The run still works, so a heartbeat brings it back (before this, its heartbeat stayed two hours old).
       await waitUntil(async () => (await heartbeatAge()) < 60, 'the run to record a fresh heartbeat');
       weather.release();
@@ -209,7 +220,7 @@ describe('Turn integrity: ownership while a first turn runs, deletes that win', 
     expect(resumed.body.rag_trace).toMatchObject({ hitl_resumed: true, user_supplement: 'Aurora X1' });
   });
 
-  it('says the message was NOT saved when the turn\'s commit and the keeping of its message time out on a lock', async () => {
+  it("says the message was NOT saved when the turn's commit and the keeping of its message time out on a lock", async () => {
     const strict = await createTestApp({ WEATHER_BASE_URL: weather.url, WEATHER_GEOCODING_URL: weather.url, DATABASE_LOCK_TIMEOUT_MS: '300' });
     const blocker = t.dataSource.createQueryRunner();
     try {

@@ -6,7 +6,7 @@ import { AgentTool, AgentToolPlugin } from '../src/agent/tools/agent-tool.js';
 import type { AgentRunContext } from '../src/agent/turn-context.js';
 import { CodedError } from '../src/common/coded-error.js';
 import type { LocalToolRouting } from '../src/models/local-tool-routing.js';
-import { openSse, readSse } from './support/sse-client.js';
+import { readSse } from './support/sse-client.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 
 /**
@@ -140,7 +140,10 @@ describe('turns inside the shared agent graph', () => {
       const done = s.events.at(-1)!;
       expect(done.event).toBe('done');
       expect(done.data.response).toBe(`probe: ${user}|${sessionId}|${tag}`);
-      const tokens = s.events.filter((e) => e.event === 'token').map((e) => e.data.text).join('');
+      const tokens = s.events
+        .filter((e) => e.event === 'token')
+        .map((e) => e.data.text)
+        .join('');
       expect(tokens).toBe(done.data.response);
     }
   });
@@ -165,7 +168,10 @@ describe('turns inside the shared agent graph', () => {
   });
 
   it('fails the turn with the code of a coded error a tool throws (docs/extending.md)', async () => {
-    const res = await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(uniqueUser('coded'))).send({ message: 'coded lookup x' });
+    const res = await request(t.app.getHttpServer())
+      .post('/api/chat')
+      .set(t.auth(uniqueUser('coded')))
+      .send({ message: 'coded lookup x' });
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({ code: 'not_found', message: expect.stringMatching(/^Thing not found\. Your message was saved/) });
   });

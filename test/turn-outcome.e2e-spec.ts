@@ -19,7 +19,9 @@ let direct: pg.Pool;
 
 /** The run and the messages stored for the user's only session. */
 async function storedTurn(user: string): Promise<StoredTurn> {
-  const { rows: [run] } = await direct.query(`SELECT status FROM chat_runs WHERE user_id = $1 ORDER BY created_at DESC LIMIT 1`, [user]);
+  const {
+    rows: [run],
+  } = await direct.query(`SELECT status FROM chat_runs WHERE user_id = $1 ORDER BY created_at DESC LIMIT 1`, [user]);
   const { rows: messages } = await direct.query(
     `SELECT m.type, m.status, m.content FROM chat_messages m JOIN chat_sessions s ON s.id = m.session_id WHERE s.user_id = $1 ORDER BY m.seq`,
     [user],
@@ -39,7 +41,11 @@ describe('A turn tells its client what was stored', () => {
   async function syncTurnHeldInWeather(on: TestApp, user: string) {
     weather.hold();
     const arrived = weather.nextRequest();
-    const turn = request(on.app.getHttpServer()).post('/api/chat').set(on.auth(user)).send({ message: 'weather in Paris' }).then((r) => r);
+    const turn = request(on.app.getHttpServer())
+      .post('/api/chat')
+      .set(on.auth(user))
+      .send({ message: 'weather in Paris' })
+      .then((r) => r);
     await arrived;
     return { turn };
   }
@@ -128,7 +134,9 @@ describe('A turn tells its client what was stored', () => {
       weather.release();
       await struck;
       // The user presses cancel while the turn waits for the answer to its COMMIT (which landed).
-      const { rows: [{ id: runId }] } = await direct.query(`SELECT id FROM chat_runs WHERE user_id = $1`, [user]);
+      const {
+        rows: [{ id: runId }],
+      } = await direct.query(`SELECT id FROM chat_runs WHERE user_id = $1`, [user]);
       await request(t.app.getHttpServer()).post(`/api/chat/runs/${runId}/cancel`).set(t.auth(user)).expect(200);
       const res = await turn;
       const stored = await storedTurn(user);
@@ -235,7 +243,9 @@ describe('A turn tells its client what was stored', () => {
     it('a sync turn answers 409 cancelled with its message kept, as stored', async () => {
       const user = uniqueUser('cancel-paused-sync');
       const { turn } = await syncTurnHeldInWeather(a, user);
-      const { rows: [{ id: runId }] } = await direct.query(`SELECT id FROM chat_runs WHERE user_id = $1`, [user]);
+      const {
+        rows: [{ id: runId }],
+      } = await direct.query(`SELECT id FROM chat_runs WHERE user_id = $1`, [user]);
       expect(await cancelOnB(user, runId)).toEqual({ status: 200, run: 'cancelled' });
       weather.release();
       const res = await turn;

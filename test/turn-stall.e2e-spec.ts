@@ -74,7 +74,11 @@ describe('Turns during a PostgreSQL stall', () => {
     const sessionId = await sessionWithOneTurn(user);
     await postgres.pause();
     const { value: res, ms } = await timed(() =>
-      request(a.app.getHttpServer()).post('/api/chat').set(a.auth(user)).send({ message: 'Are you there?', session_id: sessionId }).then((r) => r),
+      request(a.app.getHttpServer())
+        .post('/api/chat')
+        .set(a.auth(user))
+        .send({ message: 'Are you there?', session_id: sessionId })
+        .then((r) => r),
     );
     expect(isPaused(postgres)).toBe(true);
     expect({ status: res.status, code: res.body.code }).toEqual({ status: 503, code: 'storage_unavailable' });
@@ -86,7 +90,11 @@ describe('Turns during a PostgreSQL stall', () => {
     await sessionWithOneTurn(user); // the pool holds connections to the server that is about to stop
     await postgres.pause();
     const { value: res, ms } = await timed(() =>
-      request(a.app.getHttpServer()).post('/api/chat/stream').set(a.auth(user)).send({ message: 'A new conversation' }).then((r) => r),
+      request(a.app.getHttpServer())
+        .post('/api/chat/stream')
+        .set(a.auth(user))
+        .send({ message: 'A new conversation' })
+        .then((r) => r),
     );
     expect(isPaused(postgres)).toBe(true);
     expect({ status: res.status, code: res.body.code }).toEqual({ status: 503, code: 'storage_unavailable' });
@@ -110,40 +118,44 @@ describe('Turns during a PostgreSQL stall', () => {
   it.each([
     ['the same instance', () => a],
     ['another instance', () => b],
-  ])('a retry after "not saved" is served on %s as soon as PostgreSQL is back, not answered 409', async (_where, retryOn) => {
-    const user = uniqueUser('stall-retry');
-    const sessionId = await sessionWithOneTurn(user);
-    weather.hold();
-    const arrived = weather.nextRequest();
-    const turn = request(a.app.getHttpServer())
-      .post('/api/chat')
-      .set(a.auth(user))
-      .send({ message: 'weather in Paris', session_id: sessionId })
-      .then((r) => r);
-    await arrived;
-    await postgres.pause();
-    weather.release();
-    const failed = await turn;
-    expect(isPaused(postgres)).toBe(true);
-    expect({ status: failed.status, code: failed.body.code, message_saved: failed.body.message_saved }).toEqual({
-      status: 503,
-      code: 'storage_unavailable',
-      message_saved: false,
-    });
-    expect(failed.body.message).toMatch(/Your message was NOT saved/);
-    await postgres.resume();
+  ])(
+    'a retry after "not saved" is served on %s as soon as PostgreSQL is back, not answered 409',
+    async (_where, retryOn) => {
+      const user = uniqueUser('stall-retry');
+      const sessionId = await sessionWithOneTurn(user);
+      weather.hold();
+      const arrived = weather.nextRequest();
+      const turn = request(a.app.getHttpServer())
+        .post('/api/chat')
+        .set(a.auth(user))
+        .send({ message: 'weather in Paris', session_id: sessionId })
+        .then((r) => r);
+      await arrived;
+      await postgres.pause();
+      weather.release();
+      const failed = await turn;
+      expect(isPaused(postgres)).toBe(true);
+      expect({ status: failed.status, code: failed.body.code, message_saved: failed.body.message_saved }).toEqual({
+        status: 503,
+        code: 'storage_unavailable',
+        message_saved: false,
+      });
+      expect(failed.body.message).toMatch(/Your message was NOT saved/);
+      await postgres.resume();
 
-    const retry = await request(retryOn().app.getHttpServer()).post('/api/chat').set(retryOn().auth(user)).send({ message: 'weather in Paris', session_id: sessionId });
-    expect({ status: retry.status, code: retry.body.code }).toEqual({ status: 200, code: undefined });
-    // What the failed turn was told holds: only the first turn and the retry are stored.
-    const messages = (await request(a.app.getHttpServer()).get(`/api/sessions/${sessionId}/messages`).set(a.auth(user)).expect(200)).body.messages;
-    expect(messages.map((m: { type: string; status: string; content: string }) => [m.type, m.status])).toEqual([
-      ['human', 'complete'],
-      ['ai', 'complete'],
-      ['human', 'complete'],
-      ['ai', 'complete'],
-    ]);
-  }, 60_000);
+      const retry = await request(retryOn().app.getHttpServer()).post('/api/chat').set(retryOn().auth(user)).send({ message: 'weather in Paris', session_id: sessionId });
+      expect({ status: retry.status, code: retry.body.code }).toEqual({ status: 200, code: undefined });
+      // What the failed turn was told holds: only the first turn and the retry are stored.
+      const messages = (await request(a.app.getHttpServer()).get(`/api/sessions/${sessionId}/messages`).set(a.auth(user)).expect(200)).body.messages;
+      expect(messages.map((m: { type: string; status: string; content: string }) => [m.type, m.status])).toEqual([
+        ['human', 'complete'],
+        ['ai', 'complete'],
+        ['human', 'complete'],
+        ['ai', 'complete'],
+      ]);
+    },
+    60_000,
+  );
 
   it('a heartbeat the server runs only after the run went stale does not make it hold its session again', async () => {
     const user = uniqueUser('late-heartbeat');

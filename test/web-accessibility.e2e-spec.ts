@@ -48,7 +48,11 @@ describeWithChromium('web client: keyboard only and narrow screens', () => {
       expect(await tabTo(page, (el) => el.name === 'aurora x2 mesh manual', 60, true)).toBe(true);
       await page.keyboard.press('Enter');
       await page.getByRole('group', { name: 'Choose an option' }).waitFor({ state: 'detached' });
-      await page.locator('article[data-role="ai"][data-status="complete"]').last().getByText(/three-year/).waitFor();
+      await page
+        .locator('article[data-role="ai"][data-status="complete"]')
+        .last()
+        .getByText(/three-year/)
+        .waitFor();
 
       // Delete the session by keyboard.
       expect(await tabTo(page, (el) => el.name === 'Delete', 80, true)).toBe(true);
@@ -96,4 +100,3 @@ describeWithChromium('web client: keyboard only and narrow screens', () => {
     }
   });
 });
-

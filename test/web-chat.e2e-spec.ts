@@ -80,7 +80,13 @@ describeWithChromium('the chat view of the web client, in Chromium against the r
       feedback: { rating: string } | null;
     }>;
   const listed = async (user: string, q?: string) =>
-    (await request(t.app.getHttpServer()).get('/api/sessions').query(q ? { q } : {}).set(t.auth(user)).expect(200)).body.sessions as Array<{
+    (
+      await request(t.app.getHttpServer())
+        .get('/api/sessions')
+        .query(q ? { q } : {})
+        .set(t.auth(user))
+        .expect(200)
+    ).body.sessions as Array<{
       session_id: string;
       title: string;
     }>;
@@ -112,7 +118,9 @@ describeWithChromium('the chat view of the web client, in Chromium against the r
       expect(page.url()).toContain(`#session=${session.session_id}`);
 
       // The citation is a button to its chunk: it opens the trace viewer.
-      const citation = lastAi(page).getByRole('button', { name: /aurora-x2-mesh-manual\.md/ }).first();
+      const citation = lastAi(page)
+        .getByRole('button', { name: /aurora-x2-mesh-manual\.md/ })
+        .first();
       await citation.click();
       const viewer = page.getByRole('dialog', { name: 'Trace' });
       await viewer.waitFor();
@@ -243,7 +251,10 @@ describeWithChromium('the chat view of the web client, in Chromium against the r
       const [session] = await listed(user);
       // 31 newer sessions push the running one off the list's first page (30).
       for (let i = 0; i < 31; i += 1) {
-        await t.storage.appendTurn(user, randomUUID(), [{ type: 'human', content: `newer ${i}` }, { type: 'ai', content: 'ok' }]);
+        await t.storage.appendTurn(user, randomUUID(), [
+          { type: 'human', content: `newer ${i}` },
+          { type: 'ai', content: 'ok' },
+        ]);
       }
       await page.reload();
       expect(page.url()).toContain(`#session=${session.session_id}`);

@@ -30,9 +30,15 @@ describeBuilt('the web client served at /', () => {
   });
 
   it('leaves the API, /docs and /health as they were: an unknown API route is still a JSON 404', async () => {
-    const missing = await request(t.app.getHttpServer()).get('/api/nothing-here').set(t.auth(uniqueUser('web'))).expect(404);
+    const missing = await request(t.app.getHttpServer())
+      .get('/api/nothing-here')
+      .set(t.auth(uniqueUser('web')))
+      .expect(404);
     expect(missing.body).toMatchObject({ statusCode: 404 });
-    const v1 = await request(t.app.getHttpServer()).get('/v1/nothing').set(t.auth(uniqueUser('web'))).expect(404);
+    const v1 = await request(t.app.getHttpServer())
+      .get('/v1/nothing')
+      .set(t.auth(uniqueUser('web')))
+      .expect(404);
     expect(v1.body.error).toBeDefined();
     await request(t.app.getHttpServer()).get('/health').expect(200);
     await request(t.app.getHttpServer()).get('/docs-json').expect(200);
@@ -75,10 +81,7 @@ describe('development sign-in (NODE_ENV=development, no JWT_SECRET)', () => {
     const sessions = await request(t.app.getHttpServer()).get('/api/sessions').set('Authorization', `Bearer ${minted.body.token}`).expect(200);
     expect(sessions.body.sessions).toEqual([]);
     // The admin role: past the admin check (404 for a document that does not exist, not 403).
-    await request(t.app.getHttpServer())
-      .delete('/api/knowledge/documents/00000000-0000-4000-8000-000000000000')
-      .set('Authorization', `Bearer ${minted.body.token}`)
-      .expect(404);
+    await request(t.app.getHttpServer()).delete('/api/knowledge/documents/00000000-0000-4000-8000-000000000000').set('Authorization', `Bearer ${minted.body.token}`).expect(404);
   });
 
   it('does not exist when a JWT_SECRET is set, even in development (a deployment that forgot NODE_ENV=production)', async () => {

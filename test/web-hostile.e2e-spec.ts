@@ -45,7 +45,7 @@ describeWithChromium('web client review: hostile content and addresses', () => {
     }
   });
 
-  it('an address naming another user\'s session does not leave the composer sending into it forever', async () => {
+  it("an address naming another user's session does not leave the composer sending into it forever", async () => {
     const owner = uniqueUser('review-owner');
     const id = randomUUID();
     await app.t.storage.appendTurn(owner, id, [
@@ -140,7 +140,10 @@ describeWithChromium('web client review: wide answers at 375 px and 1440 px', ()
     const code = 'const answer = ' + Array.from({ length: 40 }, (_, i) => `value${i}`).join(' + ') + ';';
     await app.t.storage.appendTurn(user, id, [
       { type: 'human', content: 'Show me code' },
-      { type: 'ai', content: `Here:\n\n\`\`\`ts\n${code}\n\`\`\`\n\n| ${Array.from({ length: 12 }, (_, i) => `column ${i}`).join(' | ')} |\n|${'---|'.repeat(12)}\n| ${Array.from({ length: 12 }, () => 'value').join(' | ')} |` },
+      {
+        type: 'ai',
+        content: `Here:\n\n\`\`\`ts\n${code}\n\`\`\`\n\n| ${Array.from({ length: 12 }, (_, i) => `column ${i}`).join(' | ')} |\n|${'---|'.repeat(12)}\n| ${Array.from({ length: 12 }, () => 'value').join(' | ')} |`,
+      },
     ]);
     const { context, page } = await pageAt(app.browser, `${app.base}/#session=${id}`, app.tokenOf(user), viewport);
     try {
@@ -165,7 +168,9 @@ describe('web client review: the page route must not answer API-looking paths', 
   it.each(['/assets/index-missing.js', '/API/nothing-here', '/Api/sessions/x/y', '/V1/nothing', '/HEALTH/x', '/api%2Fnothing-here', '/%61pi/nothing-here', '//api/nothing-here'])(
     '%s is a JSON 404, not the page',
     async (route) => {
-      const response = await request(t.app.getHttpServer()).get(route).set(t.auth(uniqueUser('review-route')));
+      const response = await request(t.app.getHttpServer())
+        .get(route)
+        .set(t.auth(uniqueUser('review-route')));
       expect({ status: response.status, html: /text\/html/.test(String(response.headers['content-type'])) }).toEqual({ status: 404, html: false });
     },
   );
@@ -181,7 +186,10 @@ describe('web client review: development sign-in', () => {
   it('mints a token the same service accepts when JWT_MAX_LIFETIME_SECONDS is below 8 hours', async () => {
     const t = await createTestApp({ NODE_ENV: 'development', JWT_SECRET: '', JWT_MAX_LIFETIME_SECONDS: '3600' });
     try {
-      const minted = await request(t.app.getHttpServer()).post('/api/dev/token').send({ sub: uniqueUser('review-dev') }).expect(200);
+      const minted = await request(t.app.getHttpServer())
+        .post('/api/dev/token')
+        .send({ sub: uniqueUser('review-dev') })
+        .expect(200);
       const sessions = await request(t.app.getHttpServer()).get('/api/sessions').set('Authorization', `Bearer ${minted.body.token}`);
       expect(sessions.status).toBe(200);
     } finally {
@@ -191,7 +199,7 @@ describe('web client review: development sign-in', () => {
 });
 
 describe('web client review: the typed client is the only way the page calls the API', () => {
-  it('web/src has no fetch() of its own (the upload\'s XMLHttpRequest is the one allowed exception)', async () => {
+  it("web/src has no fetch() of its own (the upload's XMLHttpRequest is the one allowed exception)", async () => {
     const { readdirSync, readFileSync } = await import('node:fs');
     const root = path.resolve('web', 'src');
     const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => /\.tsx?$/.test(f));

@@ -71,7 +71,10 @@ describeWithChromium('web client: "sign in as" in development', () => {
     await page.getByLabel('User id').fill(user);
     await page.getByLabel('administrator').check();
     await page.getByRole('button', { name: 'Sign in as' }).click();
-    await page.getByTestId('signed-in-as').filter({ hasText: `${user} (admin)` }).waitFor();
+    await page
+      .getByTestId('signed-in-as')
+      .filter({ hasText: `${user} (admin)` })
+      .waitFor();
     await page.getByRole('button', { name: 'Knowledge base' }).waitFor();
     await page.close();
   });

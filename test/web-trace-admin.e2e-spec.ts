@@ -295,7 +295,10 @@ describeWithChromium('web client: live timeline, trace viewer and knowledge admi
       // The upload bar reaches its end (from the browser's upload events), then the document is listed with its counts.
       const progress = page.getByLabel('Upload progress');
       await progress.waitFor();
-      await page.getByRole('status').filter({ hasText: `Added ${filename}` }).waitFor();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `Added ${filename}` })
+        .waitFor();
       const [value, max] = await progress.evaluate((el) => [(el as HTMLProgressElement).value, (el as HTMLProgressElement).max]);
       expect(max).toBeGreaterThanOrEqual(content.length);
       expect(value).toBe(max);
@@ -320,7 +323,11 @@ describeWithChromium('web client: live timeline, trace viewer and knowledge admi
       expect(await candidates.first().locator('th').innerText()).toContain(filename);
       const ranks = await candidates.locator('[data-testid="rrf-rank"]').allInnerTexts();
       expect(ranks.every((r) => /^\d+$/.test(r))).toBe(true);
-      await candidates.first().locator('[data-testid="rerank-score"]').getByRole('img', { name: /^Rerank score [\d.]+$/ }).waitFor();
+      await candidates
+        .first()
+        .locator('[data-testid="rerank-score"]')
+        .getByRole('img', { name: /^Rerank score [\d.]+$/ })
+        .waitFor();
       // The first candidate was found by both legs (its name and its words match the query).
       expect(await candidates.first().locator('[data-testid="full-text-rank"]').innerText()).toMatch(/^\d+$/);
       expect(await candidates.first().locator('[data-testid="dense-rank"]').innerText()).toMatch(/^\d+$/);
@@ -367,9 +374,7 @@ describeWithChromium('web client: live timeline, trace viewer and knowledge admi
       await phone.page.locator('tr[data-testid="candidate"]').first().scrollIntoViewIfNeeded();
       await screenshot(phone.page, 'knowledge');
       const wide = await phone.page.evaluate(() =>
-        [...document.querySelectorAll('.admin, .admin *')]
-          .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1)
-          .map((el) => `${el.tagName}.${el.className}`),
+        [...document.querySelectorAll('.admin, .admin *')].filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1).map((el) => `${el.tagName}.${el.className}`),
       );
       expect(wide).toEqual([]);
     } finally {

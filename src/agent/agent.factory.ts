@@ -49,13 +49,7 @@ function bindAgentTools(model: BaseChatModel, tools: ToolRegistry) {
   return model.bindTools(tools.tools);
 }
 
-function buildAgentGraph(
-  model: BaseChatModel,
-  sampledModel: SampledModelFactory,
-  tools: ToolRegistry,
-  checkpointer: BaseCheckpointSaver,
-  timeoutMs: number,
-) {
+function buildAgentGraph(model: BaseChatModel, sampledModel: SampledModelFactory, tools: ToolRegistry, checkpointer: BaseCheckpointSaver, timeoutMs: number) {
   const bound = bindAgentTools(model, tools);
   const sampled = new Map<string, typeof bound>();
   const modelFor = (sampling: ModelSampling | undefined) => {
@@ -101,7 +95,7 @@ function buildAgentGraph(
 export type AgentGraph = ReturnType<typeof buildAgentGraph>;
 
 /**
- * F25: the agent's graph around the shared model and every registered tool,
+ * The agent's graph around the shared model and every registered tool,
  * compiled once (on first use, after the tools are discovered). Each run
  * is given its turn as the run's `context` (a TurnContext).
  */

@@ -9,11 +9,7 @@ import { WeatherToolModule } from './tools/weather/weather-tool.module.js';
 
 @Module({
   imports: [DiscoveryModule, ModelsModule, KnowledgeToolModule, WeatherToolModule],
-  providers: [
-    ToolRegistry,
-    CheckpointerProvider,
-    AgentFactory,
-  ],
+  providers: [ToolRegistry, CheckpointerProvider, AgentFactory],
   exports: [AgentFactory, CheckpointerProvider, ToolRegistry, ModelsModule],
 })
 export class AgentModule {}

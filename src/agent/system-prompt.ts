@@ -1,4 +1,4 @@
-/** The system prompt (seed P04): the core rules, then each tool's own rules, then the conversation summary. */
+/** The system prompt: the core rules, then each tool's own rules, then the conversation summary. */
 export function buildSystemPrompt(toolRules: readonly string[], summary?: string): string {
   const rules = [
     "You are a helpful assistant for a company knowledge base. Answer in the language of the user's message.",

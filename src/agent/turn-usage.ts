@@ -23,9 +23,7 @@ async function estimateMessage(message: BaseMessage): Promise<number> {
 
 function messageText(message: BaseMessage): string {
   const content =
-    typeof message.content === 'string'
-      ? message.content
-      : message.content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
+    typeof message.content === 'string' ? message.content : message.content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
   const calls = message instanceof AIMessage && message.tool_calls?.length ? JSON.stringify(message.tool_calls.map((c) => [c.name, c.args])) : '';
   return content + calls;
 }

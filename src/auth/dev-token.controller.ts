@@ -9,7 +9,7 @@ import { userIdProblem } from './user-id.js';
 import { RequestError } from '../common/coded-error.js';
 
 export class DevTokenRequest {
-  @ApiProperty({ description: 'The user id (the token\'s sub)', example: 'alice' })
+  @ApiProperty({ description: "The user id (the token's sub)", example: 'alice' })
   @IsString()
   @MaxLength(128)
   sub: string;

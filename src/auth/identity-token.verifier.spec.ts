@@ -40,7 +40,16 @@ describe('identity-provider configuration', () => {
   });
 
   it('reads every setting, the audience as a comma list', () => {
-    expect(loadConfig({ ...base, JWT_AUDIENCE: ' rag-chat, account ,', JWT_ROLE_CLAIM: 'realm_access.roles', JWT_ADMIN_ROLE: 'rag-admin', JWT_JWKS_TIMEOUT_MS: '2000', JWT_JWKS_COOLDOWN_MS: '0' }).auth.identityProvider).toEqual({
+    expect(
+      loadConfig({
+        ...base,
+        JWT_AUDIENCE: ' rag-chat, account ,',
+        JWT_ROLE_CLAIM: 'realm_access.roles',
+        JWT_ADMIN_ROLE: 'rag-admin',
+        JWT_JWKS_TIMEOUT_MS: '2000',
+        JWT_JWKS_COOLDOWN_MS: '0',
+      }).auth.identityProvider,
+    ).toEqual({
       jwksUrl: base.JWT_JWKS_URL,
       issuer: base.JWT_ISSUER,
       audience: ['rag-chat', 'account'],

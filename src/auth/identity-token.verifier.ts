@@ -99,7 +99,10 @@ export class IdentityTokenVerifier {
       throw new RequestError('unauthorized', 'Invalid token: signature or format rejected');
     }
     if (!(IDENTITY_PROVIDER_ALGORITHMS as readonly unknown[]).includes(alg)) {
-      throw new RequestError('unauthorized', `Invalid token: algorithm ${JSON.stringify(alg ?? null).slice(0, 40)} is not accepted (HS256, or RS256/ES256 from the identity provider)`);
+      throw new RequestError(
+        'unauthorized',
+        `Invalid token: algorithm ${JSON.stringify(alg ?? null).slice(0, 40)} is not accepted (HS256, or RS256/ES256 from the identity provider)`,
+      );
     }
     const idp = this.config.auth.identityProvider;
     if (!idp || !this.jwks) {

@@ -110,7 +110,7 @@ export class JwtAuthGuard implements CanActivate {
       throw new RequestError('unauthorized', 'Invalid token: signature or format rejected');
     }
     if (claims.aud === STREAM_TICKET_AUDIENCE || (Array.isArray(claims.aud) && claims.aud.includes(STREAM_TICKET_AUDIENCE))) {
-      throw new RequestError('unauthorized', 'A stream ticket is not a bearer token: pass it as ?ticket= on its run\'s stream route');
+      throw new RequestError('unauthorized', "A stream ticket is not a bearer token: pass it as ?ticket= on its run's stream route");
     }
     const problem = userIdProblem(claims.sub);
     if (problem) throw new RequestError('unauthorized', `Invalid token: "sub" ${problem}`);

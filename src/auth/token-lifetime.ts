@@ -14,9 +14,6 @@ export function checkTokenLifetime(claims: { exp?: unknown; iat?: unknown }, max
   const now = Math.floor(Date.now() / 1000);
   const issuedAt = claims.iat === undefined ? now : Math.min(claims.iat as number, now);
   if (claims.exp - issuedAt > maxSeconds) {
-    throw new RequestError(
-      'unauthorized',
-      `Token lifetime exceeds the maximum of ${maxSeconds} seconds (exp is too far after iat, or after now): use a shorter-lived token`,
-    );
+    throw new RequestError('unauthorized', `Token lifetime exceeds the maximum of ${maxSeconds} seconds (exp is too far after iat, or after now): use a shorter-lived token`);
   }
 }

@@ -1,16 +1,4 @@
-import {
-  Body,
-  Controller,
-  Get,
-  Headers,
-  HttpCode,
-  Param,
-  Post,
-  Res,
-  UseGuards,
-  UseInterceptors,
-  Inject,
-} from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Res, UseGuards, UseInterceptors, Inject } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
@@ -43,7 +31,7 @@ const SSE_DESCRIPTION =
 
 /** The 200 answer of a stream route: one schema per event, each `{id, event, data}`. */
 const SSE_OK_RESPONSE = {
-  description: 'The run\'s events as Server-Sent Events; each event is one of the `{id, event, data}` shapes below',
+  description: "The run's events as Server-Sent Events; each event is one of the `{id, event, data}` shapes below",
   content: { 'text/event-stream': { schema: STREAM_EVENT_SCHEMA } },
 };
 
@@ -134,12 +122,7 @@ export class ChatController {
   })
   @ApiOkResponse(SSE_OK_RESPONSE)
   @ApiErrorResponses(400, 401, 'run_not_found', 'run_events_gone', 503, 'run_events_unavailable')
-  async rejoin(
-    @CurrentUser() user: AuthUser,
-    @Param() params: RunIdParams,
-    @Headers('last-event-id') lastEventId: string | undefined,
-    @Res() res: Response,
-  ): Promise<void> {
+  async rejoin(@CurrentUser() user: AuthUser, @Param() params: RunIdParams, @Headers('last-event-id') lastEventId: string | undefined, @Res() res: Response): Promise<void> {
     const afterId = parseLastEventId(lastEventId);
     if (afterId === 'invalid') throw new RequestError('invalid_request', LAST_EVENT_ID_RULE);
     const run = await this.runs.find(params.run_id, user.userId);
@@ -150,13 +133,7 @@ export class ChatController {
   }
 
   /** Writes a run's events to an SSE response until a terminal event or until the client leaves. */
-  private async pipe(
-    runId: string,
-    afterId: number,
-    writer: SseWriter,
-    isRunning: RunStatusProbe,
-    finished = false,
-  ): Promise<void> {
+  private async pipe(runId: string, afterId: number, writer: SseWriter, isRunning: RunStatusProbe, finished = false): Promise<void> {
     const following = new AbortController();
     // Still open when the instance has drained (the run goes on elsewhere): the stream ends with a terminal event all the same.
     const unregister = this.drain.openStream(() => {

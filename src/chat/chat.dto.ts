@@ -44,7 +44,6 @@ export class ChatResponse {
   pending_hitl: PendingHitlState | null;
 }
 
-
 export class RunInfo {
   @ApiProperty({ format: 'uuid' })
   run_id: string;
@@ -55,7 +54,8 @@ export class RunInfo {
   @ApiProperty({
     enum: RUN_STATUSES,
     enumName: 'RunStatus',
-    description: '`running`; or how it ended: `done`, `interrupted` (paused for the user; or cut off by its instance\'s shutdown, its message kept and nothing waiting for the user), `error`, `abandoned` (its instance died), `cancelled`',
+    description:
+      "`running`; or how it ended: `done`, `interrupted` (paused for the user; or cut off by its instance's shutdown, its message kept and nothing waiting for the user), `error`, `abandoned` (its instance died), `cancelled`",
   })
   status: RunStatus;
 

@@ -7,9 +7,7 @@ export class RunInProgressError extends CodedError {
     readonly sessionId: string,
     readonly runId: string | null,
   ) {
-    super(
-      `Session ${sessionId} already has a turn in progress${runId ? ` (run ${runId})` : ''}; wait for it to finish, rejoin its stream or cancel it, and try again`,
-    );
+    super(`Session ${sessionId} already has a turn in progress${runId ? ` (run ${runId})` : ''}; wait for it to finish, rejoin its stream or cancel it, and try again`);
     this.details = { run_id: runId };
   }
 }

@@ -74,9 +74,7 @@ export const HITL_ROUNDS_KEY = 'hitl_rounds';
 
 function textContent(message: BaseMessage): string {
   const content = message.content;
-  return typeof content === 'string'
-    ? content
-    : content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
+  return typeof content === 'string' ? content : content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
 }
 
 /** Why the turn failed, in words for the user (never a driver's or a library's text), before saying whether the message was kept. */
@@ -409,7 +407,7 @@ export class ChatService {
     error: unknown,
     commitSent: boolean,
   ): Promise<'landed' | { code: TurnFailureCode; reason: string; saved: boolean | null }> {
-    const { runId, sessionId, userId, message } = turn;
+    const { runId, sessionId, message } = turn;
     // How the run's record said it ended, when the turn stopped on reading it (a heartbeat, its own commit).
     const recorded = [cause, error].find((e): e is RunNotRunningError => e instanceof RunNotRunningError)?.status;
     if (commitSent && (recorded === 'done' || recorded === 'interrupted')) return 'landed';
@@ -431,9 +429,7 @@ export class ChatService {
     // its rows until it ends, and a run it ended reads `done`. That read-back waits at most the lock limit.
     const keeping = this.commitTurn(turn, [{ type: 'human', content: message, run_id: runId, status: 'failed' }], { status: endedAs, error: reason });
     try {
-      await (commitUnknown
-        ? withTimeout(keeping, this.config.database.lockTimeoutMs, () => new Error('the read-back of the turn did not finish in time'))
-        : keeping);
+      await (commitUnknown ? withTimeout(keeping, this.config.database.lockTimeoutMs, () => new Error('the read-back of the turn did not finish in time')) : keeping);
       return { code, reason, saved: true };
     } catch (saveError) {
       const ended = saveError instanceof RunNotRunningError ? saveError.status : undefined;
@@ -517,11 +513,10 @@ export class ChatService {
   private async forceCancel(runId: string, userId: string, sessionId: string): Promise<boolean> {
     const message = await this.runs.message(runId);
     try {
-      await this.commitTurn(
-        { runId, userId, sessionId },
-        message ? [{ type: 'human', content: message, run_id: runId, status: 'cancelled' }] : [],
-        { status: 'cancelled', error: 'cancelled by the user' },
-      );
+      await this.commitTurn({ runId, userId, sessionId }, message ? [{ type: 'human', content: message, run_id: runId, status: 'cancelled' }] : [], {
+        status: 'cancelled',
+        error: 'cancelled by the user',
+      });
       return true;
     } catch (error) {
       if (error instanceof RunNotRunningError || error instanceof SessionNotFoundError) return false;
@@ -560,17 +555,14 @@ export class ChatService {
     progress: GraphProgress,
     graph: AgentGraph = this.agents.graph,
   ): Promise<GraphOutcome> {
-    const stream = await graph.stream(
-      input as { messages: BaseMessage[] },
-      {
-        configurable: { thread_id: threadId },
-        context: { turn: context },
-        signal,
-        // Sync turns need only node updates, so the model is called without streaming.
-        streamMode: context.mode === 'stream' ? ['messages', 'custom', 'updates'] : ['updates'],
-        recursionLimit: MAX_TOOL_ROUNDS * 2 + 2,
-      },
-    );
+    const stream = await graph.stream(input as { messages: BaseMessage[] }, {
+      configurable: { thread_id: threadId },
+      context: { turn: context },
+      signal,
+      // Sync turns need only node updates, so the model is called without streaming.
+      streamMode: context.mode === 'stream' ? ['messages', 'custom', 'updates'] : ['updates'],
+      recursionLimit: MAX_TOOL_ROUNDS * 2 + 2,
+    });
     let finalAnswer: string | undefined;
     let streamedTokens = '';
     let paused: Record<string, unknown> | undefined;

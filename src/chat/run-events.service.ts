@@ -181,12 +181,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
   follow(runId: string, afterId: number, options: FollowOptions): Promise<RunEventStream>;
   /** The same, delivered to `listener`; resolves to the function that stops following. */
   follow(runId: string, afterId: number, listener: Listener, runStatus: RunStatusProbe): Promise<() => void>;
-  async follow(
-    runId: string,
-    afterId: number,
-    target: FollowOptions | Listener,
-    runStatus?: RunStatusProbe,
-  ): Promise<RunEventStream | (() => void)> {
+  async follow(runId: string, afterId: number, target: FollowOptions | Listener, runStatus?: RunStatusProbe): Promise<RunEventStream | (() => void)> {
     if (typeof target === 'function') return this.subscribe(runId, afterId, target, runStatus ?? (async () => 'running'));
     const stream = new RunEventStream(target.signal);
     stream.attach(await this.subscribe(runId, afterId, (event) => stream.push(event), target.status));
@@ -211,14 +206,10 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
     return this.followFromRedis(runId, afterId, listener, runStatus);
   }
 
-  private async followFromRedis(
-    runId: string,
-    afterId: number,
-    listener: Listener,
-    runStatus: RunStatusProbe,
-  ): Promise<() => void> {
+  private async followFromRedis(runId: string, afterId: number, listener: Listener, runStatus: RunStatusProbe): Promise<() => void> {
     let stopped = false;
     let stopTail: () => void = () => undefined;
+    // eslint-disable-next-line prefer-const -- assigned below, after stop() which clears it is defined
     let statusTimer: NodeJS.Timeout | undefined;
     const stop = () => {
       stopped = true;
@@ -315,7 +306,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
   private async readPages(runId: string, afterId: number): Promise<RunEvent[]> {
     const deadline = performance.now() + this.catchUpBudgetMs;
     const events: RunEvent[] = [];
-    for (let after = afterId; ; ) {
+    for (let after = afterId; ;) {
       const entries = await this.readPage(runId, after, deadline);
       for (const entry of entries) {
         const event = parseRunEvent(entry.message.payload as string);
@@ -398,16 +389,14 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
     for (const item of batch) multi.xAdd(key, `${item.id}-0`, { payload: JSON.stringify(item) });
     multi.expire(key, this.config.chat.runEventsTtlSeconds);
     // Bounded, so a stalled Redis neither holds the chain (and shutdown) nor grows it without end.
-    await withTimeout(multi.exec(), this.commandTimeoutMs, () => new Error(`Redis did not answer within ${this.commandTimeoutMs} ms`)).catch(
-      (error: Error) => {
-        // An id already there: an earlier attempt landed although its reply did not come back (EXEC runs every
-        // command of the batch, so the others were written). node-redis reports them among a MultiErrorReply's replies.
-        const replies = ((error as { replies?: unknown[] }).replies ?? []).filter((reply) => reply instanceof Error) as Error[];
-        const duplicate = (text: string) => /equal or smaller than the target stream top item/i.test(text);
-        if (replies.length > 0 ? replies.every((reply) => duplicate(reply.message)) : duplicate(error.message)) return;
-        throw error;
-      },
-    );
+    await withTimeout(multi.exec(), this.commandTimeoutMs, () => new Error(`Redis did not answer within ${this.commandTimeoutMs} ms`)).catch((error: Error) => {
+      // An id already there: an earlier attempt landed although its reply did not come back (EXEC runs every
+      // command of the batch, so the others were written). node-redis reports them among a MultiErrorReply's replies.
+      const replies = ((error as { replies?: unknown[] }).replies ?? []).filter((reply) => reply instanceof Error) as Error[];
+      const duplicate = (text: string) => /equal or smaller than the target stream top item/i.test(text);
+      if (replies.length > 0 ? replies.every((reply) => duplicate(reply.message)) : duplicate(error.message)) return;
+      throw error;
+    });
   }
 
   private warn(error: Error): void {

@@ -48,12 +48,7 @@ export class RunRepository {
 
   /** Inserts the session's running run; a unique violation means a run is in flight there. */
   async insertRunning(manager: EntityManager, runId: string, sessionId: string, userId: string, message: string): Promise<void> {
-    await manager.query(`INSERT INTO chat_runs (id, session_id, user_id, status, message) VALUES ($1, $2, $3, 'running', $4)`, [
-      runId,
-      sessionId,
-      userId,
-      message,
-    ]);
+    await manager.query(`INSERT INTO chat_runs (id, session_id, user_id, status, message) VALUES ($1, $2, $3, 'running', $4)`, [runId, sessionId, userId, message]);
   }
 
   /** The sessions that hold a stale running run (of one session, or of any): a read without locks. */
@@ -81,11 +76,10 @@ export class RunRepository {
 
   /** Gives up the run when it is running with a stale heartbeat; true when it was. */
   async giveUpIfStale(manager: EntityManager, runId: string, staleAfterMs: number): Promise<boolean> {
-    const rows = await sqlRows<{ id: string }>(
-      manager,
-      `UPDATE chat_runs SET ${GIVE_UP} WHERE id = $1 AND status = 'running' AND ${STALE('$2')} RETURNING id`,
-      [runId, staleAfterMs],
-    );
+    const rows = await sqlRows<{ id: string }>(manager, `UPDATE chat_runs SET ${GIVE_UP} WHERE id = $1 AND status = 'running' AND ${STALE('$2')} RETURNING id`, [
+      runId,
+      staleAfterMs,
+    ]);
     return rows.length > 0;
   }
 
@@ -140,21 +134,16 @@ export class RunRepository {
 
   /** The run's status as stored (null when it no longer exists), and whether a running run's heartbeat is stale. */
   async statusOf(db: DataSource | EntityManager, runId: string, staleAfterMs: number): Promise<{ status: RunStatus; stale: boolean } | null> {
-    const [row] = await sqlRows<{ status: RunStatus; stale: boolean }>(
-      db,
-      `SELECT status, status = 'running' AND ${STALE('$2')} AS stale FROM chat_runs WHERE id = $1`,
-      [runId, staleAfterMs],
-    );
+    const [row] = await sqlRows<{ status: RunStatus; stale: boolean }>(db, `SELECT status, status = 'running' AND ${STALE('$2')} AS stale FROM chat_runs WHERE id = $1`, [
+      runId,
+      staleAfterMs,
+    ]);
     return row ?? null;
   }
 
   /** The run when it belongs to the user; null otherwise. */
   async find(runId: string, userId: string): Promise<RunRecord | null> {
-    const [row] = await sqlRows<RunRecord>(
-      this.dataSource,
-      `SELECT id, session_id, user_id, status FROM chat_runs WHERE id = $1 AND user_id = $2`,
-      [runId, userId],
-    );
+    const [row] = await sqlRows<RunRecord>(this.dataSource, `SELECT id, session_id, user_id, status FROM chat_runs WHERE id = $1 AND user_id = $2`, [runId, userId]);
     return row ?? null;
   }
 
@@ -170,9 +159,7 @@ export class RunRepository {
 
   /** The running run of a session, if any. */
   async runningIn(sessionId: string): Promise<string | null> {
-    const [row] = await sqlRows<{ id: string }>(this.dataSource, `SELECT id FROM chat_runs WHERE session_id = $1 AND status = 'running'`, [
-      sessionId,
-    ]);
+    const [row] = await sqlRows<{ id: string }>(this.dataSource, `SELECT id FROM chat_runs WHERE session_id = $1 AND status = 'running'`, [sessionId]);
     return row?.id ?? null;
   }
 }

@@ -1,7 +1,7 @@
 import { toolEndSummary, toolFailedSummary, toolStartSummary, TOOL_ARG_SUMMARY_MAX_LENGTH, TOOL_OUTPUT_SUMMARY_MAX_LENGTH } from './sse-events.dto.js';
 
 describe('tool event summaries', () => {
-  it('keeps a call\'s arguments as an object, cutting each string (at any depth) to the limit', () => {
+  it("keeps a call's arguments as an object, cutting each string (at any depth) to the limit", () => {
     const long = '检'.repeat(TOOL_ARG_SUMMARY_MAX_LENGTH + 50);
     const summary = toolStartSummary({ query: long, top_k: 3, filters: { tags: [long, 'x'] }, exact: true });
     const clipped = `${'检'.repeat(TOOL_ARG_SUMMARY_MAX_LENGTH - 1)}…`;
@@ -18,7 +18,7 @@ describe('tool event summaries', () => {
     expect(Array.from(cut.output!)).toHaveLength(TOOL_OUTPUT_SUMMARY_MAX_LENGTH);
   });
 
-  it('tells a failure without the tool\'s text', () => {
+  it("tells a failure without the tool's text", () => {
     expect(toolFailedSummary()).toEqual({ failed: true });
   });
 });

@@ -82,13 +82,13 @@ export class StepEvent {
   @ApiPropertyOptional({ enum: ['answer', 'clarify'], description: '`grade`: the route the grade chose' })
   route?: 'answer' | 'clarify';
 
-  @ApiPropertyOptional({ minimum: 0, maximum: 1, description: '`grade`: the grader\'s confidence' })
+  @ApiPropertyOptional({ minimum: 0, maximum: 1, description: "`grade`: the grader's confidence" })
   confidence?: number;
 
   @ApiPropertyOptional({ enum: ['step_back', 'hyde'], description: '`rewrite`: how the query is rewritten' })
   mode?: 'step_back' | 'hyde';
 
-  @ApiPropertyOptional({ type: 'integer', description: '`merge`: passages after merging the sub-questions\' evidence' })
+  @ApiPropertyOptional({ type: 'integer', description: "`merge`: passages after merging the sub-questions' evidence" })
   merged?: number;
 
   @ApiPropertyOptional({ type: 'integer', description: '`hitl`: how many answers of the user are searched with' })
@@ -183,17 +183,15 @@ export const SSE_SCHEMA_MODELS = [...Object.values(SSE_EVENT_MODELS), ToolSummar
  * union discriminated by `event`.
  */
 export const STREAM_EVENT_SCHEMA = {
-  oneOf: Object.entries(SSE_EVENT_MODELS).map(
-    ([event, model]) => ({
-      type: 'object',
-      required: ['id', 'event', 'data'],
-      properties: {
-        id: { type: 'integer', minimum: 1, description: 'Monotonic within the run, from 1: send the last one back as `Last-Event-ID` to resume' },
-        event: { type: 'string', enum: [event] },
-        data: { $ref: getSchemaPath(model) },
-      },
-    }),
-  ),
+  oneOf: Object.entries(SSE_EVENT_MODELS).map(([event, model]) => ({
+    type: 'object',
+    required: ['id', 'event', 'data'],
+    properties: {
+      id: { type: 'integer', minimum: 1, description: 'Monotonic within the run, from 1: send the last one back as `Last-Event-ID` to resume' },
+      event: { type: 'string', enum: [event] },
+      data: { $ref: getSchemaPath(model) },
+    },
+  })),
 };
 
 /** Each string in a tool call's arguments (at any depth) cut to `max` characters. */

@@ -36,7 +36,7 @@ export class StreamTicketController {
     summary: "A short-lived ticket to rejoin a run's stream without the Authorization header",
     description:
       'For browser `EventSource`, which cannot send headers: `new EventSource(`/api/chat/runs/${run_id}/stream?ticket=${ticket}`)`. ' +
-      "The ticket is signed for this run and this user, and its own reconnects (with `Last-Event-ID`) keep working until it expires.",
+      'The ticket is signed for this run and this user, and its own reconnects (with `Last-Event-ID`) keep working until it expires.',
   })
   @ApiOkResponse({ type: StreamTicketResponse, description: 'The ticket and its lifetime' })
   @ApiErrorResponses(400, 401, 'run_not_found', 413, 429, 503)

@@ -30,8 +30,7 @@ export class ShuttingDownError extends CodedError {
 /** The terminal event a stream gets when this instance stops following a run that goes on elsewhere. */
 export const STOPPED_FOLLOWING_EVENT = {
   code: 'shutting_down',
-  message:
-    'This instance is shutting down and stops following the run; rejoin it on another instance with Last-Event-ID, or read the session for its outcome.',
+  message: 'This instance is shutting down and stops following the run; rejoin it on another instance with Last-Event-ID, or read the session for its outcome.',
 } as const;
 
 /** STOPPED_FOLLOWING_EVENT as a Server-Sent Event; without an id, so the client's Last-Event-ID stays the run's last event. */

@@ -51,7 +51,7 @@ export const ERROR_DESCRIPTIONS = {
   429: 'Too many requests for this user; retry after the Retry-After header',
   500: 'An unexpected error; the request id finds it in the logs',
   502: 'The chat model failed or answered something unusable; the turn is not saved',
-  503: 'A required dependency (PostgreSQL, Redis, or the identity provider\'s keys) is unavailable; retry later',
+  503: "A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later",
   504: 'The chat model did not answer in time; the turn is not saved',
 } as const satisfies Record<number, string>;
 

@@ -65,7 +65,7 @@ describe('error codes', () => {
     expect(fallbackErrorCode(501)).toBe('internal_error');
   });
 
-  it('a RequestError answers its code\'s status, with a list of problems joined as one message', () => {
+  it("a RequestError answers its code's status, with a list of problems joined as one message", () => {
     const error = new RequestError('invalid_request', ['a must be a string', 'b should not exist']);
     expect(error.httpStatus).toBe(400);
     expect(error.message).toBe('a must be a string; b should not exist');

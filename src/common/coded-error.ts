@@ -11,7 +11,7 @@ export const ERROR_CODES = {
   invalid_request: { status: 400, meaning: 'The body, a parameter or a header is invalid; the message names the one at fault' },
   malformed_json: { status: 400, meaning: 'The request body is not well-formed JSON' },
   payload_too_large: { status: 413, meaning: 'The request body, or an uploaded file, is over the size limit' },
-  unsupported_encoding: { status: 415, meaning: 'The request body\'s Content-Encoding or charset is not supported' },
+  unsupported_encoding: { status: 415, meaning: "The request body's Content-Encoding or charset is not supported" },
   unauthorized: { status: 401, meaning: 'Missing, malformed, expired or revoked bearer token, API key or stream ticket' },
   forbidden: { status: 403, meaning: 'Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)' },
   rate_limited: { status: 429, meaning: 'Too many requests for this user or API key; retry after the Retry-After header' },
@@ -27,8 +27,8 @@ export const ERROR_CODES = {
   run_in_progress: { status: 409, meaning: 'The session already has a turn in progress; `run_id` names it' },
   // a chat turn the user cancelled (POST /api/chat/runs/:run_id/cancel)
   cancelled: { status: 409, meaning: 'The turn was cancelled by the user' },
-  run_events_gone: { status: 410, meaning: 'The run\'s events are no longer kept, or were all received already' },
-  run_events_unavailable: { status: 503, meaning: 'The run\'s events cannot be read now (Redis unavailable); retry shortly' },
+  run_events_gone: { status: 410, meaning: "The run's events are no longer kept, or were all received already" },
+  run_events_unavailable: { status: 503, meaning: "The run's events cannot be read now (Redis unavailable); retry shortly" },
   // a chat turn that ended without an answer (HTTP status of POST /api/chat; SSE `error` code of a stream)
   model_error: { status: 502, meaning: 'The chat model failed or answered something unusable; the turn is not saved' },
   model_timeout: { status: 504, meaning: 'The chat model did not answer in time; the turn is not saved' },
@@ -39,7 +39,7 @@ export const ERROR_CODES = {
   // SSE only: a followed run ended but its last events were not kept
   events_incomplete: { status: 503, meaning: 'The followed run ended but its last events were not kept: reload the session' },
   // knowledge
-  invalid_document_name: { status: 400, meaning: 'The document\'s file name is not acceptable' },
+  invalid_document_name: { status: 400, meaning: "The document's file name is not acceptable" },
   unsupported_document: { status: 415, meaning: 'Unsupported document type: send .txt, .md or .pdf' },
   unreadable_document: { status: 422, meaning: 'The document could not be read: a damaged file or one without text' },
   // a document over a parse limit: extracted text, pages, chunks, or the parse's time or memory (never retried)
@@ -47,7 +47,7 @@ export const ERROR_CODES = {
   document_not_found: { status: 404, meaning: 'No such document in the knowledge base' },
   ingest_job_not_found: { status: 404, meaning: 'No such ingest job' },
   // the knowledge base is indexed in another embedding space than this instance's configuration
-  index_space_mismatch: { status: 409, meaning: 'The knowledge base is indexed in another embedding space than this instance\'s' },
+  index_space_mismatch: { status: 409, meaning: "The knowledge base is indexed in another embedding space than this instance's" },
   // an ingest job that failed for a passing reason on its every attempt (storage or embeddings endpoint unavailable)
   ingest_failed: { status: 503, meaning: 'The ingest job failed on every attempt for a passing reason (storage or embeddings unavailable)' },
   // an ingest job waited for (wait=true) whose document was deleted before the job ended: nothing is stored
@@ -56,7 +56,7 @@ export const ERROR_CODES = {
   api_key_not_found: { status: 404, meaning: 'No such API key for this user' },
   api_key_limit: { status: 409, meaning: 'The user has as many live API keys as allowed: revoke one first' },
   // the identity provider's keys (JWT_JWKS_URL) could not be fetched for an RS256/ES256 token
-  identity_provider_unavailable: { status: 503, meaning: 'The identity provider\'s keys could not be fetched; retry later' },
+  identity_provider_unavailable: { status: 503, meaning: "The identity provider's keys could not be fetched; retry later" },
   // the instance is draining for shutdown: a new turn is refused (with Retry-After), a turn that outlasts the drain ends with it
   shutting_down: { status: 503, meaning: 'The instance is shutting down: no new turns (retry after Retry-After, on another instance)' },
 } as const satisfies Record<string, { status: 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429 | 500 | 502 | 503 | 504; meaning: string }>;

@@ -18,7 +18,13 @@ export interface ErrorBody {
 
 function reasonPhrase(status: number): string {
   const name = HttpStatus[status];
-  return name ? name.toLowerCase().split('_').map((w) => w[0].toUpperCase() + w.slice(1)).join(' ') : 'Error';
+  return name
+    ? name
+        .toLowerCase()
+        .split('_')
+        .map((w) => w[0].toUpperCase() + w.slice(1))
+        .join(' ')
+    : 'Error';
 }
 
 function messageOf(exception: HttpException): string {
@@ -112,10 +118,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
       status = HttpStatus.INTERNAL_SERVER_ERROR;
       message = 'Internal server error';
       code = 'internal_error';
-      this.logger.error(
-        { err: exception, method: request.method, url: loggableUrl(request.originalUrl ?? request.url) },
-        exception instanceof Error ? exception.stack : undefined,
-      );
+      this.logger.error({ err: exception, method: request.method, url: loggableUrl(request.originalUrl ?? request.url) }, exception instanceof Error ? exception.stack : undefined);
     }
     if (response.headersSent) return;
     response.status(status).json(errorBodyFor(request.path ?? '', buildErrorBody(status, message, code, details), exception));

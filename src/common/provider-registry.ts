@@ -61,9 +61,7 @@ export class ProviderRegistry<Product, Args extends unknown[] = []> {
   resolve(name: string): ProviderClass<Product, Args> {
     const provider = this.byName.get(name);
     if (!provider) {
-      throw new ConfigValidationError([
-        { variable: this.variable, message: `must be one of ${this.names.join(', ')} (got ${JSON.stringify(name)})` },
-      ]);
+      throw new ConfigValidationError([{ variable: this.variable, message: `must be one of ${this.names.join(', ')} (got ${JSON.stringify(name)})` }]);
     }
     return provider;
   }

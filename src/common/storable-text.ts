@@ -8,6 +8,7 @@ import { registerDecorator, ValidationOptions } from 'class-validator';
  * (model output, extracted PDF text) is normalized with `toStorableText`.
  */
 
+// eslint-disable-next-line no-control-regex -- finding NUL is the point
 const NUL = /\u0000/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const LONE_SURROGATES = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
@@ -30,6 +31,7 @@ export function isStorableText(value: string): boolean {
 /** Removes NUL characters and replaces lone surrogates with U+FFFD, so the text can be stored and read back. */
 export function toStorableText(value: string): string {
   if (isStorableText(value)) return value;
+  // eslint-disable-next-line no-control-regex -- removing NUL is the point
   return value.replace(/\u0000/g, '').replace(LONE_SURROGATES, '\ufffd');
 }
 

@@ -116,9 +116,7 @@ describe('loadConfig', () => {
     });
 
     it('refuses a headers timeout longer than the request timeout', () => {
-      expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '5000', HTTP_HEADERS_TIMEOUT_MS: '6000' })).toThrow(
-        /HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS/,
-      );
+      expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '5000', HTTP_HEADERS_TIMEOUT_MS: '6000' })).toThrow(/HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS/);
     });
 
     it('lowers the headers default to a shorter request timeout', () => {
@@ -177,9 +175,7 @@ describe('loadConfig', () => {
     });
 
     it('skips a cross-check whose own variables are invalid, instead of reporting a consequence', () => {
-      expect(problemLines({ HTTP_REQUEST_TIMEOUT_MS: 'soon', HTTP_HEADERS_TIMEOUT_MS: '6000' })).toEqual([
-        'HTTP_REQUEST_TIMEOUT_MS: must be an integer from 1000 to 600000',
-      ]);
+      expect(problemLines({ HTTP_REQUEST_TIMEOUT_MS: 'soon', HTTP_HEADERS_TIMEOUT_MS: '6000' })).toEqual(['HTTP_REQUEST_TIMEOUT_MS: must be an integer from 1000 to 600000']);
       expect(problemLines({ NODE_ENV: 'staging' })).toEqual(['NODE_ENV: must be one of development, production, test (got "staging")']);
     });
 
@@ -250,7 +246,11 @@ describe('loadConfig', () => {
       const declared = Object.values(ENVIRONMENT_BLOCKS).flatMap((block) => Object.keys(block));
       expect(new Set(declared).size).toBe(declared.length);
       expect(declared.sort()).toEqual(Object.keys(ENVIRONMENT).sort());
-      expect(Object.entries(ENVIRONMENT).filter(([, schema]) => !schema.description?.trim()).map(([name]) => name)).toEqual([]);
+      expect(
+        Object.entries(ENVIRONMENT)
+          .filter(([, schema]) => !schema.description?.trim())
+          .map(([name]) => name),
+      ).toEqual([]);
     });
 
     it('maps every variable it declares into AppConfig', () => {

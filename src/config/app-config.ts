@@ -1,14 +1,6 @@
 import { ConfigProblem, ENVIRONMENT, Environment, environmentSchema, LOG_LEVELS, NODE_ENVS } from './environment.js';
 
-export {
-  DENSE_BACKENDS,
-  EMBEDDING_PROVIDERS,
-  ENVIRONMENT,
-  LLM_PROVIDERS,
-  LOG_LEVELS,
-  NODE_ENVS,
-  RERANK_PROVIDERS,
-} from './environment.js';
+export { DENSE_BACKENDS, EMBEDDING_PROVIDERS, ENVIRONMENT, LLM_PROVIDERS, LOG_LEVELS, NODE_ENVS, RERANK_PROVIDERS } from './environment.js';
 export type { ConfigProblem, Environment, EnvironmentVariable } from './environment.js';
 
 export type NodeEnv = (typeof NODE_ENVS)[number];
@@ -182,9 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   const result = environmentSchema.safeParse(set);
   if (!result.success) {
-    throw new ConfigValidationError(
-      result.error.issues.map((issue) => ({ variable: String(issue.path[0] ?? '(environment)'), message: issue.message })),
-    );
+    throw new ConfigValidationError(result.error.issues.map((issue) => ({ variable: String(issue.path[0] ?? '(environment)'), message: issue.message })));
   }
   return configFromEnvironment(result.data);
 }

@@ -74,7 +74,12 @@ const http = {
     .describe('largest request body'),
   CORS_ORIGINS: z
     .string()
-    .transform((list) => list.split(',').map((origin) => origin.trim()).filter(Boolean))
+    .transform((list) =>
+      list
+        .split(',')
+        .map((origin) => origin.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string().regex(/^(\*|https?:\/\/[^/?#\s]+)$/, 'must be a comma-separated list of origins (scheme://host[:port], no path) or *')))
     // As browsers send them: lower-case host, no default port (https://A.example:443 → https://a.example).
     .transform((origins) => origins.map((origin) => (origin === '*' ? origin : new URL(origin).origin)))
@@ -101,7 +106,9 @@ const cache = {
     .regex(/^rediss?:\/\/.+/, 'must be a redis:// or rediss:// URL')
     .default('redis://127.0.0.1:6379')
     .describe('Redis URL'),
-  CACHE_TTL_SECONDS: integer(1, 86400 * 30).default(300).describe('lifetime of cached transcripts and session lists'),
+  CACHE_TTL_SECONDS: integer(1, 86400 * 30)
+    .default(300)
+    .describe('lifetime of cached transcripts and session lists'),
   CACHE_COMMAND_TIMEOUT_MS: integer(10, 10000).default(200).describe('longest wait for one cache call before falling back to PostgreSQL'),
 };
 
@@ -112,13 +119,20 @@ const auth = {
     .optional()
     .describe('HS256 secret; unset: the development secret, refused in production')
     .meta({ readmeDefault: 'development secret' }),
-  JWT_MAX_LIFETIME_SECONDS: integer(60, 86400 * 30).default(86400).describe('longest token lifetime accepted'),
+  JWT_MAX_LIFETIME_SECONDS: integer(60, 86400 * 30)
+    .default(86400)
+    .describe('longest token lifetime accepted'),
   STREAM_TICKET_TTL_SECONDS: integer(5, 3600).default(60).describe('lifetime of a stream ticket (EventSource rejoin)'),
   JWT_JWKS_URL: httpUrl().optional().describe("an identity provider's JWKS endpoint; set: RS256 and ES256 tokens signed by its keys are accepted too"),
   JWT_ISSUER: z.string().optional().describe('the `iss` identity-provider tokens must carry; required with JWT_JWKS_URL'),
   JWT_AUDIENCE: z
     .string()
-    .transform((list) => list.split(',').map((audience) => audience.trim()).filter(Boolean))
+    .transform((list) =>
+      list
+        .split(',')
+        .map((audience) => audience.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string()).min(1, 'must name at least one audience (comma-separated)'))
     .optional()
     .describe('accepted `aud` values of identity-provider tokens (comma-separated; one must match); required with JWT_JWKS_URL'),
@@ -132,9 +146,7 @@ const rateLimit = {
   RATE_LIMIT_CHAT_PER_MINUTE: integer(0, 100000).default(30).describe('chat turns per user and minute; 0 turns the limit off'),
   RATE_LIMIT_SEARCH_PER_MINUTE: integer(0, 100000).default(60).describe('knowledge searches per user and minute; 0 turns the limit off'),
   RATE_LIMIT_UPLOAD_PER_MINUTE: integer(0, 100000).default(10).describe('document uploads per user and minute; 0 turns the limit off'),
-  RATE_LIMIT_RUN_CONTROL_PER_MINUTE: integer(0, 100000)
-    .default(60)
-    .describe('run cancels and stream tickets per user and minute; 0 turns the limit off'),
+  RATE_LIMIT_RUN_CONTROL_PER_MINUTE: integer(0, 100000).default(60).describe('run cancels and stream tickets per user and minute; 0 turns the limit off'),
 };
 
 const llm = {
@@ -142,7 +154,11 @@ const llm = {
   LLM_BASE_URL: httpUrl().optional().describe('base URL of the OpenAI-compatible API'),
   LLM_API_KEY: z.string().optional().describe('its API key; with openai, this or LLM_BASE_URL is required'),
   LLM_MODEL: z.string().default('gpt-4o-mini').describe('main model (answers, tool calls)'),
-  LLM_FAST_MODEL: z.string().optional().describe('fast model (summaries and the complexity, grading and rewrite judgements); unset: LLM_MODEL').meta({ readmeDefault: 'LLM_MODEL' }),
+  LLM_FAST_MODEL: z
+    .string()
+    .optional()
+    .describe('fast model (summaries and the complexity, grading and rewrite judgements); unset: LLM_MODEL')
+    .meta({ readmeDefault: 'LLM_MODEL' }),
   LLM_TIMEOUT_MS: integer(100, 600000).default(60000).describe('longest wait for one model call'),
   LLM_MAX_RETRIES: integer(0, 10).default(2).describe('retries of a failed model call'),
   LLM_JUDGE_TIMEOUT_MS: integer(100, 600000)
@@ -168,15 +184,19 @@ const knowledge = {
     .prefault('1200,400')
     .describe('characters per chunk level, parent first, leaf last'),
   KNOWLEDGE_CHUNK_OVERLAP: integer(0, 1000).default(80).describe('characters a leaf repeats from the one before it'),
-  KNOWLEDGE_MAX_UPLOAD_BYTES: integer(1024, 100 * 1024 * 1024).default(10 * 1024 * 1024).describe('largest uploaded document'),
+  KNOWLEDGE_MAX_UPLOAD_BYTES: integer(1024, 100 * 1024 * 1024)
+    .default(10 * 1024 * 1024)
+    .describe('largest uploaded document'),
   KNOWLEDGE_INGEST_CONCURRENCY: integer(0, 64).default(1).describe('ingest jobs this instance works on at once (0: this instance takes none)'),
   KNOWLEDGE_INGEST_ATTEMPTS: integer(1, 20).default(3).describe('tries of an ingest job that fails for a passing reason'),
   KNOWLEDGE_INGEST_LOCK_MS: integer(1000, 600000).default(30000).describe("how long a worker's hold on a job lasts unrenewed: a dead worker's job moves on after it"),
   KNOWLEDGE_BULK_LEAVES: integer(0, 100_000_000).default(20000).describe('a document with at least this many leaves is bulk-loaded (0: never)'),
   KNOWLEDGE_PARSE_TIMEOUT_MS: integer(1000, 600000)
     .default(60000)
-    .describe("longest parse of one uploaded document (in a worker thread); past it the worker is stopped and the job fails with document_too_large"),
-  KNOWLEDGE_PARSE_MEMORY_MB: integer(32, 16384).default(512).describe("memory of the worker thread that parses one document (its heap, and the buffers it inflates); over it the job fails with document_too_large"),
+    .describe('longest parse of one uploaded document (in a worker thread); past it the worker is stopped and the job fails with document_too_large'),
+  KNOWLEDGE_PARSE_MEMORY_MB: integer(32, 16384)
+    .default(512)
+    .describe('memory of the worker thread that parses one document (its heap, and the buffers it inflates); over it the job fails with document_too_large'),
   KNOWLEDGE_MAX_EXTRACTED_BYTES: integer(1024, 1024 * 1024 * 1024)
     .default(10 * 1024 * 1024)
     .describe('most text (UTF-8 bytes) one document may yield; extraction stops there and the job fails with document_too_large'),
@@ -205,15 +225,8 @@ const rerank = {
 
 const embeddings = {
   EMBEDDING_PROVIDER: oneOf(EMBEDDING_PROVIDERS).default('local').describe('embeddings provider'),
-  EMBEDDING_BASE_URL: httpUrl()
-    .optional()
-    .describe('base URL of the OpenAI-compatible embeddings API; unset: LLM_BASE_URL')
-    .meta({ readmeDefault: 'LLM_BASE_URL' }),
-  EMBEDDING_API_KEY: z
-    .string()
-    .optional()
-    .describe('its API key; unset: LLM_API_KEY; with openai, a base URL or a key is required')
-    .meta({ readmeDefault: 'LLM_API_KEY' }),
+  EMBEDDING_BASE_URL: httpUrl().optional().describe('base URL of the OpenAI-compatible embeddings API; unset: LLM_BASE_URL').meta({ readmeDefault: 'LLM_BASE_URL' }),
+  EMBEDDING_API_KEY: z.string().optional().describe('its API key; unset: LLM_API_KEY; with openai, a base URL or a key is required').meta({ readmeDefault: 'LLM_API_KEY' }),
   EMBEDDING_MODEL: z.string().default('text-embedding-3-small').describe('embeddings model for openai'),
   EMBEDDING_DIMENSIONS: integer(16, 4096).default(256).describe('vector size'),
 };
@@ -231,12 +244,12 @@ const dense = {
 const chat = {
   CHAT_RECENT_MESSAGES: integer(2, 200).default(12).describe('messages the model sees verbatim'),
   SSE_HEARTBEAT_MS: integer(1000, 600000).default(15000).describe('interval of the SSE heartbeat comment'),
-  RUN_EVENTS_TTL_SECONDS: integer(60, 86400 * 7).default(3600).describe("how long a run's events stay in Redis"),
+  RUN_EVENTS_TTL_SECONDS: integer(60, 86400 * 7)
+    .default(3600)
+    .describe("how long a run's events stay in Redis"),
   RUN_HEARTBEAT_MS: integer(50, 600000).default(5000).describe('how often a running run records that it is alive'),
   RUN_STALE_AFTER_MS: integer(100, 3600000).default(15000).describe('a run without heartbeat for this long is abandoned'),
-  RUN_CANCEL_WAIT_MS: integer(100, 60000)
-    .default(5000)
-    .describe('how long a cancel waits for the running instance to stop the run before recording it cancelled itself'),
+  RUN_CANCEL_WAIT_MS: integer(100, 60000).default(5000).describe('how long a cancel waits for the running instance to stop the run before recording it cancelled itself'),
   OPENAI_COMPAT_MODEL: z
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}$/, 'must be a model id of letters, digits and . _ : / - (at most 100)')
@@ -298,10 +311,7 @@ interface CrossCheck {
 }
 
 /** A rule over several variables; it sees only the variables it names, and is skipped when one of them is itself invalid. */
-function crossCheck<const K extends EnvironmentVariable>(
-  reads: readonly K[],
-  problem: (env: Pick<Environment, K>) => { variable: K; message: string } | undefined,
-): CrossCheck {
+function crossCheck<const K extends EnvironmentVariable>(reads: readonly K[], problem: (env: Pick<Environment, K>) => { variable: K; message: string } | undefined): CrossCheck {
   return { reads, problem };
 }
 
@@ -315,8 +325,7 @@ const CROSS_CHECKS: readonly CrossCheck[] = [
     env.EMBEDDING_PROVIDER === 'openai' && !(env.EMBEDDING_BASE_URL ?? env.LLM_BASE_URL) && !(env.EMBEDDING_API_KEY ?? env.LLM_API_KEY)
       ? {
           variable: 'EMBEDDING_API_KEY',
-          message:
-            'required when EMBEDDING_PROVIDER=openai (or set EMBEDDING_BASE_URL for a keyless local endpoint; LLM_API_KEY and LLM_BASE_URL are used when set)',
+          message: 'required when EMBEDDING_PROVIDER=openai (or set EMBEDDING_BASE_URL for a keyless local endpoint; LLM_API_KEY and LLM_BASE_URL are used when set)',
         }
       : undefined,
   ),
@@ -357,9 +366,7 @@ const CROSS_CHECKS: readonly CrossCheck[] = [
       : undefined,
   ),
   crossCheck(['JWT_JWKS_URL', 'JWT_ISSUER'], (env) =>
-    env.JWT_JWKS_URL && !env.JWT_ISSUER
-      ? { variable: 'JWT_ISSUER', message: "required when JWT_JWKS_URL is set (the identity provider's issuer, the tokens' iss)" }
-      : undefined,
+    env.JWT_JWKS_URL && !env.JWT_ISSUER ? { variable: 'JWT_ISSUER', message: "required when JWT_JWKS_URL is set (the identity provider's issuer, the tokens' iss)" } : undefined,
   ),
   crossCheck(['JWT_JWKS_URL', 'JWT_AUDIENCE'], (env) =>
     env.JWT_JWKS_URL && !env.JWT_AUDIENCE

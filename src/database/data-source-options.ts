@@ -45,9 +45,7 @@ export const MIGRATIONS = [
  */
 export function buildDataSourceOptions(config: AppConfig, use: 'app' | 'maintenance' = 'app'): DataSourceOptions {
   const limits =
-    use === 'app'
-      ? boundedPoolOptions({ statementTimeoutMs: config.database.statementTimeoutMs, lockTimeoutMs: config.database.lockTimeoutMs })
-      : { Client: ListenedClient };
+    use === 'app' ? boundedPoolOptions({ statementTimeoutMs: config.database.statementTimeoutMs, lockTimeoutMs: config.database.lockTimeoutMs }) : { Client: ListenedClient };
   return {
     type: 'postgres',
     url: config.database.url,

@@ -18,4 +18,3 @@ export async function withMaintenanceDataSource<T>(config: AppConfig, work: (dat
     await maintenance.destroy();
   }
 }
-

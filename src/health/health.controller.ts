@@ -27,7 +27,8 @@ export class ReadinessReport {
   @ApiProperty({
     type: 'object',
     additionalProperties: true,
-    description: 'Status of each part: database, cache, dense_index (the in-memory index loads in the background after a start), and drain (only while the instance drains after SIGTERM)',
+    description:
+      'Status of each part: database, cache, dense_index (the in-memory index loads in the background after a start), and drain (only while the instance drains after SIGTERM)',
   })
   details: Record<string, ComponentStatus>;
 }
@@ -50,9 +51,7 @@ export class HealthController {
   @ApiServiceUnavailableResponse({ type: HealthReport, description: '`error`: the database is down' })
   async check(@Res({ passthrough: true }) res: Response): Promise<HealthReport> {
     const [database, cacheUp] = await Promise.all([this.checkDatabase(), this.cache.ping()]);
-    const cache: ComponentStatus = cacheUp
-      ? { status: 'up' }
-      : { status: 'down', message: 'Redis unreachable or slow; sessions are served from PostgreSQL' };
+    const cache: ComponentStatus = cacheUp ? { status: 'up' } : { status: 'down', message: 'Redis unreachable or slow; sessions are served from PostgreSQL' };
     const databaseUp = database.status === 'up';
     if (!databaseUp) res.status(HttpStatus.SERVICE_UNAVAILABLE);
     return {

@@ -1,29 +1,6 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  Inject,
-  Param,
-  Post,
-  Query,
-  Res,
-  UploadedFile,
-  UseInterceptors,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
-import {
-  ApiAcceptedResponse,
-  ApiBearerAuth,
-  ApiBody,
-  ApiConsumes,
-  ApiCreatedResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiProduces,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
@@ -89,7 +66,18 @@ export class KnowledgeController {
   @ApiAcceptedResponse({ type: DocumentUploadResponse, description: 'Stored and queued: `job` (Location: the job)' })
   @ApiOkResponse({ type: DocumentUploadResponse, description: 'The same content is stored already: the existing document (`duplicate: true`)' })
   @ApiCreatedResponse({ type: DocumentUploadResponse, description: '`wait=true`: the job stored the document' })
-  @ApiErrorResponses(403, 'invalid_document_name', 'index_space_mismatch', 'ingest_cancelled', 413, 'document_too_large', 'unsupported_document', 'unreadable_document', 429, 'ingest_failed')
+  @ApiErrorResponses(
+    403,
+    'invalid_document_name',
+    'index_space_mismatch',
+    'ingest_cancelled',
+    413,
+    'document_too_large',
+    'unsupported_document',
+    'unreadable_document',
+    429,
+    'ingest_failed',
+  )
   @RateLimit('upload')
   @UseInterceptors(FileInterceptor('file'))
   async upload(
@@ -199,7 +187,7 @@ export class KnowledgeController {
   @ApiOperation({
     summary: 'Remove a document and its chunks; a document still being ingested (the id of its job) is removed too: its job is cancelled',
     description:
-      'An upload\'s document id is its job\'s id, known from the 202. Deleting it while the job is queued or running cancels the job ' +
+      "An upload's document id is its job's id, known from the 202. Deleting it while the job is queued or running cancels the job " +
       '(status `cancelled`, `job_cancelled: true`) whatever its stage: the document is not stored, or is removed if it just was, and never comes back.',
   })
   @ApiOkResponse({ type: DocumentDeleteResponse, description: 'The document and its chunks are gone; its unfinished ingest job, if any, is cancelled' })

@@ -107,7 +107,7 @@ export class DocumentListQuery {
 export class DocumentDeleteResponse {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty() message: string;
-  @ApiProperty({ description: 'The document\'s ingest job was still running (or queued) and is now cancelled: it stores nothing' })
+  @ApiProperty({ description: "The document's ingest job was still running (or queued) and is now cancelled: it stores nothing" })
   job_cancelled: boolean;
 }
 

@@ -34,9 +34,7 @@ describe('secret redaction for logs', () => {
   });
 
   it('logs the path and the query names, values only of the allow-listed ones', () => {
-    expect(loggableUrl('/api/sessions?limit=5&cursor=abc&q=my%20secret%20plan&api_key=xyz')).toBe(
-      '/api/sessions?limit=5&cursor=abc&q=[redacted]&api_key=[redacted]',
-    );
+    expect(loggableUrl('/api/sessions?limit=5&cursor=abc&q=my%20secret%20plan&api_key=xyz')).toBe('/api/sessions?limit=5&cursor=abc&q=[redacted]&api_key=[redacted]');
     expect(loggableUrl('/s?ticket[]=a&ticket[a]=b&key=1&key=2&flag&empty=')).toBe('/s?ticket[]=[redacted]&ticket[a]=[redacted]&key=[redacted]&key=[redacted]&flag&empty=');
     expect(loggableUrl('/s?tick%65t=a&limit[]=7')).toBe('/s?ticket=[redacted]&limit[]=[redacted]');
     expect(loggableUrl('/path#fragment')).toBe('/path');

@@ -61,10 +61,7 @@ function redactJose(run: string): string {
  * JWTs too.
  */
 export function redactSecrets(text: string): string {
-  return text
-    .replace(API_KEY_SHAPED, redactApiKey)
-    .replace(DOTTED_BASE64URL, redactJose)
-    .replace(AUTHORIZATION_VALUE, `$1$2${REDACTED}`);
+  return text.replace(API_KEY_SHAPED, redactApiKey).replace(DOTTED_BASE64URL, redactJose).replace(AUTHORIZATION_VALUE, `$1$2${REDACTED}`);
 }
 
 /** Whether `text` holds something `redactSecrets` would remove. */

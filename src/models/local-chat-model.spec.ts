@@ -20,8 +20,7 @@ const echoRouting: LocalToolRouting = {
   route: (message) => (/^echo\b/i.test(message) ? (message.trim().length > 4 ? { call: { words: message.slice(5) } } : { ask: 'What should I echo?' }) : null),
   compose: (_question, output) => `Echo: ${output}`,
 };
-const tool = (name: string, routing?: LocalToolRouting) =>
-  ({ name, description: 'd', schema: {}, metadata: routing ? { [LOCAL_ROUTING_KEY]: routing } : {} }) as never;
+const tool = (name: string, routing?: LocalToolRouting) => ({ name, description: 'd', schema: {}, metadata: routing ? { [LOCAL_ROUTING_KEY]: routing } : {} }) as never;
 
 describe('local model rules', () => {
   it.each([

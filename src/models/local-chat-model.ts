@@ -34,9 +34,7 @@ type Reply = { kind: 'text'; text: string } | { kind: 'tool'; name: string; args
 type FinishReason = 'stop' | 'length' | 'tool_calls';
 
 function textOf(message: BaseMessage): string {
-  return typeof message.content === 'string'
-    ? message.content
-    : message.content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
+  return typeof message.content === 'string' ? message.content : message.content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
 }
 
 /** Splits an answer into streaming pieces: words for Latin text, pairs of characters for Chinese. */
@@ -46,7 +44,7 @@ export function streamPieces(text: string): string[] {
 
 function boundToolOf(tool: BindToolsInput): LocalBoundTool {
   const candidate = tool as { name?: unknown; metadata?: Record<string, unknown>; function?: { name?: string } };
-  const name = typeof candidate.name === 'string' ? candidate.name : candidate.function?.name ?? '';
+  const name = typeof candidate.name === 'string' ? candidate.name : (candidate.function?.name ?? '');
   const routing = candidate.metadata?.[LOCAL_ROUTING_KEY];
   return { name, routing: isLocalToolRouting(routing) ? routing : undefined };
 }
@@ -88,10 +86,7 @@ export class LocalChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMe
     return 'local-extractive';
   }
 
-  override bindTools(
-    tools: BindToolsInput[],
-    kwargs?: Partial<BaseChatModelCallOptions>,
-  ): Runnable<BaseLanguageModelInput, AIMessageChunk, BaseChatModelCallOptions> {
+  override bindTools(tools: BindToolsInput[], kwargs?: Partial<BaseChatModelCallOptions>): Runnable<BaseLanguageModelInput, AIMessageChunk, BaseChatModelCallOptions> {
     const bound = new LocalChatModel({
       role: this.role,
       tools: tools.map(boundToolOf).filter((tool) => tool.name),
@@ -131,11 +126,7 @@ export class LocalChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMe
     return { kind: 'text', text, finish };
   }
 
-  async *_streamResponseChunks(
-    messages: BaseMessage[],
-    options: this['ParsedCallOptions'],
-    runManager?: CallbackManagerForLLMRun,
-  ): AsyncGenerator<ChatGenerationChunk> {
+  async *_streamResponseChunks(messages: BaseMessage[], options: this['ParsedCallOptions'], runManager?: CallbackManagerForLLMRun): AsyncGenerator<ChatGenerationChunk> {
     const reply = await this.limited(this.reply(messages), options.stop);
     if (reply.kind === 'tool') {
       const chunk = new ChatGenerationChunk({
@@ -185,9 +176,7 @@ export class LocalChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMe
     }
     return {
       kind: 'text',
-      text: zh
-        ? '我是离线的本地模型，只能借助工具回答，这条消息没有合适的工具可用。'
-        : 'I am the offline local model: I answer with my tools, and none of them fits this message.',
+      text: zh ? '我是离线的本地模型，只能借助工具回答，这条消息没有合适的工具可用。' : 'I am the offline local model: I answer with my tools, and none of them fits this message.',
     };
   }
 

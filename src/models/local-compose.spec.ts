@@ -14,8 +14,7 @@ const RETURNS_POLICY =
 // and a table (each on its own line in the file).
 const RESET_GUIDE =
   '# Reset guide ## Steps 1. Unplug the router 2. Hold **reset** for `10` seconds 3. Plug it back in > Note: all settings are __erased__. - Keep the *app* open - Wait for the [green light](https://example.com/lights) ```bash aurora-cli reset --all ``` | Plan | Price | |------|------:| | Basic | 10 USD | | Pro | 20 USD |';
-const PLAN_GUIDE =
-  '# 套餐说明## 价格| 套餐 | 价格 | | --- | --- | | 基础版 | 10 元 | | 专业版 | 20 元 | ## 说明- 价格含税- 按月计费> 注意：**不退款**。 1. 打开应用2. 进入设置';
+const PLAN_GUIDE = '# 套餐说明## 价格| 套餐 | 价格 | | --- | --- | | 基础版 | 10 元 | | 专业版 | 20 元 | ## 说明- 价格含税- 按月计费> 注意：**不退款**。 1. 打开应用2. 进入设置';
 
 const MARKUP = /(^|\s)#{1,6}\s|\*\*|__|`|\||(^|\s)>\s|(^|\s)[-*+]\s|(^|\s)\d\.\s/;
 
@@ -65,22 +64,11 @@ describe('the local model answers in sentences without Markdown markup', () => {
       'Plan: Basic, Price: 10 USD.',
       'Plan: Pro, Price: 20 USD.',
     ]);
-    expect(passageSentences(PLAN_GUIDE)).toEqual([
-      '套餐：基础版，价格：10 元。',
-      '套餐：专业版，价格：20 元。',
-      '价格含税',
-      '按月计费',
-      '注意：不退款。',
-      '打开应用',
-      '进入设置',
-    ]);
+    expect(passageSentences(PLAN_GUIDE)).toEqual(['套餐：基础版，价格：10 元。', '套餐：专业版，价格：20 元。', '价格含税', '按月计费', '注意：不退款。', '打开应用', '进入设置']);
   });
 
   it('leaves out a first line that is a bare title, and Markdown headings on lines of their own', () => {
-    expect(passageSentences('Returns policy\nReturns are accepted within 30 days. Shipping is free.')).toEqual([
-      'Returns are accepted within 30 days.',
-      'Shipping is free.',
-    ]);
+    expect(passageSentences('Returns policy\nReturns are accepted within 30 days. Shipping is free.')).toEqual(['Returns are accepted within 30 days.', 'Shipping is free.']);
     expect(passageSentences('Returns are accepted within 30 days.\nShipping is free.')).toHaveLength(2);
     expect(passageSentences('# Returns\n\n## Time limit\nReturns are accepted within **30 days**.\n\n## 运费\n退货运费由买家承担。')).toEqual([
       'Returns are accepted within 30 days.',
@@ -123,9 +111,7 @@ describe('the local model answers in sentences without Markdown markup', () => {
   });
 
   it('leaves no markup in answers from Markdown-rich passages, in either language', () => {
-    const english = composeFromPassages('How do I reset the router and what does the Pro plan cost?', [
-      { source: 'reset-guide.md', page: 4, text: RESET_GUIDE },
-    ]);
+    const english = composeFromPassages('How do I reset the router and what does the Pro plan cost?', [{ source: 'reset-guide.md', page: 4, text: RESET_GUIDE }]);
     const chinese = composeFromPassages('专业版价格是多少，怎么设置？', [{ source: '套餐说明.md', text: PLAN_GUIDE }]);
     for (const answer of [english, chinese]) {
       const body = answer.split('\n\n')[0].replace(/\[[^\]]+\]/g, '');

@@ -38,9 +38,47 @@ const BLOCK_MARKER_AFTER_SENTENCE = new RegExp(`(?:^|(?<=[.!?。！？:：;；])
 const MAX_HEADING_WORDS = 10;
 /** Words that open an English sentence far more often than they stand capitalised inside a heading. */
 const SENTENCE_OPENERS = new Set([
-  'a', 'after', 'all', 'an', 'any', 'at', 'before', 'by', 'during', 'each', 'every', 'for', 'from', 'if', 'in', 'it', 'its',
-  'most', 'no', 'on', 'once', 'only', 'our', 'please', 'some', 'that', 'the', 'their', 'there', 'these', 'they', 'this',
-  'those', 'to', 'unlike', 'we', 'when', 'with', 'without', 'you', 'your',
+  'a',
+  'after',
+  'all',
+  'an',
+  'any',
+  'at',
+  'before',
+  'by',
+  'during',
+  'each',
+  'every',
+  'for',
+  'from',
+  'if',
+  'in',
+  'it',
+  'its',
+  'most',
+  'no',
+  'on',
+  'once',
+  'only',
+  'our',
+  'please',
+  'some',
+  'that',
+  'the',
+  'their',
+  'there',
+  'these',
+  'they',
+  'this',
+  'those',
+  'to',
+  'unlike',
+  'we',
+  'when',
+  'with',
+  'without',
+  'you',
+  'your',
 ]);
 const CAPITALISED = /^["'“‘(]?\p{Lu}/u;
 const LOWER_CASE = /^["'“‘(]?\p{Ll}/u;
@@ -76,8 +114,7 @@ function splitHeading(segment: string, beforeHeading: boolean): { heading: strin
   if (lineBreak >= 0) return { heading: segment.slice(0, lineBreak).trim(), body: segment.slice(lineBreak + 1) };
   const marker = BLOCK_MARKER.exec(segment);
   const beforeMarker = marker ? segment.slice(0, marker.index) : '';
-  const atMarker =
-    marker && !SENTENCE_END.test(beforeMarker) && beforeMarker.trim().split(/\s+/).length <= MAX_HEADING_WORDS ? marker.index : undefined;
+  const atMarker = marker && !SENTENCE_END.test(beforeMarker) && beforeMarker.trim().split(/\s+/).length <= MAX_HEADING_WORDS ? marker.index : undefined;
   const wordCount = segment.trim().split(/\s+/).length;
   if (atMarker === undefined && !SENTENCE_END.test(segment) && (beforeHeading || wordCount <= MAX_HEADING_WORDS)) {
     return { heading: segment.trim(), body: '' };
@@ -92,14 +129,20 @@ const TABLE = /((?:\|[^|\n]*)+\|)[ \t]*\n?[ \t]*(\|(?:[ \t]*:?-{3,}:?[ \t]*\|)+)
 
 /** A table as one line per body row, each cell labelled by its column ("Plan: Pro, Price: 20 USD."). */
 function tableAsLines(header: string, body: string): string {
-  const columns = header.split('|').slice(1, -1).map((cell) => cell.trim());
+  const columns = header
+    .split('|')
+    .slice(1, -1)
+    .map((cell) => cell.trim());
   const rows: string[][] = [];
   let row: string[] = [];
   for (const cell of body.split('|').slice(1, -1)) {
     // Between two rows on one line ("| a | b | | c | d |") the split leaves a blank cell.
     if (row.length === 0 && !cell.trim()) continue;
     row.push(cell.trim());
-    if (row.length === columns.length) rows.push(row), (row = []);
+    if (row.length === columns.length) {
+      rows.push(row);
+      row = [];
+    }
   }
   if (row.length > 0) rows.push(row);
   const lines = rows.map((cells) => {
@@ -201,9 +244,7 @@ export function composeFromPassages(question: string, passages: Passage[]): stri
   const chosen = best.length > 0 ? best : candidates.slice(0, 1);
   const body = chosen.map((c) => `${c.sentence} ${citation(c.passage)}`).join(zh ? '' : ' ');
   const sources = [...new Set(chosen.map((c) => c.passage.source))];
-  return zh
-    ? `根据知识库：${body}\n\n来源：${sources.join('、')}`
-    : `According to the knowledge base: ${body}\n\nSources: ${sources.join(', ')}`;
+  return zh ? `根据知识库：${body}\n\n来源：${sources.join('、')}` : `According to the knowledge base: ${body}\n\nSources: ${sources.join(', ')}`;
 }
 
 /** An extractive summary: the first sentence of each line, clipped. */

@@ -13,7 +13,10 @@ import type { ModelSampling, SampledModelFactory } from './sampling.js';
     {
       provide: SAMPLED_MAIN_MODEL,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig): SampledModelFactory => (sampling: ModelSampling) => createChatModel(config, 'main', sampling),
+      useFactory:
+        (config: AppConfig): SampledModelFactory =>
+        (sampling: ModelSampling) =>
+          createChatModel(config, 'main', sampling),
     },
   ],
   exports: [MAIN_MODEL, FAST_MODEL, SAMPLED_MAIN_MODEL],

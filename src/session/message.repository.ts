@@ -105,12 +105,7 @@ export class MessageRepository {
    * session, moving the transcript version in the same statement; null when
    * the user has no such session or the message is not in it.
    */
-  async setFeedback(
-    userId: string,
-    sessionId: string,
-    messageId: string,
-    feedback: { rating: FeedbackRating; comment: string | null } | null,
-  ): Promise<MessageRow | null> {
+  async setFeedback(userId: string, sessionId: string, messageId: string, feedback: { rating: FeedbackRating; comment: string | null } | null): Promise<MessageRow | null> {
     const [row] = await sqlRows<MessageRow>(
       this.dataSource,
       `WITH session AS (

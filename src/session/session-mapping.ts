@@ -53,9 +53,7 @@ export function toMessageInfo(row: MessageRow): MessageInfo {
     timestamp: row.created_at.toISOString(),
     rag_trace: normalizeRagTrace(row.rag_trace),
     feedback:
-      row.feedback_rating && row.feedback_updated_at
-        ? { rating: row.feedback_rating, comment: row.feedback_comment, updated_at: row.feedback_updated_at.toISOString() }
-        : null,
+      row.feedback_rating && row.feedback_updated_at ? { rating: row.feedback_rating, comment: row.feedback_comment, updated_at: row.feedback_updated_at.toISOString() } : null,
   };
 }
 
@@ -72,10 +70,7 @@ export function toSessionInfo(row: SessionRow): SessionInfo {
     updated_at: row.updated_at.toISOString(),
     message_count: row.message_count,
     pending_hitl: normalizePendingHitl(row.pending_hitl),
-    active_run:
-      row.active_run_id && row.active_run_started_at
-        ? { run_id: row.active_run_id, started_at: row.active_run_started_at.toISOString() }
-        : null,
+    active_run: row.active_run_id && row.active_run_started_at ? { run_id: row.active_run_id, started_at: row.active_run_started_at.toISOString() } : null,
   };
 }
 

@@ -3,15 +3,7 @@ import { ResilientCache } from '../cache/resilient-cache.service.js';
 import { MessageInfo, SESSION_PAGE_DEFAULT, SESSION_PAGE_MAX, SessionInfo } from './session.dto.js';
 import { decodeCursor } from './session-cursor.js';
 import { messagesCacheKey, sessionsCacheKey } from './session-cache-keys.js';
-import {
-  MessagePage,
-  normalizeMessageRecords,
-  SessionPage,
-  SessionRow,
-  toMessageInfo,
-  toSessionInfo,
-  toSessionPage,
-} from './session-mapping.js';
+import { MessagePage, normalizeMessageRecords, SessionPage, SessionRow, toMessageInfo, toSessionInfo, toSessionPage } from './session-mapping.js';
 import { MessageRepository } from './message.repository.js';
 import { SessionRepository } from './session.repository.js';
 
@@ -92,11 +84,7 @@ export class SessionReads {
    * conversation order. Served from the cached transcript when it is current,
    * else the page alone is read. Null when the user has no such session.
    */
-  async getSessionMessagePage(
-    userId: string,
-    sessionId: string,
-    page: { before?: number; limit?: number } = {},
-  ): Promise<MessagePage | null> {
+  async getSessionMessagePage(userId: string, sessionId: string, page: { before?: number; limit?: number } = {}): Promise<MessagePage | null> {
     if (page.before === undefined && page.limit === undefined) {
       const messages = await this.getSessionMessages(userId, sessionId);
       return messages && { messages, next_before: null };
@@ -108,12 +96,7 @@ export class SessionReads {
       const messages = page.limit === undefined ? earlier : earlier.slice(-page.limit);
       return { messages, next_before: messages.length < earlier.length ? messages[0].seq : null };
     }
-    const rows = await this.messages.newestBefore(
-      userId,
-      sessionId,
-      page.before ?? 2 ** 31 - 1,
-      page.limit === undefined ? null : page.limit + 1,
-    );
+    const rows = await this.messages.newestBefore(userId, sessionId, page.before ?? 2 ** 31 - 1, page.limit === undefined ? null : page.limit + 1);
     if (rows === null) return null;
     const newestFirst = rows.map(toMessageInfo);
     const hasOlder = page.limit !== undefined && newestFirst.length > page.limit;

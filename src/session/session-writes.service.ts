@@ -60,13 +60,7 @@ export class SessionWrites {
    * transaction. The session row lock orders concurrent turns, so sequence
    * numbers never collide or skip; earlier messages are never rewritten.
    */
-  async appendTurn(
-    manager: EntityManager,
-    userId: string,
-    sessionId: string,
-    messages: NewMessage[],
-    options: AppendTurnOptions = {},
-  ): Promise<AppendTurnResult> {
+  async appendTurn(manager: EntityManager, userId: string, sessionId: string, messages: NewMessage[], options: AppendTurnOptions = {}): Promise<AppendTurnResult> {
     const title = clampTitle(options.title ?? defaultTitle(messages));
     const created = options.createIfMissing === false ? false : await this.sessions.createIfMissing(manager, userId, sessionId, title);
     const messageCount = await this.sessions.recordAppend(manager, userId, sessionId, messages.length, options.metadata ?? {}, title);
@@ -120,12 +114,7 @@ export class SessionWrites {
    * session and returns the message; null when the user has no such session
    * or the message is not in it.
    */
-  async setMessageFeedback(
-    userId: string,
-    sessionId: string,
-    messageId: string,
-    feedback: { rating: FeedbackRating; comment: string | null } | null,
-  ): Promise<MessageInfo | null> {
+  async setMessageFeedback(userId: string, sessionId: string, messageId: string, feedback: { rating: FeedbackRating; comment: string | null } | null): Promise<MessageInfo | null> {
     const row = await this.messages.setFeedback(userId, sessionId, messageId, feedback);
     if (!row) return null;
     await this.reads.forgetTranscript(userId, sessionId);

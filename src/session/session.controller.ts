@@ -56,11 +56,7 @@ export class SessionController {
   })
   @ApiOkResponse({ type: SessionMessagesResponse, description: 'The messages, oldest first, and the `before` of the older page' })
   @ApiErrorResponses('session_not_found', 'invalid_cursor')
-  async messages(
-    @CurrentUser() user: AuthUser,
-    @Param() params: SessionIdParams,
-    @Query() query: SessionMessagesQuery,
-  ): Promise<SessionMessagesResponse> {
+  async messages(@CurrentUser() user: AuthUser, @Param() params: SessionIdParams, @Query() query: SessionMessagesQuery): Promise<SessionMessagesResponse> {
     const page = await this.reads.getSessionMessagePage(user.userId, params.session_id, query);
     if (!page) throw new SessionNotFoundError(params.session_id);
     return { session_id: params.session_id, messages: page.messages, next_before: page.next_before };
@@ -70,11 +66,7 @@ export class SessionController {
   @ApiOperation({ summary: 'Rename a session (the title is trimmed; the session keeps its place in the list)' })
   @ApiOkResponse({ type: SessionInfo, description: 'The renamed session' })
   @ApiErrorResponses('session_not_found', 413)
-  async rename(
-    @CurrentUser() user: AuthUser,
-    @Param() params: SessionIdParams,
-    @Body() body: SessionRenameBody,
-  ): Promise<SessionInfo> {
+  async rename(@CurrentUser() user: AuthUser, @Param() params: SessionIdParams, @Body() body: SessionRenameBody): Promise<SessionInfo> {
     const session = await this.writes.renameSession(user.userId, params.session_id, body.title);
     if (!session) throw new SessionNotFoundError(params.session_id);
     return session;
@@ -84,11 +76,7 @@ export class SessionController {
   @ApiOperation({ summary: "Set the caller's rating (and optional comment) of a message; replaces any earlier one" })
   @ApiOkResponse({ type: MessageInfo, description: 'The message with its feedback' })
   @ApiErrorResponses('session_not_found', 'message_not_found', 413)
-  async setFeedback(
-    @CurrentUser() user: AuthUser,
-    @Param() params: MessageIdParams,
-    @Body() body: MessageFeedbackBody,
-  ): Promise<MessageInfo> {
+  async setFeedback(@CurrentUser() user: AuthUser, @Param() params: MessageIdParams, @Body() body: MessageFeedbackBody): Promise<MessageInfo> {
     const message = await this.writes.setMessageFeedback(user.userId, params.session_id, params.message_id, {
       rating: body.rating,
       comment: body.comment ? body.comment : null,

@@ -45,8 +45,7 @@ const trimmed = () => Transform(({ value }) => (typeof value === 'string' ? valu
  * A query parameter that must be a plain decimal integer of at most 9 digits
  * ("1e3", "0x10", " 5", "5.0" and repeated parameters are refused, not coerced).
  */
-const strictInteger = () =>
-  Transform(({ value }) => (typeof value === 'string' && /^[0-9]{1,9}$/.test(value) ? Number(value) : Number.NaN));
+const strictInteger = () => Transform(({ value }) => (typeof value === 'string' && /^[0-9]{1,9}$/.test(value) ? Number(value) : Number.NaN));
 
 export class MessageFeedback {
   @ApiProperty({ enum: FEEDBACK_RATINGS, enumName: 'FeedbackRating' })

@@ -73,11 +73,11 @@ export class SessionRepository {
 
   /** Inserts the session when its id is free; true when this call created it. */
   async createIfMissing(manager: EntityManager, userId: string, sessionId: string, title: string): Promise<boolean> {
-    const inserted = await sqlRows<{ id: string }>(
-      manager,
-      `INSERT INTO chat_sessions (id, user_id, title) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING id`,
-      [sessionId, userId, title],
-    );
+    const inserted = await sqlRows<{ id: string }>(manager, `INSERT INTO chat_sessions (id, user_id, title) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING id`, [
+      sessionId,
+      userId,
+      title,
+    ]);
     return inserted.length > 0;
   }
 
@@ -87,14 +87,7 @@ export class SessionRepository {
    * the metadata, and sets the title when the session has none. Answers the
    * new message count; null when the user has no such session.
    */
-  async recordAppend(
-    manager: EntityManager,
-    userId: string,
-    sessionId: string,
-    count: number,
-    metadata: Record<string, unknown>,
-    title: string,
-  ): Promise<number | null> {
+  async recordAppend(manager: EntityManager, userId: string, sessionId: string, count: number, metadata: Record<string, unknown>, title: string): Promise<number | null> {
     const [row] = await sqlRows<{ message_count: number }>(
       manager,
       `WITH ${BUMP_LIST_VERSION}
@@ -138,21 +131,13 @@ export class SessionRepository {
 
   /** The transcript's current version, or null when the user has no such session. */
   async transcriptVersion(userId: string, sessionId: string): Promise<string | null> {
-    const [row] = await sqlRows<{ version: string }>(
-      this.dataSource,
-      'SELECT version::text AS version FROM chat_sessions WHERE id = $1 AND user_id = $2',
-      [sessionId, userId],
-    );
+    const [row] = await sqlRows<{ version: string }>(this.dataSource, 'SELECT version::text AS version FROM chat_sessions WHERE id = $1 AND user_id = $2', [sessionId, userId]);
     return row?.version ?? null;
   }
 
   /** The user's session-list version ('0' before their first session). */
   async listVersion(userId: string): Promise<string> {
-    const [row] = await sqlRows<{ version: string }>(
-      this.dataSource,
-      'SELECT version::text AS version FROM chat_user_versions WHERE user_id = $1',
-      [userId],
-    );
+    const [row] = await sqlRows<{ version: string }>(this.dataSource, 'SELECT version::text AS version FROM chat_user_versions WHERE user_id = $1', [userId]);
     return row?.version ?? '0';
   }
 
@@ -162,9 +147,7 @@ export class SessionRepository {
     const conditions: string[] = [];
     if (filter.after) {
       params.push(filter.after.updatedMicros, filter.after.id);
-      conditions.push(
-        `(s.updated_at, s.id) < (TIMESTAMPTZ 'epoch' + $${params.length - 1}::bigint * INTERVAL '1 microsecond', $${params.length}::uuid)`,
-      );
+      conditions.push(`(s.updated_at, s.id) < (TIMESTAMPTZ 'epoch' + $${params.length - 1}::bigint * INTERVAL '1 microsecond', $${params.length}::uuid)`);
     }
     if (filter.titleContains !== undefined) {
       params.push(containsPattern(filter.titleContains));

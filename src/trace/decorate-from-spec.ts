@@ -24,10 +24,7 @@ type PropertyDecoratorFn = (target: object, propertyKey: string) => void;
 const isFiniteNumberMap = (value: unknown, maxKeys: number): boolean => {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
   const entries = Object.entries(value as Record<string, unknown>);
-  return (
-    entries.length <= maxKeys &&
-    entries.every(([k, v]) => k.length <= 64 && typeof v === 'number' && Number.isFinite(v) && v >= 0)
-  );
+  return entries.length <= maxKeys && entries.every(([k, v]) => k.length <= 64 && typeof v === 'number' && Number.isFinite(v) && v >= 0);
 };
 
 function IsNumberMap(maxKeys: number): PropertyDecorator {
@@ -35,8 +32,7 @@ function IsNumberMap(maxKeys: number): PropertyDecorator {
     name: 'isNumberMap',
     validator: {
       validate: (value) => isFiniteNumberMap(value, maxKeys),
-      defaultMessage: (args) =>
-        `${args?.property} must map at most ${maxKeys} names to non-negative numbers`,
+      defaultMessage: (args) => `${args?.property} must map at most ${maxKeys} names to non-negative numbers`,
     },
   });
 }
@@ -48,30 +44,18 @@ function validatorsFor(spec: FieldSpec): PropertyDecorator[] {
     case 'int':
       return [IsInt(), Min(spec.min ?? 0), ...(spec.max !== undefined ? [Max(spec.max)] : [])];
     case 'number':
-      return [
-        IsNumber({ allowNaN: false, allowInfinity: false }),
-        ...(spec.min !== undefined ? [Min(spec.min)] : []),
-        ...(spec.max !== undefined ? [Max(spec.max)] : []),
-      ];
+      return [IsNumber({ allowNaN: false, allowInfinity: false }), ...(spec.min !== undefined ? [Min(spec.min)] : []), ...(spec.max !== undefined ? [Max(spec.max)] : [])];
     case 'bool':
       return [IsBoolean()];
     case 'enum':
       return [IsIn(spec.values as string[])];
     case 'strings':
-      return [
-        IsArray(),
-        ArrayMaxSize(spec.maxItems),
-        IsString({ each: true }),
-        MaxLength(spec.maxLength, { each: true }),
-      ];
+      return [IsArray(), ArrayMaxSize(spec.maxItems), IsString({ each: true }), MaxLength(spec.maxLength, { each: true })];
     case 'numberMap':
       return [IsObject(), IsNumberMap(spec.maxKeys)];
     case 'nested': {
       const target = spec.target;
-      const rules: PropertyDecorator[] = [
-        ValidateNested({ each: spec.many }),
-        Type(() => target()),
-      ];
+      const rules: PropertyDecorator[] = [ValidateNested({ each: spec.many }), Type(() => target())];
       if (spec.many) rules.push(IsArray(), ...(spec.maxItems ? [ArrayMaxSize(spec.maxItems)] : []));
       else rules.push(IsObject());
       return rules;
@@ -106,9 +90,7 @@ function swaggerOptionsFor(spec: FieldSpec, required: boolean): ApiPropertyOptio
         selfRequired: required,
       } as ApiPropertyOptions;
     case 'nested':
-      return spec.many
-        ? { ...base, type: () => spec.target(), isArray: true, maxItems: spec.maxItems }
-        : { ...base, type: () => spec.target() };
+      return spec.many ? { ...base, type: () => spec.target(), isArray: true, maxItems: spec.maxItems } : { ...base, type: () => spec.target() };
   }
 }
 
@@ -117,21 +99,13 @@ function swaggerOptionsFor(spec: FieldSpec, required: boolean): ApiPropertyOptio
  * a class. A field is optional unless listed in `required`; a nullable field
  * accepts null, a non-nullable optional field accepts only absence.
  */
-export function decorateFromSpec(
-  cls: { prototype: object },
-  table: FieldTable,
-  required: readonly string[] = [],
-): void {
+export function decorateFromSpec(cls: { prototype: object }, table: FieldTable, required: readonly string[] = []): void {
   for (const [name, spec] of Object.entries(table)) {
     const isRequired = required.includes(name);
     const nullable = 'nullable' in spec && spec.nullable === true;
     const decorators: PropertyDecorator[] = [];
     if (!isRequired) {
-      decorators.push(
-        ValidateIf((obj: Record<string, unknown>) =>
-          nullable ? obj[name] !== undefined && obj[name] !== null : obj[name] !== undefined,
-        ),
-      );
+      decorators.push(ValidateIf((obj: Record<string, unknown>) => (nullable ? obj[name] !== undefined && obj[name] !== null : obj[name] !== undefined)));
     }
     decorators.push(...validatorsFor(spec));
     const swagger = swaggerOptionsFor(spec, isRequired);

@@ -3,8 +3,7 @@ import { FieldSpec, FieldTable, SpecClass } from './field-spec.js';
 
 type Plain = Record<string, unknown>;
 
-const isPlainObject = (value: unknown): value is Plain =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Plain => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /**
  * Cuts a string to at most `max` UTF-16 units without leaving half a surrogate

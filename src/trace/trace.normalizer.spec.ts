@@ -15,7 +15,7 @@ import { RagTrace, TRACE_PROTOCOL_VERSION } from './trace.protocol.js';
 
 const trace = (fields: Record<string, unknown>) => normalizeRagTrace(fields) as Record<string, unknown>;
 
-describe('normalizeChunks (F01)', () => {
+describe('normalizeChunks', () => {
   it('keeps only RetrievedChunk fields and drops chunks without a source', () => {
     expect(
       normalizeChunks([
@@ -26,15 +26,11 @@ describe('normalizeChunks (F01)', () => {
         'text',
         42,
       ]),
-    ).toEqual([
-      { source: 'manual.pdf', page: 3, text: '保修两年', score: 0.8, rrf_rank: 1, rerank_score: 0.9, chunk_id: 'c1' },
-    ]);
+    ).toEqual([{ source: 'manual.pdf', page: 3, text: '保修两年', score: 0.8, rrf_rank: 1, rerank_score: 0.9, chunk_id: 'c1' }]);
   });
 
   it('drops invalid numbers field by field, keeping the chunk', () => {
-    expect(normalizeChunks([{ source: 'a', page: -1, score: 'NaN', rrf_rank: 0, rerank_score: Infinity }])).toEqual([
-      { source: 'a' },
-    ]);
+    expect(normalizeChunks([{ source: 'a', page: -1, score: 'NaN', rrf_rank: 0, rerank_score: Infinity }])).toEqual([{ source: 'a' }]);
     expect(normalizeChunks([{ source: 'a', page: null, score: '0.5' }])).toEqual([{ source: 'a', page: null, score: 0.5 }]);
   });
 
@@ -44,16 +40,19 @@ describe('normalizeChunks (F01)', () => {
 
   it('caps a list at 100 chunks', () => {
     const many = Array.from({ length: 500 }, (_, i) => ({ source: `s${i}` }));
-    expect(normalizeChunks(many)).toHaveLength(500); // F01 itself keeps all …
+    expect(normalizeChunks(many)).toHaveLength(500); // normalizeChunks itself keeps all …
     expect((trace({ final_chunks: many }).final_chunks as unknown[]).length).toBe(100); // … the trace bounds it
   });
 });
 
-describe('normalizeTraceFields (F02) by field group', () => {
+describe('normalizeTraceFields by field group', () => {
   it('tool and query', () => {
-    expect(normalizeTraceFields({ tool_used: 'true', tool_name: 'knowledge_search', query: '退货', retrieval_stage: 'rewrite' })).toEqual(
-      { tool_used: true, tool_name: 'knowledge_search', query: '退货', retrieval_stage: 'rewrite' },
-    );
+    expect(normalizeTraceFields({ tool_used: 'true', tool_name: 'knowledge_search', query: '退货', retrieval_stage: 'rewrite' })).toEqual({
+      tool_used: true,
+      tool_name: 'knowledge_search',
+      query: '退货',
+      retrieval_stage: 'rewrite',
+    });
     expect(normalizeTraceFields({ tool_used: 'yes', retrieval_stage: 'final', query: 5 })).toEqual({});
   });
 
@@ -217,15 +216,11 @@ describe('normalizeTraceFields (F02) by field group', () => {
   });
 });
 
-describe('normalizeRagSubTrace (F03) and normalizeRagTrace (F04)', () => {
+describe('normalizeRagSubTrace and normalizeRagTrace', () => {
   it('normalizes each sub-trace, dropping unknown fields and nested sub-traces', () => {
     const result = trace({
       complexity: 'complex',
-      sub_traces: [
-        { query: 'part one', unknown: 1, sub_traces: [{ query: 'nested' }], protocol_version: 9 },
-        'junk',
-        { final_chunks: [{ source: 'a.md' }, { text: 'x' }] },
-      ],
+      sub_traces: [{ query: 'part one', unknown: 1, sub_traces: [{ query: 'nested' }], protocol_version: 9 }, 'junk', { final_chunks: [{ source: 'a.md' }, { text: 'x' }] }],
     });
     expect(result.sub_traces).toEqual([{ query: 'part one' }, { final_chunks: [{ source: 'a.md' }] }]);
     expect(normalizeRagSubTrace({ query: 'q', sub_traces: [] })).toEqual({ query: 'q' });
@@ -316,10 +311,7 @@ describe('property: any JSON value in, a valid trace or null out', () => {
   const known = Object.keys(RagTrace.fieldTable);
   const traceLike = fc.dictionary(
     fc.oneof(fc.constantFrom(...known), fc.string()),
-    fc.oneof(
-      fc.jsonValue({ maxDepth: 3 }),
-      fc.array(fc.dictionary(fc.constantFrom('source', 'page', 'text', 'score', 'rrf_rank', 'junk'), fc.jsonValue({ maxDepth: 1 }))),
-    ),
+    fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.array(fc.dictionary(fc.constantFrom('source', 'page', 'text', 'score', 'rrf_rank', 'junk'), fc.jsonValue({ maxDepth: 1 })))),
   );
 
   it('never throws and always returns a trace that passes validation, or null', () => {

@@ -2,18 +2,11 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { SpecClass } from './field-spec.js';
 import { normalizeBySpec } from './normalize-by-spec.js';
-import {
-  HitlResumeState,
-  PendingHitlState,
-  RagSubTrace,
-  RagTrace,
-  RagTraceFields,
-  RetrievedChunk,
-  TRACE_PROTOCOL_VERSION,
-} from './trace.protocol.js';
+import { HitlResumeState, PendingHitlState, RagSubTrace, RagTrace, RagTraceFields, RetrievedChunk, TRACE_PROTOCOL_VERSION } from './trace.protocol.js';
 
 /**
- * The seed's F01–F04 and their HITL siblings. Pure and total: any value in,
+ * Normalizers of retrieved chunks, trace fields, sub-traces, whole traces and
+ * their HITL siblings. Pure and total: any value in,
  * a valid protocol object or null out, never a throw.
  *
  * Output is valid by construction (each field is coerced to its declared
@@ -35,7 +28,7 @@ function safely<T>(fn: () => T | null): T | null {
   }
 }
 
-/** F01: keeps the RetrievedChunk fields of each chunk; drops non-objects and chunks with no source. */
+/** Keeps the RetrievedChunk fields of each chunk; drops non-objects and chunks with no source. */
 export function normalizeChunks(value: unknown): RetrievedChunk[] {
   return (
     safely(() => {
@@ -50,12 +43,12 @@ export function normalizeChunks(value: unknown): RetrievedChunk[] {
   );
 }
 
-/** F02: keeps only declared trace fields, each chunk list normalized. */
+/** Keeps only declared trace fields, each chunk list normalized. */
 export function normalizeTraceFields(value: unknown): RagTraceFields | null {
   return safely(() => normalizeBySpec(RagTraceFields, value) as RagTraceFields | null);
 }
 
-/** F03: a sub-trace is the shared fields, validated. */
+/** A sub-trace is the shared fields, validated. */
 export function normalizeRagSubTrace(value: unknown): RagSubTrace | null {
   return safely(() => {
     const sub = normalizeBySpec(RagSubTrace, value);
@@ -63,7 +56,7 @@ export function normalizeRagSubTrace(value: unknown): RagSubTrace | null {
   });
 }
 
-/** F04: main fields, then each sub-trace; stamped with the protocol version. */
+/** A whole trace: main fields, then each sub-trace; stamped with the protocol version. */
 export function normalizeRagTrace(value: unknown): RagTrace | null {
   return safely(() => {
     const trace = normalizeBySpec(RagTrace, value);
@@ -73,7 +66,7 @@ export function normalizeRagTrace(value: unknown): RagTrace | null {
   });
 }
 
-/** F04 as the seed runs it, validation of the whole included: for traces about to be stored. */
+/** normalizeRagTrace, then validation of the whole: for traces about to be stored. */
 export function normalizeAndValidateRagTrace(value: unknown): RagTrace | null {
   const trace = normalizeRagTrace(value);
   return trace && isValid(RagTrace, trace) ? trace : null;

@@ -31,8 +31,7 @@ const SHORT = 200;
 const MEDIUM = 2000;
 const LONG = 8000;
 
-const chunks = (description: string) =>
-  ({ kind: 'nested', target: () => RetrievedChunk, many: true, maxItems: MAX_CHUNKS_PER_LIST, description }) as const;
+const chunks = (description: string) => ({ kind: 'nested', target: () => RetrievedChunk, many: true, maxItems: MAX_CHUNKS_PER_LIST, description }) as const;
 
 // ---------------------------------------------------------------- RetrievedChunk
 const RETRIEVED_CHUNK_TABLE = {
@@ -236,4 +235,3 @@ export class PendingHitlState {
 }
 export interface PendingHitlState extends ShapeOf<typeof PENDING_HITL_STATE_TABLE> {}
 decorateFromSpec(PendingHitlState, PENDING_HITL_STATE_TABLE, PendingHitlState.requiredFields);
-

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { AgentFactory } from '../../src/agent/agent.factory.js';
 import { TurnContext, TurnMode } from '../../src/agent/turn-context.js';
 import { TurnFailedError } from '../../src/chat/chat.errors.js';
@@ -22,8 +21,7 @@ async function chatModule(override?: Parameters<typeof createTestModule>[0]['ove
   return t;
 }
 
-const turnContext = (turn: PreparedTurn, mode: TurnMode) =>
-  new TurnContext({ userId: turn.userId, sessionId: turn.sessionId, runId: turn.runId, mode });
+const turnContext = (turn: PreparedTurn, mode: TurnMode) => new TurnContext({ userId: turn.userId, sessionId: turn.sessionId, runId: turn.runId, mode });
 
 async function storedMessages(t: TestModule, sessionId: string): Promise<Array<{ type: string; content: string }>> {
   return t.dataSource.query('SELECT type, content FROM chat_messages WHERE session_id = $1 ORDER BY seq', [sessionId]);
@@ -103,10 +101,7 @@ describe('ChatService on its own (ChatModule, real PostgreSQL and Redis, local m
     const stages = received.filter((event) => event.event === 'step').map((event) => (event.data as { stage: string }).stage);
     expect(stages).toEqual(expect.arrayContaining(['recall', 'retrieved']));
     const tools = received.filter((event) => event.event === 'tool').map((event) => event.data as { name: string; phase: string });
-    expect(tools).toEqual([
-      expect.objectContaining({ name: 'knowledge_search', phase: 'start' }),
-      expect.objectContaining({ name: 'knowledge_search', phase: 'end' }),
-    ]);
+    expect(tools).toEqual([expect.objectContaining({ name: 'knowledge_search', phase: 'start' }), expect.objectContaining({ name: 'knowledge_search', phase: 'end' })]);
     // Steps come from inside the tool, tokens after it.
     expect(names.indexOf('step')).toBeGreaterThan(names.indexOf('tool'));
     expect(names.indexOf('token')).toBeGreaterThan(names.lastIndexOf('tool'));
@@ -214,7 +209,12 @@ describe('ChatService: an internal failure', () => {
     await chat.drain();
 
     const received: RunEvent[] = [];
-    await events.follow(turn.runId, 0, (event) => received.push(event), async () => 'error');
+    await events.follow(
+      turn.runId,
+      0,
+      (event) => received.push(event),
+      async () => 'error',
+    );
     expect(received.map((event) => event.event)).toEqual(['metadata', 'error']);
     expect(received[1].data).toMatchObject({ code: 'internal_error', message_saved: true });
     expect(JSON.stringify(received[1].data)).not.toMatch(/boom|secret|driver/i);

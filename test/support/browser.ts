@@ -99,4 +99,3 @@ export function appInChromium(env: Record<string, string> = {}): { t: TestApp; b
   });
   return suite;
 }
-

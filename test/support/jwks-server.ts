@@ -27,11 +27,7 @@ export async function generateSigningKey(kid: string, alg: JwksAlgorithm = 'RS25
 }
 
 /** Signs a JWT with `key` (its kid in the header); `header` overrides header fields. */
-export async function signToken(
-  key: SigningKey,
-  claims: JWTPayload,
-  options: { expiresIn?: string | number | null; header?: Record<string, unknown> } = {},
-): Promise<string> {
+export async function signToken(key: SigningKey, claims: JWTPayload, options: { expiresIn?: string | number | null; header?: Record<string, unknown> } = {}): Promise<string> {
   const jwt = new SignJWT(claims).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT', ...options.header }).setIssuedAt();
   if (options.expiresIn !== null) jwt.setExpirationTime(options.expiresIn ?? '10m');
   return jwt.sign(key.privateKey);

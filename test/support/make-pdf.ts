@@ -41,10 +41,7 @@ export const REPEATED_TEXT = { repeat: 'BT /F1 12 Tf 72 720 Td (All work and no 
  * `inflatedBytes`: `content.repeat` over and over, between `before` and
  * `after`. About 3.5 KB of upload per MB of REPEATED_TEXT.
  */
-export async function makeFlateBombPdf(
-  inflatedBytes: number,
-  content: { before?: string; repeat: string; after?: string } = REPEATED_TEXT,
-): Promise<Buffer> {
+export async function makeFlateBombPdf(inflatedBytes: number, content: { before?: string; repeat: string; after?: string } = REPEATED_TEXT): Promise<Buffer> {
   const block = Buffer.from(content.repeat.repeat(Math.ceil((1024 * 1024) / content.repeat.length)), 'latin1');
   const deflate = zlib.createDeflate({ level: 9 });
   const compressed: Buffer[] = [];

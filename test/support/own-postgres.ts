@@ -224,9 +224,7 @@ export class OwnPostgres {
     fs.chownSync(this.dir, uid, gid);
     fs.mkdirSync(path.join(this.dir, 'socket'));
     fs.chownSync(path.join(this.dir, 'socket'), uid, gid);
-    await this.asPostgres('initdb', [
-      '-D', this.dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync', '--no-instructions',
-    ]);
+    await this.asPostgres('initdb', ['-D', this.dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync', '--no-instructions']);
     fs.appendFileSync(path.join(this.dataDir, 'postgresql.conf'), "\ninclude 'fault-test.conf'\n");
   }
 
@@ -260,7 +258,12 @@ export class OwnPostgres {
       shared_buffers: "'32MB'",
     };
     const file = path.join(this.dataDir, 'fault-test.conf');
-    fs.writeFileSync(file, Object.entries(settings).map(([name, value]) => `${name} = ${value}\n`).join(''));
+    fs.writeFileSync(
+      file,
+      Object.entries(settings)
+        .map(([name, value]) => `${name} = ${value}\n`)
+        .join(''),
+    );
     const { uid, gid } = osUser(OS_USER);
     fs.chownSync(file, uid, gid);
   }
@@ -279,9 +282,7 @@ export class OwnPostgres {
       });
     } catch (error) {
       const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-      throw new Error(
-        `${program} ${args.join(' ')} failed: ${(error as Error).message}\n${stdout ?? ''}${stderr ?? ''}\n--- server log ---\n${this.log(2_000)}`,
-      );
+      throw new Error(`${program} ${args.join(' ')} failed: ${(error as Error).message}\n${stdout ?? ''}${stderr ?? ''}\n--- server log ---\n${this.log(2_000)}`, { cause: error });
     }
   }
 

@@ -120,11 +120,9 @@ export class OwnRedis {
   }
 
   private async launch(): Promise<void> {
-    const child = spawnTiedToParent(
-      'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawnTiedToParent('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child = child;
     this.paused = false;
     this.exited = exitOf(child);
@@ -137,9 +135,7 @@ export class OwnRedis {
       child.stdout!.on('data', onOutput);
       child.stderr!.on('data', onOutput);
       child.once('error', reject);
-      void this.exited!.then((status) =>
-        reject(new Error(`redis-server exited (code ${status.code}, signal ${status.signal}) before it was ready:\n${this.log.slice(-2000)}`)),
-      );
+      void this.exited!.then((status) => reject(new Error(`redis-server exited (code ${status.code}, signal ${status.signal}) before it was ready:\n${this.log.slice(-2000)}`)));
     });
     // Ready is its log line; a server that exits first rejects. A hang is the test runner's timeout to report.
     try {

@@ -29,12 +29,7 @@ export async function freePort(): Promise<number> {
  * Polls `condition` until it holds, at most `timeoutMs`. For states with no
  * event to wait on (a process state in /proc, a server accepting connections).
  */
-export async function waitUntil(
-  condition: () => boolean | Promise<boolean>,
-  what: string,
-  timeoutMs = 10_000,
-  intervalMs = 10,
-): Promise<void> {
+export async function waitUntil(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000, intervalMs = 10): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await condition()) return;
@@ -184,10 +179,7 @@ export class ServiceProcess {
       const onLine = (line: string) => {
         if (matches(line)) settle(() => resolve(line));
       };
-      const timer = setTimeout(
-        () => settle(() => reject(new Error(`no log line matching ${wanted} within ${timeoutMs} ms\n${this.tail()}`))),
-        timeoutMs,
-      );
+      const timer = setTimeout(() => settle(() => reject(new Error(`no log line matching ${wanted} within ${timeoutMs} ms\n${this.tail()}`))), timeoutMs);
       this.listeners.add(onLine);
       void this.exited.then((status) => {
         if (this.listeners.has(onLine)) {
@@ -293,10 +285,7 @@ export async function startService(env: Record<string, string>, options: StartSe
   const spawnFailed = new Promise<never>((_, reject) => child.once('error', reject));
   spawnFailed.catch(() => undefined); // an error after start-up is only logged (see ServiceProcess)
   try {
-    await Promise.race([
-      service.waitForLog(isListeningLine, options.startupTimeoutMs ?? 20_000),
-      spawnFailed,
-    ]);
+    await Promise.race([service.waitForLog(isListeningLine, options.startupTimeoutMs ?? 20_000), spawnFailed]);
   } catch (error) {
     await service.stop(2_000);
     throw error;

@@ -27,11 +27,7 @@ export function parseSse(text: string): { events: ParsedEvent[]; comments: strin
  * Reads an SSE response with fetch to its end. With `stopAfter`, drops the
  * connection once that many events arrived (a client going away mid-stream).
  */
-export async function readSse(
-  url: string,
-  init: RequestInit,
-  stopAfter?: number,
-): Promise<{ status: number; events: ParsedEvent[]; comments: string[]; raw: string }> {
+export async function readSse(url: string, init: RequestInit, stopAfter?: number): Promise<{ status: number; events: ParsedEvent[]; comments: string[]; raw: string }> {
   const live = await openSse(url, init);
   if (stopAfter !== undefined) {
     await live.waitFor(() => live.events.length >= stopAfter).then(live.close, () => undefined);

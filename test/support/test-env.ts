@@ -5,8 +5,7 @@
 const WORKER = process.env.JEST_WORKER_ID ?? '1';
 
 export const TEST_PG_SERVER = process.env.TEST_PG_SERVER ?? 'postgres://postgres@127.0.0.1:5432';
-export const TEST_REDIS_URL =
-  process.env[`E2E_REDIS_URL_${WORKER}`] ?? process.env.TEST_REDIS_URL?.split(',')[0].trim() ?? 'redis://127.0.0.1:6379/15';
+export const TEST_REDIS_URL = process.env[`E2E_REDIS_URL_${WORKER}`] ?? process.env.TEST_REDIS_URL?.split(',')[0].trim() ?? 'redis://127.0.0.1:6379/15';
 export const TEST_JWT_SECRET = 'test-secret-for-the-e2e-suite-only';
 
 export function testDatabaseUrl(): string {

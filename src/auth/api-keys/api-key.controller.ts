@@ -17,7 +17,7 @@ export class ApiKeyController {
   @ApiOperation({
     summary: 'Create an API key for service-to-service clients; the key is in this answer only',
     description:
-      'Needs a signed user token: a request authenticated by an API key gets 403. The key carries the caller\'s identity and ' +
+      "Needs a signed user token: a request authenticated by an API key gets 403. The key carries the caller's identity and " +
       'role (admin or not) and is sent as `Authorization: Bearer rk-…`.',
   })
   @ApiCreatedResponse({ type: ApiKeyCreatedResponse, description: 'The key (shown once) and its details' })
@@ -35,7 +35,7 @@ export class ApiKeyController {
 
   @Delete(':id')
   @ApiOperation({
-    summary: 'Revoke one of the caller\'s API keys, at once on every instance (idempotent)',
+    summary: "Revoke one of the caller's API keys, at once on every instance (idempotent)",
     description: 'A request authenticated by an API key may revoke only that key (403 for any other).',
   })
   @ApiOkResponse({ type: ApiKeyInfo, description: 'The key, with its revocation time' })

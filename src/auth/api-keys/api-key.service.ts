@@ -94,7 +94,7 @@ export class ApiKeyService implements BeforeApplicationShutdown {
   /** Revokes one of the user's keys; revoking a revoked key changes nothing. A key may revoke only itself. */
   async revoke(user: AuthUser, id: string): Promise<ApiKeyInfo> {
     if (user.apiKeyId && user.apiKeyId !== id.toLowerCase()) {
-      throw new RequestError('forbidden', 'An API key can revoke only itself (a leaked key must not lock out its owner\'s other keys): use a signed user token');
+      throw new RequestError('forbidden', "An API key can revoke only itself (a leaked key must not lock out its owner's other keys): use a signed user token");
     }
     const row = await this.keys.revoke(id, user.userId);
     if (!row) throw new RequestError('api_key_not_found', `API key ${id} not found`);
@@ -160,15 +160,13 @@ export class ApiKeyService implements BeforeApplicationShutdown {
       if (this.usageWrittenAt.size >= USAGE_MEMORY_LIMIT) this.usageWrittenAt.clear();
     }
     this.usageWrittenAt.set(id, now);
-    const write = this.keys
-      .recordUse(id, USAGE_WRITE_INTERVAL_MS / 1000)
-      .then(
-        () => undefined,
-        (error: unknown) => {
-          this.usageWrittenAt.delete(id); // the next request tries again
-          this.logger.warn({ err: error, api_key_id: id }, 'could not record the API key last use');
-        },
-      );
+    const write = this.keys.recordUse(id, USAGE_WRITE_INTERVAL_MS / 1000).then(
+      () => undefined,
+      (error: unknown) => {
+        this.usageWrittenAt.delete(id); // the next request tries again
+        this.logger.warn({ err: error, api_key_id: id }, 'could not record the API key last use');
+      },
+    );
     this.pendingUsageWrites.add(write);
     void write.finally(() => this.pendingUsageWrites.delete(write));
   }

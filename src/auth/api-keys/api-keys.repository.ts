@@ -81,10 +81,7 @@ export class ApiKeysRepository {
 
   /** Revokes the user's key `id` (a revoked one keeps its time); undefined when the user has no such key. */
   async revoke(id: string, userId: string): Promise<KeyRow | undefined> {
-    const [rows] = await this.keys.query(
-      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND user_id = $2 RETURNING ${ROW_COLUMNS}`,
-      [id, userId],
-    );
+    const [rows] = await this.keys.query(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND user_id = $2 RETURNING ${ROW_COLUMNS}`, [id, userId]);
     return (rows as KeyRow[])[0];
   }
 

@@ -15,9 +15,7 @@ export class InitialSchema1764547200000 implements MigrationInterface {
         "updated_at" timestamptz NOT NULL DEFAULT now()
       )`);
     // A user's sessions, newest first, with the id as a tie-breaker for keyset pagination.
-    await queryRunner.query(
-      `CREATE INDEX "idx_chat_sessions_user_updated" ON "chat_sessions" ("user_id", "updated_at" DESC, "id" DESC)`,
-    );
+    await queryRunner.query(`CREATE INDEX "idx_chat_sessions_user_updated" ON "chat_sessions" ("user_id", "updated_at" DESC, "id" DESC)`);
     await queryRunner.query(`
       CREATE TABLE "chat_messages" (
         "id" bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -17,9 +17,7 @@ export class ChatRuns1764633600000 implements MigrationInterface {
         "finished_at" timestamptz
       )`);
     // One run in flight per session, enforced by the database for every instance.
-    await queryRunner.query(
-      `CREATE UNIQUE INDEX "uq_chat_runs_one_running_per_session" ON "chat_runs" ("session_id") WHERE "status" = 'running'`,
-    );
+    await queryRunner.query(`CREATE UNIQUE INDEX "uq_chat_runs_one_running_per_session" ON "chat_runs" ("session_id") WHERE "status" = 'running'`);
     await queryRunner.query(`CREATE INDEX "idx_chat_runs_finished" ON "chat_runs" ("finished_at") WHERE "finished_at" IS NOT NULL`);
   }
 

@@ -20,18 +20,14 @@ export class SessionOwnedRuns1764892800000 implements MigrationInterface {
     // One sequence for every version: a session deleted and created again under the same id never
     // repeats a version its earlier life had, so no cached copy of the old one can pass for current.
     await queryRunner.query(`CREATE SEQUENCE "chat_cache_version_seq"`);
-    await queryRunner.query(
-      `ALTER TABLE "chat_sessions" ADD COLUMN "version" bigint NOT NULL DEFAULT nextval('chat_cache_version_seq')`,
-    );
+    await queryRunner.query(`ALTER TABLE "chat_sessions" ADD COLUMN "version" bigint NOT NULL DEFAULT nextval('chat_cache_version_seq')`);
     await queryRunner.query(`
       CREATE TABLE "chat_user_versions" (
         "user_id" varchar(128) PRIMARY KEY,
         "version" bigint NOT NULL DEFAULT nextval('chat_cache_version_seq')
       )`);
     // Runs of sessions that never got a row (a first turn cut off before it committed) name nothing that exists.
-    await queryRunner.query(
-      `DELETE FROM "chat_runs" r WHERE NOT EXISTS (SELECT 1 FROM "chat_sessions" s WHERE s."id" = r."session_id")`,
-    );
+    await queryRunner.query(`DELETE FROM "chat_runs" r WHERE NOT EXISTS (SELECT 1 FROM "chat_sessions" s WHERE s."id" = r."session_id")`);
     await queryRunner.query(`CREATE INDEX "idx_chat_runs_session" ON "chat_runs" ("session_id")`);
     await queryRunner.query(`
       ALTER TABLE "chat_runs" ADD CONSTRAINT "fk_chat_runs_session"

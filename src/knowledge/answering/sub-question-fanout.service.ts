@@ -45,11 +45,9 @@ export class SubQuestionFanOut {
         const result = await this.flow.run(input.question, input.topK, onStep);
         return { results: [{ index: input.index, question: input.question, hits: result.hits, trace: result.trace }] };
       })
-      .addConditionalEdges(
-        START,
-        (state: typeof FanOutState.State) => state.subQuestions.map((q, index) => new Send('sub_agent', { question: q, index, topK: state.topK })),
-        ['sub_agent'],
-      )
+      .addConditionalEdges(START, (state: typeof FanOutState.State) => state.subQuestions.map((q, index) => new Send('sub_agent', { question: q, index, topK: state.topK })), [
+        'sub_agent',
+      ])
       .addEdge('sub_agent', END)
       .compile();
     const state = await graph.invoke({ subQuestions, topK });

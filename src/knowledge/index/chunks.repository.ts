@@ -143,11 +143,9 @@ export class ChunksRepository {
   }
 
   async countLeavesOutsideSpace(spaceId: number): Promise<number> {
-    const [{ total }] = await sqlRows<{ total: number }>(
-      this.dataSource,
-      'SELECT count(*)::int AS total FROM knowledge_chunks WHERE is_leaf AND space_id IS DISTINCT FROM $1',
-      [spaceId],
-    );
+    const [{ total }] = await sqlRows<{ total: number }>(this.dataSource, 'SELECT count(*)::int AS total FROM knowledge_chunks WHERE is_leaf AND space_id IS DISTINCT FROM $1', [
+      spaceId,
+    ]);
     return total;
   }
 
@@ -185,10 +183,7 @@ export class ChunksRepository {
 
   /** The number of chunks that pass `usableLeaves` (an SQL condition on knowledge_chunks made by the caller, no input of a user's). */
   async countWhere(usableLeaves: string): Promise<number> {
-    const [{ count }] = await sqlRows<{ count: number }>(
-      this.dataSource,
-      `SELECT count(*)::int AS count FROM knowledge_chunks WHERE ${usableLeaves}`,
-    );
+    const [{ count }] = await sqlRows<{ count: number }>(this.dataSource, `SELECT count(*)::int AS count FROM knowledge_chunks WHERE ${usableLeaves}`);
     return count;
   }
 

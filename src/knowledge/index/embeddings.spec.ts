@@ -11,7 +11,12 @@ describe('LocalHashEmbeddings', () => {
   it('embeds pre-tokenized texts exactly as it embeds the texts', async () => {
     const embeddings = new LocalHashEmbeddings(64);
     const texts = ['Reset the Aurora X1 router: hold the button for 10 seconds.', '长按复位键十秒钟，路由器恢复出厂设置。', ''];
-    expect(await embeddings.embedTokenized(texts, texts.map((text) => tokenize(text)))).toEqual(await embeddings.embed(texts));
+    expect(
+      await embeddings.embedTokenized(
+        texts,
+        texts.map((text) => tokenize(text)),
+      ),
+    ).toEqual(await embeddings.embed(texts));
     expect(embeddings.ingestBatchSize).toBeLessThanOrEqual(128);
   });
 });
@@ -99,9 +104,7 @@ describe('embedding providers', () => {
   it('fall back to LLM_BASE_URL and LLM_API_KEY', async () => {
     const server = await fakeEmbeddingsServer();
     try {
-      const provider = createEmbeddingProvider(
-        loadConfig({ EMBEDDING_PROVIDER: 'openai', LLM_BASE_URL: server.url, LLM_API_KEY: 'shared-key', LLM_MAX_RETRIES: '0' }),
-      );
+      const provider = createEmbeddingProvider(loadConfig({ EMBEDDING_PROVIDER: 'openai', LLM_BASE_URL: server.url, LLM_API_KEY: 'shared-key', LLM_MAX_RETRIES: '0' }));
       await provider.embed(['text']);
       expect(server.seen).toEqual([expect.objectContaining({ path: '/v1/embeddings', authorization: 'Bearer shared-key' })]);
     } finally {

@@ -30,11 +30,7 @@ export class IndexStateRepository {
   }
 
   async spaceOf(manager: EntityManager, id: number): Promise<EmbeddingSpace> {
-    const [space] = await sqlRows<EmbeddingSpace>(
-      manager,
-      'SELECT provider, model, dimensions, tokenizer_version FROM knowledge_embedding_spaces WHERE id = $1',
-      [id],
-    );
+    const [space] = await sqlRows<EmbeddingSpace>(manager, 'SELECT provider, model, dimensions, tokenizer_version FROM knowledge_embedding_spaces WHERE id = $1', [id]);
     return space;
   }
 
@@ -55,11 +51,9 @@ export class IndexStateRepository {
 
   /** Claims the knowledge base for `spaceId` when it has no space; returns its space afterwards. */
   async claimSpace(manager: EntityManager, spaceId: number): Promise<number | null> {
-    const [state] = await sqlRows<{ space_id: number | null }>(
-      manager,
-      `UPDATE knowledge_index_state SET space_id = COALESCE(space_id, $1) WHERE id = 1 RETURNING space_id`,
-      [spaceId],
-    );
+    const [state] = await sqlRows<{ space_id: number | null }>(manager, `UPDATE knowledge_index_state SET space_id = COALESCE(space_id, $1) WHERE id = 1 RETURNING space_id`, [
+      spaceId,
+    ]);
     return state.space_id;
   }
 
@@ -84,10 +78,7 @@ export class IndexStateRepository {
 
   /** The database's own id, which names its ingest queue. */
   async deploymentId(): Promise<string> {
-    const [{ deployment }] = await sqlRows<{ deployment: string }>(
-      this.dataSource,
-      'SELECT deployment_id::text AS deployment FROM knowledge_index_state WHERE id = 1',
-    );
+    const [{ deployment }] = await sqlRows<{ deployment: string }>(this.dataSource, 'SELECT deployment_id::text AS deployment FROM knowledge_index_state WHERE id = 1');
     return deployment;
   }
 

@@ -54,11 +54,16 @@ async function reindexLeaves(
   onBatch: (size: number) => void,
 ): Promise<number> {
   let count = 0;
-  for (let after = '0'; ; ) {
+  for (let after = '0'; ;) {
     const rows = await chunks.leavesOutsideSpace(db, spaceId, after, REINDEX_BATCH);
     if (rows.length === 0) return count;
     const tokens = rows.map((row) => tokenize(row.text));
-    const vectors = (await embeddings.embedTokenized(rows.map((row) => row.text), tokens)).map((v) => Float32Array.from(v));
+    const vectors = (
+      await embeddings.embedTokenized(
+        rows.map((row) => row.text),
+        tokens,
+      )
+    ).map((v) => Float32Array.from(v));
     await chunks.reindexLeaves(
       db,
       rows.map((row, i) => ({ id: row.id, searchText: searchTextOfTokens(tokens[i]), embedding: vectors[i] })),

@@ -2,7 +2,14 @@ import { tokenize } from '../../common/text.js';
 import { FULL_TEXT_MAX_TERMS, fullTextQueryTerms, searchDocumentText, searchTextOfTokens } from './search-text.js';
 
 /** The query lexemes as they were before the cap: every distinct token, in tokenize's order. */
-const uncapped = (query: string) => [...new Set(tokenize(query).map((t) => t.replace(/[^\p{L}\p{N}_]/gu, '')).filter(Boolean))].map((t) => `'${t}'`);
+const uncapped = (query: string) =>
+  [
+    ...new Set(
+      tokenize(query)
+        .map((t) => t.replace(/[^\p{L}\p{N}_]/gu, ''))
+        .filter(Boolean),
+    ),
+  ].map((t) => `'${t}'`);
 
 describe('full-text query terms', () => {
   it('leaves a query of up to 32 distinct terms exactly as before', () => {

@@ -23,7 +23,12 @@ describe('parseDocument: text PostgreSQL can store', () => {
   });
 
   it('makes extracted PDF text storable instead of failing: no NUL, no lone surrogate, no carriage return', () => {
-    expect(storablePages([{ page: 1, text: 'a\u0000b\r\nc\ud800d\udc00e 😀' }, { page: 2, text: 'clean' }])).toEqual([
+    expect(
+      storablePages([
+        { page: 1, text: 'a\u0000b\r\nc\ud800d\udc00e 😀' },
+        { page: 2, text: 'clean' },
+      ]),
+    ).toEqual([
       { page: 1, text: 'ab\nc\ufffdd\ufffde 😀' },
       { page: 2, text: 'clean' },
     ]);

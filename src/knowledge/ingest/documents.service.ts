@@ -176,21 +176,25 @@ export class DocumentsService {
     }
     const stored = performance.now();
     // Nothing after the commit fails the ingest: a failed check builds now.
-    const deferred = outsideIndex && (await Promise.resolve().then(() => options.deferIndexBuild?.()).catch(() => false)) === true;
+    const deferred =
+      outsideIndex &&
+      (await Promise.resolve()
+        .then(() => options.deferIndexBuild?.())
+        .catch(() => false)) === true;
     if (bulk && !deferred) {
       await onProgress?.('indexing', 0, 1);
       // The document is stored (and found by full text); a failed build is repaired at the next start or bulk load.
       await this.dense
         .finishBulkLoad(denseEpoch)
-        .catch((error: Error) => this.logger.warn({ err: error }, `${filename}: the dense index was not rebuilt after its bulk load (${error.message}); it is at the next start or bulk load`));
+        .catch((error: Error) =>
+          this.logger.warn({ err: error }, `${filename}: the dense index was not rebuilt after its bulk load (${error.message}); it is at the next start or bulk load`),
+        );
       await onProgress?.('indexing', 1, 1);
     }
     const ms = (from: number, to = performance.now()) => Math.round(to - from);
     this.logger.log(
       `stored ${filename}: ${data.length} bytes, ${leaves.length} leaves; parse+chunk ${ms(started, chunked)} ms, ` +
-        (onePass
-          ? `search text+embeddings+insert ${ms(embedded, stored)} ms`
-          : `search text+embeddings ${ms(chunked, embedded)} ms, insert ${ms(embedded, stored)} ms`) +
+        (onePass ? `search text+embeddings+insert ${ms(embedded, stored)} ms` : `search text+embeddings ${ms(chunked, embedded)} ms, insert ${ms(embedded, stored)} ms`) +
         (deferred ? ', index build left to a later bulk load' : bulk ? `, index ${ms(stored)} ms` : ''),
     );
     const document = await this.find(id);
@@ -258,7 +262,10 @@ export class DocumentsService {
         tokens.push(tokenize(leaf.text));
         if (tokens.length % TOKENIZE_BATCH === 0) await yieldToEventLoop();
       }
-      const vectors = await this.embeddings.embedTokenized(group.map((leaf) => leaf.text), tokens);
+      const vectors = await this.embeddings.embedTokenized(
+        group.map((leaf) => leaf.text),
+        tokens,
+      );
       group.forEach((leaf, i) => {
         const vector = vectors[i];
         prepared.set(leaf, { searchText: searchTextOfTokens(tokens[i]), embedding: vector ? Float32Array.from(vector) : null });

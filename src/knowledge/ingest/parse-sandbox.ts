@@ -68,10 +68,7 @@ export function extractInSandbox(format: SandboxedFormat, data: Buffer, limits: 
       void worker.terminate();
       resolve(outcome);
     };
-    const timer = setTimeout(
-      () => settle({ ok: false, reason: 'too_large', message: `its parse took longer than ${limits.timeoutMs} ms` }),
-      limits.timeoutMs,
-    );
+    const timer = setTimeout(() => settle({ ok: false, reason: 'too_large', message: `its parse took longer than ${limits.timeoutMs} ms` }), limits.timeoutMs);
     worker.once('message', (outcome: ParseOutcome) => settle(outcome));
     worker.once('error', (error: Error & { code?: string }) =>
       settle(

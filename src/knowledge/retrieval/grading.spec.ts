@@ -13,9 +13,7 @@ const hit = (source: string, text: string, score: number, rerank_score?: number)
 
 describe('local evidence grading', () => {
   it('answers when the evidence covers the question', () => {
-    const grade = gradeEvidence('How do I factory reset the router?', [
-      hit('router-manual.md', 'To factory reset the router, hold the reset button for 10 seconds.', 0.03, 0.8),
-    ]);
+    const grade = gradeEvidence('How do I factory reset the router?', [hit('router-manual.md', 'To factory reset the router, hold the reset button for 10 seconds.', 0.03, 0.8)]);
     expect(grade).toMatchObject({
       grade_route: 'answer',
       evidence_status: 'sufficient',
@@ -45,9 +43,7 @@ describe('local evidence grading', () => {
   });
 
   it('compares question and evidence terms by stem, whatever their plural, tense or case', () => {
-    const grade = gradeEvidence('Which Routers SHIPPED with Warranties?', [
-      hit('shipping-notes.md', 'Every router ships with a warranty card.', 0.03, 0.7),
-    ]);
+    const grade = gradeEvidence('Which Routers SHIPPED with Warranties?', [hit('shipping-notes.md', 'Every router ships with a warranty card.', 0.03, 0.7)]);
     expect(grade).toMatchObject({ evidence_answerability: 'sufficient', grade_reason: expect.stringMatching(/^3 of 3 question terms/) });
   });
 
@@ -192,7 +188,7 @@ describe('local evidence grading: documents that differ by a qualifier the quest
     );
   });
 
-  it('answers when only one document\'s passages match what the question asks', () => {
+  it("answers when only one document's passages match what the question asks", () => {
     const grade = gradeEvidence('Does the warranty cover water damage?', [
       hit('consumer-warranty.md', 'The consumer warranty does not cover water damage or drops.', 0.033, 0.62),
       hit('business-warranty.md', 'The business warranty lasts one year.', 0.032, 0.6),

@@ -105,7 +105,16 @@ function documentsToChooseBetween(query: string, terms: Set<string>, hits: Retri
 
   const owns = group.map((document) => ownTitleKeys(document, group, shared));
   if (owns.some((own) => own.size === 0)) return null;
-  if (group.some((document, i) => namesDocument(terms, owns[i], group.filter((other) => other !== document)))) return null;
+  if (
+    group.some((document, i) =>
+      namesDocument(
+        terms,
+        owns[i],
+        group.filter((other) => other !== document),
+      ),
+    )
+  )
+    return null;
 
   // Comparable passages: each document matches about as many of the question's terms as the best one.
   const covered = group.map((document) => [...terms].filter((key) => document.evidenceKeys.has(key)).length);

@@ -31,11 +31,9 @@ function fakeDatabase(reply: (sql: string, params: unknown[]) => Reply) {
 
 const dense = { rank: async () => ({ ids: ['7', '8'], backend: 'memory' as const }) } as unknown as DenseRecall;
 const embeddings = { name: 'fake' } as unknown as EmbeddingProvider;
-const details = (ids: unknown) =>
-  (ids as string[]).map((id) => ({ id, text: `chunk ${id}`, page: null, parent_id: null, level: 2, source: 'doc.md' }));
+const details = (ids: unknown) => (ids as string[]).map((id) => ({ id, text: `chunk ${id}`, page: null, parent_id: null, level: 2, source: 'doc.md' }));
 
-const timeoutError = () =>
-  Object.assign(new Error('canceling statement due to statement timeout'), { driverError: { code: '57014' } });
+const timeoutError = () => Object.assign(new Error('canceling statement due to statement timeout'), { driverError: { code: '57014' } });
 
 describe('HybridRecall: what a query can cost', () => {
   it('ranks full text in a transaction with a statement timeout, with at most 32 terms', async () => {

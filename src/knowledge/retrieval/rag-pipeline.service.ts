@@ -40,12 +40,7 @@ export class RagPipeline extends RetrievalService implements OnApplicationBootst
     private readonly discovery: DiscoveryService,
   ) {
     super();
-    this.stages = [
-      new RecallStage(recall, config.knowledge),
-      new AutoMergeStage(dataSource, config.knowledge),
-      new RerankStage(reranker),
-      new ThresholdStage(config.knowledge),
-    ];
+    this.stages = [new RecallStage(recall, config.knowledge), new AutoMergeStage(dataSource, config.knowledge), new RerankStage(reranker), new ThresholdStage(config.knowledge)];
   }
 
   /**

@@ -39,7 +39,10 @@ export class LocalRerank extends RerankProvider {
         for (const term of terms) if (words.has(term)) covered += 1;
         const coverage = terms.size ? covered / terms.size : 0;
         const [p] = await this.embeddings.embed([passage]);
-        const cosine = Math.max(0, q.reduce((sum, v, i) => sum + v * p[i], 0));
+        const cosine = Math.max(
+          0,
+          q.reduce((sum, v, i) => sum + v * p[i], 0),
+        );
         return Number((0.5 * coverage + 0.5 * cosine).toFixed(4));
       }),
     );
@@ -82,9 +85,7 @@ export class HttpRerank extends RerankProvider {
       });
     } catch (error) {
       const name = (error as Error).name;
-      throw new RerankUnavailableError(
-        name === 'TimeoutError' ? `rerank timed out after ${this.timeoutMs} ms` : `rerank endpoint unreachable: ${(error as Error).message}`,
-      );
+      throw new RerankUnavailableError(name === 'TimeoutError' ? `rerank timed out after ${this.timeoutMs} ms` : `rerank endpoint unreachable: ${(error as Error).message}`);
     }
     if (!response.ok) throw new RerankUnavailableError(`rerank endpoint answered HTTP ${response.status}`);
     const body = (await response.json().catch(() => null)) as { results?: Array<{ index: number; relevance_score: number }> } | null;

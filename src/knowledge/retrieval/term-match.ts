@@ -40,5 +40,9 @@ export function matchKeys(text: string): Set<string> {
 export function wordKeys(text: string): Set<string> {
   const words = new Set<string>();
   for (const { segment, isWordLike } of wordSegmenter.segment(text.toLowerCase())) if (isWordLike) words.add(segment.trim());
-  return new Set(tokenize(text).filter((token) => words.has(token)).map(matchKey));
+  return new Set(
+    tokenize(text)
+      .filter((token) => words.has(token))
+      .map(matchKey),
+  );
 }

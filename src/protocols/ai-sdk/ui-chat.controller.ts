@@ -64,8 +64,8 @@ export class UiChatController {
   @ApiOperation({
     summary: 'Run a chat turn for the AI SDK (useChat): UI message stream',
     description:
-      'Takes the body of the AI SDK\'s `DefaultChatTransport` (`id`, `messages`, `trigger`, `messageId`; other fields are ignored). ' +
-      'The turn\'s message is the text of the last message, which must be the user\'s; `id` names the session. ' +
+      "Takes the body of the AI SDK's `DefaultChatTransport` (`id`, `messages`, `trigger`, `messageId`; other fields are ignored). " +
+      "The turn's message is the text of the last message, which must be the user's; `id` names the session. " +
       `Errors before the stream opens are plain HTTP errors; after, an \`error\` chunk. ${UI_STREAM_DESCRIPTION}`,
   })
   @ApiBody({ type: UiChatRequest })
@@ -84,8 +84,7 @@ export class UiChatController {
   @ApiOperation({
     summary: "Resume a chat's stream (DefaultChatTransport.reconnectToStream)",
     description:
-      'The session\'s running turn, replayed from its start and followed to its end; 204 when the session has no running turn (or does not exist yet). ' +
-      UI_STREAM_DESCRIPTION,
+      "The session's running turn, replayed from its start and followed to its end; 204 when the session has no running turn (or does not exist yet). " + UI_STREAM_DESCRIPTION,
   })
   @ApiProduces('text/event-stream')
   @ApiOkResponse(UI_STREAM_OK)

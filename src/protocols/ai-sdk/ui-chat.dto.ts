@@ -1,6 +1,20 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { plainToInstance, Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateIf, ValidateNested, validate, ValidationError } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayNotEmpty,
+  IsArray,
+  IsIn,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  ValidateIf,
+  ValidateNested,
+  validate,
+  ValidationError,
+} from 'class-validator';
 import { CHAT_MESSAGE_MAX_LENGTH, ChatRequest } from '../../chat/chat.dto.js';
 import { RequestError } from '../../common/coded-error.js';
 
@@ -50,8 +64,7 @@ export class UiMessage {
 export class UiChatRequest {
   @ApiProperty({
     description:
-      'The chat id: a session UUID is used as is; any other id (useChat makes short random ones) names a session of the caller\'s own, ' +
-      'the same for the same id and user',
+      "The chat id: a session UUID is used as is; any other id (useChat makes short random ones) names a session of the caller's own, " + 'the same for the same id and user',
     pattern: UI_CHAT_ID_PATTERN.source,
     example: 'k3Yq9xVbN2aT7pLd',
   })

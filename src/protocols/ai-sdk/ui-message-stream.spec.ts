@@ -42,8 +42,7 @@ async function messageOf(chunks: RagUIMessageChunk[]): Promise<RagUIMessage | un
   return last;
 }
 
-const textOf = (message: RagUIMessage | undefined) =>
-  (message?.parts ?? []).flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
+const textOf = (message: RagUIMessage | undefined) => (message?.parts ?? []).flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
 
 describe('the AI SDK UI message stream adapter on recorded runs', () => {
   it.each(RECORDED)('%s: frames each chunk as the AI SDK does, ending with [DONE]', async (name) => {

@@ -16,10 +16,7 @@ function completionOf(events: RunEvent[], includeUsage = true): string[] {
   const chunks = new CompletionChunks(identity, includeUsage);
   let wire = chunks.role();
   for (const event of events) {
-    wire +=
-      event.event === 'done'
-        ? chunks.finish('stop', { rag_trace: chunks.trace, pending_hitl: chunks.pending, session_id: event.data.session_id }, usage)
-        : chunks.map(event);
+    wire += event.event === 'done' ? chunks.finish('stop', { rag_trace: chunks.trace, pending_hitl: chunks.pending, session_id: event.data.session_id }, usage) : chunks.map(event);
   }
   const frames = wire.split('\n\n');
   expect(frames.pop()).toBe('');
@@ -30,7 +27,10 @@ function completionOf(events: RunEvent[], includeUsage = true): string[] {
 }
 
 const parsed = (frames: string[]) => frames.filter((frame) => frame !== '[DONE]').map((frame) => JSON.parse(frame));
-const contentOf = (frames: string[]) => parsed(frames).map((chunk) => chunk.choices?.[0]?.delta?.content ?? '').join('');
+const contentOf = (frames: string[]) =>
+  parsed(frames)
+    .map((chunk) => chunk.choices?.[0]?.delta?.content ?? '')
+    .join('');
 
 describe('the OpenAI chat.completion.chunk adapter on recorded runs', () => {
   it.each(['tool-call', 'trace-with-steps'])('%s: the role, the answer as content deltas, the final chunk with the trace, usage, [DONE]', (name) => {
@@ -40,7 +40,13 @@ describe('the OpenAI chat.completion.chunk adapter on recorded runs', () => {
     const frames = completionOf(events);
     expect(frames.at(-1)).toBe('[DONE]');
     const chunks = parsed(frames);
-    expect(chunks[0]).toEqual({ ...identity, object: 'chat.completion.chunk', system_fingerprint: null, usage: null, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] });
+    expect(chunks[0]).toEqual({
+      ...identity,
+      object: 'chat.completion.chunk',
+      system_fingerprint: null,
+      usage: null,
+      choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }],
+    });
     expect(contentOf(frames)).toBe(done.data.response);
     expect(new Set(chunks.map((chunk) => chunk.id))).toEqual(new Set([identity.id]));
     const [final, usageChunk] = chunks.slice(-2);

@@ -19,25 +19,14 @@ import { APP_CONFIG } from '../../config/config.module.js';
 import { RateLimit } from '../../rate-limit/rate-limit.guard.js';
 import type { PendingHitlState, RagTrace } from '../../trace/trace.protocol.js';
 import { ChatCompletionDoc, ChatCompletionRequestDoc, ModelDoc, ModelListDoc, OpenAiErrorBodyDoc } from './openai.dto.js';
-import {
-  CompletionChunks,
-  CompletionExtras,
-  CompletionIdentity,
-  completionTransport,
-  finishReasonOf,
-  hitlContent,
-  streamError,
-  usageObject,
-} from './completion-stream.js';
+import { CompletionChunks, CompletionExtras, CompletionIdentity, completionTransport, finishReasonOf, hitlContent, streamError, usageObject } from './completion-stream.js';
 import { OpenAiError } from './openai-errors.js';
 import { CompletionRequest, parseCompletionRequest } from './openai-request.js';
 
 const SERVICE_STARTED = Math.floor(Date.now() / 1000);
 
 function toLangChain(conversation: CompletionRequest['conversation']): BaseMessage[] {
-  return conversation.map(({ role, content }) =>
-    role === 'system' ? new SystemMessage(content) : role === 'user' ? new HumanMessage(content) : new AIMessage(content),
-  );
+  return conversation.map(({ role, content }) => (role === 'system' ? new SystemMessage(content) : role === 'user' ? new HumanMessage(content) : new AIMessage(content)));
 }
 
 /**
@@ -92,18 +81,28 @@ export class OpenAiCompatController {
     description:
       'Errors answer `{error: {message, type, param, code}}`. The answer carries the RAG trace as a top-level `rag_trace` ' +
       '(on the final chunk when streaming) and a paused turn as `pending_hitl`, with its question and options as the content. ' +
-      '`usage` counts the agent\'s model calls as the model reported them, else estimated (`usage.estimated: true`).',
+      "`usage` counts the agent's model calls as the model reported them, else estimated (`usage.estimated: true`).",
   })
   @ApiHeader({ name: 'X-Session-Id', required: false, description: 'A session of the caller (UUID): the turn is stored in it; absent: stateless' })
   @ApiBody({ type: ChatCompletionRequestDoc })
   @ApiOkResponse({ type: ChatCompletionDoc, description: '`chat.completion`, or with `stream: true` an SSE stream of `chat.completion.chunk`' })
-  @ApiErrorResponsesOf(OpenAiErrorBodyDoc, 400, 401, 'session_not_found', 'session_deleted', 'run_in_progress', 'cancelled', 413, 429, 'model_error', 503, 'run_lost', 'shutting_down', 'model_timeout')
-  async complete(
-    @CurrentUser() user: AuthUser,
-    @Body() body: unknown,
-    @Headers('x-session-id') sessionHeader: unknown,
-    @Res() res: Response,
-  ): Promise<void> {
+  @ApiErrorResponsesOf(
+    OpenAiErrorBodyDoc,
+    400,
+    401,
+    'session_not_found',
+    'session_deleted',
+    'run_in_progress',
+    'cancelled',
+    413,
+    429,
+    'model_error',
+    503,
+    'run_lost',
+    'shutting_down',
+    'model_timeout',
+  )
+  async complete(@CurrentUser() user: AuthUser, @Body() body: unknown, @Headers('x-session-id') sessionHeader: unknown, @Res() res: Response): Promise<void> {
     const request = parseCompletionRequest(body, sessionHeader);
     this.checkModel(request.model);
     const identity: CompletionIdentity = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: this.modelId };

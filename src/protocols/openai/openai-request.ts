@@ -173,7 +173,7 @@ export function parseCompletionRequest(body: unknown, sessionHeader: unknown): C
   });
   const last = conversation.length - 1;
   if (conversation[last].role !== 'user') {
-    throw invalid(`messages[${last}].role`, 'the last message must be the user\'s (the agent answers it)');
+    throw invalid(`messages[${last}].role`, "the last message must be the user's (the agent answers it)");
   }
   const question = conversation[last].content;
   const total = conversation.reduce((sum, entry) => sum + entry.content.length, 0);
@@ -184,7 +184,10 @@ export function parseCompletionRequest(body: unknown, sessionHeader: unknown): C
   if (fromHeader !== undefined && typeof fromHeader !== 'string') throw invalid('X-Session-Id', 'send the header once');
   const fromMetadata = raw.metadata?.session_id;
   let sessionId: string | undefined;
-  for (const [param, value] of [['X-Session-Id', fromHeader], ['metadata.session_id', fromMetadata]] as const) {
+  for (const [param, value] of [
+    ['X-Session-Id', fromHeader],
+    ['metadata.session_id', fromMetadata],
+  ] as const) {
     if (value === undefined) continue;
     const checked = sessionIdSchema.safeParse(value.trim());
     if (!checked.success) throw invalid(param, 'must be a session id (a UUID)');

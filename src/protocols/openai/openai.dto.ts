@@ -17,7 +17,7 @@ export class OpenAiErrorObjectDoc {
   @ApiProperty({ type: String, nullable: true, description: 'The parameter at fault (`n`, `messages[0].content`, `X-Session-Id`…)' })
   param: string | null;
 
-  @ApiProperty({ type: String, nullable: true, description: '`model_not_found`, `invalid_api_key`, `rate_limit_exceeded`, `unsupported_parameter`, or this service\'s ErrorCode' })
+  @ApiProperty({ type: String, nullable: true, description: "`model_not_found`, `invalid_api_key`, `rate_limit_exceeded`, `unsupported_parameter`, or this service's ErrorCode" })
   code: string | null;
 
   @ApiPropertyOptional({
@@ -73,7 +73,7 @@ export class ChatCompletionRequestDoc {
 
   @ApiProperty({
     type: () => [ChatCompletionMessageDoc],
-    description: 'The conversation, the user\'s message last. With a session only the last message is used (the session holds the rest).',
+    description: "The conversation, the user's message last. With a session only the last message is used (the session holds the rest).",
     example: [{ role: 'user', content: 'What is the warranty period?' }],
   })
   messages: ChatCompletionMessageDoc[];
@@ -161,7 +161,7 @@ export class ChatCompletionDoc {
   @ApiProperty({ type: () => CompletionUsageDoc })
   usage: CompletionUsageDoc;
 
-  @ApiProperty({ type: () => RagTrace, nullable: true, description: 'This service\'s RAG trace of the turn (an extra field)' })
+  @ApiProperty({ type: () => RagTrace, nullable: true, description: "This service's RAG trace of the turn (an extra field)" })
   rag_trace: RagTrace | null;
 
   @ApiProperty({ type: () => PendingHitlState, nullable: true, description: 'The question the turn paused on (an extra field); answer it in the same session' })

@@ -282,13 +282,7 @@ function ConfirmDelete({ doc, onCancel, onConfirm }: { doc: DocumentInfo; onCanc
   }, []);
   return (
     <div className="admin-backdrop">
-      <div
-        role="dialog"
-        aria-modal="true"
-        aria-label="Delete document"
-        className="admin-dialog"
-        onKeyDown={(e) => e.key === 'Escape' && onCancel()}
-      >
+      <div role="dialog" aria-modal="true" aria-label="Delete document" className="admin-dialog" onKeyDown={(e) => e.key === 'Escape' && onCancel()}>
         <p>
           Delete <strong>{doc.filename}</strong> and its {doc.chunk_count} chunks? Answers will no longer cite it.
         </p>
@@ -320,7 +314,11 @@ function SearchTester() {
     setPending(true);
     setError(null);
     const k = Number(topK);
-    const { data, error: failure, response } = await api.POST('/api/knowledge/search', {
+    const {
+      data,
+      error: failure,
+      response,
+    } = await api.POST('/api/knowledge/search', {
       body: { query, ...(topK && Number.isInteger(k) ? { top_k: k } : {}) },
     });
     setPending(false);

@@ -23,9 +23,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (token: string) => 
   const signInAs = async (event: FormEvent) => {
     event.preventDefault();
     setError(null);
-    const result = await api
-      .POST('/api/dev/token', { body: { sub: user.trim(), role: admin ? 'admin' : 'user' } })
-      .catch(() => null);
+    const result = await api.POST('/api/dev/token', { body: { sub: user.trim(), role: admin ? 'admin' : 'user' } }).catch(() => null);
     if (!result) return setError('The service did not answer.');
     if (result.response.status === 404) {
       return setError('"Sign in as" only exists when the service runs in development mode (NODE_ENV=development, no JWT_SECRET).');

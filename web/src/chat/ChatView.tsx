@@ -41,7 +41,9 @@ export function ChatView({ onUnauthorized }: { onUnauthorized: () => void }) {
   const [drawerOpen, setDrawerOpen] = useState(false);
   const listRequest = useRef(0);
   const queryRef = useRef(query);
-  queryRef.current = query;
+  useEffect(() => {
+    queryRef.current = query;
+  }, [query]);
 
   const fetchPage = useCallback(
     async (q: string, after: string | null) => {
@@ -101,6 +103,7 @@ export function ChatView({ onUnauthorized }: { onUnauthorized: () => void }) {
   // On load: the session in the address, else the newest one with a run still going (rejoined), else a new chat.
   useEffect(() => {
     let cancelled = false;
+    // eslint-disable-next-line react-hooks/set-state-in-effect -- loading the server's session list is what this effect is for
     void refresh('').then(async (list) => {
       if (cancelled) return;
       const wanted = sessionFromHash();

@@ -182,6 +182,8 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
     controllerRef.current = controller;
     sessionRef.current = sessionId;
     stickToBottom.current = true;
+    // Another session's transcript must not show while this one's loads: the view resets with the session it shows.
+    // eslint-disable-next-line react-hooks/set-state-in-effect
     setMessages([]);
     setEarlier(null);
     setLive(null);
@@ -313,7 +315,12 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
           </article>
         ))}
         {live && showLiveHuman && (
-          <article data-testid="message" data-role="human" data-status={live.accepted ? (live.status === 'cancelled' || live.status === 'failed' ? live.status : 'complete') : 'streaming'} className="message human">
+          <article
+            data-testid="message"
+            data-role="human"
+            data-status={live.accepted ? (live.status === 'cancelled' || live.status === 'failed' ? live.status : 'complete') : 'streaming'}
+            className="message human"
+          >
             <MessageBody content={live.human!} />
             {!live.accepted && <p className="muted small">Sending…</p>}
           </article>

@@ -97,15 +97,7 @@ function urlTransform(url: string): string {
  * without rehype-raw shows it as text), and citations the message's trace
  * resolves become buttons opening the trace viewer on their chunk.
  */
-export function MessageBody({
-  content,
-  trace,
-  onCite,
-}: {
-  content: string;
-  trace?: RagTrace | null;
-  onCite?: (chunk: CitedChunk) => void;
-}) {
+export function MessageBody({ content, trace, onCite }: { content: string; trace?: RagTrace | null; onCite?: (chunk: CitedChunk) => void }) {
   const plugins = useMemo(() => [remarkGfm, remarkCitations(trace)], [trace]);
   const components = useMemo<Components>(
     () => ({

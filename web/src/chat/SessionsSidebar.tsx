@@ -63,12 +63,7 @@ export function SessionsSidebar(props: SessionsSidebarProps) {
               />
             ) : (
               <>
-                <button
-                  type="button"
-                  className="session-open"
-                  aria-current={session.session_id === selectedId ? 'page' : undefined}
-                  onClick={() => props.onOpen(session)}
-                >
+                <button type="button" className="session-open" aria-current={session.session_id === selectedId ? 'page' : undefined} onClick={() => props.onOpen(session)}>
                   <span className="session-title">{session.title || 'Untitled'}</span>
                   {session.pending_hitl && <span className="badge waiting">waiting for you</span>}
                   {session.active_run && <span className="badge running">running</span>}
@@ -154,9 +149,7 @@ function ConfirmDelete({ session, onConfirm, onCancel }: { session: SessionInfo;
   }, []);
   return (
     <dialog ref={ref} className="confirm" aria-label="Delete session" onCancel={onCancel}>
-      <p>
-        Delete “{session.title || 'Untitled'}” and all its messages? This cannot be undone.
-      </p>
+      <p>Delete “{session.title || 'Untitled'}” and all its messages? This cannot be undone.</p>
       <div className="confirm-actions">
         <button
           type="button"

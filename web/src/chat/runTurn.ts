@@ -4,10 +4,7 @@ import type { ChatStream, StreamEvent } from '@agentic-rag/client';
 /** How often a dropped stream is reopened (with Last-Event-ID) before the turn is given up as lost. */
 const MAX_RECONNECTS = 6;
 
-export type TurnEnd =
-  | { kind: 'done'; response: string }
-  | { kind: 'error'; data: Schemas['ErrorEvent'] }
-  | { kind: 'aborted' };
+export type TurnEnd = { kind: 'done'; response: string } | { kind: 'error'; data: Schemas['ErrorEvent'] } | { kind: 'aborted' };
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -22,12 +19,7 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
  * token arrives twice). A refused request (ApiError) is thrown; `signal`
  * aborting (the user left the session) ends it quietly.
  */
-export async function followTurn(
-  first: ChatStream,
-  onEvent: (event: StreamEvent) => void,
-  signal: AbortSignal,
-  onReconnecting: (reconnecting: boolean) => void,
-): Promise<TurnEnd> {
+export async function followTurn(first: ChatStream, onEvent: (event: StreamEvent) => void, signal: AbortSignal, onReconnecting: (reconnecting: boolean) => void): Promise<TurnEnd> {
   let stream = first;
   let failures = 0;
   for (;;) {

@@ -71,8 +71,7 @@ export function LiveTimeline({ steps, tools }: { steps: StepEvent[]; tools: Tool
         <ul className="timeline-tools" aria-label="Tool calls">
           {calls.map((call, i) => (
             <li key={i} className={`tool tool-${call.status}`} data-testid="tool-call" data-status={call.status}>
-              <span className="tool-name">{call.name}</span>{' '}
-              <span className="tool-status">{call.status === 'running' ? 'running…' : call.status}</span>
+              <span className="tool-name">{call.name}</span> <span className="tool-status">{call.status === 'running' ? 'running…' : call.status}</span>
               {call.args && <span className="tool-args"> ({argsText(call.args)})</span>}
               {call.output && (
                 <details className="tool-output">
@@ -96,15 +95,8 @@ export function LiveTimeline({ steps, tools }: { steps: StepEvent[]; tools: Tool
                 {step.label}
                 {details && <span className="step-details"> — {details}</span>}
               </span>
-              <span
-                className="step-track"
-                role="img"
-                aria-label={`${fmtMs(step.elapsed_ms)} after the previous step, ${fmtMs(step.total_ms)} into the turn`}
-              >
-                <span
-                  className="step-bar"
-                  style={{ left: `${(Math.max(0, start) / end) * 100}%`, width: `max(2px, ${(step.elapsed_ms / end) * 100}%)` }}
-                />
+              <span className="step-track" role="img" aria-label={`${fmtMs(step.elapsed_ms)} after the previous step, ${fmtMs(step.total_ms)} into the turn`}>
+                <span className="step-bar" style={{ left: `${(Math.max(0, start) / end) * 100}%`, width: `max(2px, ${(step.elapsed_ms / end) * 100}%)` }} />
               </span>
               <span className="step-ms" aria-hidden="true">
                 +{fmtMs(step.elapsed_ms)} · {fmtMs(step.total_ms)}

@@ -62,9 +62,9 @@ export function TraceViewer({ trace, onClose, focusChunk }: { trace: RagTrace; o
     }
     if (event.key !== 'Tab' || !dialog.current) return;
     // Keep Tab inside the dialog.
-    const focusable = [
-      ...dialog.current.querySelectorAll<HTMLElement>('button, [href], summary, [tabindex]:not([tabindex="-1"]), input, select, textarea'),
-    ].filter((el) => !el.hasAttribute('disabled'));
+    const focusable = [...dialog.current.querySelectorAll<HTMLElement>('button, [href], summary, [tabindex]:not([tabindex="-1"]), input, select, textarea')].filter(
+      (el) => !el.hasAttribute('disabled'),
+    );
     if (focusable.length === 0) return;
     const first = focusable[0];
     const last = focusable[focusable.length - 1];
@@ -79,19 +79,9 @@ export function TraceViewer({ trace, onClose, focusChunk }: { trace: RagTrace; o
 
   return (
     <div className="trace-backdrop" onClick={(e) => e.target === e.currentTarget && onClose()}>
-      <section
-        role="dialog"
-        aria-modal="true"
-        aria-label="Trace"
-        aria-describedby={headingId}
-        className="trace-dialog"
-        ref={dialog}
-        onKeyDown={onKeyDown}
-      >
+      <section role="dialog" aria-modal="true" aria-label="Trace" aria-describedby={headingId} className="trace-dialog" ref={dialog} onKeyDown={onKeyDown}>
         <header className="trace-header">
-          <h2 id={headingId}>
-            Retrieval trace{trace.query ? <span className="trace-query">: “{trace.query}”</span> : null}
-          </h2>
+          <h2 id={headingId}>Retrieval trace{trace.query ? <span className="trace-query">: “{trace.query}”</span> : null}</h2>
           <button type="button" ref={closeButton} onClick={onClose}>
             Close
           </button>
@@ -147,9 +137,7 @@ function TraceSummary({ trace }: { trace: RagSubTrace & { protocol_version?: num
       <Field name="Complexity fallback" error>
         {trace.complexity_fallback_reason}
       </Field>
-      <Field name="Query truncated">
-        {trace.query_truncated ? `yes (question was ${trace.query_original_length ?? '?'} characters)` : undefined}
-      </Field>
+      <Field name="Query truncated">{trace.query_truncated ? `yes (question was ${trace.query_original_length ?? '?'} characters)` : undefined}</Field>
       <Field name="Total">{trace.timings?.total !== undefined ? fmtMs(trace.timings.total) : undefined}</Field>
     </Fields>
   );
@@ -280,9 +268,7 @@ function RetrievalSettings({ trace }: { trace: RagSubTrace }) {
           <Field name="Recalled">{trace.recalled_count}</Field>
           <Field name="Chunk level">{trace.initial_chunk_level}</Field>
           <Field name="Full-text terms">
-            {trace.full_text_terms !== undefined
-              ? `${trace.full_text_terms}${trace.full_text_terms_dropped ? ` (${trace.full_text_terms_dropped} dropped)` : ''}`
-              : undefined}
+            {trace.full_text_terms !== undefined ? `${trace.full_text_terms}${trace.full_text_terms_dropped ? ` (${trace.full_text_terms_dropped} dropped)` : ''}` : undefined}
           </Field>
         </Fields>
         <Fields label="Auto-merge">
@@ -299,9 +285,7 @@ function RetrievalSettings({ trace }: { trace: RagSubTrace }) {
           <Field name="Model">{trace.rerank_model}</Field>
           <Field name="Endpoint">{trace.rerank_endpoint}</Field>
           <Field name="Timeout">{trace.rerank_timeout_ms !== undefined ? fmtMs(trace.rerank_timeout_ms) : undefined}</Field>
-          <Field name="In → out">
-            {trace.rerank_input_count !== undefined ? `${trace.rerank_input_count} → ${trace.rerank_output_count ?? '?'}` : undefined}
-          </Field>
+          <Field name="In → out">{trace.rerank_input_count !== undefined ? `${trace.rerank_input_count} → ${trace.rerank_output_count ?? '?'}` : undefined}</Field>
           <Field name="Min relevance">{trace.min_relevance}</Field>
           <Field name="Kept after threshold">{trace.after_threshold_count}</Field>
           <Field name="Nothing kept">{trace.final_empty ? 'yes' : undefined}</Field>
@@ -344,9 +328,7 @@ function Hitl({ trace }: { trace: RagSubTrace }) {
         <Field name="Resumed">{yesNo(trace.hitl_resumed)}</Field>
         <Field name="User’s answer">{trace.user_supplement}</Field>
         <Field name="Resume strategy">{trace.hitl_resume_strategy}</Field>
-        <Field name="Before the pause">
-          {snapshot ? [snapshot.retrieval_stage, snapshot.grade_route, snapshot.evidence_status].filter(Boolean).join(' / ') : undefined}
-        </Field>
+        <Field name="Before the pause">{snapshot ? [snapshot.retrieval_stage, snapshot.grade_route, snapshot.evidence_status].filter(Boolean).join(' / ') : undefined}</Field>
         <Field name="Reason before the pause">{snapshot?.grade_reason}</Field>
       </Fields>
     </TraceSection>

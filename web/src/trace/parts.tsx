@@ -30,9 +30,7 @@ export function Field({ name, children, error }: { name: string; children?: Reac
 
 /** A definition list of Fields; nothing when none of them has a value. */
 export function Fields({ label, children }: { label: string; children: ReactNode }) {
-  const present = Children.toArray(children).filter(
-    (child) => isValidElement<{ children?: ReactNode }>(child) && !isEmpty(child.props.children),
-  );
+  const present = Children.toArray(children).filter((child) => isValidElement<{ children?: ReactNode }>(child) && !isEmpty(child.props.children));
   if (present.length === 0) return null;
   return (
     <dl className="trace-fields" aria-label={label}>
@@ -101,11 +99,7 @@ export function TimingWaterfall({
       {rows.map((row) => (
         <li key={row.name} className="waterfall-row">
           <span className="waterfall-name">{row.name.replace(/_/g, ' ')}</span>
-          <span
-            className="waterfall-track"
-            role="img"
-            aria-label={`${row.name.replace(/_/g, ' ')}: ${fmtMs(row.ms)}, from ${fmtMs(row.start)} to ${fmtMs(row.start + row.ms)}`}
-          >
+          <span className="waterfall-track" role="img" aria-label={`${row.name.replace(/_/g, ' ')}: ${fmtMs(row.ms)}, from ${fmtMs(row.start)} to ${fmtMs(row.start + row.ms)}`}>
             <span
               className={row.untimed ? 'waterfall-bar waterfall-untimed' : 'waterfall-bar'}
               style={{ left: `${(row.start / scale) * 100}%`, width: `max(2px, ${(row.ms / scale) * 100}%)` }}
@@ -160,25 +154,13 @@ export function ChunkList({ chunks, focusedIndex, label, compact }: { chunks: Ch
             )}
             <span className="chunk-metric">RRF rank</span>
             {chunk.rrf_rank !== null && chunk.rrf_rank !== undefined ? (
-              <Bar
-                value={maxRank - chunk.rrf_rank + 1}
-                max={maxRank}
-                label={`RRF rank ${chunk.rrf_rank}`}
-                text={`#${chunk.rrf_rank}`}
-                kind="rank"
-              />
+              <Bar value={maxRank - chunk.rrf_rank + 1} max={maxRank} label={`RRF rank ${chunk.rrf_rank}`} text={`#${chunk.rrf_rank}`} kind="rank" />
             ) : (
               <span className="trace-muted">–</span>
             )}
             <span className="chunk-metric">rerank</span>
             {chunk.rerank_score !== null && chunk.rerank_score !== undefined ? (
-              <Bar
-                value={chunk.rerank_score}
-                max={maxRerank}
-                label={`Rerank score ${fmtScore(chunk.rerank_score)}`}
-                text={fmtScore(chunk.rerank_score)}
-                kind="rerank"
-              />
+              <Bar value={chunk.rerank_score} max={maxRerank} label={`Rerank score ${fmtScore(chunk.rerank_score)}`} text={fmtScore(chunk.rerank_score)} kind="rerank" />
             ) : (
               <span className="trace-muted">–</span>
             )}

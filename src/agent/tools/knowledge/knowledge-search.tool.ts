@@ -3,27 +3,13 @@ import { tool, ToolRuntime } from '@langchain/core/tools';
 import { z } from 'zod';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
-import {
-  boundQuery,
-  clarificationPrompt,
-  ComplexityJudge,
-  KnowledgeFlow,
-  KnowledgeFlowResult,
-  MAX_QUERY_LENGTH,
-  SubQuestionFanOut,
-} from '../../../knowledge/public-api.js';
+import { boundQuery, clarificationPrompt, ComplexityJudge, KnowledgeFlow, KnowledgeFlowResult, MAX_QUERY_LENGTH, SubQuestionFanOut } from '../../../knowledge/public-api.js';
 import { composeFromPassages } from '../../../models/local-compose.js';
 import type { LocalToolRouting } from '../../../models/local-tool-routing.js';
 import type { AgentStateValues, AgentToolArtifact, HitlQuestion } from '../../agent-state.js';
 import type { AgentRunContext } from '../../turn-context.js';
 import { AgentTool, AgentToolPlugin } from '../agent-tool.js';
-import {
-  KNOWLEDGE_BUDGET_SPENT,
-  KNOWLEDGE_TOOL_BUDGET,
-  KNOWLEDGE_TOOL_NAME,
-  KnowledgeToolOutput,
-  MAX_HITL_ROUNDS,
-} from './knowledge-tool.constants.js';
+import { KNOWLEDGE_BUDGET_SPENT, KNOWLEDGE_TOOL_BUDGET, KNOWLEDGE_TOOL_NAME, KnowledgeToolOutput, MAX_HITL_ROUNDS } from './knowledge-tool.constants.js';
 
 export { KNOWLEDGE_BUDGET_SPENT, KNOWLEDGE_TOOL_NAME, MAX_HITL_ROUNDS } from './knowledge-tool.constants.js';
 export type { KnowledgeToolOutput } from './knowledge-tool.constants.js';
@@ -86,7 +72,11 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
         }
         // A resumed run reuses the paused run's verdict instead of judging complexity again.
         const complexity = resuming?.resumeState?.complexity
-          ? { complexity: resuming.resumeState.complexity, complexity_reason: resuming.resumeState.complexity_reason ?? 'kept from the paused run', sub_questions: resuming.resumeState.sub_questions ?? [] }
+          ? {
+              complexity: resuming.resumeState.complexity,
+              complexity_reason: resuming.resumeState.complexity_reason ?? 'kept from the paused run',
+              sub_questions: resuming.resumeState.sub_questions ?? [],
+            }
           : await this.complexityJudge.judge(original);
         step('complexity', complexity.complexity === 'complex' ? `Splitting into ${complexity.sub_questions.length} sub-questions` : 'One question', {
           complexity: complexity.complexity,
@@ -182,8 +172,7 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
         responseFormat: 'content_and_artifact',
         name: KNOWLEDGE_TOOL_NAME,
         description:
-          'Search the knowledge base (product manuals, policies) for passages that answer the question. ' +
-          'Call at most once per turn, with the full question as the query.',
+          'Search the knowledge base (product manuals, policies) for passages that answer the question. ' + 'Call at most once per turn, with the full question as the query.',
         // No upper bound: a long question (a whole long message) is searched by its start, not refused.
         schema: z.object({
           query: z.string().min(1).describe(`The question to search for (beyond ${MAX_QUERY_LENGTH} characters only its start is searched)`),

@@ -1,6 +1,5 @@
 export const KNOWLEDGE_TOOL_NAME = 'knowledge_search';
-export const KNOWLEDGE_BUDGET_SPENT =
-  'The knowledge base was already searched in this turn (one search per turn). Answer from the passages already retrieved.';
+export const KNOWLEDGE_BUDGET_SPENT = 'The knowledge base was already searched in this turn (one search per turn). Answer from the passages already retrieved.';
 /** Knowledge retrievals allowed per turn. */
 export const KNOWLEDGE_TOOL_BUDGET = 1;
 /** Clarification rounds before the turn answers with what it has. */

@@ -18,8 +18,6 @@ describe('the weather tool’s offline routing', () => {
     expect(composeWeatherAnswer('weather in Oslo', 'Weather unavailable: the weather service is unreachable.')).toBe(
       'I could not get the weather: the weather service is unreachable.',
     );
-    expect(composeWeatherAnswer('北京天气', 'Weather unavailable: the weather service is unreachable.')).toBe(
-      '暂时无法获取天气信息：the weather service is unreachable.',
-    );
+    expect(composeWeatherAnswer('北京天气', 'Weather unavailable: the weather service is unreachable.')).toBe('暂时无法获取天气信息：the weather service is unreachable.');
   });
 });

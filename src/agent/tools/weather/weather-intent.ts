@@ -8,8 +8,14 @@ const ZH_TIME = /(今天|明天|后天|现在|目前|此刻|这几天|本周|今
 const ZH_WEATHER_TAIL = /(的)?(天气|气温|温度|会不会下雨|下雨|下雪|刮风)[\s\S]*$/;
 
 function zhLocation(text: string): string | null {
-  const head = text.replace(ZH_WEATHER_TAIL, '').replace(ZH_TIME, '').replace(/^(请问|帮我查一下|帮我查|查一下|查询|请)/, '');
-  const place = head.replace(/[的\s，,。？?！!]+$/g, '').replace(/^[\s，,]+/, '').trim();
+  const head = text
+    .replace(ZH_WEATHER_TAIL, '')
+    .replace(ZH_TIME, '')
+    .replace(/^(请问|帮我查一下|帮我查|查一下|查询|请)/, '');
+  const place = head
+    .replace(/[的\s，,。？?！!]+$/g, '')
+    .replace(/^[\s，,]+/, '')
+    .trim();
   return place && place.length <= 20 ? place : null;
 }
 
@@ -24,5 +30,5 @@ function enLocation(text: string): string | null {
 export function detectWeatherRequest(message: string): { location: string | null } | null {
   const text = message.trim();
   if (!WEATHER.test(text)) return null;
-  return { location: containsCjk(text) ? zhLocation(text) ?? enLocation(text) : enLocation(text) };
+  return { location: containsCjk(text) ? (zhLocation(text) ?? enLocation(text)) : enLocation(text) };
 }

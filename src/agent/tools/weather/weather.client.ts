@@ -16,10 +16,27 @@ export class PlaceNotFoundError extends Error {}
 
 /** WMO weather interpretation codes, as Open-Meteo reports them. */
 const WMO: Record<number, string> = {
-  0: 'clear sky', 1: 'mainly clear', 2: 'partly cloudy', 3: 'overcast', 45: 'fog', 48: 'rime fog',
-  51: 'light drizzle', 53: 'drizzle', 55: 'dense drizzle', 61: 'light rain', 63: 'rain', 65: 'heavy rain',
-  71: 'light snow', 73: 'snow', 75: 'heavy snow', 80: 'rain showers', 81: 'rain showers', 82: 'violent rain showers',
-  95: 'thunderstorm', 96: 'thunderstorm with hail', 99: 'thunderstorm with heavy hail',
+  0: 'clear sky',
+  1: 'mainly clear',
+  2: 'partly cloudy',
+  3: 'overcast',
+  45: 'fog',
+  48: 'rime fog',
+  51: 'light drizzle',
+  53: 'drizzle',
+  55: 'dense drizzle',
+  61: 'light rain',
+  63: 'rain',
+  65: 'heavy rain',
+  71: 'light snow',
+  73: 'snow',
+  75: 'heavy snow',
+  80: 'rain showers',
+  81: 'rain showers',
+  82: 'violent rain showers',
+  95: 'thunderstorm',
+  96: 'thunderstorm with hail',
+  99: 'thunderstorm with heavy hail',
 };
 
 /** An Open-Meteo-compatible client: geocoding, then current conditions. */

@@ -15,9 +15,7 @@ export const WEATHER_TOOL_NAME = 'get_weather';
 @Injectable()
 export class WeatherTool implements AgentToolPlugin {
   readonly name = WEATHER_TOOL_NAME;
-  readonly promptRules = [
-    `- For current weather, call ${WEATHER_TOOL_NAME} with the place name. If it reports a failure, explain that the weather service is unavailable.`,
-  ];
+  readonly promptRules = [`- For current weather, call ${WEATHER_TOOL_NAME} with the place name. If it reports a failure, explain that the weather service is unavailable.`];
   readonly localRouting: LocalToolRouting = {
     priority: 10,
     capability: { en: 'check the weather', zh: '查询天气' },

@@ -41,8 +41,7 @@ export class ModelJudge<I, S extends z.ZodObject, T, N extends string> {
     model: BaseChatModel,
     config: AppConfig,
   ) {
-    this.model =
-      config.llm.provider === 'local' ? null : new ModelJudgement(model, definition.schema, definition.functionName, config.llm.judgeTimeoutMs);
+    this.model = config.llm.provider === 'local' ? null : new ModelJudgement(model, definition.schema, definition.functionName, config.llm.judgeTimeoutMs);
   }
 
   async judge(input: I): Promise<T & JudgeTrace<N>> {

@@ -42,13 +42,35 @@ const hit = (text: string) => ({ chunk_id: '1', source: 'router.md', page: null,
 describe('judgeWithFallback', () => {
   it('answers locally without a model, with the model when it answers, and locally with a reason when it fails', async () => {
     expect(await judgeWithFallback('x', null, () => 'local', quiet)).toEqual({ value: 'local', judge: 'local', fallbackReason: null });
-    expect(await judgeWithFallback('x', async () => 'model', () => 'local', quiet)).toEqual({ value: 'model', judge: 'model', fallbackReason: null });
-    const failed = await judgeWithFallback('x', () => Promise.reject(new Error('500 upstream\n  exploded')), () => 'local', quiet);
+    expect(
+      await judgeWithFallback(
+        'x',
+        async () => 'model',
+        () => 'local',
+        quiet,
+      ),
+    ).toEqual({ value: 'model', judge: 'model', fallbackReason: null });
+    const failed = await judgeWithFallback(
+      'x',
+      () => Promise.reject(new Error('500 upstream\n  exploded')),
+      () => 'local',
+      quiet,
+    );
     // The endpoint's own words stay in the log: the trace, which clients read, gets our words and the HTTP status.
     expect(failed).toEqual({ value: 'local', judge: 'local_fallback', fallbackReason: 'model error: the call failed' });
-    const rejected = await judgeWithFallback('x', () => Promise.reject(Object.assign(new Error('upstream exploded at 10.0.0.1'), { status: 500 })), () => 'local', quiet);
+    const rejected = await judgeWithFallback(
+      'x',
+      () => Promise.reject(Object.assign(new Error('upstream exploded at 10.0.0.1'), { status: 500 })),
+      () => 'local',
+      quiet,
+    );
     expect(rejected.fallbackReason).toBe('model error: the endpoint answered HTTP 500');
-    const invalid = await judgeWithFallback('x', () => Promise.reject(new OutputParserException('x'.repeat(500))), () => 'local', quiet);
+    const invalid = await judgeWithFallback(
+      'x',
+      () => Promise.reject(new OutputParserException('x'.repeat(500))),
+      () => 'local',
+      quiet,
+    );
     expect(invalid.fallbackReason).toBe('invalid output: the reply held no usable structured answer');
   });
 });
@@ -65,7 +87,7 @@ describe('the model judges', () => {
     expect(calls[0].signal?.aborted).toBe(true);
   });
 
-  it('uses the model\'s complexity verdict and sub-questions, distinct and trimmed', async () => {
+  it("uses the model's complexity verdict and sub-questions, distinct and trimmed", async () => {
     const { model, calls } = fakeModel(async () => ({
       complexity: 'complex',
       complexity_reason: 'Two products.',
@@ -98,7 +120,7 @@ describe('the model judges', () => {
     expect(grade.grade_reason).toBe(`${gradeEvidence('How do I reset the router?', [hit('Hold the reset button.')]).grade_reason} (local judge: the LLM judge failed)`);
   });
 
-  it('maps the model\'s rewrite onto the trace fields: step-back question or hypothetical passage', async () => {
+  it("maps the model's rewrite onto the trace fields: step-back question or hypothetical passage", async () => {
     const stepBack = fakeModel(async () => ({ rewrite_mode: 'step_back', text: 'What is the warranty policy?' }));
     expect(await new RewriteJudge(stepBack.model, openai()).rewrite('X2 warranty in Tokyo?', [hit('Tokyo hotels.')])).toEqual({
       rewrite_mode: 'step_back',

@@ -84,12 +84,7 @@ function fallbackReason(error: unknown): string {
  * not null), and with the local judge when there is none or the model
  * fails, times out or answers something unusable; says which answered, and why.
  */
-export async function judgeWithFallback<T>(
-  judgement: string,
-  askModel: (() => Promise<T>) | null,
-  local: () => T,
-  logger: Logger,
-): Promise<Judged<T>> {
+export async function judgeWithFallback<T>(judgement: string, askModel: (() => Promise<T>) | null, local: () => T, logger: Logger): Promise<Judged<T>> {
   if (!askModel) return { value: local(), judge: 'local', fallbackReason: null };
   try {
     return { value: await askModel(), judge: 'model', fallbackReason: null };

@@ -37,9 +37,7 @@ const REWRITE: JudgeDefinition<WeakSearch, typeof RewriteSchema, Rewrite, 'rewri
   schema: RewriteSchema,
   instructions: INSTRUCTIONS,
   prompt: ({ query, weakHits }) => {
-    const found = weakHits.length
-      ? `Passages found:\n${weakHits.map((hit, i) => `[${i + 1}] (${hit.source}) ${clip(hit.text, 300)}`).join('\n')}`
-      : 'Nothing was found.';
+    const found = weakHits.length ? `Passages found:\n${weakHits.map((hit, i) => `[${i + 1}] (${hit.source}) ${clip(hit.text, 300)}`).join('\n')}` : 'Nothing was found.';
     return `Question: ${query}\n\n${found}`;
   },
   verdict: rewriteOf,

@@ -6,17 +6,19 @@ describe('columnScores', () => {
     const capacity = 50;
     const dimensions = 12;
     let seed = 7;
-    const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647) - 0.5;
+    const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5;
     const matrix = Array.from({ length: rows }, () => Array.from({ length: dimensions }, random));
     const columns = new Float32Array(capacity * dimensions);
     matrix.forEach((vector, r) => vector.forEach((v, d) => (columns[d * capacity + r] = v)));
-    for (const query of [
-      Float32Array.from({ length: dimensions }, random),
-      Float32Array.from({ length: dimensions }, (_, d) => (d % 5 === 0 ? random() : 0)),
-    ]) {
+    for (const query of [Float32Array.from({ length: dimensions }, random), Float32Array.from({ length: dimensions }, (_, d) => (d % 5 === 0 ? random() : 0))]) {
       const scores = columnScores(query, columns, rows, capacity);
       expect(scores).toHaveLength(rows);
-      matrix.forEach((vector, r) => expect(scores[r]).toBeCloseTo(vector.reduce((sum, v, d) => sum + v * query[d], 0), 5));
+      matrix.forEach((vector, r) =>
+        expect(scores[r]).toBeCloseTo(
+          vector.reduce((sum, v, d) => sum + v * query[d], 0),
+          5,
+        ),
+      );
       const naive = matrix
         .map((vector, r) => ({ r, score: Math.fround(vector.reduce((sum, v, d) => sum + v * query[d], 0)) }))
         .filter((x) => x.score > 0)

@@ -142,7 +142,7 @@ export class MemoryDenseIndex {
     const matrix: LoadedMatrix = { version, ids: [], lastId: '0', capacity: count, columns: new Float32Array(count * this.dimensions) };
     this.whole = { loaded: 0, total: count };
     try {
-      for (let after: string | undefined = '0'; after !== undefined; ) {
+      for (let after: string | undefined = '0'; after !== undefined;) {
         const page = await this.page(after);
         this.append(matrix, page.rows);
         this.whole.loaded = matrix.ids.length;
@@ -176,7 +176,7 @@ export class MemoryDenseIndex {
 
   private async rows(afterId: string): Promise<Array<{ id: string; embedding: Buffer }>> {
     const all: Array<{ id: string; embedding: Buffer }> = [];
-    for (let after: string | undefined = afterId; after !== undefined; ) {
+    for (let after: string | undefined = afterId; after !== undefined;) {
       const page = await this.page(after);
       all.push(...page.rows);
       after = page.next;

@@ -38,11 +38,7 @@ export class IngestJobsRepository {
 
   /** The newest jobs first. */
   async list(limit: number): Promise<IngestJob[]> {
-    const rows = await sqlRows<IngestJobRow>(
-      this.dataSource,
-      `SELECT ${INGEST_JOB_COLUMNS} FROM knowledge_ingest_jobs ORDER BY created_at DESC, id LIMIT $1`,
-      [limit],
-    );
+    const rows = await sqlRows<IngestJobRow>(this.dataSource, `SELECT ${INGEST_JOB_COLUMNS} FROM knowledge_ingest_jobs ORDER BY created_at DESC, id LIMIT $1`, [limit]);
     return rows.map(jobOfRow);
   }
 
@@ -89,11 +85,7 @@ export class IngestJobsRepository {
 
   /** Whether an attempt claimed the job's document. */
   async hasClaimedDocument(id: string): Promise<boolean> {
-    const [row] = await sqlRows<{ stored: boolean }>(
-      this.dataSource,
-      'SELECT document_id IS NOT NULL AS stored FROM knowledge_ingest_jobs WHERE id = $1',
-      [id],
-    );
+    const [row] = await sqlRows<{ stored: boolean }>(this.dataSource, 'SELECT document_id IS NOT NULL AS stored FROM knowledge_ingest_jobs WHERE id = $1', [id]);
     return row?.stored === true;
   }
 
@@ -108,11 +100,7 @@ export class IngestJobsRepository {
   }
 
   async otherJobsQueued(id: string): Promise<boolean> {
-    const [row] = await sqlRows<{ queued: boolean }>(
-      this.dataSource,
-      `SELECT EXISTS (SELECT 1 FROM knowledge_ingest_jobs WHERE status = 'queued' AND id <> $1) AS queued`,
-      [id],
-    );
+    const [row] = await sqlRows<{ queued: boolean }>(this.dataSource, `SELECT EXISTS (SELECT 1 FROM knowledge_ingest_jobs WHERE status = 'queued' AND id <> $1) AS queued`, [id]);
     return row.queued;
   }
 

@@ -113,12 +113,10 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
       await withTimeout(worker.close(true), 1000, () => new Error('timeout')).catch(() => undefined);
       return;
     }
-    await withTimeout(worker.close(), this.config.shutdownTimeoutMs, () => new Error('ingest jobs did not finish in time')).catch(
-      (error: Error) => {
-        this.logger.warn(`${error.message}: another instance takes them over`);
-        void worker.close(true).catch(() => undefined);
-      },
-    );
+    await withTimeout(worker.close(), this.config.shutdownTimeoutMs, () => new Error('ingest jobs did not finish in time')).catch((error: Error) => {
+      this.logger.warn(`${error.message}: another instance takes them over`);
+      void worker.close(true).catch(() => undefined);
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -141,9 +139,7 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     if (existing) return { job: null, document: existing };
     const id = randomUUID();
     const job = await this.jobs.insert({ id, filename, content: data, createdBy });
-    await this.enqueue(id).catch((error: Error) =>
-      this.logger.warn(`ingest job ${id} is stored but not queued yet (${error.message}); it is queued when Redis answers`),
-    );
+    await this.enqueue(id).catch((error: Error) => this.logger.warn(`ingest job ${id} is stored but not queued yet (${error.message}); it is queued when Redis answers`));
     return { job, document: null };
   }
 
@@ -308,11 +304,7 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
    * update matches no row); a document deleted since (a duplicate's, say)
    * is recorded as none rather than failing on the foreign key.
    */
-  private async complete(
-    id: string,
-    attempt: number,
-    result: { document_id: string | null; duplicate: boolean },
-  ): Promise<{ document_id: string | null; duplicate: boolean }> {
+  private async complete(id: string, attempt: number, result: { document_id: string | null; duplicate: boolean }): Promise<{ document_id: string | null; duplicate: boolean }> {
     await this.jobs.complete(id, attempt, result);
     return result;
   }
@@ -356,8 +348,7 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     try {
       const ids = await this.jobs.idleUnfinished(this.config.knowledge.ingestLockMs / 1000, RECONCILE_BATCH);
       // A Redis that does not answer (stopped, partitioned) must not hold the next rounds.
-      const inTime = <T>(operation: Promise<T>) =>
-        withTimeout(operation, Math.max(this.config.redis.commandTimeoutMs, 1000), () => new Error('Redis did not answer in time'));
+      const inTime = <T>(operation: Promise<T>) => withTimeout(operation, Math.max(this.config.redis.commandTimeoutMs, 1000), () => new Error('Redis did not answer in time'));
       for (const id of ids) {
         const queued = await inTime(this.queue.getJob(id));
         if (!queued) {

@@ -20,7 +20,10 @@ export class RerankStage implements RetrievalStage<RecallCandidate> {
       try {
         const scores = await time('rerank', () =>
           withTimeout(
-            reranker.score(query, candidates.map((c) => c.text)),
+            reranker.score(
+              query,
+              candidates.map((c) => c.text),
+            ),
             reranker.timeoutMs,
             () => new Error(`rerank timed out after ${reranker.timeoutMs} ms`),
           ),

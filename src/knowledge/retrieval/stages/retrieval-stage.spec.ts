@@ -32,7 +32,11 @@ class ScriptedStage implements RetrievalStage<RecallCandidate> {
 
 describe('the retrieval stage loop', () => {
   it('runs the stages in order, each on what the one before left, and merges their trace fragments', async () => {
-    const first = new ScriptedStage('first', () => ({ candidates: [candidate('a', 1, 1), candidate('b', 0.5, 2)], trace: { recalled_count: 2, top_k: 9 }, pipelinePart: 'one' }), true);
+    const first = new ScriptedStage(
+      'first',
+      () => ({ candidates: [candidate('a', 1, 1), candidate('b', 0.5, 2)], trace: { recalled_count: 2, top_k: 9 }, pipelinePart: 'one' }),
+      true,
+    );
     const second = new ScriptedStage('second', ({ candidates }) => ({ candidates: candidates.slice(1), trace: { top_k: 3, final_empty: false } }));
     const third = new ScriptedStage('third', ({ candidates }) => ({ candidates, trace: { after_threshold_count: candidates.length }, pipelinePart: 'three' }));
     const steps: string[] = [];
@@ -107,7 +111,7 @@ describe('RagPipeline: recall, auto-merge, rerank, threshold as a list of stages
   const pipeline = (reranker: RerankProvider | null) =>
     new RagPipeline(recall, reranker, null as never /* no parents to look up: the leaves have none */, { knowledge } as AppConfig, null as never);
 
-  it('writes every stage\'s trace fields and steps, with the timings of the stages that worked', async () => {
+  it("writes every stage's trace fields and steps, with the timings of the stages that worked", async () => {
     const steps: Array<[string, string]> = [];
     const result = await pipeline(new FakeRerank(1000, async () => [0.9, 0.1, 0.5])).search('reset', 2, { onStep: (stage, label) => steps.push([stage, label]) });
     expect(steps).toEqual([

@@ -58,12 +58,7 @@ export interface StagesOutcome<C extends RetrievalHit> {
 }
 
 /** Runs the stages in order, each on the candidates and trace the ones before it left. */
-export async function runStages<C extends RetrievalHit>(
-  stages: readonly RetrievalStage<C>[],
-  query: string,
-  topK: number,
-  step: StepReporter,
-): Promise<StagesOutcome<C>> {
+export async function runStages<C extends RetrievalHit>(stages: readonly RetrievalStage<C>[], query: string, topK: number, step: StepReporter): Promise<StagesOutcome<C>> {
   const timings: Record<string, number> = {};
   const context: StageContext = {
     step,

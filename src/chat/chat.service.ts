@@ -193,6 +193,7 @@ export class ChatService {
       const stored = await this.commits.commit(turn, attempt.messages, attempt.end, attempt.options);
       progress.committed = attempt.result;
       this.announce(turn.runId, attempt.tell);
+      // An answered turn's thread goes and its session may be summarized; a paused task keeps its thread.
       if (attempt.finishedThread) {
         await this.forgetCheckpoints(attempt.finishedThread);
         // Off the answer's path; drain() waits for it at shutdown.

@@ -12,6 +12,7 @@ import { CHAT_REQUEST_EXAMPLES, ChatRequest, ChatResponse, RunInfo } from './cha
 import { TraceNormalizationInterceptor } from '../trace/trace.interceptor.js';
 import { TurnContext } from '../agent/turn-context.js';
 import { ChatService } from './chat.service.js';
+import { RunControl } from './run-control.service.js';
 import { RunIdParams } from './run-id.params.js';
 import { SSE_SCHEMA_MODELS, STREAM_EVENT_SCHEMA } from './sse-events.dto.js';
 import { RunEventsService, RunStatusProbe } from './run-events.service.js';
@@ -45,6 +46,7 @@ export class ChatController {
     private readonly runs: RunRegistry,
     private readonly events: RunEventsService,
     private readonly drain: TurnDrain,
+    private readonly control: RunControl,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -71,7 +73,7 @@ export class ChatController {
   @ApiErrorResponses(400, 401, 'run_not_found', 413, 429, 503)
   @RateLimit('run_control')
   async cancel(@CurrentUser() user: AuthUser, @Param() params: RunIdParams): Promise<RunInfo> {
-    const run = await this.chat.cancel(params.run_id, user.userId);
+    const run = await this.control.cancel(params.run_id, user.userId);
     if (!run) throw new RequestError('run_not_found', `Run ${params.run_id} not found`);
     return run;
   }

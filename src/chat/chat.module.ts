@@ -8,17 +8,31 @@ import { ChatController } from './chat.controller.js';
 import { ChatService } from './chat.service.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
 import { RunCancellation } from './run-cancellation.service.js';
+import { RunControl } from './run-control.service.js';
 import { RunEventsService } from './run-events.service.js';
 import { RunReaper } from './run-reaper.service.js';
 import { RunRegistry } from './run-registry.service.js';
 import { RunRepository } from './run.repository.js';
 import { StreamTicketController } from './stream-ticket.controller.js';
+import { TurnCommits } from './turn-commits.service.js';
 import { TurnAdmissionGuard, TurnDrain } from './turn-drain.service.js';
 
 @Module({
   imports: [AgentModule, AuthModule, SessionModule, TraceModule, DrainStateModule],
   controllers: [ChatController, StreamTicketController],
-  providers: [ChatService, RunRepository, RunRegistry, RunEventsService, RunCancellation, ConversationSummaryService, RunReaper, TurnDrain, TurnAdmissionGuard],
+  providers: [
+    ChatService,
+    RunRepository,
+    RunRegistry,
+    RunEventsService,
+    RunCancellation,
+    RunControl,
+    TurnCommits,
+    ConversationSummaryService,
+    RunReaper,
+    TurnDrain,
+    TurnAdmissionGuard,
+  ],
   exports: [ChatService, RunEventsService, RunRegistry, TurnDrain, TurnAdmissionGuard],
 })
 export class ChatModule implements BeforeApplicationShutdown {

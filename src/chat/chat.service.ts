@@ -2,128 +2,64 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
-import { Command, GraphRecursionError, INTERRUPT } from '@langchain/langgraph';
+import { BaseMessage, HumanMessage } from '@langchain/core/messages';
+import { Command, INTERRUPT } from '@langchain/langgraph';
 import { AgentFactory, AgentGraph, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
 import { CheckpointerProvider } from '../agent/checkpointer.provider.js';
 import { TurnContext } from '../agent/turn-context.js';
-import { CodedError } from '../common/coded-error.js';
-import { isDatabaseUnavailable } from '../common/database-unavailable.js';
 import { withTimeout } from '../common/with-timeout.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { CommitOutcomeUnknownError, isUnanswered, transactionKnowingCommit } from '../database/commit-outcome.js';
+import { CommitOutcomeUnknownError, transactionKnowingCommit } from '../database/commit-outcome.js';
 import { toLangChainMessages } from '../session/langchain-messages.js';
-import type { NewMessage } from '../session/message.repository.js';
 import { SessionReads } from '../session/session-reads.service.js';
 import { titleFrom } from '../session/session-title.js';
-import { AppendTurnOptions, AppendTurnResult, SessionWrites } from '../session/session-writes.service.js';
+import { SessionWrites } from '../session/session-writes.service.js';
 import { SessionNotFoundError } from '../session/session.errors.js';
 import { normalizePendingHitl } from '../trace/trace.normalizer.js';
-import type { HitlResumeState, PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
-import { RunInProgressError, RunNotRunningError, TurnFailedError, TurnFailureCode } from './chat.errors.js';
+import { RunInProgressError, RunNotRunningError, TurnFailedError } from './chat.errors.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
+import { Emit, GraphEventTranslator, GraphStreamChunk } from './graph-events.js';
 import { PendingRunEnds } from './pending-run-ends.js';
+import { RunCancelledSignal } from './run-cancellation.service.js';
+import { RunControl, WatchedRun } from './run-control.service.js';
 import { RunEventsService } from './run-events.service.js';
-import { RunCancellation, RunCancelledSignal } from './run-cancellation.service.js';
-import { RunInfoRecord, RunRegistry, RunSlotTakenError, RunStatus } from './run-registry.service.js';
-import type { RunEventArgs } from './run-event.js';
-import { type StepEvent, toolEndSummary, toolFailedSummary, toolStartSummary } from './sse-events.dto.js';
+import { RunRegistry, RunSlotTakenError } from './run-registry.service.js';
+import { TurnCommits } from './turn-commits.service.js';
+import { afterKeepFailed, decideFailure, FailureVerdict, failureMessage, statelessFailure, toldAfterCancel, toldAfterFailure } from './turn-failure.js';
+import {
+  answeredAttempt,
+  CommitAttempt,
+  GraphOutcome,
+  HITL_ROUNDS_KEY,
+  PENDING_HITL_KEY,
+  pausedAttempt,
+  pendingHitlOf,
+  PreparedTurn,
+  promptOf,
+  TurnResult,
+  TurnStart,
+} from './turn-outcome.js';
 
-export interface TurnResult {
-  response: string;
-  rag_trace: RagTrace | null;
-  session_id: string;
-  pending_hitl: PendingHitlState | null;
-  run_id: string;
-}
+export type { Emit } from './graph-events.js';
+export { HITL_RESUME_KEY, HITL_ROUNDS_KEY, PENDING_HITL_KEY } from './turn-outcome.js';
+export type { PreparedTurn, TurnResult } from './turn-outcome.js';
 
-export interface PreparedTurn {
-  runId: string;
-  sessionId: string;
-  userId: string;
-  message: string;
-}
-
-/** Where a turn's events go: the run's stream in Redis, or a caller's own sink (a stateless turn). */
-export type Emit = (...event: RunEventArgs) => void;
-
-/** What a graph run has produced so far, for a turn that stops before it ends. */
-interface GraphProgress {
-  /** What the model said so far. */
-  answer: string;
-  /** The trace the tools last wrote to the state. */
-  trace: RagTrace | null;
-}
-
-/** How a graph run ended: its answer or the question it paused on, and the final state's trace and resume data. */
-interface GraphOutcome {
-  answer: string;
-  interrupt?: Record<string, unknown>;
-  trace: RagTrace | null;
-  resumeState: HitlResumeState | null;
-}
-
-/** How often a cancel looks whether the run stopped. */
-const CANCEL_POLL_MS = 25;
-
-/** Session metadata keys of a paused (human-in-the-loop) task: what the session API shows; the run itself resumes from its graph state. */
-export const PENDING_HITL_KEY = 'pending_hitl';
-export const HITL_RESUME_KEY = 'hitl_resume_state';
-export const HITL_ROUNDS_KEY = 'hitl_rounds';
-
-function textContent(message: BaseMessage): string {
-  const content = message.content;
-  return typeof content === 'string' ? content : content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
-}
-
-/** Why the turn failed, in words for the user (never a driver's or a library's text), before saying whether the message was kept. */
-export function classifyFailure(error: unknown): { code: TurnFailureCode; reason: string } {
-  if (error instanceof SessionNotFoundError) {
-    return { code: 'session_deleted', reason: 'The session was deleted while the turn ran.' };
-  }
-  if (error instanceof RunNotRunningError && error.status === 'cancelled') return { code: 'cancelled', reason: 'The turn was cancelled.' };
-  if (error instanceof RunNotRunningError && error.status === null) {
-    return { code: 'session_deleted', reason: 'The session was deleted while the turn ran.' };
-  }
-  if (error instanceof RunNotRunningError) {
-    return { code: 'run_lost', reason: 'This turn was given up as lost while it could not reach the database (its session may have moved on).' };
-  }
-  if (error instanceof TurnFailedError) return { code: error.code, reason: error.message };
-  // Any other coded error (a model's, a tool's, storage's) ends the turn with its own code, status and words.
-  if (error instanceof CodedError) return { code: error.code, reason: error.message };
-  if (isDatabaseUnavailable(error)) {
-    return { code: 'storage_unavailable', reason: 'The database did not answer in time.' };
-  }
-  if (error instanceof GraphRecursionError) {
-    return { code: 'model_error', reason: 'The agent did not finish within its step limit.' };
-  }
-  return { code: 'internal_error', reason: 'The turn failed on an internal error.' };
-}
-
-/** A turn's own commit, once sent: what it stores and answers, and how its followers are told. */
-interface CommitAttempt {
-  result: TurnResult;
-  tell: () => void;
-  /** The thread whose checkpoints go once it landed (none for a paused task). */
-  finishedThread: string | null;
-}
-
-/** What a failed turn tells the user of their message, after the reason. */
-function toldAfterFailure(code: TurnFailureCode, saved: boolean | null): string {
-  if (saved === null) {
-    return 'Whether your message was saved is not known yet (the database did not answer while it was being saved): reload the session before sending it again.';
-  }
-  if (code === 'cancelled') return saved ? 'Your message was saved, marked cancelled.' : 'Nothing was saved.';
-  if (saved) return 'Your message was saved; retry to get an answer.';
-  return code === 'session_deleted' || code === 'run_lost' ? 'Nothing was saved.' : 'Your message was NOT saved; please send it again.';
+/** How a session's turn stands while it runs: its thread, and its own commit once sent (a commit whose answer was lost may have landed). */
+interface TurnProgress {
+  threadId: string;
+  attempt: CommitAttempt | null;
+  /** Set once the commit landed: nothing after it may fail the turn or store it again. */
+  committed: TurnResult | null;
 }
 
 /**
  * Chat turns: claim the session's run slot, give the agent a bounded view of
- * the conversation, run the LangGraph graph (streaming its events when asked),
- * commit the human and AI messages with the trace in one transaction, and
- * leave no checkpoint behind a finished run.
+ * the conversation, run the LangGraph graph (its chunks become the run's
+ * events, GraphEventTranslator), commit the human and AI messages with the
+ * trace in one transaction (TurnCommits), decide what a failed turn tells
+ * and keeps (turn-failure.ts), and leave no checkpoint behind a finished run.
+ * Cancels are RunControl's.
  */
 @Injectable()
 export class ChatService {
@@ -140,7 +76,8 @@ export class ChatService {
     private readonly runs: RunRegistry,
     private readonly events: RunEventsService,
     private readonly summaries: ConversationSummaryService,
-    private readonly cancellation: RunCancellation,
+    private readonly control: RunControl,
+    private readonly commits: TurnCommits,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.pendingEnds = new PendingRunEnds(runs, config.chat.runStaleAfterMs);
@@ -207,23 +144,20 @@ export class ChatService {
     return this.track(
       (async () => {
         try {
-          const outcome = await this.runGraph(context, { messages }, emit, threadId, signal, { answer: '', trace: null }, this.agents.statelessGraph);
+          const outcome = await this.runGraph(context, { messages }, threadId, signal, new GraphEventTranslator(emit), this.agents.statelessGraph);
           const { trace } = outcome;
           context.close();
           if (outcome.interrupt) {
-            const pending = normalizePendingHitl({ ...outcome.interrupt, task_id: threadId, user_supplement: null, created_at: new Date().toISOString() });
-            const prompt = pending?.clarification_prompt ?? pending?.original_question ?? '';
-            return { response: prompt, rag_trace: trace, pending_hitl: pending, run_id: context.runId };
+            const pending = pendingHitlOf(outcome.interrupt, threadId, null);
+            return { response: promptOf(pending), rag_trace: trace, pending_hitl: pending, run_id: context.runId };
           }
           return { response: outcome.answer, rag_trace: trace, pending_hitl: null, run_id: context.runId };
         } catch (error) {
           context.close();
           // Aborted by the client leaving, or with a coded reason (the instance shutting down).
-          if (signal.aborted && signal.reason instanceof CodedError) throw new TurnFailedError(signal.reason.code, `${signal.reason.message} Nothing was saved.`, false);
-          if (signal.aborted) throw new TurnFailedError('cancelled', 'The turn was cancelled. Nothing was saved.', false);
-          const { code, reason } = classifyFailure(error);
-          this.logger.warn({ err: error, run_id: context.runId }, `stateless turn failed: ${code}`);
-          throw new TurnFailedError(code, `${/[.!?。！？]$/.test(reason) ? reason : `${reason}.`} Nothing was saved.`, false);
+          const failure = statelessFailure(error, signal);
+          if (!signal.aborted) this.logger.warn({ err: error, run_id: context.runId }, `stateless turn failed: ${failure.code}`);
+          throw failure;
         } finally {
           await saver.end(threadId);
         }
@@ -243,205 +177,121 @@ export class ChatService {
   }
 
   private async execute(turn: PreparedTurn, context: TurnContext, emit: Emit): Promise<TurnResult> {
-    const { runId, sessionId, userId, message } = turn;
-    const cancelled = this.cancellation.register(runId);
-    // Until the turn's outcome is being settled: a late heartbeat answer may revive the run only while it still works.
-    let working = true;
-    // A run no longer `running` in the database (cancelled while Redis could not carry the request, or given up) stops here too.
-    const heartbeat = setInterval(
-      () =>
-        void this.runs
-          .heartbeat(runId)
-          .then((status) => {
-            // Its heartbeats were late past RUN_STALE_AFTER_MS (a database stall, a long pause) and nobody gave it up
-            // meanwhile: the run still works, so it says so. A heartbeat of a run that has failed since never does this.
-            if (status === 'stale') return working ? this.runs.revive(runId) : undefined;
-            // Cancelled through the database; or its session was deleted, or it was given up: the work stops either way.
-            if (status === 'cancelled') this.cancellation.abortLocal(runId);
-            else if (status === null) this.cancellation.abortLocal(runId, new SessionNotFoundError(sessionId));
-            else if (status !== 'running') this.cancellation.abortLocal(runId, new RunNotRunningError(runId, status));
-          })
-          .catch(() => undefined),
-      this.runs.heartbeatMs,
-    );
-    heartbeat.unref();
+    const run = this.control.watch(turn.runId, turn.sessionId);
     // What the model said before the turn stopped: kept with a cancelled turn.
-    const progress: GraphProgress = { answer: '', trace: null };
-    emit('metadata', { run_id: runId, session_id: sessionId });
-    let threadId = runId;
-    // What the turn's own commit stores and tells, once it is sent: a commit whose answer was lost may have landed.
-    let attempt: CommitAttempt | null = null;
-    // Set once the commit landed: nothing after it may fail the turn or store it again.
-    let committed: TurnResult | null = null;
+    const graphEvents = new GraphEventTranslator(emit);
+    emit('metadata', { run_id: turn.runId, session_id: turn.sessionId });
+    const progress: TurnProgress = { threadId: turn.runId, attempt: null, committed: null };
     try {
-      const history = await this.storage.getTurnContext(userId, sessionId, this.config.chat.recentMessages);
-      const metadata = history?.metadata ?? {};
-      const { summary, upto } = ConversationSummaryService.read(metadata);
-      // A message to a session with a paused task is the user's supplement for it.
-      const recorded = normalizePendingHitl(metadata[PENDING_HITL_KEY]);
-      // A task whose checkpoint is gone cannot be resumed: the message is then an ordinary turn.
-      const paused = recorded?.task_id && (await this.isWaiting(recorded.task_id)) ? recorded : null;
-      if (recorded && !paused) this.logger.warn(`paused task ${recorded.task_id} has no checkpoint; treating the message as a new turn`);
-      const rounds = Number.isInteger(metadata[HITL_ROUNDS_KEY]) ? (metadata[HITL_ROUNDS_KEY] as number) : 1;
-      threadId = paused?.task_id ?? runId;
-
-      let input: { messages: BaseMessage[] } | Command;
-      if (paused) {
-        input = new Command({ resume: message });
-      } else {
-        // The window, less whatever the summary already covers.
-        const unsummarized = history ? history.messageCount - upto : 0;
-        const recent = unsummarized > 0 ? history!.recent.slice(-unsummarized) : [];
-        input = { messages: [...toLangChainMessages(recent), new HumanMessage(message)] };
-      }
-
+      const { start, input, summary } = await this.startTurn(turn);
+      progress.threadId = start.threadId;
       context.summary = summary;
-      const outcome = await this.runGraph(context, input, emit, threadId, cancelled, progress);
-      const { trace, resumeState } = outcome;
+      const outcome = await this.runGraph(context, input, start.threadId, run.signal, graphEvents);
       context.close();
-
-      if (outcome.interrupt) {
-        const pending = normalizePendingHitl({
-          ...outcome.interrupt,
-          task_id: threadId,
-          user_supplement: paused ? message : null,
-          created_at: new Date().toISOString(),
-        });
-        if (!pending) throw new Error('the knowledge tool paused with an invalid HITL payload');
-        const prompt: string = pending.clarification_prompt ?? pending.original_question ?? '';
-        attempt = {
-          result: { response: prompt, rag_trace: trace, session_id: sessionId, pending_hitl: pending, run_id: runId },
-          tell: () => {
-            emit('hitl', pending);
-            if (trace) emit('trace', trace);
-            emit('done', { response: prompt, session_id: sessionId });
-          },
-          // The paused task's checkpoints stay: its question waits for an answer.
-          finishedThread: null,
-        };
-        await this.commitTurn(
-          turn,
-          [
-            { type: 'human', content: message, run_id: runId },
-            { type: 'ai', content: prompt, rag_trace: trace, run_id: runId },
-          ],
-          { status: 'interrupted' },
-          { metadata: { [PENDING_HITL_KEY]: pending, [HITL_RESUME_KEY]: resumeState, [HITL_ROUNDS_KEY]: paused ? rounds + 1 : 1 } },
-        );
-        committed = attempt.result;
-        this.announce(runId, attempt.tell);
-        return committed;
+      const attempt = outcome.interrupt ? pausedAttempt(start, { ...outcome, interrupt: outcome.interrupt }, emit) : answeredAttempt(start, outcome, emit);
+      progress.attempt = attempt;
+      const stored = await this.commits.commit(turn, attempt.messages, attempt.end, attempt.options);
+      progress.committed = attempt.result;
+      this.announce(turn.runId, attempt.tell);
+      // An answered turn's thread goes and its session may be summarized; a paused task keeps its thread.
+      if (attempt.finishedThread) {
+        await this.forgetCheckpoints(attempt.finishedThread);
+        // Off the answer's path; drain() waits for it at shutdown.
+        void this.track(this.summaries.maybeFold(turn.userId, turn.sessionId, stored.message_count));
       }
-
-      const response = outcome.answer;
-      attempt = {
-        result: { response, rag_trace: trace, session_id: sessionId, pending_hitl: null, run_id: runId },
-        tell: () => {
-          if (trace) emit('trace', trace);
-          emit('done', { response, session_id: sessionId });
-        },
-        finishedThread: threadId,
-      };
-      const stored = await this.commitTurn(
-        turn,
-        [
-          { type: 'human', content: message, run_id: runId },
-          { type: 'ai', content: response, rag_trace: trace, run_id: runId },
-        ],
-        { status: 'done' },
-        recorded ? { metadata: { [PENDING_HITL_KEY]: null, [HITL_RESUME_KEY]: null, [HITL_ROUNDS_KEY]: null } } : {},
-      );
-      committed = attempt.result;
-      this.announce(runId, attempt.tell);
-      await this.forgetCheckpoints(threadId);
-      // Off the answer's path; drain() waits for it at shutdown.
-      void this.track(this.summaries.maybeFold(userId, sessionId, stored.message_count));
-      return committed;
+      return attempt.result;
     } catch (error) {
-      working = false;
+      run.settling();
       context.close();
-      if (cancelled.reason instanceof RunCancelledSignal && !committed) return await this.commitCancelled(turn, progress.answer, progress.trace, emit);
-      if (committed) {
-        // The turn is stored and its run finished: a failure after that (telling followers, cleaning up) is logged, not reported.
-        this.logger.error({ err: error, run_id: runId, session_id: sessionId }, 'failure after the turn committed');
-        return committed;
-      }
-      // A run stopped because its session went away or it was given up fails for that reason, not for the abort it caused.
-      const cause = cancelled.aborted && cancelled.reason instanceof Error ? cancelled.reason : error;
-      const outcome = await this.settleFailure(turn, cause, error, attempt !== null);
-      if (outcome === 'landed') {
-        // The turn's own commit (settleFailure answers `landed` only once one was sent) landed; only its answer was
-        // lost on the way back: the turn stands as stored.
-        this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, 'the turn committed although its commit was not confirmed');
-        committed = attempt!.result;
-        this.announce(runId, attempt!.tell);
-        if (attempt!.finishedThread) void this.track(this.forgetCheckpoints(attempt!.finishedThread));
-        return committed;
-      }
-      const { code, reason, saved } = outcome;
-      this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, `turn failed: ${code}`);
-      const failure = new TurnFailedError(code, `${/[.!?。！？]$/.test(reason) ? reason : `${reason}.`} ${toldAfterFailure(code, saved)}`, saved);
-      emit('error', { code: failure.code, message: failure.message, message_saved: saved });
-      // Off the answer's path (a stalled database would hold it for another limit). A paused task's thread (another
-      // run's id) is kept so the user can answer again, unless its session is gone.
-      void this.track(this.forgetCheckpoints(runId));
-      if (code === 'session_deleted' && threadId !== runId) void this.track(this.forgetCheckpoints(threadId));
-      throw failure;
+      return await this.afterFailure(turn, run, error, progress, graphEvents, emit);
     } finally {
-      clearInterval(heartbeat);
-      this.cancellation.release(runId);
+      run.stop();
     }
   }
 
   /**
-   * What a failed turn leaves stored, found out before the client is told:
-   * `landed` when the turn's own commit landed after all (its answer was
-   * lost on the way back); else the code to report and whether the user's
+   * What the turn starts from: the session's recent window (less what its summary covers) and the message, or, when
+   * the session has a paused task whose checkpoint is still there, the message as the answer that resumes it.
+   */
+  private async startTurn(turn: PreparedTurn): Promise<{ start: TurnStart; input: { messages: BaseMessage[] } | Command; summary?: string }> {
+    const { runId, userId, sessionId, message } = turn;
+    const history = await this.storage.getTurnContext(userId, sessionId, this.config.chat.recentMessages);
+    const metadata = history?.metadata ?? {};
+    const { summary, upto } = ConversationSummaryService.read(metadata);
+    // A message to a session with a paused task is the user's supplement for it.
+    const recorded = normalizePendingHitl(metadata[PENDING_HITL_KEY]);
+    // A task whose checkpoint is gone cannot be resumed: the message is then an ordinary turn.
+    const paused = recorded?.task_id && (await this.isWaiting(recorded.task_id)) ? recorded : null;
+    if (recorded && !paused) this.logger.warn(`paused task ${recorded.task_id} has no checkpoint; treating the message as a new turn`);
+    const rounds = Number.isInteger(metadata[HITL_ROUNDS_KEY]) ? (metadata[HITL_ROUNDS_KEY] as number) : 1;
+    const start: TurnStart = { turn, threadId: paused?.task_id ?? runId, resumed: Boolean(paused), rounds, hadPending: Boolean(recorded) };
+    if (paused) return { start, input: new Command({ resume: message }), summary };
+    // The window, less whatever the summary already covers.
+    const unsummarized = history ? history.messageCount - upto : 0;
+    const recent = unsummarized > 0 ? history!.recent.slice(-unsummarized) : [];
+    return { start, input: { messages: [...toLangChainMessages(recent), new HumanMessage(message)] }, summary };
+  }
+
+  /** Ends a turn that threw: committed already, cancelled, its commit landed after all, or failed. */
+  private async afterFailure(turn: PreparedTurn, run: WatchedRun, error: unknown, progress: TurnProgress, graphEvents: GraphEventTranslator, emit: Emit): Promise<TurnResult> {
+    const { runId, sessionId } = turn;
+    const { attempt, committed } = progress;
+    if (run.signal.reason instanceof RunCancelledSignal && !committed) return await this.commitCancelled(turn, graphEvents.answerSoFar, graphEvents.trace, emit);
+    if (committed) {
+      // The turn is stored and its run finished: a failure after that (telling followers, cleaning up) is logged, not reported.
+      this.logger.error({ err: error, run_id: runId, session_id: sessionId }, 'failure after the turn committed');
+      return committed;
+    }
+    // A run stopped because its session went away or it was given up fails for that reason, not for the abort it caused.
+    const cause = run.signal.aborted && run.signal.reason instanceof Error ? run.signal.reason : error;
+    const verdict = await this.settleFailure(turn, cause, error, attempt !== null);
+    if (verdict === 'landed') {
+      // The turn's own commit (settleFailure answers `landed` only once one was sent) landed; only its answer was
+      // lost on the way back: the turn stands as stored.
+      this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, 'the turn committed although its commit was not confirmed');
+      this.announce(runId, attempt!.tell);
+      if (attempt!.finishedThread) void this.track(this.forgetCheckpoints(attempt!.finishedThread));
+      return attempt!.result;
+    }
+    const { code, reason, saved } = verdict;
+    this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, `turn failed: ${code}`);
+    const failure = new TurnFailedError(code, failureMessage(reason, toldAfterFailure(code, saved)), saved);
+    emit('error', { code: failure.code, message: failure.message, message_saved: saved });
+    // Off the answer's path (a stalled database would hold it for another limit). A paused task's thread (another
+    // run's id) is kept so the user can answer again, unless its session is gone.
+    void this.track(this.forgetCheckpoints(runId));
+    if (code === 'session_deleted' && progress.threadId !== runId) void this.track(this.forgetCheckpoints(progress.threadId));
+    throw failure;
+  }
+
+  /**
+   * What a failed turn leaves stored, found out before the client is told
+   * (the decisions are turn-failure.ts's): `landed` when the turn's own
+   * commit landed after all; else the code to report and whether the user's
    * message is kept (null: not known yet). The message is kept when it can
    * be, marked failed, with the run's end in the same transaction; when the
    * run cannot be ended now, its end is recorded later (PendingRunEnds).
    */
-  private async settleFailure(
-    turn: PreparedTurn,
-    cause: unknown,
-    error: unknown,
-    commitSent: boolean,
-  ): Promise<'landed' | { code: TurnFailureCode; reason: string; saved: boolean | null }> {
+  private async settleFailure(turn: PreparedTurn, cause: unknown, error: unknown, commitSent: boolean): Promise<'landed' | FailureVerdict> {
     const { runId, sessionId, message } = turn;
-    // How the run's record said it ended, when the turn stopped on reading it (a heartbeat, its own commit).
-    const recorded = [cause, error].find((e): e is RunNotRunningError => e instanceof RunNotRunningError)?.status;
-    if (commitSent && (recorded === 'done' || recorded === 'interrupted')) return 'landed';
-    // Cancelled from another instance that could not reach this one: the cancel ended the run and kept the message.
-    if (recorded === 'cancelled') return { ...classifyFailure(new RunNotRunningError(runId, recorded)), saved: true };
-    const { code, reason } = classifyFailure(cause);
-    if (code === 'session_deleted' || code === 'run_lost') return { code, reason, saved: false };
-    const commitUnknown = error instanceof CommitOutcomeUnknownError;
-    // A turn the instance's shutdown cut off is `interrupted` (its error text says why; no question waits for the user).
-    const endedAs = code === 'shutting_down' ? 'interrupted' : 'error';
-    const endLater = () => this.pendingEnds.record(sessionId, { runId, status: endedAs, error: reason });
-    if (!commitUnknown && isUnanswered(cause)) {
-      // The database stopped answering (no reply, or no connection in time) before anything of the turn was sent to
-      // commit: nothing is stored, and trying to store the message would only wait for another limit while it lasts.
-      endLater();
-      return { code, reason, saved: false };
+    let decision = decideFailure(cause, error, commitSent);
+    if (decision.kind === 'keep') {
+      // After a COMMIT without an answer, keeping the message also reads back what landed: the turn's transaction holds
+      // its rows until it ends, and a run it ended reads `done`. That read-back waits at most the lock limit.
+      const keep = decision;
+      const keeping = this.commits.commit(turn, [{ type: 'human', content: message, run_id: runId, status: 'failed' }], keep.end);
+      try {
+        await (keep.readBack ? withTimeout(keeping, this.config.database.lockTimeoutMs, () => new Error('the read-back of the turn did not finish in time')) : keeping);
+        return { code: keep.code, reason: keep.reason, saved: true };
+      } catch (saveError) {
+        decision = afterKeepFailed(keep, saveError, commitSent);
+        if (decision.kind === 'told' && decision.endLater) this.logger.error({ err: saveError, run_id: runId }, 'could not keep the human message');
+      }
     }
-    // After a COMMIT without an answer, keeping the message also reads back what landed: the turn's transaction holds
-    // its rows until it ends, and a run it ended reads `done`. That read-back waits at most the lock limit.
-    const keeping = this.commitTurn(turn, [{ type: 'human', content: message, run_id: runId, status: 'failed' }], { status: endedAs, error: reason });
-    try {
-      await (commitUnknown ? withTimeout(keeping, this.config.database.lockTimeoutMs, () => new Error('the read-back of the turn did not finish in time')) : keeping);
-      return { code, reason, saved: true };
-    } catch (saveError) {
-      const ended = saveError instanceof RunNotRunningError ? saveError.status : undefined;
-      if (commitSent && (ended === 'done' || ended === 'interrupted')) return 'landed';
-      if (ended === 'cancelled') return { ...classifyFailure(saveError), saved: true };
-      if (saveError instanceof SessionNotFoundError || saveError instanceof RunNotRunningError) return { ...classifyFailure(saveError), saved: false };
-      this.logger.error({ err: saveError, run_id: runId }, 'could not keep the human message');
-      endLater();
-      // A commit without an answer (the turn's or the keeping's), or a read-back cut short, may still land.
-      const unknown = commitUnknown || saveError instanceof CommitOutcomeUnknownError;
-      return { code, reason, saved: unknown ? null : false };
-    }
+    if (decision.kind === 'landed') return 'landed';
+    if (decision.kind !== 'told') throw new Error('unreachable: a failure decided twice to keep the message');
+    if (decision.endLater) this.pendingEnds.record(sessionId, { runId, ...decision.endLater });
+    return { code: decision.code, reason: decision.reason, saved: decision.saved };
   }
 
   /**
@@ -449,12 +299,12 @@ export class ChatService {
    * are kept, marked `cancelled`, with the run's end in the same transaction,
    * so the session is free the moment the cancel returns.
    */
-  private async commitCancelled(turn: PreparedTurn, answerSoFar: string, trace: RagTrace | null, emit: Emit): Promise<never> {
+  private async commitCancelled(turn: PreparedTurn, answerSoFar: string, trace: GraphOutcome['trace'], emit: Emit): Promise<never> {
     let partial = answerSoFar;
     const { runId, sessionId, message } = turn;
     let saved: boolean | null = true;
     try {
-      await this.commitTurn(
+      await this.commits.commit(
         turn,
         [
           { type: 'human', content: message, run_id: runId, status: 'cancelled' },
@@ -472,87 +322,20 @@ export class ChatService {
         if (saved === null) this.pendingEnds.record(sessionId, { runId, status: 'cancelled', error: 'cancelled by the user' });
       }
     }
-    const told = saved
-      ? `Your message${partial ? ' and the answer so far were' : ' was'} saved, marked cancelled.`
-      : saved === false
-        ? 'Nothing was saved.'
-        : 'Whether your message was saved is not known yet: reload the session.';
-    const failure = new TurnFailedError('cancelled', `The turn was cancelled. ${told}`, saved);
+    const failure = new TurnFailedError('cancelled', `The turn was cancelled. ${toldAfterCancel(saved, partial !== '')}`, saved);
     emit('error', { code: failure.code, message: failure.message, message_saved: saved });
     // A paused task's thread (another run's id) is kept: its question still waits for an answer, as after a failure.
     await this.forgetCheckpoints(runId);
     throw failure;
   }
 
-  /**
-   * Cancels the user's run (POST /api/chat/runs/:run_id/cancel): asks the
-   * instance running it to stop, waits up to RUN_CANCEL_WAIT_MS for it to,
-   * and ends it itself when it did not. Answers the run as it then stands;
-   * null when it is not the user's.
-   */
-  async cancel(runId: string, userId: string): Promise<RunInfoRecord | null> {
-    const run = await this.runs.info(runId, userId);
-    if (!run || run.status !== 'running') return run;
-    await this.cancellation.request(runId);
-    const deadline = Date.now() + this.config.chat.runCancelWaitMs;
-    while (Date.now() < deadline && (await this.runs.status(runId)) === 'running') {
-      await new Promise((resolve) => setTimeout(resolve, CANCEL_POLL_MS));
-    }
-    // The running instance did not stop it in time (it may be cut off from Redis): the cancel records it and keeps its
-    // message itself, and that instance stops at its next heartbeat without committing.
-    if ((await this.runs.status(runId)) === 'running') await this.forceCancel(runId, userId, run.session_id);
-    return (await this.runs.info(runId, userId)) ?? run;
-  }
-
-  /**
-   * Ends a run the cancel could not stop through its instance (Redis could
-   * not carry the request, or that instance did not answer in time): the run
-   * is recorded cancelled and the message that started it kept, marked
-   * cancelled, in one transaction. False when the run had ended meanwhile.
-   */
-  private async forceCancel(runId: string, userId: string, sessionId: string): Promise<boolean> {
-    const message = await this.runs.message(runId);
-    try {
-      await this.commitTurn({ runId, userId, sessionId }, message ? [{ type: 'human', content: message, run_id: runId, status: 'cancelled' }] : [], {
-        status: 'cancelled',
-        error: 'cancelled by the user',
-      });
-      return true;
-    } catch (error) {
-      if (error instanceof RunNotRunningError || error instanceof SessionNotFoundError) return false;
-      throw error;
-    }
-  }
-
-  /**
-   * Commits a turn's messages (in its session, which must still exist) and its run's end in one transaction: the
-   * run's end commits with the turn, so a client posting right after `done` finds the session free, and a run given
-   * up as abandoned or cancelled meanwhile cannot commit at all (RunNotRunningError). A COMMIT without an answer
-   * throws CommitOutcomeUnknownError: the caller finds out what landed.
-   */
-  private async commitTurn(
-    turn: Pick<PreparedTurn, 'runId' | 'sessionId' | 'userId'>,
-    messages: NewMessage[],
-    end: { status: Exclude<RunStatus, 'running'>; error?: string },
-    options: Omit<AppendTurnOptions, 'createIfMissing'> = {},
-  ): Promise<AppendTurnResult> {
-    const { runId, sessionId, userId } = turn;
-    const stored = await transactionKnowingCommit(this.dataSource, async (manager) => {
-      const appended = await this.sessionWrites.appendTurn(manager, userId, sessionId, messages, { ...options, createIfMissing: false });
-      await this.runs.finish(runId, end.status, end.error, manager);
-      return appended;
-    });
-    await this.sessionWrites.turnCommitted(userId, sessionId);
-    return stored;
-  }
-
+  /** Runs the graph on the thread, its chunks translated into the run's events; reads the final state once it ends. */
   private async runGraph(
     context: TurnContext,
     input: { messages: BaseMessage[] } | Command,
-    emit: Emit,
     threadId: string,
     signal: AbortSignal,
-    progress: GraphProgress,
+    graphEvents: GraphEventTranslator,
     graph: AgentGraph = this.agents.graph,
   ): Promise<GraphOutcome> {
     const stream = await graph.stream(input as { messages: BaseMessage[] }, {
@@ -563,52 +346,10 @@ export class ChatService {
       streamMode: context.mode === 'stream' ? ['messages', 'custom', 'updates'] : ['updates'],
       recursionLimit: MAX_TOOL_ROUNDS * 2 + 2,
     });
-    let finalAnswer: string | undefined;
-    let streamedTokens = '';
-    let paused: Record<string, unknown> | undefined;
-    for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
-      if (mode === 'messages') {
-        const [messageChunk, metadata] = chunk as [BaseMessage, { langgraph_node?: string }];
-        if (metadata?.langgraph_node === 'agent' && messageChunk instanceof AIMessageChunk) {
-          const text = textContent(messageChunk);
-          if (text) {
-            streamedTokens += text;
-            progress.answer = streamedTokens;
-            emit('token', { text });
-          }
-        }
-      } else if (mode === 'custom') {
-        const { type, ...step } = chunk as { type?: string } & StepEvent; // what TurnContext.stepReporter writes
-        if (type === 'step') emit('step', step);
-      } else if (mode === 'updates') {
-        const update = chunk as Record<string, { messages?: BaseMessage[]; ragTrace?: RagTrace | null } | undefined> & {
-          __interrupt__?: Array<{ value?: Record<string, unknown> }>;
-        };
-        if (update.__interrupt__?.length) paused = update.__interrupt__[0].value ?? {};
-        // What a cancelled turn keeps of its trace: the final state is not read then.
-        if (update.tools?.ragTrace !== undefined) progress.trace = update.tools.ragTrace;
-        for (const message of update.agent?.messages ?? []) {
-          if (!(message instanceof AIMessage)) continue;
-          if (message.tool_calls?.length) {
-            for (const call of message.tool_calls) {
-              emit('tool', { name: call.name, phase: 'start', summary: toolStartSummary(call.args) });
-            }
-          } else {
-            finalAnswer = textContent(message);
-          }
-        }
-        for (const message of update.tools?.messages ?? []) {
-          if (message instanceof ToolMessage) {
-            // A failed call's text is for the model (and may be internal); the client is told that it failed.
-            const summary = message.status === 'error' ? toolFailedSummary() : toolEndSummary(textContent(message));
-            emit('tool', { name: message.name ?? '', phase: 'end', summary });
-          }
-        }
-      }
-    }
+    for await (const chunk of stream as AsyncIterable<GraphStreamChunk>) graphEvents.handle(chunk);
     // The trace and a paused search's resume data are graph state channels (AgentState), kept by the checkpointer.
     const { values } = await graph.getState({ configurable: { thread_id: threadId } });
-    return { answer: finalAnswer ?? streamedTokens, interrupt: paused, trace: values.ragTrace ?? null, resumeState: values.hitl?.resumeState ?? null };
+    return { answer: graphEvents.answer, interrupt: graphEvents.interrupt, trace: values.ragTrace ?? null, resumeState: values.hitl?.resumeState ?? null };
   }
 
   /** Tells the run's followers how a committed turn ended; the turn stands whatever happens to the telling. */

@@ -20,7 +20,7 @@ export class RunCancelledSignal extends Error {
  * AbortController; a cancel request aborts it at once when the run is local
  * and is published on Redis for the instance that runs it otherwise. Redis
  * down only slows a remote cancel down: the heartbeat of a run marked
- * cancelled in the database aborts it too (see ChatService).
+ * cancelled in the database aborts it too (see RunControl.watch).
  */
 @Injectable()
 export class RunCancellation implements OnModuleInit, OnApplicationShutdown {

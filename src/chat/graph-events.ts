@@ -1,0 +1,93 @@
+import { AIMessage, AIMessageChunk, BaseMessage, ToolMessage } from '@langchain/core/messages';
+import type { RagTrace } from '../trace/trace.protocol.js';
+import type { RunEventArgs } from './run-event.js';
+import { type StepEvent, toolEndSummary, toolFailedSummary, toolStartSummary } from './sse-events.dto.js';
+
+/** Where a turn's events go: the run's stream in Redis, or a caller's own sink (a stateless turn). */
+export type Emit = (...event: RunEventArgs) => void;
+
+/** One chunk of `graph.stream` with several stream modes: the mode and its payload. */
+export type GraphStreamChunk = [mode: string, chunk: unknown];
+
+/** A node update of the agent graph (stream mode `updates`), by node name. */
+type GraphUpdate = Record<string, { messages?: BaseMessage[]; ragTrace?: RagTrace | null } | undefined> & {
+  __interrupt__?: Array<{ value?: Record<string, unknown> }>;
+};
+
+export function textContent(message: BaseMessage): string {
+  const content = message.content;
+  return typeof content === 'string' ? content : content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
+}
+
+/**
+ * Turns the chunks of one graph run (stream modes `messages`, `custom`,
+ * `updates`) into the run's events (`token`, `step`, `tool`) and keeps what
+ * the turn needs when the run stops: the answer so far, the last trace the
+ * tools wrote, the final answer and the question the run paused on.
+ */
+export class GraphEventTranslator {
+  private streamedTokens = '';
+  private finalAnswer: string | undefined;
+  private lastTrace: RagTrace | null = null;
+  private pausedOn: Record<string, unknown> | undefined;
+
+  constructor(private readonly emit: Emit) {}
+
+  /** What the model said so far (its streamed tokens): kept with a cancelled turn. */
+  get answerSoFar(): string {
+    return this.streamedTokens;
+  }
+
+  /** The answer of a run that ended: the agent's last message without tool calls, else what it streamed. */
+  get answer(): string {
+    return this.finalAnswer ?? this.streamedTokens;
+  }
+
+  /** The trace the tools last wrote to the state (what a cancelled turn keeps: the final state is not read then). */
+  get trace(): RagTrace | null {
+    return this.lastTrace;
+  }
+
+  /** The interrupt's value when the run paused for the user. */
+  get interrupt(): Record<string, unknown> | undefined {
+    return this.pausedOn;
+  }
+
+  handle([mode, chunk]: GraphStreamChunk): void {
+    if (mode === 'messages') this.onMessage(chunk as [BaseMessage, { langgraph_node?: string } | undefined]);
+    else if (mode === 'custom') this.onCustom(chunk as { type?: string } & StepEvent);
+    else if (mode === 'updates') this.onUpdate(chunk as GraphUpdate);
+  }
+
+  private onMessage([messageChunk, metadata]: [BaseMessage, { langgraph_node?: string } | undefined]): void {
+    if (metadata?.langgraph_node !== 'agent' || !(messageChunk instanceof AIMessageChunk)) return;
+    const text = textContent(messageChunk);
+    if (!text) return;
+    this.streamedTokens += text;
+    this.emit('token', { text });
+  }
+
+  /** What TurnContext.stepReporter writes. */
+  private onCustom({ type, ...step }: { type?: string } & StepEvent): void {
+    if (type === 'step') this.emit('step', step);
+  }
+
+  private onUpdate(update: GraphUpdate): void {
+    if (update.__interrupt__?.length) this.pausedOn = update.__interrupt__[0].value ?? {};
+    if (update.tools?.ragTrace !== undefined) this.lastTrace = update.tools.ragTrace;
+    for (const message of update.agent?.messages ?? []) {
+      if (!(message instanceof AIMessage)) continue;
+      if (message.tool_calls?.length) {
+        for (const call of message.tool_calls) this.emit('tool', { name: call.name, phase: 'start', summary: toolStartSummary(call.args) });
+      } else {
+        this.finalAnswer = textContent(message);
+      }
+    }
+    for (const message of update.tools?.messages ?? []) {
+      if (!(message instanceof ToolMessage)) continue;
+      // A failed call's text is for the model (and may be internal); the client is told that it failed.
+      const summary = message.status === 'error' ? toolFailedSummary() : toolEndSummary(textContent(message));
+      this.emit('tool', { name: message.name ?? '', phase: 'end', summary });
+    }
+  }
+}

@@ -1,13 +1,13 @@
 import { CodedError, ErrorCode } from '../common/coded-error.js';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import pRetry from 'p-retry';
 import { closeRedisClient, createRedisClient, RedisClient } from '../common/redis-client.js';
-import { withTimeout, withTimeoutAfterPendingIo } from '../common/with-timeout.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { RunStatus } from './run-registry.service.js';
+import { RunEventCatchUp } from './run-event-catch-up.js';
 import { RunEventTail, TailFollower } from './run-event-tail.js';
-import { parseRunEvent, RunEvent, RunEventArgs, RunEventType, TERMINAL_EVENTS, trustedRunEvent } from './run-event.js';
+import { runEventsKey, RunEventWriter } from './run-event-writer.js';
+import { RunEvent, RunEventArgs, RunEventType, TERMINAL_EVENTS, trustedRunEvent } from './run-event.js';
 import { RunEventStream } from './run-event-stream.js';
 
 type Listener = (event: RunEvent) => void;
@@ -65,10 +65,6 @@ export function lostRunEvent(id: number, status: RunStatus | null): RunEvent {
 
 /** Between the last reads of a run that ended, while its terminal event may still be on its way. */
 const FOLLOW_POLL_MS = 100;
-/** Entries per XRANGE of a catch-up: the catch-up reads page after page until the stream's end or its terminal event. */
-const CATCH_UP_PAGE = 500;
-/** First pause before a page read that failed or timed out is sent again (doubling, within the catch-up's budget). */
-const CATCH_UP_RETRY_MS = 25;
 const LOCAL_GRACE_MS = 60_000;
 
 /**
@@ -85,15 +81,7 @@ async function lastEventsArrive(status: RunStatus | null, readBatch: () => Promi
   return false;
 }
 
-/** A catch-up read on its way: the run's events after `from`, shared by every follower that attaches after `from`. */
-interface CatchUp {
-  from: number;
-  events: Promise<RunEvent[]>;
-}
-
-export function runEventsKey(runId: string): string {
-  return `chat_run_events:${runId}`;
-}
+export { runEventsKey };
 
 /**
  * The events of each run: delivered in-process to the live stream, and kept
@@ -105,28 +93,23 @@ export function runEventsKey(runId: string): string {
 export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(RunEventsService.name);
   private readonly local = new Map<string, LocalRun>();
-  private readonly writeChains = new Map<string, Promise<void>>();
-  /** Events of a run waiting for its next batch (the one scheduled after the write on its way). */
-  private readonly pending = new Map<string, RunEvent[]>();
-  /** Runs whose Redis stream stopped at a write that kept failing: nothing more is written for them. */
-  private readonly brokenStreams = new Set<string>();
   private readonly redis: RedisClient;
   private warned = false;
 
   private readonly commandTimeoutMs: number;
-  /** How long one follower's read may take, retries included, before it is answered 503 `run_events_unavailable`. */
-  private readonly catchUpBudgetMs: number;
-  /** Catch-up reads on their way, by run: followers attaching at about the same time share one. */
-  private readonly catchUps = new Map<string, CatchUp[]>();
-
+  /** Each run's events on their way to its Redis stream. */
+  private readonly writer: RunEventWriter;
+  /** Reads of the events already in a run's Redis stream, for a follower that attaches. */
+  private readonly catchUp: RunEventCatchUp;
   /** The live tail of the runs followed from here, on a blocking connection of its own. */
   private readonly tail: RunEventTail;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.commandTimeoutMs = config.redis.commandTimeoutMs;
-    this.catchUpBudgetMs = Math.max(this.commandTimeoutMs * 5, 1000);
-    this.redis = createRedisClient(config, (error) => this.warn(error));
     const warn = (error: Error) => this.warn(error);
+    this.redis = createRedisClient(config, warn);
+    this.writer = new RunEventWriter(this.redis, this.commandTimeoutMs, config.chat.runEventsTtlSeconds, warn);
+    this.catchUp = new RunEventCatchUp(this.redis, this.commandTimeoutMs);
     this.tail = new RunEventTail(createRedisClient(config, warn), this.redis, runEventsKey, this.commandTimeoutMs, warn);
   }
 
@@ -137,7 +120,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.tail.close();
-    await Promise.allSettled([...this.writeChains.values()]);
+    await this.writer.settled();
     await closeRedisClient(this.redis, Math.max(this.commandTimeoutMs * 5, 1000));
   }
 
@@ -155,7 +138,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
     const item = trustedRunEvent(run.events.length + 1, event, data);
     run.events.push(item);
     for (const listener of run.listeners) listener(item);
-    this.persist(runId, item);
+    this.writer.persist(runId, item);
     if (TERMINAL_EVENTS.has(event)) {
       run.finished = true;
       run.listeners.clear();
@@ -166,7 +149,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
 
   /** Waits until every event of the run has been written to Redis (or failed to). */
   async flushed(runId: string): Promise<void> {
-    await this.writeChains.get(runId);
+    await this.writer.flushed(runId);
   }
 
   /**
@@ -226,7 +209,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
       },
     };
     const readBatch = async (): Promise<boolean> => {
-      for (const event of await this.eventsAfter(runId, follower.last)) {
+      for (const event of await this.catchUp.eventsAfter(runId, follower.last)) {
         if (event.id <= follower.last) continue;
         follower.last = event.id;
         if (stopped) return true;
@@ -278,125 +261,6 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
     }, this.config.chat.runHeartbeatMs);
     statusTimer.unref();
     return stop;
-  }
-
-  /**
-   * The run's events in Redis after `afterId`, up to the stream's end or its
-   * terminal event. Single-flight: a read already on its way for the run from
-   * `afterId` or before answers this call too (a reconnect storm costs Redis
-   * one paged read, not one per client); the caller skips what it has.
-   */
-  private eventsAfter(runId: string, afterId: number): Promise<RunEvent[]> {
-    const onTheirWay = this.catchUps.get(runId) ?? [];
-    const shared = onTheirWay.find((read) => read.from <= afterId);
-    if (shared) return shared.events;
-    const read: CatchUp = { from: afterId, events: this.readPages(runId, afterId) };
-    onTheirWay.push(read);
-    this.catchUps.set(runId, onTheirWay);
-    const settle = () => {
-      const left = (this.catchUps.get(runId) ?? []).filter((other) => other !== read);
-      if (left.length > 0) this.catchUps.set(runId, left);
-      else this.catchUps.delete(runId);
-    };
-    read.events.then(settle, settle);
-    return read.events;
-  }
-
-  /** XRANGE page after page (COUNT CATCH_UP_PAGE); a page that fails or is slow is asked again within the budget. */
-  private async readPages(runId: string, afterId: number): Promise<RunEvent[]> {
-    const deadline = performance.now() + this.catchUpBudgetMs;
-    const events: RunEvent[] = [];
-    for (let after = afterId; ;) {
-      const entries = await this.readPage(runId, after, deadline);
-      for (const entry of entries) {
-        const event = parseRunEvent(entry.message.payload as string);
-        if (event.id <= after) continue;
-        events.push(event);
-        after = event.id;
-        if (TERMINAL_EVENTS.has(event.event)) return events;
-      }
-      if (entries.length < CATCH_UP_PAGE) return events;
-    }
-  }
-
-  /**
-   * One page. A read that does not answer within the command timeout is sent
-   * again, and the first of them to answer wins: a storm of rejoins keeps the
-   * event loop busy, and a reply read late is as good as a new one.
-   */
-  private async readPage(runId: string, afterId: number, deadline: number) {
-    const sent: Array<ReturnType<RedisClient['xRange']>> = [];
-    for (let attempt = 0; ; attempt += 1) {
-      if (this.redis.isReady) sent.push(this.redis.xRange(runEventsKey(runId), `(${afterId}-0`, '+', { COUNT: CATCH_UP_PAGE }));
-      const waitMs = Math.max(1, Math.min(this.commandTimeoutMs, deadline - performance.now()));
-      try {
-        if (sent.length === 0) throw new Error('Redis is not connected');
-        return await withTimeoutAfterPendingIo(Promise.any(sent), waitMs, () => new Error(`Redis did not answer within ${waitMs} ms`));
-      } catch (error) {
-        const pause = CATCH_UP_RETRY_MS * 2 ** attempt;
-        if (performance.now() + pause >= deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, pause).unref());
-      }
-    }
-  }
-
-  /**
-   * Queues the event for the run's Redis stream. Events are written in
-   * batches, after the run's previous write: everything published while a
-   * write is on its way (or in the same tick) goes in the next MULTI, one
-   * round trip for many tokens, in order and with their ids. A batch that
-   * fails is retried a few times (the ids make a retry of a write that did
-   * land harmless); if it still fails, the run's later events are not
-   * written either, so a reader finds a complete prefix, never a silent gap,
-   * and learns from the run's status that the rest is missing.
-   */
-  private persist(runId: string, event: RunEvent): void {
-    const queued = this.pending.get(runId);
-    if (queued) {
-      queued.push(event); // the batch scheduled below takes it too
-      return;
-    }
-    this.pending.set(runId, [event]);
-    const previous = this.writeChains.get(runId) ?? Promise.resolve();
-    let batch: RunEvent[] = [];
-    const next = previous.then(async () => {
-      // From here on, new events start the next batch.
-      batch = this.pending.get(runId) ?? [];
-      this.pending.delete(runId);
-      if (this.brokenStreams.has(runId)) return;
-      try {
-        await pRetry(() => this.write(runId, batch), { retries: 2, minTimeout: 100, factor: 2, randomize: true, unref: true });
-      } catch (error) {
-        this.brokenStreams.add(runId);
-        throw error;
-      }
-    });
-    const settled = next.catch((error: Error) => this.warn(error));
-    this.writeChains.set(runId, settled);
-    void settled.then(() => {
-      // The run's last batch: nothing more comes for it.
-      if (!batch.some((item) => TERMINAL_EVENTS.has(item.event)) || this.pending.has(runId)) return;
-      if (this.writeChains.get(runId) === settled) this.writeChains.delete(runId);
-      this.brokenStreams.delete(runId);
-    });
-  }
-
-  /** One MULTI: the batch's events and the stream's TTL, bounded by the command timeout. */
-  private async write(runId: string, batch: RunEvent[]): Promise<void> {
-    if (!this.redis.isReady) throw new Error('Redis is not connected');
-    const key = runEventsKey(runId);
-    const multi = this.redis.multi();
-    for (const item of batch) multi.xAdd(key, `${item.id}-0`, { payload: JSON.stringify(item) });
-    multi.expire(key, this.config.chat.runEventsTtlSeconds);
-    // Bounded, so a stalled Redis neither holds the chain (and shutdown) nor grows it without end.
-    await withTimeout(multi.exec(), this.commandTimeoutMs, () => new Error(`Redis did not answer within ${this.commandTimeoutMs} ms`)).catch((error: Error) => {
-      // An id already there: an earlier attempt landed although its reply did not come back (EXEC runs every
-      // command of the batch, so the others were written). node-redis reports them among a MultiErrorReply's replies.
-      const replies = ((error as { replies?: unknown[] }).replies ?? []).filter((reply) => reply instanceof Error) as Error[];
-      const duplicate = (text: string) => /equal or smaller than the target stream top item/i.test(text);
-      if (replies.length > 0 ? replies.every((reply) => duplicate(reply.message)) : duplicate(error.message)) return;
-      throw error;
-    });
   }
 
   private warn(error: Error): void {

@@ -1,4 +1,4 @@
-import type { SseTransport } from '../common/sse-stream.js';
+import { serviceSseTransport, type SseTransport } from '../common/sse-stream.js';
 import type { RunEvent, RunEventType } from './run-event.js';
 
 export type { RunEvent, RunEventArgs, RunEventData, RunEventOf, RunEventType } from './run-event.js';
@@ -16,11 +16,9 @@ export function formatSse(event: RunEvent): string {
   return `id: ${event.id}\nevent: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`;
 }
 
-export { openSse, startHeartbeat } from '../common/sse-stream.js';
-
 /** The transport of this service's own event streams: `: stream open` first, `: heartbeat` on a fixed clock. */
 export function chatSseTransport(heartbeatMs: number): SseTransport {
-  return { openComment: 'stream open', heartbeatComment: 'heartbeat', heartbeatMs };
+  return serviceSseTransport(heartbeatMs);
 }
 
 export const LAST_EVENT_ID_RULE = 'Last-Event-ID must be the id of the last event received: a non-negative integer of at most 9 digits';

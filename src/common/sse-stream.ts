@@ -22,6 +22,11 @@ export interface SseTransport {
   heartbeatWhenIdle?: boolean;
 }
 
+/** The transport of this service's own event streams: `: stream open` first, `: heartbeat` on a fixed clock. */
+export function serviceSseTransport(heartbeatMs: number): SseTransport {
+  return { openComment: 'stream open', heartbeatComment: 'heartbeat', heartbeatMs };
+}
+
 /**
  * The transport of one Server-Sent Events response, the same for every
  * protocol: status and headers, the opening comment, heartbeats, writes
@@ -121,18 +126,4 @@ export class SseWriter {
   private release(): void {
     for (const done of [...this.waiting]) done();
   }
-}
-
-/** Starts a text/event-stream response (status 200, no caching or proxy buffering). */
-export function openSse(res: Response): void {
-  res.status(200);
-  for (const [name, value] of SSE_HEADERS) res.setHeader(name, value);
-  res.flushHeaders();
-  res.write(': stream open\n\n');
-}
-
-/** Sends a comment line every `intervalMs` so proxies and clients keep the connection; returns the stopper. */
-export function startHeartbeat(res: Response, intervalMs: number): () => void {
-  const timer = setInterval(() => res.write(': heartbeat\n\n'), intervalMs);
-  return () => clearInterval(timer);
 }

@@ -5,7 +5,7 @@ import type { Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { ApiErrorResponses } from '../common/api-error.responses.js';
-import { openSse, startHeartbeat } from '../common/sse-stream.js';
+import { serviceSseTransport, SseWriter } from '../common/sse-stream.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
@@ -150,25 +150,25 @@ export class KnowledgeController {
     if (!first) throw new RequestError('ingest_job_not_found', `Ingest job ${params.id} not found`);
     // A client that left during the lookup gets no watcher (it would poll until the job ends).
     if (res.destroyed || res.req.socket.destroyed) return;
-    openSse(res);
+    const writer = new SseWriter(res, serviceSseTransport(this.config.chat.sseHeartbeatMs));
+    writer.open();
+    writer.startHeartbeat();
     let last = '';
     let stop = () => undefined as void;
-    const stopHeartbeat = startHeartbeat(res, this.config.chat.sseHeartbeatMs);
     const end = () => {
       stop();
-      stopHeartbeat();
-      if (!res.writableEnded) res.end();
+      writer.end();
     };
     const send = (job: IngestJob) => {
-      if (res.writableEnded) return;
+      if (writer.ended) return;
       const data = JSON.stringify(job);
       if (data !== last) {
         last = data;
-        res.write(`event: job\ndata: ${data}\n\n`);
+        void writer.write(`event: job\ndata: ${data}\n\n`);
       }
       if (isFinished(job)) end();
     };
-    res.on('close', end);
+    writer.signal.addEventListener('abort', end);
     stop = this.jobs.watch(params.id, send);
     send(first);
   }

@@ -9,7 +9,7 @@ function recordedRun(name: string): RunEvent[] {
   return text.trim().split('\n').map(parseRunEvent);
 }
 
-const RECORDED = ['tool-call', 'trace-with-steps', 'hitl-pause', 'error-model-timeout', 'cancel-mid-answer'];
+const RECORDED = ['plain-answer', 'tool-call', 'trace-with-steps', 'hitl-pause', 'error-model-timeout', 'cancel-mid-answer'];
 
 /** What the adapter writes for a whole run: its frames, then `[DONE]`. */
 function wire(events: RunEvent[]): string {
@@ -51,7 +51,7 @@ describe('the AI SDK UI message stream adapter on recorded runs', () => {
     expect(wire(events)).toMatch(/^data: \{"type":"start",.*\n\ndata: \{"type":"finish",[^\n]*\n\ndata: \[DONE\]\n\n$/s);
   });
 
-  it.each(['tool-call', 'trace-with-steps'])('%s: the message the SDK assembles says the answer, with one tool part per call', async (name) => {
+  it.each(['plain-answer', 'tool-call', 'trace-with-steps'])('%s: the message the SDK assembles says the answer, with one tool part per call', async (name) => {
     const events = recordedRun(name);
     const done = events.at(-1)!;
     if (done.event !== 'done') throw new Error(`${name} does not end with done`);
@@ -63,6 +63,15 @@ describe('the AI SDK UI message stream adapter on recorded runs', () => {
     expect(message?.metadata).toEqual(events[0].data);
     const trace = events.find((event) => event.event === 'trace');
     expect(message?.parts.find((part) => part.type === 'data-trace')?.data).toEqual(trace?.data);
+  });
+
+  it('plain-answer: an answer without a tool call is one text part and no tool, step or trace parts', async () => {
+    const events = recordedRun('plain-answer');
+    expect(events.map((event) => event.event).filter((type) => type !== 'token')).toEqual(['metadata', 'done']);
+    const chunks = chunksOf(events);
+    expect(chunks.filter((chunk) => chunk.type === 'text-start')).toHaveLength(1);
+    const message = await messageOf(chunks);
+    expect(message?.parts.map((part) => part.type)).toEqual(['text']);
   });
 
   it('hitl-pause: the question put to the user is the text, and its state a data-hitl part', async () => {

@@ -33,7 +33,7 @@ const contentOf = (frames: string[]) =>
     .join('');
 
 describe('the OpenAI chat.completion.chunk adapter on recorded runs', () => {
-  it.each(['tool-call', 'trace-with-steps'])('%s: the role, the answer as content deltas, the final chunk with the trace, usage, [DONE]', (name) => {
+  it.each(['plain-answer', 'tool-call', 'trace-with-steps'])('%s: the role, the answer as content deltas, the final chunk with the trace, usage, [DONE]', (name) => {
     const events = recordedRun(name);
     const done = events.at(-1)!;
     if (done.event !== 'done') throw new Error(`${name} does not end with done`);
@@ -55,6 +55,14 @@ describe('the OpenAI chat.completion.chunk adapter on recorded runs', () => {
     expect(final.rag_trace).toEqual(trace ? trace.data : null);
     expect(final.session_id).toBe(done.data.session_id);
     expect(usageChunk).toMatchObject({ choices: [], usage });
+  });
+
+  it('plain-answer: an answer without a tool call carries no trace and no pause on its final chunk', () => {
+    const events = recordedRun('plain-answer');
+    expect(events.some((event) => event.event === 'tool' || event.event === 'trace')).toBe(false);
+    const [final] = parsed(completionOf(events)).slice(-2);
+    expect(final.rag_trace).toBeNull();
+    expect(final.pending_hitl).toBeNull();
   });
 
   it('hitl-pause: the question and its options are the content, the pause rides on the final chunk', () => {

@@ -1,0 +1,186 @@
+import { jest } from '@jest/globals';
+import { EventEmitter } from 'node:events';
+import type { Response } from 'express';
+import { serviceSseTransport, SseTransport, SseWriter } from './sse-stream.js';
+
+/** The part of an Express response the writer uses: what it was sent, and a socket that can fill up. */
+class FakeResponse extends EventEmitter {
+  statusCode = 0;
+  readonly headers: Array<[string, string]> = [];
+  readonly chunks: string[] = [];
+  headersSent = false;
+  writableEnded = false;
+  destroyed = false;
+  /** What the next writes answer: false as a full socket does, until `drain`. */
+  socketFull = false;
+
+  status(code: number): this {
+    this.statusCode = code;
+    return this;
+  }
+
+  setHeader(name: string, value: string): this {
+    this.headers.push([name, value]);
+    return this;
+  }
+
+  flushHeaders(): void {
+    this.headersSent = true;
+  }
+
+  write(chunk: string): boolean {
+    if (this.writableEnded) throw new Error('write after end');
+    this.chunks.push(chunk);
+    return !this.socketFull;
+  }
+
+  end(): this {
+    this.writableEnded = true;
+    return this;
+  }
+
+  drain(): void {
+    this.socketFull = false;
+    this.emit('drain');
+  }
+
+  /** The client left: the socket closes without the stream having ended. */
+  clientLeaves(): void {
+    this.destroyed = true;
+    this.emit('close');
+  }
+
+  get text(): string {
+    return this.chunks.join('');
+  }
+}
+
+function writerOn(transport: SseTransport): { res: FakeResponse; writer: SseWriter } {
+  const res = new FakeResponse();
+  return { res, writer: new SseWriter(res as unknown as Response, transport) };
+}
+
+/** Whether the promise has settled by the time the queued microtasks have run. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(() => (done = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
+describe('SseWriter', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('opens with status 200, the event-stream headers in order and the opening comment, once', () => {
+    const { res, writer } = writerOn(serviceSseTransport(15000));
+    expect(writer.opened).toBe(false);
+    writer.open();
+    writer.open();
+    expect(res.statusCode).toBe(200);
+    expect(res.headers).toEqual([
+      ['Content-Type', 'text/event-stream; charset=utf-8'],
+      ['Cache-Control', 'no-cache, no-transform'],
+      ['Connection', 'close'],
+      ['X-Accel-Buffering', 'no'],
+    ]);
+    expect(res.text).toBe(': stream open\n\n');
+    expect(writer.opened).toBe(true);
+  });
+
+  it("sends a protocol's own headers and no opening comment when it names none", () => {
+    const { res, writer } = writerOn({ headers: [['Content-Type', 'text/event-stream']], heartbeatComment: 'ping', heartbeatMs: 1000 });
+    writer.open();
+    expect(res.headers).toEqual([['Content-Type', 'text/event-stream']]);
+    expect(res.text).toBe('');
+  });
+
+  it('opens the stream on the first write, and writes nothing for empty text', async () => {
+    const { res, writer } = writerOn(serviceSseTransport(15000));
+    await writer.write('');
+    expect(writer.opened).toBe(false);
+    await writer.write('event: job\ndata: {}\n\n');
+    expect(res.chunks).toEqual([': stream open\n\n', 'event: job\ndata: {}\n\n']);
+  });
+
+  it('sends the heartbeat comment on a fixed clock, writes or not, until the end', () => {
+    jest.useFakeTimers();
+    const { res, writer } = writerOn(serviceSseTransport(1000));
+    writer.open();
+    writer.startHeartbeat();
+    jest.advanceTimersByTime(999);
+    expect(res.chunks).toEqual([': stream open\n\n']);
+    jest.advanceTimersByTime(1);
+    void writer.write('data: a\n\n');
+    jest.advanceTimersByTime(1000);
+    expect(res.chunks).toEqual([': stream open\n\n', ': heartbeat\n\n', 'data: a\n\n', ': heartbeat\n\n']);
+    writer.end();
+    jest.advanceTimersByTime(5000);
+    expect(res.chunks).toHaveLength(4);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('sends an idle heartbeat only after heartbeatMs without a write', () => {
+    jest.useFakeTimers();
+    const { res, writer } = writerOn({ heartbeatComment: 'ping', heartbeatMs: 1000, heartbeatWhenIdle: true });
+    writer.open();
+    writer.startHeartbeat();
+    jest.advanceTimersByTime(600);
+    void writer.write('data: a\n\n');
+    jest.advanceTimersByTime(600);
+    expect(res.chunks).toEqual(['data: a\n\n']);
+    jest.advanceTimersByTime(400);
+    expect(res.chunks).toEqual(['data: a\n\n', ': ping\n\n']);
+    jest.advanceTimersByTime(1000);
+    expect(res.chunks).toEqual(['data: a\n\n', ': ping\n\n', ': ping\n\n']);
+    writer.end();
+  });
+
+  it('resolves a write at once while the socket takes more, and only after drain when it is full', async () => {
+    const { res, writer } = writerOn(serviceSseTransport(15000));
+    writer.open();
+    expect(await settled(writer.write('data: 1\n\n'))).toBe(true);
+    res.socketFull = true;
+    const held = writer.write('data: 2\n\n');
+    expect(await settled(held)).toBe(false);
+    res.drain();
+    expect(await settled(held)).toBe(true);
+    expect(res.listenerCount('drain')).toBe(0);
+  });
+
+  it('lets a write waiting for drain go on when the stream ends', async () => {
+    const { res, writer } = writerOn(serviceSseTransport(15000));
+    res.socketFull = true;
+    const held = writer.write('data: 1\n\n');
+    expect(await settled(held)).toBe(false);
+    writer.end();
+    expect(await settled(held)).toBe(true);
+    expect(res.listenerCount('drain')).toBe(0);
+  });
+
+  it('ends the response once, and writes nothing after the end', async () => {
+    const { res, writer } = writerOn(serviceSseTransport(15000));
+    await writer.write('data: 1\n\n');
+    writer.end();
+    writer.end();
+    expect(writer.ended).toBe(true);
+    await writer.write('data: 2\n\n');
+    expect(res.chunks).toEqual([': stream open\n\n', 'data: 1\n\n']);
+  });
+
+  it('aborts its signal when the client leaves, stops the heartbeat and releases waiting writes', async () => {
+    jest.useFakeTimers();
+    const { res, writer } = writerOn(serviceSseTransport(1000));
+    writer.open();
+    writer.startHeartbeat();
+    res.socketFull = true;
+    const held = writer.write('data: 1\n\n');
+    expect(writer.signal.aborted).toBe(false);
+    res.clientLeaves();
+    expect(writer.signal.aborted).toBe(true);
+    expect(jest.getTimerCount()).toBe(0);
+    jest.useRealTimers();
+    expect(await settled(held)).toBe(true);
+    writer.end();
+    expect(res.writableEnded).toBe(false); // a destroyed response is not ended again
+  });
+});

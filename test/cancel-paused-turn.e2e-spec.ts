@@ -1,26 +1,7 @@
 import request from 'supertest';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
-import { FakeOpenAIServer } from './support/fake-openai-server.js';
+import { FakeOpenAIServer, gradeVerdict } from './support/fake-openai-server.js';
 import { openSse } from './support/sse-client.js';
-
-const verdict = (overrides: Record<string, unknown> = {}) => ({
-  toolCalls: [
-    {
-      name: 'grade_evidence',
-      args: {
-        grade_route: 'answer',
-        evidence_status: 'sufficient',
-        evidence_relevance: 'strong',
-        evidence_answerability: 'sufficient',
-        evidence_ambiguity: null,
-        grade_confidence: 0.9,
-        grade_reason: 'The passages answer it.',
-        options: [],
-        ...overrides,
-      },
-    },
-  ],
-});
 
 /** cancelling the turn that answers a paused (HITL) task. */
 describe('cancel of a resumed HITL turn', () => {
@@ -42,14 +23,20 @@ describe('cancel of a resumed HITL turn', () => {
     const user = uniqueUser('hitlcancel');
     llm.play(
       { toolCalls: [{ name: 'knowledge_search', args: { query: 'How long is the warranty?' } }] },
-      verdict({ grade_route: 'clarify', evidence_status: 'needs_choice', evidence_ambiguity: 'needs_choice', options: ['Aurora X1', 'Aurora X2'], grade_reason: 'Two products.' }),
+      gradeVerdict({
+        grade_route: 'clarify',
+        evidence_status: 'needs_choice',
+        evidence_ambiguity: 'needs_choice',
+        options: ['Aurora X1', 'Aurora X2'],
+        grade_reason: 'Two products.',
+      }),
     );
     const paused = await request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send({ message: 'How long is the warranty?' }).expect(200);
     const taskId = paused.body.pending_hitl.task_id as string;
     const sessionId = paused.body.session_id as string;
 
     llm.reset();
-    llm.play(verdict(), { content: 'The Aurora X2 has a three-year warranty.', hangAfter: 2 });
+    llm.play(gradeVerdict(), { content: 'The Aurora X2 has a three-year warranty.', hangAfter: 2 });
     const stream = await openSse(`${base}/api/chat/stream`, {
       method: 'POST',
       headers: { ...t.auth(user), 'Content-Type': 'application/json' },

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { AgentTool, AgentToolPlugin } from '../src/agent/tools/agent-tool.js';
 import { KNOWLEDGE_BUDGET_SPENT } from '../src/agent/tools/knowledge/knowledge-search.tool.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
-import { FakeOpenAIServer } from './support/fake-openai-server.js';
+import { FakeOpenAIServer, gradeVerdict } from './support/fake-openai-server.js';
 import { readSse } from './support/sse-client.js';
 
 /** A third tool, added the way a team would: its own module, nothing else changed. */
@@ -26,26 +26,6 @@ class ClockTool implements AgentToolPlugin {
 @Module({ providers: [ClockTool] })
 class ClockToolModule {}
 
-/** The fast model's structured verdict, as the fake answers the judge's function call. */
-const verdict = (overrides: Record<string, unknown> = {}) => ({
-  toolCalls: [
-    {
-      name: 'grade_evidence',
-      args: {
-        grade_route: 'answer',
-        evidence_status: 'sufficient',
-        evidence_relevance: 'strong',
-        evidence_answerability: 'sufficient',
-        evidence_ambiguity: null,
-        grade_confidence: 0.9,
-        grade_reason: 'The passages answer it.',
-        options: [],
-        ...overrides,
-      },
-    },
-  ],
-});
-
 describe('Chat turns with the openai provider against a fake OpenAI-compatible server', () => {
   const llm = new FakeOpenAIServer();
   let t: TestApp;
@@ -65,7 +45,7 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
   const chat = (user: string, body: object) => request(t.app.getHttpServer()).post('/api/chat').set(t.auth(user)).send(body);
 
   it('runs a tool round trip: the model calls knowledge_search, then answers from the passages', async () => {
-    llm.play({ toolCalls: [{ name: 'knowledge_search', args: { query: 'Aurora X2 warranty' } }] }, verdict(), { content: 'Three years [aurora-x2-mesh-manual.md].' });
+    llm.play({ toolCalls: [{ name: 'knowledge_search', args: { query: 'Aurora X2 warranty' } }] }, gradeVerdict(), { content: 'Three years [aurora-x2-mesh-manual.md].' });
     const res = await chat(uniqueUser(), { message: 'How long is the Aurora X2 warranty?' }).expect(200);
     expect(res.body.response).toBe('Three years [aurora-x2-mesh-manual.md].');
     expect(res.body.rag_trace).toMatchObject({ tool_used: true, query: 'Aurora X2 warranty' });
@@ -112,7 +92,7 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
           { name: 'knowledge_search', args: { query: 'refunds' } },
         ],
       },
-      verdict(),
+      gradeVerdict(),
       { content: 'Thirty days.' },
     );
     const res = await chat(uniqueUser(), { message: 'What is the return policy and how do refunds work?' }).expect(200);
@@ -155,14 +135,20 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
     const user = uniqueUser('judge');
     llm.play(
       { toolCalls: [{ name: 'knowledge_search', args: { query: 'How long is the warranty?' } }] },
-      verdict({ grade_route: 'clarify', evidence_status: 'needs_choice', evidence_ambiguity: 'needs_choice', options: ['Aurora X1', 'Aurora X2'], grade_reason: 'Two products.' }),
+      gradeVerdict({
+        grade_route: 'clarify',
+        evidence_status: 'needs_choice',
+        evidence_ambiguity: 'needs_choice',
+        options: ['Aurora X1', 'Aurora X2'],
+        grade_reason: 'Two products.',
+      }),
     );
     const paused = await chat(user, { message: 'How long is the warranty?' }).expect(200);
     expect(paused.body.pending_hitl).toMatchObject({ hitl_type: 'choose', options: ['Aurora X1', 'Aurora X2'] });
     expect(paused.body.rag_trace).toMatchObject({ grade_reason: 'Two products.', clarification_options: ['Aurora X1', 'Aurora X2'] });
 
     llm.reset();
-    llm.play(verdict(), { content: 'The Aurora X2 has a three-year warranty.' });
+    llm.play(gradeVerdict(), { content: 'The Aurora X2 has a three-year warranty.' });
     const resumed = await chat(user, { message: 'Aurora X2', session_id: paused.body.session_id }).expect(200);
     expect(resumed.body.response).toBe('The Aurora X2 has a three-year warranty.');
     expect(resumed.body.rag_trace).toMatchObject({ hitl_resumed: true, user_supplement: 'Aurora X2', retrieval_stage: 'hitl' });
@@ -172,7 +158,7 @@ describe('Chat turns with the openai provider against a fake OpenAI-compatible s
 
   it('keeps the original question across clarification rounds and answers after the last allowed round', async () => {
     const user = uniqueUser('rounds');
-    const unclear = verdict({ grade_route: 'clarify', evidence_status: 'needs_clarification', evidence_ambiguity: 'missing_condition', grade_reason: 'Which product?' });
+    const unclear = gradeVerdict({ grade_route: 'clarify', evidence_status: 'needs_clarification', evidence_ambiguity: 'missing_condition', grade_reason: 'Which product?' });
     llm.play({ toolCalls: [{ name: 'knowledge_search', args: { query: 'How long is the warranty?' } }] }, unclear);
     const first = await chat(user, { message: 'How long is the warranty?' }).expect(200);
     expect(first.body.pending_hitl).toMatchObject({ hitl_type: 'clarify', original_question: 'How long is the warranty?', user_supplement: null });

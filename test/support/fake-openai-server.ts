@@ -174,3 +174,23 @@ export class FakeOpenAIServer {
     res.end('data: [DONE]\n\n');
   }
 }
+
+/** The fast model's structured verdict, as the fake answers the judge's function call. */
+export const gradeVerdict = (overrides: Record<string, unknown> = {}): FakeReply => ({
+  toolCalls: [
+    {
+      name: 'grade_evidence',
+      args: {
+        grade_route: 'answer',
+        evidence_status: 'sufficient',
+        evidence_relevance: 'strong',
+        evidence_answerability: 'sufficient',
+        evidence_ambiguity: null,
+        grade_confidence: 0.9,
+        grade_reason: 'The passages answer it.',
+        options: [],
+        ...overrides,
+      },
+    },
+  ],
+});

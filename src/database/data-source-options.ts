@@ -17,6 +17,7 @@ import { DeferredBulkBuilds1764979200050 } from './migrations/1764979200050-Defe
 import { AbandonedRunsForgetCheckpoints1764979200070 } from './migrations/1764979200070-AbandonedRunsForgetCheckpoints.js';
 import { DeletableIngests1764979200080 } from './migrations/1764979200080-DeletableIngests.js';
 import { SessionActiveRun1764979200090 } from './migrations/1764979200090-SessionActiveRun.js';
+import { CheckpointForgetLockOrder1764979200100 } from './migrations/1764979200100-CheckpointForgetLockOrder.js';
 
 export const MIGRATIONS = [
   InitialSchema1764547200000,
@@ -35,6 +36,7 @@ export const MIGRATIONS = [
   AbandonedRunsForgetCheckpoints1764979200070,
   DeletableIngests1764979200080,
   SessionActiveRun1764979200090,
+  CheckpointForgetLockOrder1764979200100,
 ];
 
 /**

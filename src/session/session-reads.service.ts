@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ResilientCache } from '../cache/resilient-cache.service.js';
+import { markTracesNormalized } from '../trace/trace.interceptor.js';
+import { CoalescedVersionReads } from './coalesced-version-reads.js';
 import { MessageInfo, SESSION_PAGE_DEFAULT, SESSION_PAGE_MAX, SessionInfo } from './session.dto.js';
 import { decodeCursor } from './session-cursor.js';
 import { messagesCacheKey, sessionsCacheKey } from './session-cache-keys.js';
@@ -31,6 +33,12 @@ interface CachedSessionHead {
 /** How many users' list heads an instance keeps in memory besides Redis (the most recently read ones). */
 const LOCAL_HEADS = 256;
 
+/** A list head kept in memory, with the pages already built from it (by `limit`), which are frozen and shared. */
+interface LocalHead {
+  head: CachedSessionHead;
+  pages: Map<number, SessionPage>;
+}
+
 /** What the transcript cache holds: the messages at a transcript version. */
 interface CachedTranscript {
   format: typeof TRANSCRIPT_FORMAT;
@@ -52,15 +60,19 @@ export class SessionReads {
   /**
    * The list heads this instance read last, by user: checked against the list
    * version exactly like Redis's copy, so a warm list costs one primary-key
-   * lookup and no Redis round trip, and is never stale either.
+   * lookup (shared with the lists asked for at the same time) and no Redis
+   * round trip, and is never stale either.
    */
-  private readonly localHeads = new Map<string, CachedSessionHead>();
+  private readonly localHeads = new Map<string, LocalHead>();
+  private readonly listVersions: CoalescedVersionReads;
 
   constructor(
     private readonly sessions: SessionRepository,
     private readonly messages: MessageRepository,
     private readonly cache: ResilientCache,
-  ) {}
+  ) {
+    this.listVersions = new CoalescedVersionReads((userIds) => this.sessions.listVersions(userIds));
+  }
 
   /** The full transcript in conversation order, or null when the user has no such session. */
   async getSessionMessages(userId: string, sessionId: string): Promise<MessageInfo[] | null> {
@@ -117,13 +129,12 @@ export class SessionReads {
       return toSessionPage(await this.sessions.list(userId, limit + 1, { after, titleContains }), limit);
     }
     const key = sessionsCacheKey(userId);
-    const version = await this.sessions.listVersion(userId);
+    const version = await this.listVersions.version(userId);
     const local = this.localHeads.get(userId);
-    if (local && local.version === version) return headPage(local, limit);
+    if (local && local.head.version === version) return pageOf(local, limit);
     const cached = await this.cache.get<CachedSessionHead>(key);
     if (cached && cached.format === LIST_FORMAT && cached.version === version && Array.isArray(cached.rows)) {
-      this.keepLocally(userId, cached);
-      return headPage(cached, limit);
+      return pageOf(this.keepLocally(userId, cached), limit);
     }
     // The version is read before the rows: rows newer than it are cached under an old version, which only costs a miss.
     const rows = await this.sessions.list(userId, SESSION_PAGE_MAX + 1);
@@ -138,14 +149,15 @@ export class SessionReads {
       })),
     };
     await this.cache.set(key, head);
-    this.keepLocally(userId, head);
-    return toSessionPage(rows, limit);
+    return pageOf(this.keepLocally(userId, head), limit);
   }
 
-  private keepLocally(userId: string, head: CachedSessionHead): void {
+  private keepLocally(userId: string, head: CachedSessionHead): LocalHead {
+    const local: LocalHead = { head, pages: new Map() };
     this.localHeads.delete(userId);
-    this.localHeads.set(userId, head);
+    this.localHeads.set(userId, local);
     if (this.localHeads.size > LOCAL_HEADS) this.localHeads.delete(this.localHeads.keys().next().value!);
+    return local;
   }
 
   /** One of the user's sessions, read from the database; null when the user has no such session. */
@@ -213,6 +225,20 @@ export class SessionReads {
   }
 }
 
+/**
+ * A page of a list head, built once per head and limit: the page is frozen
+ * (every request at this version shares it) and its traces are normalized
+ * already (`toSessionInfo`), so the response interceptor passes it through.
+ */
+function pageOf(local: LocalHead, limit: number): SessionPage {
+  let page = local.pages.get(limit);
+  if (!page) {
+    page = markTracesNormalized(deepFreeze(headPage(local.head, limit)));
+    local.pages.set(limit, page);
+  }
+  return page;
+}
+
 /** A page of a cached list head. */
 function headPage(head: CachedSessionHead, limit: number): SessionPage {
   return toSessionPage(
@@ -224,4 +250,12 @@ function headPage(head: CachedSessionHead, limit: number): SessionPage {
     })),
     limit,
   );
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }

@@ -135,10 +135,15 @@ export class SessionRepository {
     return row?.version ?? null;
   }
 
-  /** The user's session-list version ('0' before their first session). */
-  async listVersion(userId: string): Promise<string> {
-    const [row] = await sqlRows<{ version: string }>(this.dataSource, 'SELECT version::text AS version FROM chat_user_versions WHERE user_id = $1', [userId]);
-    return row?.version ?? '0';
+  /** These users' session-list versions, in the order asked ('0' before a user's first session). */
+  async listVersions(userIds: readonly string[]): Promise<string[]> {
+    const rows = await sqlRows<{ user_id: string; version: string }>(
+      this.dataSource,
+      'SELECT user_id, version::text AS version FROM chat_user_versions WHERE user_id = ANY($1::varchar[])',
+      [[...new Set(userIds)]],
+    );
+    const versions = new Map(rows.map((row) => [row.user_id, row.version]));
+    return userIds.map((userId) => versions.get(userId) ?? '0');
   }
 
   /** The user's sessions newest first, after a cursor, matching a title, or one by id. */

@@ -3,7 +3,7 @@
  *
  * 1. In process: Redis commands per second while the run streams, and how
  *    long an event takes from `publish` on the running instance to a
- *    follower's listener (p50/p99), for the shared XREAD BLOCK tail
+ *    follower reading it (p50/p99), for the shared XREAD BLOCK tail
  *    (RunEventsService.follow) against per-follower polling (XRANGE every
  *    100 ms, what follow() did before), in the same run, on a redis-server of
  *    the bench's own (so its command counts are the bench's alone).
@@ -66,8 +66,9 @@ async function measure(url: string, follow: (runId: string, onEvent: (event: Run
   let finished = 0;
   let allDone!: () => void;
   const done = new Promise<void>((resolve) => (allDone = resolve));
+  const sessionId = randomUUID();
   running.open(runId);
-  running.publish(runId, 'metadata', { run_id: runId });
+  running.publish(runId, 'metadata', { run_id: runId, session_id: sessionId });
   await running.flushed(runId);
   const stops: Array<() => void> = [];
   for (let i = 0; i < FOLLOWERS; i += 1) {
@@ -87,7 +88,7 @@ async function measure(url: string, follow: (runId: string, onEvent: (event: Run
     await new Promise((resolve) => setTimeout(resolve, TOKEN_INTERVAL_MS));
   }
   publishedAt.set(TOKENS + 2, performance.now());
-  running.publish(runId, 'done', { response: 'all' });
+  running.publish(runId, 'done', { response: 'all', session_id: sessionId });
   await done;
   const seconds = (performance.now() - started) / 1000;
   const info = String(await admin.sendCommand(['INFO', 'commandstats']));
@@ -266,9 +267,21 @@ async function main(): Promise<void> {
   }
 }
 
+/** A follower of the shared tail as the SSE routes are: it reads the stream `follow` resolves to, in a task of its own, until the run ends or it stops. */
+function tailFollower(following: RunEventsService) {
+  return async (runId: string, onEvent: (event: RunEvent) => void): Promise<() => void> => {
+    const stopped = new AbortController();
+    const events = await following.follow(runId, 0, { status: async () => 'running', signal: stopped.signal });
+    void (async () => {
+      for await (const event of events) onEvent(event);
+    })();
+    return () => stopped.abort();
+  };
+}
+
 async function tailAgainstPolling(url: string): Promise<void> {
   const following = await service(url);
-  const tail = await measure(url, (runId, onEvent) => following.follow(runId, 0, onEvent, async () => 'running'));
+  const tail = await measure(url, tailFollower(following));
   await following.onApplicationShutdown();
 
   const reader = createClient({ url });

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createClient } from '@keyv/redis';
 import { loadConfig } from '../src/config/app-config.js';
+import type { RunEvent } from '../src/chat/run-event.js';
+import type { RunEventStream } from '../src/chat/run-event-stream.js';
 import { RunEventsService, runEventsKey } from '../src/chat/run-events.service.js';
 import { OwnRedis } from './support/own-redis.js';
 import { TcpProxy } from './support/tcp-proxy.js';
@@ -20,6 +22,13 @@ function redisReady(events: RunEventsService): Promise<void> {
   return waitUntil(async () => (events as unknown as { redis: { isReady: boolean } }).redis.isReady, 'Redis connected', 10000, 10);
 }
 
+/** Reads a followed run's stream to its end (its terminal event): every event received, in order. */
+async function readToEnd(stream: RunEventStream): Promise<RunEvent[]> {
+  const received: RunEvent[] = [];
+  for await (const event of stream) received.push(event);
+  return received;
+}
+
 describe("A run's events in Redis", () => {
   it('are written in batches: the events published while a write is on its way go in one round trip, in order', async () => {
     const redis = await new OwnRedis().start(); // its own server: the command counts are this test's alone
@@ -27,13 +36,14 @@ describe("A run's events in Redis", () => {
     const reader = createClient({ url: redis.url() });
     await reader.connect();
     const runId = randomUUID();
+    const sessionId = randomUUID();
     try {
       await reader.sendCommand(['CONFIG', 'RESETSTAT']);
       events.open(runId);
       // 300 tokens in one tick, as a fast model's stream arrives: one MULTI … EXEC, not 300.
-      events.publish(runId, 'metadata', { run_id: runId });
+      events.publish(runId, 'metadata', { run_id: runId, session_id: sessionId });
       for (let i = 0; i < 298; i += 1) events.publish(runId, 'token', { text: `t${i} ` });
-      events.publish(runId, 'done', { response: 'all' });
+      events.publish(runId, 'done', { response: 'all', session_id: sessionId });
       await events.flushed(runId);
       const stats = String(await reader.sendCommand(['INFO', 'commandstats']));
       const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
@@ -57,35 +67,30 @@ describe("A run's events in Redis", () => {
     const reader = createClient({ url: redis.url() });
     await reader.connect();
     const runId = randomUUID();
+    const sessionId = randomUUID();
     const followers = 50;
     try {
       running.open(runId);
-      running.publish(runId, 'metadata', { run_id: runId });
+      running.publish(runId, 'metadata', { run_id: runId, session_id: sessionId });
       await running.flushed(runId);
-      const received = Array.from({ length: followers }, () => [] as number[]);
-      const resolvers: Array<() => void> = [];
-      const done = Array.from({ length: followers }, (_, i) => new Promise<void>((resolve) => (resolvers[i] = resolve)));
+      const reading: Array<Promise<RunEvent[]>> = [];
       for (let i = 0; i < followers; i += 1) {
-        await following.follow(
-          runId,
-          0,
-          (event) => {
-            received[i].push(event.id);
-            if (event.event === 'done') resolvers[i]();
-          },
-          async () => 'running',
-        );
+        // Each follower's stream is read in a task of its own from the moment it is followed.
+        reading.push(readToEnd(await following.follow(runId, 0, { status: async () => 'running' })));
       }
       // Every follower caught up; from now on only the live tail is read.
       await reader.sendCommand(['CONFIG', 'RESETSTAT']);
       for (let i = 0; i < 10; i += 1) running.publish(runId, 'token', { text: `t${i}` });
-      running.publish(runId, 'done', { response: 'all' });
-      await Promise.all(done);
+      running.publish(runId, 'done', { response: 'all', session_id: sessionId });
+      const received = await Promise.all(reading);
       const stats = String(await reader.sendCommand(['INFO', 'commandstats']));
       const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
       expect(calls('xrange')).toBe(0);
       expect(calls('xread')).toBeLessThanOrEqual(3);
-      for (const ids of received) expect(ids).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+      for (const events of received) {
+        expect(events.map((event) => event.id)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+        expect(events.at(-1)?.event).toBe('done');
+      }
     } finally {
       await running.onApplicationShutdown();
       await following.onApplicationShutdown();
@@ -101,30 +106,21 @@ describe("A run's events in Redis", () => {
     const reader = createClient({ url: redis.url() });
     await reader.connect();
     const runId = randomUUID();
+    const sessionId = randomUUID();
     const followers = 1000;
     const before = 1200; // events already in Redis when the storm arrives: more than one page
     let status: 'running' | 'done' = 'running';
     try {
       running.open(runId);
-      running.publish(runId, 'metadata', { run_id: runId });
+      running.publish(runId, 'metadata', { run_id: runId, session_id: sessionId });
       for (let i = 1; i < before; i += 1) running.publish(runId, 'token', { text: `t${i} ` });
       await running.flushed(runId);
       await reader.sendCommand(['CONFIG', 'RESETSTAT']);
-      const received = Array.from({ length: followers }, () => [] as Array<{ id: number; event: string }>);
-      const resolvers: Array<() => void> = [];
-      const complete = Array.from({ length: followers }, (_, i) => new Promise<void>((resolve) => (resolvers[i] = resolve)));
-      // Every client rejoins in the same moment, each from the start or from where its stream broke off.
+      // Every client rejoins in the same moment, each from the start or from where its stream broke off; each stream is
+      // read in a task of its own from the moment it is attached.
       const attached = await Promise.allSettled(
         Array.from({ length: followers }, (_, i) =>
-          following.follow(
-            runId,
-            i % 4 === 0 ? 0 : i % before,
-            (event) => {
-              received[i].push({ id: event.id, event: event.event });
-              if (event.event === 'done') resolvers[i]();
-            },
-            async () => status,
-          ),
+          following.follow(runId, i % 4 === 0 ? 0 : i % before, { status: async () => status }).then((stream) => ({ reading: readToEnd(stream) })),
         ),
       );
       const refused = attached.filter((result) => result.status === 'rejected');
@@ -134,9 +130,9 @@ describe("A run's events in Redis", () => {
       // One catch-up for the storm, page by page (a few pages), not one read per follower.
       expect(xranges).toBeLessThanOrEqual(10);
       for (let i = 0; i < 100; i += 1) running.publish(runId, 'token', { text: `late${i} ` });
-      running.publish(runId, 'done', { response: 'all' });
+      running.publish(runId, 'done', { response: 'all', session_id: sessionId });
       status = 'done';
-      await Promise.all(complete);
+      const received = await Promise.all(attached.map((result) => (result as PromiseFulfilledResult<{ reading: Promise<RunEvent[]> }>).value.reading));
       const total = before + 101;
       received.forEach((events, i) => {
         const from = i % 4 === 0 ? 0 : i % before;
@@ -159,21 +155,16 @@ describe("A run's events in Redis", () => {
     const reader = createClient({ url: TEST_REDIS_URL });
     await reader.connect();
     const runId = randomUUID();
+    const sessionId = randomUUID();
     try {
       running.open(runId);
-      running.publish(runId, 'metadata', { run_id: runId });
+      running.publish(runId, 'metadata', { run_id: runId, session_id: sessionId });
       running.publish(runId, 'token', { text: 'a' });
-      running.publish(runId, 'done', { response: 'a' });
+      running.publish(runId, 'done', { response: 'a', session_id: sessionId });
       await running.flushed(runId);
       // The link holds the first read past the command timeout (200 ms): the follower asks again.
       link.hold();
-      const received: string[] = [];
-      const attached = following.follow(
-        runId,
-        0,
-        (event) => received.push(event.event),
-        async () => 'done',
-      );
+      const attached = following.follow(runId, 0, { status: async () => 'done' });
       const outcome = await Promise.race([
         link.waitForHeld(2).then(() => 'read sent again' as const),
         attached.then(
@@ -183,8 +174,8 @@ describe("A run's events in Redis", () => {
       ]);
       expect(outcome).toBe('read sent again');
       link.release();
-      await attached;
-      expect(received).toEqual(['metadata', 'token', 'done']);
+      const received = await readToEnd(await attached);
+      expect(received.map((event) => event.event)).toEqual(['metadata', 'token', 'done']);
     } finally {
       link.release();
       await running.onApplicationShutdown();
@@ -200,14 +191,15 @@ describe("A run's events in Redis", () => {
     const reader = createClient({ url: TEST_REDIS_URL });
     await reader.connect();
     const runId = randomUUID();
+    const sessionId = randomUUID();
     try {
       events.open(runId);
-      events.publish(runId, 'metadata', { run_id: runId });
+      events.publish(runId, 'metadata', { run_id: runId, session_id: sessionId });
       await events.flushed(runId);
       // The next event already reached Redis by an attempt whose reply was lost.
       await reader.xAdd(runEventsKey(runId), '2-0', { payload: JSON.stringify({ id: 2, event: 'token', data: { text: 'a' } }) });
       events.publish(runId, 'token', { text: 'a' });
-      events.publish(runId, 'done', { response: 'a' });
+      events.publish(runId, 'done', { response: 'a', session_id: sessionId });
       await events.flushed(runId);
       const stored = await reader.xRange(runEventsKey(runId), '-', '+');
       expect(stored.map((entry) => JSON.parse(entry.message.payload as string).event)).toEqual(['metadata', 'token', 'done']);
@@ -225,9 +217,10 @@ describe("A run's events in Redis", () => {
     const reader = createClient({ url: TEST_REDIS_URL });
     await reader.connect();
     const runId = randomUUID();
+    const sessionId = randomUUID();
     try {
       events.open(runId);
-      events.publish(runId, 'metadata', { run_id: runId });
+      events.publish(runId, 'metadata', { run_id: runId, session_id: sessionId });
       await events.flushed(runId);
       link.setMode('refuse'); // the connection drops; writes fail until it is back
       events.publish(runId, 'token', { text: 'lost' });
@@ -235,7 +228,7 @@ describe("A run's events in Redis", () => {
       link.setMode('forward');
       await redisReady(events);
       events.publish(runId, 'token', { text: 'after the outage' });
-      events.publish(runId, 'done', { response: 'x' });
+      events.publish(runId, 'done', { response: 'x', session_id: sessionId });
       await events.flushed(runId);
       const stored = await reader.xRange(runEventsKey(runId), '-', '+');
       const ids = stored.map((entry) => JSON.parse(entry.message.payload as string).id as number);

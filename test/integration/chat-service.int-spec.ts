@@ -4,7 +4,7 @@ import { TurnFailedError } from '../../src/chat/chat.errors.js';
 import { ChatModule } from '../../src/chat/chat.module.js';
 import { ChatService, PreparedTurn } from '../../src/chat/chat.service.js';
 import { RunEventsService } from '../../src/chat/run-events.service.js';
-import type { RunEvent, SseEventType } from '../../src/chat/sse.js';
+import type { RunEvent, RunEventArgs, SseEventType } from '../../src/chat/sse.js';
 import { DocumentsService } from '../../src/knowledge/ingest/documents.service.js';
 import { createTestModule, TestModule } from '../support/test-module.js';
 
@@ -50,19 +50,10 @@ describe('ChatService on its own (ChatModule, real PostgreSQL and Redis, local m
   afterAll(() => t?.close());
 
   /** Every event of a run started here, up to its terminal one. */
-  function eventsOf(runId: string): Promise<RunEvent[]> {
-    return new Promise((resolve) => {
-      const received: RunEvent[] = [];
-      void events.follow(
-        runId,
-        0,
-        (event) => {
-          received.push(event);
-          if (event.event === 'done' || event.event === 'error') resolve(received);
-        },
-        async () => 'running',
-      );
-    });
+  async function eventsOf(runId: string): Promise<RunEvent[]> {
+    const received: RunEvent[] = [];
+    for await (const event of await events.follow(runId, 0, { status: async () => 'running' })) received.push(event);
+    return received;
   }
 
   it('runs a sync turn: commits the human and AI messages with the trace, and frees the run', async () => {
@@ -125,10 +116,10 @@ describe('ChatService on its own (ChatModule, real PostgreSQL and Redis, local m
 class DoneFailsRunEvents extends RunEventsService {
   readonly attempted: Array<{ runId: string; event: SseEventType }> = [];
 
-  override publish(runId: string, event: SseEventType, data: unknown): RunEvent {
-    this.attempted.push({ runId, event });
-    if (event === 'done') throw new Error('publishing done failed');
-    return super.publish(runId, event, data);
+  override publish(runId: string, ...event: RunEventArgs): RunEvent {
+    this.attempted.push({ runId, event: event[0] });
+    if (event[0] === 'done') throw new Error('publishing done failed');
+    return super.publish(runId, ...event);
   }
 }
 
@@ -209,12 +200,7 @@ describe('ChatService: an internal failure', () => {
     await chat.drain();
 
     const received: RunEvent[] = [];
-    await events.follow(
-      turn.runId,
-      0,
-      (event) => received.push(event),
-      async () => 'error',
-    );
+    for await (const event of await events.follow(turn.runId, 0, { status: async () => 'error' })) received.push(event);
     expect(received.map((event) => event.event)).toEqual(['metadata', 'error']);
     expect(received[1].data).toMatchObject({ code: 'internal_error', message_saved: true });
     expect(JSON.stringify(received[1].data)).not.toMatch(/boom|secret|driver/i);

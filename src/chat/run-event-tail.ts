@@ -80,8 +80,8 @@ export class RunEventTail {
     return () => this.remove(runId, follower);
   }
 
-  /** Delivers events the caller read itself (an ended run's last reads) to the run's followers, as the tail would. */
-  deliver(runId: string, events: RunEvent[]): void {
+  /** Delivers the events a read brought to the run's followers, each event to each follower once. */
+  private deliver(runId: string, events: RunEvent[]): void {
     const run = this.runs.get(runId);
     if (!run) return;
     for (const event of events) {

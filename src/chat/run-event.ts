@@ -31,9 +31,18 @@ export function isTerminal(event: RunEvent): event is RunEventOf<'done' | 'error
 }
 
 /**
+ * The event of a typed emit, `runEvent(3, 'token', {text})`: the arguments
+ * pair the name with its data (RunEventArgs), which TypeScript cannot carry
+ * into the object it builds from them, so the pairing is restated here once.
+ */
+export function runEvent(id: number, ...[event, data]: RunEventArgs): RunEvent {
+  return { id, event, data } as RunEvent;
+}
+
+/**
  * The one place an event's `data` is taken on trust: what this service wrote
- * to the run's Redis stream, and what `RunEventsService.publish`'s untyped
- * form is given. Everything downstream reads the union.
+ * to the run's Redis stream (and recorded runs in specs). Everything
+ * downstream reads the union.
  */
 export function trustedRunEvent(id: number, event: RunEventType, data: unknown): RunEvent {
   return { id, event, data } as RunEvent;

@@ -7,10 +7,8 @@ import type { RunStatus } from './run-registry.service.js';
 import { RunEventCatchUp } from './run-event-catch-up.js';
 import { RunEventTail, TailFollower } from './run-event-tail.js';
 import { runEventsKey, RunEventWriter } from './run-event-writer.js';
-import { RunEvent, RunEventArgs, RunEventType, TERMINAL_EVENTS, trustedRunEvent } from './run-event.js';
+import { isTerminal, RunEvent, RunEventArgs, runEvent } from './run-event.js';
 import { RunEventStream } from './run-event-stream.js';
-
-type Listener = (event: RunEvent) => void;
 
 /** The run's current status, from the runs table (null: the run is gone with its session). */
 export type RunStatusProbe = () => Promise<RunStatus | null>;
@@ -26,7 +24,8 @@ export interface FollowOptions {
 /** In-process state of a run started on this instance. */
 class LocalRun {
   readonly events: RunEvent[] = [];
-  readonly listeners = new Set<Listener>();
+  /** The streams of the clients following it here, until its terminal event. */
+  readonly followers = new Set<RunEventStream>();
   finished = false;
 }
 
@@ -129,19 +128,17 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
     this.local.set(runId, new LocalRun());
   }
 
-  publish(runId: string, ...[event, data]: RunEventArgs): RunEvent;
-  /** Data taken on trust (tests and benches publish partial events). */
-  publish(runId: string, event: RunEventType, data: unknown): RunEvent;
-  publish(runId: string, event: RunEventType, data: unknown): RunEvent {
+  /** The run's next event (`publish(runId, 'token', {text})`): to its followers here, and on its way to Redis. */
+  publish(runId: string, ...args: RunEventArgs): RunEvent {
     const run = this.local.get(runId);
     if (!run) throw new Error(`run ${runId} was not opened on this instance`);
-    const item = trustedRunEvent(run.events.length + 1, event, data);
+    const item = runEvent(run.events.length + 1, ...args);
     run.events.push(item);
-    for (const listener of run.listeners) listener(item);
+    for (const stream of run.followers) stream.push(item);
     this.writer.persist(runId, item);
-    if (TERMINAL_EVENTS.has(event)) {
+    if (isTerminal(item)) {
       run.finished = true;
-      run.listeners.clear();
+      run.followers.clear();
       setTimeout(() => this.local.delete(runId), LOCAL_GRACE_MS).unref();
     }
     return item;
@@ -161,35 +158,30 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
    * RunEventsGoneError (410) when an ended run's events are no longer kept.
    * The stream's `backlog` is what the catch-up found.
    */
-  follow(runId: string, afterId: number, options: FollowOptions): Promise<RunEventStream>;
-  /** The same, delivered to `listener`; resolves to the function that stops following. */
-  follow(runId: string, afterId: number, listener: Listener, runStatus: RunStatusProbe): Promise<() => void>;
-  async follow(runId: string, afterId: number, target: FollowOptions | Listener, runStatus?: RunStatusProbe): Promise<RunEventStream | (() => void)> {
-    if (typeof target === 'function') return this.subscribe(runId, afterId, target, runStatus ?? (async () => 'running'));
-    const stream = new RunEventStream(target.signal);
-    stream.attach(await this.subscribe(runId, afterId, (event) => stream.push(event), target.status));
+  async follow(runId: string, afterId: number, { status, signal }: FollowOptions): Promise<RunEventStream> {
+    const stream = new RunEventStream(signal);
+    const run = this.local.get(runId);
+    if (run) {
+      // Started here: its events are in memory, the next ones are pushed to the stream as they are published.
+      for (const event of run.events) if (event.id > afterId) stream.push(event);
+      if (!run.finished) run.followers.add(stream);
+      stream.attach(() => run.followers.delete(stream));
+      return stream;
+    }
+    stream.attach(await this.followFromRedis(runId, afterId, stream, status));
     return stream;
   }
 
   /**
-   * Delivers the run's events after `afterId`, then follows new ones until a
-   * terminal event; returns a function that stops following. A run that is
-   * not running (or whose heartbeat stopped) and has no terminal event in
-   * Redis never gets one: its followers are sent `lostRunEvent` instead.
-   * Throws RunEventsUnavailableError when the run is not here and Redis cannot
-   * be read within the cache command timeout.
+   * Pushes the run's events in Redis after `afterId` to `stream`, then the
+   * live tail's until a terminal event; resolves to the function that stops
+   * following. A run that is not running (or whose heartbeat stopped) and has
+   * no terminal event in Redis never gets one: its stream is sent
+   * `lostRunEvent` instead. Throws RunEventsUnavailableError when Redis cannot
+   * be read within the catch-up's budget, RunEventsGoneError when an ended
+   * run has nothing left to read.
    */
-  private async subscribe(runId: string, afterId: number, listener: Listener, runStatus: RunStatusProbe): Promise<() => void> {
-    const run = this.local.get(runId);
-    if (run) {
-      for (const event of run.events) if (event.id > afterId) listener(event);
-      if (!run.finished) run.listeners.add(listener);
-      return () => run.listeners.delete(listener);
-    }
-    return this.followFromRedis(runId, afterId, listener, runStatus);
-  }
-
-  private async followFromRedis(runId: string, afterId: number, listener: Listener, runStatus: RunStatusProbe): Promise<() => void> {
+  private async followFromRedis(runId: string, afterId: number, stream: RunEventStream, runStatus: RunStatusProbe): Promise<() => void> {
     let stopped = false;
     let stopTail: () => void = () => undefined;
     // eslint-disable-next-line prefer-const -- assigned below, after stop() which clears it is defined
@@ -199,13 +191,13 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
       stopTail();
       clearInterval(statusTimer);
     };
-    // Events reach the listener once, in order, whichever read brought them: the tail's or this follower's own.
+    // Events reach the stream once, in order, whichever read brought them: the tail's or this follower's own.
     const follower: TailFollower = {
       last: afterId,
       deliver: (event) => {
         if (stopped) return;
-        listener(event);
-        if (TERMINAL_EVENTS.has(event.event)) stop();
+        stream.push(event);
+        if (isTerminal(event)) stop();
       },
     };
     const readBatch = async (): Promise<boolean> => {
@@ -214,7 +206,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
         follower.last = event.id;
         if (stopped) return true;
         follower.deliver(event);
-        if (TERMINAL_EVENTS.has(event.event)) return true;
+        if (isTerminal(event)) return true;
       }
       return false;
     };
@@ -227,7 +219,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
         if (follower.last === afterId && status !== 'abandoned' && status !== null) {
           throw new RunEventsGoneError(`The events of run ${runId} are no longer kept, or were all received already`);
         }
-        listener(lostRunEvent(follower.last + 1, status));
+        stream.push(lostRunEvent(follower.last + 1, status));
         return () => undefined;
       }
     } catch (error) {
@@ -249,7 +241,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
           if (status === 'running' || stopped) return;
           if (this.tail.readable && (await lastEventsArrive(status, readBatch).catch(() => false))) return;
           if (!stopped) {
-            listener(lostRunEvent(follower.last + 1, status));
+            stream.push(lostRunEvent(follower.last + 1, status));
             stop();
           }
         } catch (error) {

@@ -343,12 +343,13 @@ export class ChatService {
       context: { turn: context },
       signal,
       // Sync turns need only node updates, so the model is called without streaming.
-      streamMode: context.mode === 'stream' ? ['messages', 'custom', 'updates'] : ['updates'],
+      streamMode: context.mode === 'stream' ? ['messages', 'custom', 'updates', 'values'] : ['updates', 'values'],
       recursionLimit: MAX_TOOL_ROUNDS * 2 + 2,
     });
     for await (const chunk of stream as AsyncIterable<GraphStreamChunk>) graphEvents.handle(chunk);
-    // The trace and a paused search's resume data are graph state channels (AgentState), kept by the checkpointer.
-    const { values } = await graph.getState({ configurable: { thread_id: threadId } });
+    // The trace and a paused search's resume data are graph state channels (AgentState), kept by the checkpointer:
+    // the state after the last step is what was checkpointed; it is read back only when no step completed.
+    const values = graphEvents.finalValues ?? (await graph.getState({ configurable: { thread_id: threadId } })).values;
     return { answer: graphEvents.answer, interrupt: graphEvents.interrupt, trace: values.ragTrace ?? null, resumeState: values.hitl?.resumeState ?? null };
   }
 

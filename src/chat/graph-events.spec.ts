@@ -113,4 +113,14 @@ describe('textContent', () => {
     ).toBe('ab');
     expect(textContent(new AIMessage('plain'))).toBe('plain');
   });
+  it('keeps the state after the last completed step (stream mode values) as the final values; a pause chunk is not a state', () => {
+    const afterTools = { messages: [new HumanMessage('Which warranty?')], ragTrace: TRACE, hitl: null };
+    const { translator } = translate([
+      ['values', { messages: [new HumanMessage('Which warranty?')], ragTrace: null, hitl: null }],
+      ['values', afterTools],
+      ['values', { __interrupt__: [{ value: { hitl_type: 'choose' } }] }],
+    ]);
+    expect(translator.finalValues).toBe(afterTools);
+    expect(translate([toolCall()]).translator.finalValues).toBeUndefined();
+  });
 });

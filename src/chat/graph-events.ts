@@ -1,4 +1,5 @@
 import { AIMessage, AIMessageChunk, BaseMessage, ToolMessage } from '@langchain/core/messages';
+import type { AgentStateValues } from '../agent/agent-state.js';
 import type { RagTrace } from '../trace/trace.protocol.js';
 import type { RunEventArgs } from './run-event.js';
 import { type StepEvent, toolEndSummary, toolFailedSummary, toolStartSummary } from './sse-events.dto.js';
@@ -13,6 +14,11 @@ export type GraphStreamChunk = [mode: string, chunk: unknown];
 type GraphUpdate = Record<string, { messages?: BaseMessage[]; ragTrace?: RagTrace | null } | undefined> & {
   __interrupt__?: Array<{ value?: Record<string, unknown> }>;
 };
+
+/** A pause: in stream mode `values` the interrupt comes as a chunk of its own (`__interrupt__`), not as a state. */
+function isInterruptChunk(chunk: unknown): boolean {
+  return typeof chunk === 'object' && chunk !== null && '__interrupt__' in chunk;
+}
 
 export function textContent(message: BaseMessage): string {
   const content = message.content;
@@ -30,6 +36,7 @@ export class GraphEventTranslator {
   private finalAnswer: string | undefined;
   private lastTrace: RagTrace | null = null;
   private pausedOn: Record<string, unknown> | undefined;
+  private lastValues: AgentStateValues | undefined;
 
   constructor(private readonly emit: Emit) {}
 
@@ -53,10 +60,19 @@ export class GraphEventTranslator {
     return this.pausedOn;
   }
 
+  /**
+   * The graph's state after its last completed step (stream mode `values`), which is what its last checkpoint
+   * holds, read without reading the checkpoint back; undefined when no step completed in this run.
+   */
+  get finalValues(): AgentStateValues | undefined {
+    return this.lastValues;
+  }
+
   handle([mode, chunk]: GraphStreamChunk): void {
     if (mode === 'messages') this.onMessage(chunk as [BaseMessage, { langgraph_node?: string } | undefined]);
     else if (mode === 'custom') this.onCustom(chunk as { type?: string } & StepEvent);
     else if (mode === 'updates') this.onUpdate(chunk as GraphUpdate);
+    else if (mode === 'values' && !isInterruptChunk(chunk)) this.lastValues = chunk as AgentStateValues;
   }
 
   private onMessage([messageChunk, metadata]: [BaseMessage, { langgraph_node?: string } | undefined]): void {

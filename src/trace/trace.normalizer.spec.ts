@@ -38,8 +38,8 @@ describe('normalizeChunks', () => {
     expect(
       normalizeChunks([
         { source: 'prices.xlsx', page: null, location: { sheet: 'Products', row: 12, junk: true } },
-        { source: 'guide.docx', location: { heading_path: ['Returns', 'Refunds', 7], row: 0, last_row: 'x' } },
-        { source: 'big.csv', location: { row: 2, last_row: 9 } },
+        { source: 'guide.docx', location: { heading_path: ['Returns', 'Refunds', 7], row: 0 } },
+        { source: 'big.csv', location: { row: '2', last_row: 9 } },
         { source: 'old.md', location: null },
         { source: 'older.md' },
         { source: 'odd.md', location: 'sheet 1' },
@@ -47,7 +47,7 @@ describe('normalizeChunks', () => {
     ).toEqual([
       { source: 'prices.xlsx', page: null, location: { sheet: 'Products', row: 12 } },
       { source: 'guide.docx', location: { heading_path: ['Returns', 'Refunds'] } },
-      { source: 'big.csv', location: { row: 2, last_row: 9 } },
+      { source: 'big.csv', location: { row: 2 } },
       { source: 'old.md', location: null },
       { source: 'older.md' },
       { source: 'odd.md' },

@@ -39,8 +39,7 @@ export const MAX_HEADING_PATH = 6;
 
 const CHUNK_LOCATION_TABLE = {
   sheet: { kind: 'string', maxLength: SHORT, description: "The spreadsheet's sheet (absent for a CSV file)" },
-  row: { kind: 'int', min: 1, description: 'Row number as the spreadsheet shows it (the header row is usually 1); for a chunk of several rows, its first' },
-  last_row: { kind: 'int', min: 1, description: 'The last row of a chunk of several rows' },
+  row: { kind: 'int', min: 1, description: 'Row number as the spreadsheet shows it (the header row is usually 1)' },
   heading_path: { kind: 'strings', maxItems: MAX_HEADING_PATH, maxLength: SHORT, description: 'The headings the passage is under, outermost first' },
 } as const satisfies FieldTable;
 

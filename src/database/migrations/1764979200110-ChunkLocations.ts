@@ -3,7 +3,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * Where a chunk came from besides its page: `location` holds a spreadsheet
  * row's sheet and row number, or the heading path of a passage of a document
- * with headings (`{sheet?, row?, last_row?, heading_path?}`). Nullable and
+ * with headings (`{sheet?, row?, heading_path?}`). Nullable and
  * without a default, so existing rows (null: nothing more than the page)
  * are not rewritten.
  */

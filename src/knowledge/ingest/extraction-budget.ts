@@ -9,10 +9,8 @@ export interface ExtractionLimits {
 export interface ChunkLocation {
   /** The sheet's name (a spreadsheet; absent for a CSV file). */
   sheet?: string;
-  /** The row's number as the spreadsheet shows it (the header row is usually 1); a chunk of several rows: its first. */
+  /** The row's number as the spreadsheet shows it (the header row is usually 1). */
   row?: number;
-  /** A chunk of several rows: its last. */
-  last_row?: number;
   /** The headings the passage is under, outermost first. */
   heading_path?: string[];
 }

@@ -3,15 +3,9 @@ import { buildTableTree } from './table-chunks.js';
 describe('buildTableTree: a leaf per row, located by its sheet and row', () => {
   const rows = Array.from({ length: 6 }, (_, i) => ({ row: i + 2, text: `Product: P${i}; Price: ${i * 10} EUR` }));
 
-  it('makes each row a leaf and packs consecutive rows into the levels above', async () => {
-    const tree = await buildTableTree([{ sheet: 'Products', rows }], [70, 40]);
-    expect(tree.map((node) => [node.location, node.text.split('\n').length])).toEqual([
-      [{ sheet: 'Products', row: 2, last_row: 3 }, 2],
-      [{ sheet: 'Products', row: 4, last_row: 5 }, 2],
-      [{ sheet: 'Products', row: 6, last_row: 7 }, 2],
-    ]);
-    const leaves = tree.flatMap((node) => node.children);
-    expect(leaves.map((leaf) => [leaf.level, leaf.location, leaf.text])).toEqual(rows.map((row) => [2, { sheet: 'Products', row: row.row }, row.text]));
+  it('makes each row a leaf of its own, at the leaf level and without a parent', async () => {
+    const tree = await buildTableTree([{ sheet: 'Products', rows }], [1200, 400]);
+    expect(tree.map((leaf) => [leaf.level, leaf.location, leaf.text, leaf.children.length])).toEqual(rows.map((row) => [2, { sheet: 'Products', row: row.row }, row.text, 0]));
   });
 
   it('gives CSV rows (no sheet) their row only, and cuts a row longer than a leaf into leaves of that row', async () => {
@@ -26,6 +20,6 @@ describe('buildTableTree: a leaf per row, located by its sheet and row', () => {
     const many = Array.from({ length: 1200 }, (_, i) => ({ row: i + 2, text: `Row ${i}` }));
     const tree = await buildTableTree([{ sheet: 'S', rows: many }], [1000, 100], { pause: async () => void (pauses += 1) });
     expect(pauses).toBe(3);
-    expect(tree.flatMap((node) => node.children)).toHaveLength(1200);
+    expect(tree).toHaveLength(1200);
   });
 });

@@ -21,7 +21,7 @@ describe('parseDocument: Office files, CSV and HTML in the parse sandbox', () =>
     expect(docx).toEqual({
       contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
       pageCount: null,
-      pages: [{ page: null, text: '# Returns\n\nWithin 45 days.', headings: true }],
+      pages: [{ page: null, text: '# Returns\n\nWithin 45 days.', headings: true, splitAtHeadings: true }],
       tables: [],
     });
     const xlsx = await parseDocument(
@@ -41,7 +41,7 @@ describe('parseDocument: Office files, CSV and HTML in the parse sandbox', () =>
     const csv = await parseDocument('prices.csv', Buffer.from('Product;Price\nAurora X1;199 EUR\n'), LIMITS);
     expect(csv).toMatchObject({ contentType: 'text/csv', tables: [{ sheet: null, rows: [{ row: 2, text: 'Product: Aurora X1; Price: 199 EUR' }] }] });
     const html = await parseDocument('page.html', Buffer.from('<h2>Care</h2><script>x()</script><p>Dry gently.</p>'), LIMITS);
-    expect(html.pages).toEqual([{ page: null, text: '## Care\n\nDry gently.', headings: true }]);
+    expect(html.pages).toEqual([{ page: null, text: '## Care\n\nDry gently.', headings: true, splitAtHeadings: true }]);
   });
 
   it('makes hostile text extracted from them storable: no NUL, no lone surrogate', async () => {

@@ -1,6 +1,6 @@
 import { splitSentences } from '../../common/text.js';
 import type { ChunkLocation, TextSection } from './extraction-budget.js';
-import { HeadingTrail } from './heading-trail.js';
+import { headingSections, HeadingTrail } from './heading-trail.js';
 
 /** A chunk of the hierarchy before it is stored: `children` are one level finer. */
 export interface ChunkNode {
@@ -127,10 +127,24 @@ export const yieldToEventLoop: Yielder = () => new Promise((resolve) => setImmed
  * Splits each page into a hierarchy: level 1 pieces of sizes[0] characters,
  * each split into level 2 pieces of sizes[1], and so on; the last level is
  * the leaves. With one size, every piece is a leaf. In a page with
- * `headings`, each chunk's location is the heading path it starts under.
+ * `headings`, each chunk's location is the heading path it starts under;
+ * with `splitAtHeadings`, each heading starts a new chunk at every level.
  */
 export function buildChunkTree(pages: TextSection[], sizes: number[], overlap: number): ChunkNode[] {
-  return pages.flatMap(({ page, text, headings }) => (text.trim() ? splitLevel(text, page, 1, sizes, overlap, headings ? HeadingTrail.start(text) : null) : []));
+  return pages.flatMap(({ page, text, headings, splitAtHeadings }) => {
+    if (!text.trim()) return [];
+    let trail = headings ? HeadingTrail.start(text) : null;
+    return sectionsOf(text, splitAtHeadings).flatMap((section) => {
+      const nodes = splitLevel(section, page, 1, sizes, overlap, trail);
+      // A section holds one heading, its first line: the trail the next one starts from.
+      trail = trail?.see(splitSentences(section)[0] ?? '') ?? null;
+      return nodes;
+    });
+  });
+}
+
+function sectionsOf(text: string, splitAtHeadings: boolean | undefined): string[] {
+  return splitAtHeadings ? headingSections(text) : [text];
 }
 
 /**
@@ -145,18 +159,22 @@ export async function buildChunkTreeIncrementally(
   { pause = yieldToEventLoop, window = CHUNK_WINDOW }: { pause?: Yielder; window?: number } = {},
 ): Promise<ChunkNode[]> {
   const roots: ChunkNode[] = [];
-  for (const { page, text, headings } of pages) {
+  for (const { page, text, headings, splitAtHeadings } of pages) {
     if (!text.trim()) continue;
     let trail = headings ? HeadingTrail.start(text) : null;
-    const packer = new SentencePacker<HeadingTrail>(sizes[0], sizes.length === 1 ? overlap : 0, (piece, mark) => roots.push(nodeOf(piece, page, 1, sizes, overlap, mark ?? null)));
-    for (const part of sentenceWindows(text, window)) {
-      for (const sentence of splitSentences(part)) {
-        if (trail) trail = trail.see(sentence);
-        packer.push(sentence, trail ?? undefined);
+    for (const section of sectionsOf(text, splitAtHeadings)) {
+      const packer = new SentencePacker<HeadingTrail>(sizes[0], sizes.length === 1 ? overlap : 0, (piece, mark) =>
+        roots.push(nodeOf(piece, page, 1, sizes, overlap, mark ?? null)),
+      );
+      for (const part of sentenceWindows(section, window)) {
+        for (const sentence of splitSentences(part)) {
+          if (trail) trail = trail.see(sentence);
+          packer.push(sentence, trail ?? undefined);
+        }
+        await pause();
       }
-      await pause();
+      packer.finish();
     }
-    packer.finish();
   }
   return roots;
 }

@@ -19,12 +19,15 @@ export interface ChunkLocation {
  * A stretch of a document's text: a PDF page, or the whole text of a format
  * without pages. With `headings`, lines starting with `#` to `######` are
  * headings (markdown, and what .docx and .html are converted to), and each
- * chunk records the heading path it starts under.
+ * chunk records the heading path it starts under. With `splitAtHeadings`
+ * too, every heading starts a new chunk, so that no chunk spans two sections
+ * (.docx, .html; markdown files keep the chunks they always had).
  */
 export interface TextSection {
   page: number | null;
   text: string;
   headings?: boolean;
+  splitAtHeadings?: boolean;
 }
 
 /** One data row of a table, as text that names each value's column (`Product: Aurora X1; Price: 199 EUR`). */

@@ -14,6 +14,28 @@ interface Heading {
 }
 
 /**
+ * `text` cut before each heading line (outside fenced code blocks): every
+ * part but maybe the first starts with its heading. The parts add up to the
+ * text.
+ */
+export function headingSections(text: string): string[] {
+  const sections: string[] = [];
+  let start = 0;
+  let inFence = false;
+  let offset = 0;
+  for (const line of text.split('\n')) {
+    if (FENCE.test(line)) inFence = !inFence;
+    else if (!inFence && offset > start && HEADING.test(line.trim())) {
+      sections.push(text.slice(start, offset));
+      start = offset;
+    }
+    offset += line.length + 1;
+  }
+  sections.push(text.slice(start));
+  return sections;
+}
+
+/**
  * The headings a place in a markdown-like text is under: `## Refunds` after
  * `# Returns` gives ['Returns', 'Refunds']. Immutable: `see` returns the
  * trail after a sentence (the same object when the sentence is no heading).

@@ -31,5 +31,5 @@ export async function extractDocxText(data: Uint8Array, budget: ExtractionBudget
     { buffer: Buffer.from(storedArchive(parts)) },
     { styleMap: STYLE_MAP, convertImage: mammoth.images.imgElement(async () => ({ src: '' })) },
   );
-  return { pageCount: null, pages: [{ page: null, text: htmlToText(html, budget), headings: true }] };
+  return { pageCount: null, pages: [{ page: null, text: htmlToText(html, budget), headings: true, splitAtHeadings: true }] };
 }

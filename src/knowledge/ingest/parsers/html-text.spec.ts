@@ -51,7 +51,7 @@ describe('htmlToText', () => {
 
   it('reads the page in the encoding its meta tag or byte order mark names', async () => {
     const gbk = Buffer.concat([Buffer.from('<meta charset="gbk"><p>'), Buffer.from([0xcd, 0xcb, 0xbb, 0xf5]), Buffer.from('</p>')]);
-    expect((await extractHtmlText(gbk, budget())).pages).toEqual([{ page: null, text: '退货', headings: true }]);
+    expect((await extractHtmlText(gbk, budget())).pages).toEqual([{ page: null, text: '退货', headings: true, splitAtHeadings: true }]);
     const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('<p>保修</p>', 'utf16le')]);
     expect(decodeHtml(utf16)).toBe('<p>保修</p>');
     expect(() => decodeHtml(Buffer.from([0x3c, 0x70, 0x3e, 0xff, 0xfe, 0x41]))).toThrow(new UnreadableContentError('its text is not valid UTF-8'));

@@ -193,5 +193,5 @@ export function htmlToText(html: string, budget: ExtractionBudget): string {
 
 /** An .html page (in the encoding it declares, see decodeHtml) as markdown-like text (see htmlToText). */
 export async function extractHtmlText(data: Uint8Array, budget: ExtractionBudget): Promise<ExtractedText> {
-  return { pageCount: null, pages: [{ page: null, text: htmlToText(decodeHtml(data), budget), headings: true }] };
+  return { pageCount: null, pages: [{ page: null, text: htmlToText(decodeHtml(data), budget), headings: true, splitAtHeadings: true }] };
 }

@@ -16,7 +16,14 @@ describe('.docx and .xlsx, read by mammoth and read-excel-file from parts inflat
     ]);
     expect(await extractDocxText(docx, budget())).toEqual({
       pageCount: null,
-      pages: [{ page: null, headings: true, text: '# Returns policy\n\nAurora widgets may be returned within 45 days.\n\n## Refunds\n\nRefunds reach the card in 5 days.' }],
+      pages: [
+        {
+          page: null,
+          headings: true,
+          splitAtHeadings: true,
+          text: '# Returns policy\n\nAurora widgets may be returned within 45 days.\n\n## Refunds\n\nRefunds reach the card in 5 days.',
+        },
+      ],
     });
   });
 

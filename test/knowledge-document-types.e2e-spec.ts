@@ -70,9 +70,7 @@ describe('Knowledge base: Word, HTML, CSV and Excel documents', () => {
     expect(top).toMatchObject({ source: 'nimbus-tent.html', location: { heading_path: ['Nimbus tent'] } });
     expect(top.text).toMatch(/95 km\/h/);
     expect(top.text).toMatch(/Nimbus peg guide/);
-    const texts = await t.dataSource.query(
-      `SELECT c.text FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id WHERE d.filename = 'nimbus-tent.html'`,
-    );
+    const texts = await t.dataSource.query(`SELECT c.text FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id WHERE d.filename = 'nimbus-tent.html'`);
     expect(texts.map((row: { text: string }) => row.text).join('\n')).not.toMatch(/launch code|nimbusSecret|color:red|Shop home/);
   });
 
@@ -106,9 +104,7 @@ describe('Knowledge base: Word, HTML, CSV and Excel documents', () => {
     const chat = await request(server()).post('/api/chat').set(t.auth(uniqueUser())).send({ message: 'What is the price of the Solenne K4?' }).expect(200);
     expect(chat.body.response).toMatch(/1299 EUR/);
     expect(chat.body.response).toContain('[price-list.xlsx]');
-    expect(chat.body.rag_trace.final_chunks).toEqual(
-      expect.arrayContaining([expect.objectContaining({ source: 'price-list.xlsx', location: { sheet: 'Price list', row: 9 } })]),
-    );
+    expect(chat.body.rag_trace.final_chunks).toEqual(expect.arrayContaining([expect.objectContaining({ source: 'price-list.xlsx', location: { sheet: 'Price list', row: 9 } })]));
   });
 
   it('refuses macro-enabled Office files by their extension, and encrypted ones at once', async () => {
@@ -134,7 +130,9 @@ describe('Knowledge base: Word, HTML, CSV and Excel documents', () => {
       code: 'unreadable_document',
       message: 'damaged.xlsx could not be read as an Excel workbook: it is not a readable zip archive (damaged or truncated)',
     });
-    const jobs = await t.dataSource.query(`SELECT filename, status, attempts, error_code FROM knowledge_ingest_jobs WHERE filename IN ('zip-locked.docx', 'damaged.xlsx') ORDER BY filename`);
+    const jobs = await t.dataSource.query(
+      `SELECT filename, status, attempts, error_code FROM knowledge_ingest_jobs WHERE filename IN ('zip-locked.docx', 'damaged.xlsx') ORDER BY filename`,
+    );
     expect(jobs).toEqual([
       { filename: 'damaged.xlsx', status: 'failed', attempts: 1, error_code: 'unreadable_document' },
       { filename: 'zip-locked.docx', status: 'failed', attempts: 1, error_code: 'unreadable_document' },

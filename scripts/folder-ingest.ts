@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import cliProgress from 'cli-progress';
+import { DOCUMENT_TYPES } from '../src/knowledge/ingest/document-types.js';
 import { IngestJob, isFinished } from '../src/knowledge/ingest/jobs/ingest-job.js';
 import type { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js';
 
@@ -10,12 +11,13 @@ export interface FolderIngestResult {
 }
 
 /**
- * Submits every .txt, .md and .pdf of `folder` as an ingest job (as an upload
+ * Submits every document of `folder` of a type the knowledge base accepts
+ * (.txt, .md, .pdf, .docx, .xlsx, .csv, .html) as an ingest job (as an upload
  * does) and waits for them all, with a progress bar per file on `output`.
  */
 export async function ingestFolderAsJobs(jobs: IngestJobs, folder: string, output: NodeJS.WritableStream & { isTTY?: boolean }): Promise<FolderIngestResult> {
   const root = path.resolve(folder);
-  const files = (await readdir(root)).filter((file) => /\.(txt|md|pdf)$/i.test(file)).sort();
+  const files = (await readdir(root)).filter((file) => Object.hasOwn(DOCUMENT_TYPES, path.extname(file).toLowerCase())).sort();
   let failed = 0;
   const bars = new cliProgress.MultiBar(
     {

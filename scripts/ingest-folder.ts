@@ -8,7 +8,7 @@ import { ingestFolderAsJobs } from './folder-ingest.js';
 
 /**
  * Usage: npm run knowledge:ingest -- <folder>
- * Adds every .txt, .md and .pdf of the folder as ingest jobs, the same jobs
+ * Adds every .txt, .md, .pdf, .docx, .xlsx, .csv and .html of the folder as ingest jobs, the same jobs
  * an upload makes: this process works on them too (KNOWLEDGE_INGEST_CONCURRENCY),
  * beside any running instance. Shows a progress bar per file; identical
  * content already stored is skipped. Exits with 1 when a job failed.

@@ -195,7 +195,9 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
     const before = (await t.dataSource.query('SELECT count(*)::int AS n FROM knowledge_documents'))[0].n;
     const noAdmin = await upload(t.auth(uniqueUser()), 'a.md', Buffer.from('hello')).expect(403);
     expect(noAdmin.body.message).toMatch(/administrators/);
-    expect((await upload(adminAuth(t), 'photo.png', Buffer.from('png')).expect(415)).body.message).toMatch(/only .txt, .md and .pdf/);
+    expect((await upload(adminAuth(t), 'photo.png', Buffer.from('png')).expect(415)).body.message).toMatch(
+      /only .txt, .md, .pdf, .docx, .xlsx, .csv, .html and .htm files are accepted/,
+    );
     expect((await upload(adminAuth(t), 'bad.txt', Buffer.from([0xff, 0xfe, 0xfa])).expect(422)).body.message).toMatch(/not valid UTF-8/);
     expect((await upload(adminAuth(t), 'fake.pdf', Buffer.from('not a pdf at all')).expect(422)).body.message).toMatch(/not a PDF/);
     expect((await upload(adminAuth(t), 'empty.md', Buffer.from('   ')).expect(422)).body.message).toMatch(/empty/);

@@ -2,7 +2,9 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { adminBearer } from './support/admin.js';
+import { strFromU8, strToU8, unzipSync, zipSync } from 'fflate';
 import { makeFlateBombPdf, makeNestedPdf, makePdf } from './support/make-pdf.js';
+import { makeDocx, makeXlsx, zipBomb } from './support/make-office.js';
 import { ServiceProcess, startService } from './support/service-process.js';
 import { openSse } from './support/sse-client.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
@@ -211,6 +213,32 @@ describe('Oversized documents: a bounded parse that never stalls an instance', (
   it('fails a PDF with a deeply nested object tree, /health on both instances unaffected', async () => {
     const ended = await ingestWhileWatchingHealth('nested.pdf', makeNestedPdf(200_000));
     expect(['document_too_large', 'unreadable_document']).toContain(ended.error?.code);
+  });
+
+  it('fails a 512 MB .docx zip bomb and one lying about its sizes at once (inflation cap), /health on both instances unaffected', async () => {
+    const honest = await zipBomb(await makeDocx(['x']), 'word/document.xml', 512 * 1024 * 1024);
+    const lying = await zipBomb(await makeDocx(['x']), 'word/document.xml', 512 * 1024 * 1024, 1000);
+    for (const [name, bomb] of [
+      ['bomb-honest.docx', honest],
+      ['bomb-lying.docx', lying],
+    ] as const) {
+      const ended = await ingestWhileWatchingHealth(name, bomb);
+      expect(ended.error).toEqual({ code: 'document_too_large', message: `${name} is too large: its parts inflate to more than ${MAX_EXTRACTED_BYTES} bytes` });
+    }
+  });
+
+  it('fails a 512 MB .xlsx zip bomb, and a tiny one whose sheet makes the parser allocate without bound, /health on both instances unaffected', async () => {
+    const bomb = await zipBomb(await makeXlsx([{ name: 'S', rows: [['a']] }]), 'xl/worksheets/sheet1.xml', 512 * 1024 * 1024);
+    expect((await ingestWhileWatchingHealth('bomb.xlsx', bomb)).error?.code).toBe('document_too_large');
+    // A cell in row 100 000 000: read-excel-file fills the rows before it, until the sandbox's memory or time limit.
+    const files = unzipSync(await makeXlsx([{ name: 'S', rows: [['a']] }]));
+    const sheet = strFromU8(files['xl/worksheets/sheet1.xml']);
+    files['xl/worksheets/sheet1.xml'] = strToU8(
+      sheet.replace(/<sheetData>.*<\/sheetData>/s, '<sheetData><row r="100000000"><c r="A100000000" t="inlineStr"><is><t>x</t></is></c></row></sheetData>'),
+    );
+    const sparse = Buffer.from(zipSync(files));
+    expect(sparse.length).toBeLessThan(10_000);
+    expect((await ingestWhileWatchingHealth('sparse.xlsx', sparse)).error?.code).toBe('document_too_large');
   });
 
   it('fails a document that makes more chunks than KNOWLEDGE_MAX_CHUNKS_PER_DOCUMENT, before embedding it', async () => {

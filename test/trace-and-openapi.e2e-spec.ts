@@ -140,8 +140,10 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
     for (const field of PROTOCOL_TRACE_FIELDS) expect(Object.keys(schemas.RagSubTrace?.properties ?? schemas.RagTraceFields.properties)).toContain(field);
     expect(schemas.RagTrace.properties.sub_traces.items.$ref).toMatch(/RagSubTrace/);
     expect(Object.keys(schemas.RetrievedChunk.properties).sort()).toEqual(
-      ['chunk_id', 'dense_rank', 'fulltext_rank', 'page', 'rerank_score', 'rrf_rank', 'score', 'source', 'text'].sort(),
+      ['chunk_id', 'dense_rank', 'fulltext_rank', 'location', 'page', 'rerank_score', 'rrf_rank', 'score', 'source', 'text'].sort(),
     );
+    expect(schemas.RetrievedChunk.properties.location).toMatchObject({ nullable: true });
+    expect(Object.keys(schemas.ChunkLocation.properties).sort()).toEqual(['heading_path', 'row', 'sheet']);
     expect(schemas.RagTrace.properties.grade_confidence).toMatchObject({ minimum: 0, maximum: 1 });
     expect(schemas.RagTrace.properties.sub_questions.maxItems).toBe(4);
     expect(Object.keys(schemas.PendingHitlState.properties)).toEqual(

@@ -321,6 +321,8 @@ describeWithChromium('web client: live timeline, trace viewer and knowledge admi
       const candidates = page.locator('tr[data-testid="candidate"]');
       await candidates.first().waitFor();
       expect(await candidates.first().locator('th').innerText()).toContain(filename);
+      // Where in the document: the heading path the chunk starts under (a text without pages).
+      expect(await candidates.first().locator('td[data-label="Where"]').innerText()).toBe(`Zephyr Q7 blender (${stamp})`);
       const ranks = await candidates.locator('[data-testid="rrf-rank"]').allInnerTexts();
       expect(ranks.every((r) => /^\d+$/.test(r))).toBe(true);
       await candidates

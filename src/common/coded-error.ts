@@ -40,7 +40,7 @@ export const ERROR_CODES = {
   events_incomplete: { status: 503, meaning: 'The followed run ended but its last events were not kept: reload the session' },
   // knowledge
   invalid_document_name: { status: 400, meaning: "The document's file name is not acceptable" },
-  unsupported_document: { status: 415, meaning: 'Unsupported document type: send .txt, .md or .pdf' },
+  unsupported_document: { status: 415, meaning: 'Unsupported document type: send .txt, .md, .pdf, .docx, .xlsx, .csv or .html (macro-enabled Office files are refused)' },
   unreadable_document: { status: 422, meaning: 'The document could not be read: a damaged file or one without text' },
   // a document over a parse limit: extracted text, pages, chunks, or the parse's time or memory (never retried)
   document_too_large: { status: 413, meaning: 'The document is over a parse limit (text, pages, chunks, time or memory)' },

@@ -18,6 +18,7 @@ import { AbandonedRunsForgetCheckpoints1764979200070 } from './migrations/176497
 import { DeletableIngests1764979200080 } from './migrations/1764979200080-DeletableIngests.js';
 import { SessionActiveRun1764979200090 } from './migrations/1764979200090-SessionActiveRun.js';
 import { CheckpointForgetLockOrder1764979200100 } from './migrations/1764979200100-CheckpointForgetLockOrder.js';
+import { ChunkLocations1764979200110 } from './migrations/1764979200110-ChunkLocations.js';
 
 export const MIGRATIONS = [
   InitialSchema1764547200000,
@@ -37,6 +38,7 @@ export const MIGRATIONS = [
   DeletableIngests1764979200080,
   SessionActiveRun1764979200090,
   CheckpointForgetLockOrder1764979200100,
+  ChunkLocations1764979200110,
 ];
 
 /**

@@ -3,13 +3,14 @@ import path from 'node:path';
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { DOCUMENT_TYPES } from './ingest/document-types.js';
 import { DocumentsService } from './ingest/documents.service.js';
 
 export const SEED_USER = 'system:seed';
 
-/** Ingests every .txt/.md/.pdf file of a folder; identical content already stored is skipped. */
+/** Ingests every file of a folder of a type the knowledge base accepts (DOCUMENT_TYPES); identical content already stored is skipped. */
 export async function ingestFolder(documents: DocumentsService, folder: string, createdBy: string) {
-  const files = (await readdir(folder)).filter((file) => /\.(txt|md|pdf)$/i.test(file)).sort();
+  const files = (await readdir(folder)).filter((file) => Object.hasOwn(DOCUMENT_TYPES, path.extname(file).toLowerCase())).sort();
   const results = [];
   for (const file of files) {
     results.push({ file, ...(await documents.ingest(file, await readFile(path.join(folder, file)), createdBy)) });

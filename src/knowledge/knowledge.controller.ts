@@ -55,9 +55,10 @@ export class KnowledgeController {
 
   @Post('documents')
   @ApiOperation({
-    summary: 'Add a document (.txt, .md, .pdf): stored and answered at once with 202 and its ingest job; identical content is not stored twice',
+    summary: 'Add a document (.txt, .md, .pdf, .docx, .xlsx, .csv, .html): stored and answered at once with 202 and its ingest job; identical content is not stored twice',
     description:
-      'The name, type and text encoding are checked at once (400, 415, 422). The job parses, chunks, embeds and stores the document on ' +
+      'The name, the type (macro-enabled Office files are refused), the text encoding and the leading bytes of PDFs and Office files are ' +
+      'checked at once (400, 415, 422). The job parses, chunks, embeds and stores the document on ' +
       'any instance; follow it with GET /api/knowledge/jobs/{id} or its SSE stream /api/knowledge/jobs/{id}/events. ' +
       'With `wait=true` the request answers when the job has ended: 201 with the document, or the error the job failed with.',
   })

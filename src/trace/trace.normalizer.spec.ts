@@ -34,6 +34,39 @@ describe('normalizeChunks', () => {
     expect(normalizeChunks([{ source: 'a', page: null, score: '0.5' }])).toEqual([{ source: 'a', page: null, score: 0.5 }]);
   });
 
+  it('keeps where a chunk came from: sheet and row, heading path; null or absent in older traces', () => {
+    expect(
+      normalizeChunks([
+        { source: 'prices.xlsx', page: null, location: { sheet: 'Products', row: 12, junk: true } },
+        { source: 'guide.docx', location: { heading_path: ['Returns', 'Refunds', 7], row: 0 } },
+        { source: 'big.csv', location: { row: '2', last_row: 9 } },
+        { source: 'old.md', location: null },
+        { source: 'older.md' },
+        { source: 'odd.md', location: 'sheet 1' },
+      ]),
+    ).toEqual([
+      { source: 'prices.xlsx', page: null, location: { sheet: 'Products', row: 12 } },
+      { source: 'guide.docx', location: { heading_path: ['Returns', 'Refunds'] } },
+      { source: 'big.csv', location: { row: 2 } },
+      { source: 'old.md', location: null },
+      { source: 'older.md' },
+      { source: 'odd.md' },
+    ]);
+    const long = normalizeChunks([{ source: 'a.md', location: { heading_path: Array.from({ length: 9 }, () => 'h'.repeat(300)) } }]);
+    expect(long[0].location).toEqual({ heading_path: Array.from({ length: 6 }, () => 'h'.repeat(200)) });
+    const stored = trace({
+      final_chunks: [
+        { source: 'prices.xlsx', location: { sheet: '价格', row: 3 } },
+        { source: 'old.md', page: 2 },
+      ],
+    });
+    expect(validateSync(plainToInstance(RagTrace, stored) as object)).toEqual([]);
+    expect(stored.final_chunks).toEqual([
+      { source: 'prices.xlsx', location: { sheet: '价格', row: 3 } },
+      { source: 'old.md', page: 2 },
+    ]);
+  });
+
   it('returns [] for anything that is not a list', () => {
     for (const value of [null, undefined, {}, 'chunks', 3]) expect(normalizeChunks(value)).toEqual([]);
   });
@@ -311,7 +344,10 @@ describe('property: any JSON value in, a valid trace or null out', () => {
   const known = Object.keys(RagTrace.fieldTable);
   const traceLike = fc.dictionary(
     fc.oneof(fc.constantFrom(...known), fc.string()),
-    fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.array(fc.dictionary(fc.constantFrom('source', 'page', 'text', 'score', 'rrf_rank', 'junk'), fc.jsonValue({ maxDepth: 1 })))),
+    fc.oneof(
+      fc.jsonValue({ maxDepth: 3 }),
+      fc.array(fc.dictionary(fc.constantFrom('source', 'page', 'location', 'text', 'score', 'rrf_rank', 'junk'), fc.jsonValue({ maxDepth: 2 }))),
+    ),
   );
 
   it('never throws and always returns a trace that passes validation, or null', () => {

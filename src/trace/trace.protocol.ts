@@ -33,10 +33,35 @@ const LONG = 8000;
 
 const chunks = (description: string) => ({ kind: 'nested', target: () => RetrievedChunk, many: true, maxItems: MAX_CHUNKS_PER_LIST, description }) as const;
 
+// ---------------------------------------------------------------- ChunkLocation
+/** Most headings in a chunk's heading path (markdown has six levels). */
+export const MAX_HEADING_PATH = 6;
+
+const CHUNK_LOCATION_TABLE = {
+  sheet: { kind: 'string', maxLength: SHORT, description: "The spreadsheet's sheet (absent for a CSV file)" },
+  row: { kind: 'int', min: 1, description: 'Row number as the spreadsheet shows it (the header row is usually 1)' },
+  heading_path: { kind: 'strings', maxItems: MAX_HEADING_PATH, maxLength: SHORT, description: 'The headings the passage is under, outermost first' },
+} as const satisfies FieldTable;
+
+/** Where in its source a chunk came from besides the page: a spreadsheet's sheet and row, or a passage's heading path. */
+export class ChunkLocation {
+  static readonly fieldTable: FieldTable = CHUNK_LOCATION_TABLE;
+  static readonly requiredFields = [] as const;
+}
+export interface ChunkLocation extends ShapeOf<typeof CHUNK_LOCATION_TABLE> {}
+decorateFromSpec(ChunkLocation, CHUNK_LOCATION_TABLE);
+
 // ---------------------------------------------------------------- RetrievedChunk
 const RETRIEVED_CHUNK_TABLE = {
   source: { kind: 'string', maxLength: 512, required: true, description: 'Source file name' },
   page: { kind: 'int', min: 0, nullable: true, description: 'Page number in the source, when it has pages' },
+  location: {
+    kind: 'nested',
+    target: () => ChunkLocation,
+    many: false,
+    nullable: true,
+    description: 'Where in the source besides the page: sheet and row of a spreadsheet row, heading path of a passage; null or absent: nothing more',
+  },
   text: { kind: 'string', maxLength: LONG, description: 'Chunk text' },
   score: { kind: 'number', nullable: true, description: 'Recall score' },
   rrf_rank: { kind: 'int', min: 1, nullable: true, description: 'Rank after reciprocal rank fusion' },

@@ -104,7 +104,7 @@ export const ERROR_CODES = {
   },
   "unsupported_document": {
     "status": 415,
-    "meaning": "Unsupported document type: send .txt, .md or .pdf"
+    "meaning": "Unsupported document type: send .txt, .md, .pdf, .docx, .xlsx, .csv or .html (macro-enabled Office files are refused)"
   },
   "unreadable_document": {
     "status": 422,

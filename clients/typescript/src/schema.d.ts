@@ -130,8 +130,8 @@ export interface paths {
         get: operations["KnowledgeController_list"];
         put?: never;
         /**
-         * Add a document (.txt, .md, .pdf): stored and answered at once with 202 and its ingest job; identical content is not stored twice
-         * @description The name, type and text encoding are checked at once (400, 415, 422). The job parses, chunks, embeds and stores the document on any instance; follow it with GET /api/knowledge/jobs/{id} or its SSE stream /api/knowledge/jobs/{id}/events. With `wait=true` the request answers when the job has ended: 201 with the document, or the error the job failed with.
+         * Add a document (.txt, .md, .pdf, .docx, .xlsx, .csv, .html): stored and answered at once with 202 and its ingest job; identical content is not stored twice
+         * @description The name, the type (macro-enabled Office files are refused), the text encoding and the leading bytes of PDFs and Office files are checked at once (400, 415, 422). The job parses, chunks, embeds and stores the document on any instance; follow it with GET /api/knowledge/jobs/{id} or its SSE stream /api/knowledge/jobs/{id}/events. With `wait=true` the request answers when the job has ended: 201 with the document, or the error the job failed with.
          */
         post: operations["KnowledgeController_upload"];
         delete?: never;
@@ -648,11 +648,21 @@ export interface components {
         JudgeSource: "model" | "local" | "local_fallback";
         /** @enum {string} */
         RecallKSource: "env" | "multiplier";
+        ChunkLocation: {
+            /** @description The spreadsheet's sheet (absent for a CSV file) */
+            sheet?: string;
+            /** @description Row number as the spreadsheet shows it (the header row is usually 1) */
+            row?: number;
+            /** @description The headings the passage is under, outermost first */
+            heading_path?: string[];
+        };
         RetrievedChunk: {
             /** @description Source file name */
             source: string;
             /** @description Page number in the source, when it has pages */
             page?: number | null;
+            /** @description Where in the source besides the page: sheet and row of a spreadsheet row, heading path of a passage; null or absent: nothing more */
+            location?: components["schemas"]["ChunkLocation"] | null;
             /** @description Chunk text */
             text?: string;
             /** @description Recall score */
@@ -1514,6 +1524,7 @@ export type RetrievalStage = components['schemas']['RetrievalStage'];
 export type Complexity = components['schemas']['Complexity'];
 export type JudgeSource = components['schemas']['JudgeSource'];
 export type RecallKSource = components['schemas']['RecallKSource'];
+export type ChunkLocation = components['schemas']['ChunkLocation'];
 export type RetrievedChunk = components['schemas']['RetrievedChunk'];
 export type GradeRoute = components['schemas']['GradeRoute'];
 export type EvidenceStatus = components['schemas']['EvidenceStatus'];
@@ -2496,7 +2507,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unsupported media type. Codes: `unsupported_document` (Unsupported document type: send .txt, .md or .pdf) */
+            /** @description Unsupported media type. Codes: `unsupported_document` (Unsupported document type: send .txt, .md, .pdf, .docx, .xlsx, .csv or .html (macro-enabled Office files are refused)) */
             415: {
                 headers: {
                     [name: string]: unknown;

@@ -31,7 +31,9 @@ export const knowledge = {
     .describe('memory of the worker thread that parses one document (its heap, and the buffers it inflates); over it the job fails with document_too_large'),
   KNOWLEDGE_MAX_EXTRACTED_BYTES: integer(1024, 1024 * 1024 * 1024)
     .default(10 * 1024 * 1024)
-    .describe('most text (UTF-8 bytes) one document may yield; extraction stops there and the job fails with document_too_large'),
+    .describe(
+      'most text (UTF-8 bytes) one document may yield, and what the parts of a .docx/.xlsx may inflate to; extraction stops there and the job fails with document_too_large',
+    ),
   KNOWLEDGE_MAX_PAGES: integer(1, 1_000_000).default(5000).describe('most pages one document may have (checked before its text is extracted)'),
   KNOWLEDGE_MAX_CHUNKS_PER_DOCUMENT: integer(1, 100_000_000)
     .default(100_000)

@@ -85,6 +85,7 @@ function insertRows(
       isLeaf: item.node.level === leafLevel,
       ordinal: first + i,
       page: item.node.page,
+      location: item.node.location,
       text: item.node.text,
       searchText: leaf?.searchText ?? '',
       embedding: leaf?.embedding ?? null,

@@ -1,5 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { sqlRows } from '../../database/sql.js';
+import type { ChunkLocation } from '../ingest/extraction-budget.js';
 import { vectorLiteral } from './dense/pgvector.repository.js';
 
 /** Most full-text matches ranked per query (see rankFullText). */
@@ -12,6 +13,7 @@ export interface ChunkRow {
   isLeaf: boolean;
   ordinal: number;
   page: number | null;
+  location: ChunkLocation | null;
   text: string;
   searchText: string;
   embedding: Float32Array | null;
@@ -22,6 +24,7 @@ export interface ChunkDetail {
   id: string;
   text: string;
   page: number | null;
+  location: ChunkLocation | null;
   source: string;
   parent_id: string | null;
   level: number;
@@ -31,6 +34,7 @@ export interface ParentInfo {
   id: string;
   text: string;
   page: number | null;
+  location: ChunkLocation | null;
   level: number;
   children: number;
 }
@@ -58,12 +62,12 @@ export class ChunksRepository {
     const { withVectorColumn } = target;
     return sqlRows<{ id: string; ordinal: number }>(
       manager,
-      `INSERT INTO knowledge_chunks (document_id, parent_id, level, is_leaf, ordinal, page, text, search_vector, embedding,
+      `INSERT INTO knowledge_chunks (document_id, parent_id, level, is_leaf, ordinal, page, location, text, search_vector, embedding,
                                    space_id, dense_epoch ${withVectorColumn ? ', embedding_vector' : ''})
-     SELECT $1, t.parent_id, t.level, t.is_leaf, t.ordinal, t.page, t.text, to_tsvector('simple', t.search_text), t.embedding,
-            CASE WHEN t.is_leaf THEN $11::smallint END, $12::int ${withVectorColumn ? ', t.vector::vector' : ''}
-       FROM unnest($2::bigint[], $3::smallint[], $4::boolean[], $5::int[], $6::int[], $7::text[], $8::text[], $9::bytea[], $10::text[])
-         AS t(parent_id, level, is_leaf, ordinal, page, text, search_text, embedding, vector)
+     SELECT $1, t.parent_id, t.level, t.is_leaf, t.ordinal, t.page, t.location::jsonb, t.text, to_tsvector('simple', t.search_text), t.embedding,
+            CASE WHEN t.is_leaf THEN $12::smallint END, $13::int ${withVectorColumn ? ', t.vector::vector' : ''}
+       FROM unnest($2::bigint[], $3::smallint[], $4::boolean[], $5::int[], $6::int[], $7::text[], $8::text[], $9::text[], $10::bytea[], $11::text[])
+         AS t(parent_id, level, is_leaf, ordinal, page, location, text, search_text, embedding, vector)
      RETURNING id, ordinal`,
       [
         documentId,
@@ -72,6 +76,7 @@ export class ChunksRepository {
         rows.map((row) => row.isLeaf),
         rows.map((row) => row.ordinal),
         rows.map((row) => row.page),
+        rows.map((row) => (row.location ? JSON.stringify(row.location) : null)),
         rows.map((row) => row.text),
         rows.map((row) => row.searchText),
         rows.map((row) => (row.embedding ? Buffer.from(row.embedding.buffer, row.embedding.byteOffset, row.embedding.byteLength) : null)),
@@ -113,7 +118,7 @@ export class ChunksRepository {
   details(ids: string[]): Promise<ChunkDetail[]> {
     return sqlRows<ChunkDetail>(
       this.dataSource,
-      `SELECT c.id, c.text, c.page, c.parent_id, c.level, d.filename AS source
+      `SELECT c.id, c.text, c.page, c.location, c.parent_id, c.level, d.filename AS source
          FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
         WHERE c.id = ANY($1::bigint[])`,
       [ids],
@@ -124,7 +129,7 @@ export class ChunksRepository {
   parents(ids: string[]): Promise<ParentInfo[]> {
     return sqlRows<ParentInfo>(
       this.dataSource,
-      `SELECT p.id::text AS id, p.text, p.page, p.level,
+      `SELECT p.id::text AS id, p.text, p.page, p.location, p.level,
               (SELECT count(*)::int FROM knowledge_chunks s WHERE s.parent_id = p.id) AS children
          FROM knowledge_chunks p WHERE p.id = ANY($1::bigint[])`,
       [ids],

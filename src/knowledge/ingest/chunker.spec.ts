@@ -80,3 +80,67 @@ describe('the incremental chunker builds the same tree as buildChunkTree', () =>
     ]);
   });
 });
+
+describe('heading paths: where in a document with headings each chunk starts', () => {
+  const markdown = [
+    '# Returns',
+    'Aurora widgets may be returned within 45 days of delivery.',
+    '## Refunds',
+    'Refunds reach the card within five working days.',
+    '```bash',
+    '# not a heading: a comment in a code block',
+    '```',
+    'Cash refunds are not offered.',
+    '# Warranty',
+    'Two years on every part.',
+  ].join('\n');
+  const leaves = (nodes: ReturnType<typeof buildChunkTree>): ReturnType<typeof buildChunkTree> => nodes.flatMap((node) => (node.children.length ? leaves(node.children) : [node]));
+
+  it('gives each chunk the headings it starts under, outermost first, at every level', () => {
+    const tree = buildChunkTree([{ page: null, text: markdown, headings: true }], [120, 60], 0);
+    expect(leaves(tree).map((leaf) => [leaf.location?.heading_path ?? null, leaf.text.split('\n')[0]])).toEqual([
+      [['Returns'], '# Returns'],
+      [['Returns'], 'Aurora widgets may be returned within 45 days of delivery.'],
+      [['Returns', 'Refunds'], '## Refunds'],
+      [['Returns', 'Refunds'], 'Refunds reach the card within five working days.'],
+      [['Returns', 'Refunds'], '```bash # not a heading: a comment in a code block ```'],
+      // A heading the packer joins to the sentence before it moves the path of the next chunk.
+      [['Returns', 'Refunds'], 'Cash refunds are not offered. # Warranty'],
+      [['Warranty'], 'Two years on every part.'],
+    ]);
+    expect(tree.map((node) => node.location)).toEqual([{ heading_path: ['Returns'] }, { heading_path: ['Returns', 'Refunds'] }, { heading_path: ['Returns', 'Refunds'] }]);
+  });
+
+  it('keeps the same chunks as before: headings change locations, never texts', async () => {
+    const withHeadings = buildChunkTree([{ page: null, text: markdown, headings: true }], [120, 60], 10);
+    const without = buildChunkTree([{ page: null, text: markdown }], [120, 60], 10);
+    const texts = (nodes: typeof without): unknown => nodes.map((node) => [node.text, texts(node.children)]);
+    expect(texts(withHeadings)).toEqual(texts(without));
+    expect(leaves(without).every((leaf) => leaf.location === null)).toBe(true);
+    expect(await buildChunkTreeIncrementally([{ page: null, text: markdown, headings: true }], [120, 60], 10, { window: 40 })).toEqual(withHeadings);
+  });
+
+  it('with splitAtHeadings (.docx, .html), starts a chunk at every heading: no chunk spans two sections', async () => {
+    const page = { page: null, text: markdown, headings: true, splitAtHeadings: true };
+    const tree = buildChunkTree([page], [1000, 400], 0);
+    expect(tree.map((node) => [node.location?.heading_path, node.text])).toEqual([
+      [['Returns'], '# Returns\nAurora widgets may be returned within 45 days of delivery.'],
+      [
+        ['Returns', 'Refunds'],
+        '## Refunds\nRefunds reach the card within five working days. ```bash # not a heading: a comment in a code block\n``` Cash refunds are not offered.',
+      ],
+      [['Warranty'], '# Warranty\nTwo years on every part.'],
+    ]);
+    expect(leaves(tree).map((leaf) => leaf.location?.heading_path)).toEqual([['Returns'], ['Returns', 'Refunds'], ['Warranty']]);
+    for (const window of [30, 32 * 1024]) expect(await buildChunkTreeIncrementally([page], [1000, 400], 0, { window })).toEqual(tree);
+    const preamble = buildChunkTree([{ page: null, text: `Preface.\n${markdown}`, headings: true, splitAtHeadings: true }], [1000], 0);
+    expect(preamble.map((node) => node.location)).toEqual([null, { heading_path: ['Returns'] }, { heading_path: ['Returns', 'Refunds'] }, { heading_path: ['Warranty'] }]);
+  });
+
+  it('gives text before the first heading no location, and keeps long headings short', () => {
+    const tree = buildChunkTree([{ page: null, text: `# ${'Long '.repeat(100)}\nBody.`, headings: true }], [1000], 0);
+    expect(tree[0].location?.heading_path?.[0].length).toBe(200);
+    const [first] = buildChunkTree([{ page: null, text: 'Preface text here.', headings: true }], [1000], 0);
+    expect(first.location).toBeNull();
+  });
+});

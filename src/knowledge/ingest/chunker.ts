@@ -1,57 +1,65 @@
 import { splitSentences } from '../../common/text.js';
+import type { ChunkLocation, TextSection } from './extraction-budget.js';
+import { headingSections, HeadingTrail } from './heading-trail.js';
 
 /** A chunk of the hierarchy before it is stored: `children` are one level finer. */
 export interface ChunkNode {
   level: number;
   page: number | null;
+  /** Where in its document it came from besides the page (heading path, sheet and row); null: nothing more. */
+  location: ChunkLocation | null;
   text: string;
   children: ChunkNode[];
 }
 
 const ENDS_IN_CJK = /[\u3400-\u9fff]$/;
 
+const MARKDOWN_HEADING = /^#{1,6}\s/;
+
 /**
  * Packs sentences, given one at a time, into pieces of at most `size`
  * characters, each starting with up to `overlap` characters carried over
  * from the end of the previous piece. A sentence longer than `size` is cut
- * hard.
+ * hard. Each piece is emitted with the mark given with its first sentence
+ * (the heading trail there, for instance).
  */
-const MARKDOWN_HEADING = /^#{1,6}\s/;
-
-export class SentencePacker {
+export class SentencePacker<Mark = undefined> {
   private current = '';
+  private currentMark: Mark | undefined;
   /** A heading stays on a line of its own, so readers of the chunk (the offline model's answers) can tell it from its text. */
   private afterHeading = false;
 
   constructor(
     private readonly size: number,
     private readonly overlap: number,
-    private readonly emit: (piece: string) => void,
+    private readonly emit: (piece: string, mark: Mark | undefined) => void,
   ) {}
 
-  push(sentence: string): void {
+  push(sentence: string, mark?: Mark): void {
     if (sentence.length > this.size) {
-      for (const part of sentence.match(new RegExp(`[\\s\\S]{1,${this.size}}`, 'g')) ?? []) this.add(part);
+      for (const part of sentence.match(new RegExp(`[\\s\\S]{1,${this.size}}`, 'g')) ?? []) this.add(part, mark);
     } else {
-      this.add(sentence);
+      this.add(sentence, mark);
     }
   }
 
   /** Emits the last piece. */
   finish(): void {
-    if (this.current.trim()) this.emit(this.current);
+    if (this.current.trim()) this.emit(this.current, this.currentMark);
     this.current = '';
   }
 
-  private add(sentence: string): void {
+  private add(sentence: string, mark: Mark | undefined): void {
     const current = this.current;
     const joiner = !current ? '' : this.afterHeading ? '\n' : ENDS_IN_CJK.test(current) ? '' : ' ';
     this.afterHeading = MARKDOWN_HEADING.test(sentence);
     if (current && current.length + joiner.length + sentence.length > this.size) {
-      this.emit(current);
+      this.emit(current, this.currentMark);
       const tail = this.overlap > 0 ? current.slice(-this.overlap) : '';
       this.current = tail && tail.length + sentence.length + 1 <= this.size ? `${tail} ${sentence}` : sentence;
+      this.currentMark = mark;
     } else {
+      if (!current) this.currentMark = mark;
       this.current = current ? `${current}${joiner}${sentence}` : sentence;
     }
   }
@@ -59,9 +67,17 @@ export class SentencePacker {
 
 /** Packs the sentences of `text` (see SentencePacker). */
 export function packSentences(text: string, size: number, overlap: number): string[] {
-  const pieces: string[] = [];
-  const packer = new SentencePacker(size, overlap, (piece) => pieces.push(piece));
-  for (const sentence of splitSentences(text)) packer.push(sentence);
+  return packTrailedSentences(text, size, overlap, null).map(({ piece }) => piece);
+}
+
+/** packSentences, each piece with the heading trail at its start (`trail`: at the start of `text`; null: no headings). */
+function packTrailedSentences(text: string, size: number, overlap: number, trail: HeadingTrail | null): Array<{ piece: string; trail: HeadingTrail | null }> {
+  const pieces: Array<{ piece: string; trail: HeadingTrail | null }> = [];
+  const packer = new SentencePacker<HeadingTrail>(size, overlap, (piece, mark) => pieces.push({ piece, trail: mark ?? null }));
+  for (const sentence of splitSentences(text)) {
+    if (trail) trail = trail.see(sentence);
+    packer.push(sentence, trail ?? undefined);
+  }
   packer.finish();
   return pieces;
 }
@@ -110,10 +126,25 @@ export const yieldToEventLoop: Yielder = () => new Promise((resolve) => setImmed
 /**
  * Splits each page into a hierarchy: level 1 pieces of sizes[0] characters,
  * each split into level 2 pieces of sizes[1], and so on; the last level is
- * the leaves. With one size, every piece is a leaf.
+ * the leaves. With one size, every piece is a leaf. In a page with
+ * `headings`, each chunk's location is the heading path it starts under;
+ * with `splitAtHeadings`, each heading starts a new chunk at every level.
  */
-export function buildChunkTree(pages: Array<{ page: number | null; text: string }>, sizes: number[], overlap: number): ChunkNode[] {
-  return pages.flatMap(({ page, text }) => (text.trim() ? splitLevel(text, page, 1, sizes, overlap) : []));
+export function buildChunkTree(pages: TextSection[], sizes: number[], overlap: number): ChunkNode[] {
+  return pages.flatMap(({ page, text, headings, splitAtHeadings }) => {
+    if (!text.trim()) return [];
+    let trail = headings ? HeadingTrail.start(text) : null;
+    return sectionsOf(text, splitAtHeadings).flatMap((section) => {
+      const nodes = splitLevel(section, page, 1, sizes, overlap, trail);
+      // A section holds one heading, its first line: the trail the next one starts from.
+      trail = trail?.see(splitSentences(section)[0] ?? '') ?? null;
+      return nodes;
+    });
+  });
+}
+
+function sectionsOf(text: string, splitAtHeadings: boolean | undefined): string[] {
+  return splitAtHeadings ? headingSections(text) : [text];
 }
 
 /**
@@ -122,29 +153,44 @@ export function buildChunkTree(pages: Array<{ page: number | null; text: string 
  * the event loop.
  */
 export async function buildChunkTreeIncrementally(
-  pages: Array<{ page: number | null; text: string }>,
+  pages: TextSection[],
   sizes: number[],
   overlap: number,
   { pause = yieldToEventLoop, window = CHUNK_WINDOW }: { pause?: Yielder; window?: number } = {},
 ): Promise<ChunkNode[]> {
   const roots: ChunkNode[] = [];
-  for (const { page, text } of pages) {
+  for (const { page, text, headings, splitAtHeadings } of pages) {
     if (!text.trim()) continue;
-    const packer = new SentencePacker(sizes[0], sizes.length === 1 ? overlap : 0, (piece) => roots.push(nodeOf(piece, page, 1, sizes, overlap)));
-    for (const part of sentenceWindows(text, window)) {
-      for (const sentence of splitSentences(part)) packer.push(sentence);
-      await pause();
+    let trail = headings ? HeadingTrail.start(text) : null;
+    for (const section of sectionsOf(text, splitAtHeadings)) {
+      const packer = new SentencePacker<HeadingTrail>(sizes[0], sizes.length === 1 ? overlap : 0, (piece, mark) =>
+        roots.push(nodeOf(piece, page, 1, sizes, overlap, mark ?? null)),
+      );
+      for (const part of sentenceWindows(section, window)) {
+        for (const sentence of splitSentences(part)) {
+          if (trail) trail = trail.see(sentence);
+          packer.push(sentence, trail ?? undefined);
+        }
+        await pause();
+      }
+      packer.finish();
     }
-    packer.finish();
   }
   return roots;
 }
 
-function splitLevel(text: string, page: number | null, level: number, sizes: number[], overlap: number): ChunkNode[] {
-  const pieces = packSentences(text, sizes[level - 1], level === sizes.length ? overlap : 0);
-  return pieces.map((piece) => nodeOf(piece, page, level, sizes, overlap));
+function splitLevel(text: string, page: number | null, level: number, sizes: number[], overlap: number, trail: HeadingTrail | null): ChunkNode[] {
+  const pieces = packTrailedSentences(text, sizes[level - 1], level === sizes.length ? overlap : 0, trail);
+  return pieces.map(({ piece, trail: start }) => nodeOf(piece, page, level, sizes, overlap, start));
 }
 
-function nodeOf(text: string, page: number | null, level: number, sizes: number[], overlap: number): ChunkNode {
-  return { level, page, text, children: level < sizes.length ? splitLevel(text, page, level + 1, sizes, overlap) : [] };
+/** A node and its children; `trail`: the heading trail at its start (its first sentence seen), null without headings. */
+function nodeOf(text: string, page: number | null, level: number, sizes: number[], overlap: number, trail: HeadingTrail | null): ChunkNode {
+  return {
+    level,
+    page,
+    location: trail?.location() ?? null,
+    text,
+    children: level < sizes.length ? splitLevel(text, page, level + 1, sizes, overlap, trail) : [],
+  };
 }

@@ -1,7 +1,10 @@
 import { CodedError } from '../../common/coded-error.js';
 import path from 'node:path';
 import { storableTextProblem, toStorableText } from '../../common/storable-text.js';
+import { acceptedExtensions, DOCUMENT_TYPES, DocumentType, MACRO_ENABLED_EXTENSIONS, zipMagicProblem } from './document-types.js';
+import { ExtractedText, TableSection, TextSection, UnreadableContentError } from './extraction-budget.js';
 import { extractInSandbox, SandboxLimits } from './parse-sandbox.js';
+import { decodeCsv, decodeHtml } from './parsers/text-decoding.js';
 
 export class UnsupportedDocumentError extends CodedError {
   readonly code = 'unsupported_document';
@@ -20,26 +23,52 @@ export type ParseLimits = SandboxLimits;
 export interface ParsedDocument {
   contentType: string;
   pageCount: number | null;
-  pages: Array<{ page: number | null; text: string }>;
+  /** The text, page by page (one page without a number for formats without pages). */
+  pages: TextSection[];
+  /** The rows of spreadsheets' sheets and CSV files: each becomes a chunk of its own. */
+  tables: TableSection[];
 }
 
-const TEXT_TYPES: Record<string, string> = { '.txt': 'text/plain', '.md': 'text/markdown' };
+function documentType(filename: string): DocumentType {
+  const extension = path.extname(filename).toLowerCase();
+  if (MACRO_ENABLED_EXTENSIONS.has(extension)) {
+    throw new UnsupportedDocumentError(`${filename} is a macro-enabled Office file: those are refused; save it as ${extension.slice(0, -1)}x`);
+  }
+  const type = DOCUMENT_TYPES[extension];
+  if (!type) throw new UnsupportedDocumentError(`${filename}: only ${acceptedExtensions()} files are accepted`);
+  return type;
+}
 
 /**
  * The checks of `parseDocument` that need no parsing: the type by extension
- * (UnsupportedDocumentError), text that is not storable UTF-8 and a PDF
- * without its header (UnreadableDocumentError). An upload is checked so
- * before it is queued, so these answer at once; a PDF that cannot be parsed
- * fails its ingest job.
+ * (UnsupportedDocumentError, macro-enabled Office files included), text
+ * that is not storable UTF-8, a PDF without its header, an Office file that
+ * is no zip archive (an encrypted one is not), a CSV or HTML file not in its
+ * encoding (UnreadableDocumentError). An upload is checked so before it is
+ * queued, so these answer at once; a file that cannot be parsed fails its
+ * ingest job.
  */
 export function checkDocument(filename: string, data: Buffer): void {
-  const extension = path.extname(filename).toLowerCase();
-  if (TEXT_TYPES[extension]) {
+  const type = documentType(filename);
+  if (!type.sandbox) {
     decodeText(filename, data);
     return;
   }
-  if (extension !== '.pdf') throw new UnsupportedDocumentError(`${filename}: only .txt, .md and .pdf files are accepted`);
-  if (data.subarray(0, 5).toString('latin1') !== '%PDF-') throw new UnreadableDocumentError(`${filename} is not a PDF file`);
+  if (type.magic === 'pdf' && data.subarray(0, 5).toString('latin1') !== '%PDF-') throw new UnreadableDocumentError(`${filename} is not a PDF file`);
+  if (type.magic === 'zip') {
+    const problem = zipMagicProblem(data, type);
+    if (problem) throw new UnreadableDocumentError(`${filename} ${problem}`);
+  }
+  if (type.sandbox === 'csv' || type.sandbox === 'html') {
+    let text: string;
+    try {
+      text = type.sandbox === 'csv' ? decodeCsv(data) : decodeHtml(data);
+    } catch (error) {
+      if (!(error instanceof UnreadableContentError)) throw error;
+      throw new UnreadableDocumentError(`${filename} could not be read as ${type.label}: ${error.message}`);
+    }
+    if (!text.trim()) throw new UnreadableDocumentError(`${filename} is empty`);
+  }
 }
 
 function decodeText(filename: string, data: Buffer): string {
@@ -56,38 +85,52 @@ function decodeText(filename: string, data: Buffer): string {
 }
 
 /**
- * Reads .txt and .md as UTF-8 (one page, no number) and .pdf page by page,
- * keeping page numbers. Uploaded text PostgreSQL cannot store (invalid
- * UTF-8, NUL) is refused; text extracted from a PDF, which the uploader does
- * not control, is made storable (NUL removed, lone surrogates replaced).
- * A PDF is parsed in a worker thread under `limits` (see extractInSandbox);
- * a document over one of them throws DocumentTooLargeError.
+ * Reads .txt and .md as UTF-8 (one page, no number); every other type is
+ * parsed in a worker thread under `limits` (see extractInSandbox): .pdf page
+ * by page, keeping page numbers; .docx and .html as markdown-like text with
+ * `#` headings; .xlsx and .csv as tables whose rows become chunks of their
+ * own. A document over one of the limits throws DocumentTooLargeError.
+ * Uploaded text PostgreSQL cannot store (invalid UTF-8, NUL) is refused;
+ * text extracted from the other types, which the uploader does not control,
+ * is made storable (NUL removed, lone surrogates replaced).
  */
 export async function parseDocument(filename: string, data: Buffer, limits: ParseLimits): Promise<ParsedDocument> {
-  const extension = path.extname(filename).toLowerCase();
-  if (TEXT_TYPES[extension]) {
+  const type = documentType(filename);
+  if (!type.sandbox) {
     if (data.length > limits.maxExtractedBytes) {
       throw new DocumentTooLargeError(`${filename} is too large: it holds more than ${limits.maxExtractedBytes} bytes of text`);
     }
     const text = decodeText(filename, data);
-    return { contentType: TEXT_TYPES[extension], pageCount: null, pages: [{ page: null, text }] };
+    return { contentType: type.contentType, pageCount: null, pages: [{ page: null, text, ...(type.headings ? { headings: true } : {}) }], tables: [] };
   }
-  if (extension === '.pdf') {
-    if (data.subarray(0, 5).toString('latin1') !== '%PDF-') throw new UnreadableDocumentError(`${filename} is not a PDF file`);
-    const outcome = await extractInSandbox('pdf', data, limits);
-    if (!outcome.ok && outcome.reason === 'too_large') throw new DocumentTooLargeError(`${filename} is too large: ${outcome.message}`);
+  checkDocument(filename, data);
+  const outcome = await extractInSandbox(type.sandbox, data, limits);
+  if (!outcome.ok && outcome.reason === 'too_large') throw new DocumentTooLargeError(`${filename} is too large: ${outcome.message}`);
+  if (!outcome.ok) {
     // The parser's own words may quote the file's internals; the client is told what it can act on.
-    if (!outcome.ok) throw new UnreadableDocumentError(`${filename} could not be read as a PDF (damaged, encrypted or not a PDF)`);
-    const pages = storablePages(outcome.text.pages);
-    if (!pages.some((p) => p.text.trim())) {
-      throw new UnreadableDocumentError(`${filename} has no extractable text (scanned images are not supported)`);
-    }
-    return { contentType: 'application/pdf', pageCount: outcome.text.pageCount, pages };
+    const why = outcome.reason === 'unreadable' && outcome.detail ? `: ${outcome.detail}` : ` (damaged, encrypted or not ${type.label})`;
+    throw new UnreadableDocumentError(`${filename} could not be read as ${type.label}${why}`);
   }
-  throw new UnsupportedDocumentError(`${filename}: only .txt, .md and .pdf files are accepted`);
+  const { pages, tables } = storableText(outcome.text);
+  if (!pages.some((p) => p.text.trim()) && !tables.some((table) => table.rows.length > 0)) {
+    const hint = type.sandbox === 'pdf' ? ' (scanned images are not supported)' : '';
+    throw new UnreadableDocumentError(`${filename} has no extractable text${hint}`);
+  }
+  return { contentType: type.contentType, pageCount: outcome.text.pageCount, pages, tables };
 }
 
 /** Extracted page texts as they are stored: without carriage returns, NUL characters or lone surrogates. */
-export function storablePages(pages: ParsedDocument['pages']): ParsedDocument['pages'] {
-  return pages.map(({ page, text }) => ({ page, text: toStorableText(text.replace(/\r/g, '')) }));
+export function storablePages(pages: TextSection[]): TextSection[] {
+  return pages.map((page) => ({ ...page, text: toStorableText(page.text.replace(/\r/g, '')) }));
+}
+
+/** storablePages, and the same of tables' rows and sheet names. */
+function storableText(text: ExtractedText): { pages: TextSection[]; tables: TableSection[] } {
+  return {
+    pages: storablePages(text.pages),
+    tables: (text.tables ?? []).map((table) => ({
+      sheet: table.sheet === null ? null : toStorableText(table.sheet),
+      rows: table.rows.map((row) => ({ row: row.row, text: toStorableText(row.text.replace(/\r/g, '')) })),
+    })),
+  };
 }

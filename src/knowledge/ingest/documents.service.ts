@@ -9,6 +9,7 @@ import { tokenize } from '../../common/text.js';
 import { isUniqueViolation } from '../../database/sql.js';
 import { buildChunkTreeIncrementally, ChunkNode, yieldToEventLoop } from './chunker.js';
 import { documentNameProblem, InvalidDocumentNameError } from './document-name.js';
+import { buildTableTree } from './table-chunks.js';
 import { DocumentTooLargeError, parseDocument } from './document-parser.js';
 import { DenseRecall } from '../index/dense/dense-recall.service.js';
 import { ChunksRepository } from '../index/chunks.repository.js';
@@ -128,7 +129,7 @@ export class DocumentsService {
     await onProgress?.('parsing', 0, 1);
     const { chunkSizes, chunkOverlap, parseTimeoutMs, parseMemoryMb, maxExtractedBytes, maxPages, maxChunksPerDocument } = this.config.knowledge;
     const parsed = await parseDocument(filename, data, { timeoutMs: parseTimeoutMs, memoryMb: parseMemoryMb, maxExtractedBytes, maxPages });
-    const tree = await buildChunkTreeIncrementally(parsed.pages, chunkSizes, chunkOverlap);
+    const tree = [...(await buildChunkTreeIncrementally(parsed.pages, chunkSizes, chunkOverlap)), ...(await buildTableTree(parsed.tables, chunkSizes))];
     const rowCount = countNodes(tree);
     if (rowCount > maxChunksPerDocument) {
       throw new DocumentTooLargeError(`${filename} is too large: it makes ${rowCount} chunks, more than the ${maxChunksPerDocument} a document may have`);

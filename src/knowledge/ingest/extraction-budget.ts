@@ -1,13 +1,52 @@
 /** How much one document may yield; every format's extractor checks it as it goes, so a bomb stops early. */
 export interface ExtractionLimits {
   maxPages: number;
+  /** Text extracted, in UTF-8 bytes; for a zip-based document (.docx, .xlsx) also the bytes its parts inflate to. */
   maxExtractedBytes: number;
 }
 
-/** Extracted text, page by page (`page` null for formats without pages). */
+/** Where a chunk came from, besides its page: a spreadsheet's sheet and row(s), or the headings above a passage. */
+export interface ChunkLocation {
+  /** The sheet's name (a spreadsheet; absent for a CSV file). */
+  sheet?: string;
+  /** The row's number as the spreadsheet shows it (the header row is usually 1). */
+  row?: number;
+  /** The headings the passage is under, outermost first. */
+  heading_path?: string[];
+}
+
+/**
+ * A stretch of a document's text: a PDF page, or the whole text of a format
+ * without pages. With `headings`, lines starting with `#` to `######` are
+ * headings (markdown, and what .docx and .html are converted to), and each
+ * chunk records the heading path it starts under. With `splitAtHeadings`
+ * too, every heading starts a new chunk, so that no chunk spans two sections
+ * (.docx, .html; markdown files keep the chunks they always had).
+ */
+export interface TextSection {
+  page: number | null;
+  text: string;
+  headings?: boolean;
+  splitAtHeadings?: boolean;
+}
+
+/** One data row of a table, as text that names each value's column (`Product: Aurora X1; Price: 199 EUR`). */
+export interface TableRow {
+  row: number;
+  text: string;
+}
+
+/** The data rows of a spreadsheet's sheet or of a CSV file (`sheet` null): each row becomes a leaf of its own. */
+export interface TableSection {
+  sheet: string | null;
+  rows: TableRow[];
+}
+
+/** Extracted text, page by page (`page` null for formats without pages), and the rows of tables. */
 export interface ExtractedText {
   pageCount: number | null;
-  pages: Array<{ page: number | null; text: string }>;
+  pages: TextSection[];
+  tables?: TableSection[];
 }
 
 /** A document over one of its ExtractionLimits: extraction stops at once. */
@@ -18,11 +57,22 @@ export class ExtractionLimitError extends Error {
   }
 }
 
+/**
+ * A document an extractor cannot read, for a reason it words itself (its
+ * message quotes nothing of the file, so the client may see it).
+ */
+export class UnreadableContentError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnreadableContentError';
+  }
+}
+
 /** Counts what an extractor has taken so far against the limits and throws ExtractionLimitError at the first one passed. */
 export class ExtractionBudget {
   private bytes = 0;
 
-  constructor(private readonly limits: ExtractionLimits) {}
+  constructor(readonly limits: ExtractionLimits) {}
 
   /** Before any text is extracted: a document with more pages is refused unread. */
   checkPageCount(pages: number): void {

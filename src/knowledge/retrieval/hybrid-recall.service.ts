@@ -154,6 +154,7 @@ export class HybridRecall {
           chunk_id: String(row.id),
           source: row.source,
           page: row.page,
+          location: row.location ?? null,
           text: row.text,
           parent_id: row.parent_id === null ? null : String(row.parent_id),
           level: row.level,

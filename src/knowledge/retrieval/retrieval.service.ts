@@ -1,4 +1,5 @@
 import type { RagTraceFields } from '../../trace/trace.protocol.js';
+import type { ChunkLocation } from '../ingest/extraction-budget.js';
 
 /**
  * One retrieved passage: the wire shape of RetrievedChunk. A type alias, not an
@@ -8,6 +9,8 @@ export type RetrievalHit = {
   chunk_id: string;
   source: string;
   page: number | null;
+  /** Where in the source besides the page: a spreadsheet's sheet and row, a passage's heading path; null: nothing more. */
+  location?: ChunkLocation | null;
   text: string;
   score: number;
   rrf_rank?: number;

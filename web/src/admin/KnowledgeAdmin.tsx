@@ -1,6 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { API_BASE, api, describeError, type Schemas, tokenRefused, tokenStore } from '../api';
-import { TraceViewer } from '../trace';
+import { chunkPlace, TraceViewer } from '../trace';
 import './admin.css';
 
 type DocumentInfo = Schemas['KnowledgeDocumentInfo'];
@@ -11,7 +11,12 @@ type ErrorBody = Schemas['ApiErrorBody'];
 /** A search candidate: its rank in each recall leg (null: that leg missed it), its fused rank and its rerank score. */
 type Candidate = Schemas['RetrievedChunk'];
 
-const ACCEPT = '.txt,.md,.pdf,text/plain,text/markdown,application/pdf';
+const ACCEPT = [
+  '.txt,.md,.pdf,.docx,.xlsx,.csv,.html,.htm',
+  'text/plain,text/markdown,application/pdf,text/csv,text/html',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+].join(',');
 
 /** How often a running ingest job is read again. */
 const JOB_POLL_MS = 500;
@@ -174,7 +179,7 @@ export function KnowledgeAdmin() {
             }}
           />
           <p id="document-file-hint" className="admin-hint">
-            .txt, .md or .pdf; identical content is not stored twice.
+            .txt, .md, .pdf, .docx, .xlsx, .csv or .html; identical content is not stored twice.
           </p>
           <button type="submit" className="primary" disabled={!file || busy}>
             Upload
@@ -369,7 +374,7 @@ function SearchTester() {
                 <tr>
                   <th scope="col">#</th>
                   <th scope="col">Source</th>
-                  <th scope="col">Page</th>
+                  <th scope="col">Where</th>
                   <th scope="col">Full-text rank</th>
                   <th scope="col">Dense rank</th>
                   <th scope="col">RRF rank</th>
@@ -395,7 +400,7 @@ function SearchTester() {
                         </details>
                       )}
                     </th>
-                    <td data-label="Page">{c.page ?? '–'}</td>
+                    <td data-label="Where">{c.page !== null && c.page !== undefined ? `page ${c.page}` : (chunkPlace(c) ?? '–')}</td>
                     <td data-label="Full-text rank" data-testid="full-text-rank">
                       {c.fulltext_rank ?? '–'}
                     </td>

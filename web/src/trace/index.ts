@@ -1,2 +1,3 @@
 export { LiveTimeline } from './LiveTimeline';
 export { TraceViewer } from './TraceViewer';
+export { chunkPlace } from './parts';

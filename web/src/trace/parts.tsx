@@ -7,6 +7,14 @@ export function fmtMs(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(ms >= 10000 ? 0 : 1)} s` : `${Math.round(ms)} ms`;
 }
 
+/** Where in its source a chunk came from besides its page: "sheet Products, row 9", "Returns › Refunds"; null when nothing is known. */
+export function chunkPlace(chunk: Pick<Chunk, 'location'>): string | null {
+  const location = chunk.location;
+  if (!location) return null;
+  if (location.row !== undefined) return location.sheet !== undefined ? `sheet ${location.sheet}, row ${location.row}` : `row ${location.row}`;
+  return location.heading_path?.length ? location.heading_path.join(' › ') : null;
+}
+
 function fmtScore(value: number): string {
   return Math.abs(value) >= 1 ? value.toFixed(2) : value.toPrecision(3);
 }
@@ -144,6 +152,7 @@ export function ChunkList({ chunks, focusedIndex, label, compact }: { chunks: Ch
           <div className="chunk-head">
             <span className="chunk-pos">{i + 1}.</span> <span className="chunk-source">{chunk.source}</span>
             {chunk.page !== null && chunk.page !== undefined && <span className="chunk-page">page {chunk.page}</span>}
+            {chunkPlace(chunk) && <span className="chunk-page">{chunkPlace(chunk)}</span>}
           </div>
           <div className="chunk-bars">
             <span className="chunk-metric">score</span>

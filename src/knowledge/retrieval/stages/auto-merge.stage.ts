@@ -44,7 +44,15 @@ export function autoMerge(
     placed.add(parentId);
     const parent = parents.get(parentId)!;
     level = parent.level;
-    merged.push({ ...candidate, chunk_id: parent.id, text: parent.text, page: parent.page ?? candidate.page, parent_id: null, level: parent.level });
+    merged.push({
+      ...candidate,
+      chunk_id: parent.id,
+      text: parent.text,
+      page: parent.page ?? candidate.page,
+      location: parent.location ?? null,
+      parent_id: null,
+      level: parent.level,
+    });
   }
   return { merged, replaced, level };
 }

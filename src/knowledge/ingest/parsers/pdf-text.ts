@@ -1,6 +1,6 @@
 import { getDocument, VerbosityLevel } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { TextItem } from 'pdfjs-dist/types/src/display/api.js';
-import { ExtractedText, ExtractionBudget } from './extraction-budget.js';
+import { ExtractedText, ExtractionBudget } from '../extraction-budget.js';
 
 /**
  * The text of a PDF, page by page, with pdf.js. The page count is checked

@@ -18,6 +18,8 @@ import { AbandonedRunsForgetCheckpoints1764979200070 } from './migrations/176497
 import { DeletableIngests1764979200080 } from './migrations/1764979200080-DeletableIngests.js';
 import { SessionActiveRun1764979200090 } from './migrations/1764979200090-SessionActiveRun.js';
 import { CheckpointForgetLockOrder1764979200100 } from './migrations/1764979200100-CheckpointForgetLockOrder.js';
+import { KnowledgeCollections1764979200200 } from './migrations/1764979200200-KnowledgeCollections.js';
+import { ApiKeyGroups1764979200210 } from './migrations/1764979200210-ApiKeyGroups.js';
 
 export const MIGRATIONS = [
   InitialSchema1764547200000,
@@ -37,6 +39,8 @@ export const MIGRATIONS = [
   DeletableIngests1764979200080,
   SessionActiveRun1764979200090,
   CheckpointForgetLockOrder1764979200100,
+  KnowledgeCollections1764979200200,
+  ApiKeyGroups1764979200210,
 ];
 
 /**

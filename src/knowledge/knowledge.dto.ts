@@ -10,6 +10,7 @@ import type { IngestJobStatus } from './ingest/jobs/ingest-job.js';
 
 export class KnowledgeDocumentInfo {
   @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid', description: 'The collection holding the document' }) collection_id: string;
   @ApiProperty() filename: string;
   @ApiProperty({ example: 'application/pdf' }) content_type: string;
   @ApiProperty({ type: 'integer' }) size_bytes: number;
@@ -32,6 +33,7 @@ export class IngestJobError {
 
 export class IngestJobInfo {
   @ApiProperty({ format: 'uuid', description: 'Also the id the document gets' }) id: string;
+  @ApiProperty({ format: 'uuid', description: 'The collection the document goes to' }) collection_id: string;
   @ApiProperty() filename: string;
   @ApiProperty({ type: 'integer' }) size_bytes: number;
   @ApiProperty({ enum: INGEST_JOB_STATUSES }) status: IngestJobStatus;

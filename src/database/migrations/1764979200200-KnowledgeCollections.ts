@@ -61,7 +61,7 @@ export class KnowledgeCollections1764979200200 implements MigrationInterface {
     await queryRunner.query(`ALTER TABLE "knowledge_documents" DROP CONSTRAINT "uq_knowledge_documents_sha256"`);
     await queryRunner.query(`ALTER TABLE "knowledge_documents" ADD CONSTRAINT "uq_knowledge_documents_collection_sha256" UNIQUE ("collection_id", "content_sha256")`);
     await queryRunner.query(`ALTER TABLE "knowledge_documents" ADD CONSTRAINT "uq_knowledge_documents_id_collection" UNIQUE ("id", "collection_id")`);
-    await queryRunner.query(`DROP INDEX "idx_knowledge_documents_created"`);
+    // Listings are per collection now; idx_knowledge_documents_created (all documents, newest first) stays for DeletableIngests' down.
     await queryRunner.query(`CREATE INDEX "idx_knowledge_documents_collection_created" ON "knowledge_documents" ("collection_id", "created_at" DESC, "id" DESC)`);
 
     // Chunks: their document's collection, denormalized for recall's filter and kept equal by the foreign key.
@@ -95,7 +95,6 @@ export class KnowledgeCollections1764979200200 implements MigrationInterface {
     );
     await queryRunner.query(`ALTER TABLE "knowledge_chunks" DROP COLUMN "collection_id"`);
     await queryRunner.query(`DROP INDEX "idx_knowledge_documents_collection_created"`);
-    await queryRunner.query(`CREATE INDEX "idx_knowledge_documents_created" ON "knowledge_documents" ("created_at" DESC, "id" DESC)`);
     await queryRunner.query(`ALTER TABLE "knowledge_documents" DROP CONSTRAINT "uq_knowledge_documents_id_collection"`);
     await queryRunner.query(`ALTER TABLE "knowledge_documents" DROP CONSTRAINT "uq_knowledge_documents_collection_sha256"`);
     await queryRunner.query(`ALTER TABLE "knowledge_documents" ADD CONSTRAINT "uq_knowledge_documents_sha256" UNIQUE ("content_sha256")`);

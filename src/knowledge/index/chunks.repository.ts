@@ -46,22 +46,23 @@ export class ChunksRepository {
 
   /**
    * One multi-row INSERT of `rows`; returns each row's new id with its
-   * ordinal. `withVectorColumn`: pgvector's column is written too, with the
+   * ordinal. `collectionId` is the document's (a foreign key holds them
+   * equal), denormalized so that recall filters leaves without a join. `withVectorColumn`: pgvector's column is written too, with the
    * same float32 values as the bytes, so both dense backends rank alike.
    */
   insert(
     manager: EntityManager,
     documentId: string,
     rows: ChunkRow[],
-    target: { spaceId: number; denseEpoch: number; withVectorColumn: boolean },
+    target: { collectionId: string; spaceId: number; denseEpoch: number; withVectorColumn: boolean },
   ): Promise<Array<{ id: string; ordinal: number }>> {
     const { withVectorColumn } = target;
     return sqlRows<{ id: string; ordinal: number }>(
       manager,
       `INSERT INTO knowledge_chunks (document_id, parent_id, level, is_leaf, ordinal, page, text, search_vector, embedding,
-                                   space_id, dense_epoch ${withVectorColumn ? ', embedding_vector' : ''})
+                                   space_id, dense_epoch, collection_id ${withVectorColumn ? ', embedding_vector' : ''})
      SELECT $1, t.parent_id, t.level, t.is_leaf, t.ordinal, t.page, t.text, to_tsvector('simple', t.search_text), t.embedding,
-            CASE WHEN t.is_leaf THEN $11::smallint END, $12::int ${withVectorColumn ? ', t.vector::vector' : ''}
+            CASE WHEN t.is_leaf THEN $11::smallint END, $12::int, $13::uuid ${withVectorColumn ? ', t.vector::vector' : ''}
        FROM unnest($2::bigint[], $3::smallint[], $4::boolean[], $5::int[], $6::int[], $7::text[], $8::text[], $9::bytea[], $10::text[])
          AS t(parent_id, level, is_leaf, ordinal, page, text, search_text, embedding, vector)
      RETURNING id, ordinal`,
@@ -78,6 +79,7 @@ export class ChunksRepository {
         rows.map((row) => (row.embedding && withVectorColumn ? vectorLiteral(row.embedding) : null)),
         target.spaceId,
         target.denseEpoch,
+        target.collectionId,
       ],
     );
   }

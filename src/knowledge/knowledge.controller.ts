@@ -174,12 +174,16 @@ export class KnowledgeController {
   @Post('search')
   @HttpCode(200)
   @RateLimit('search')
-  @ApiErrorResponses(413, 429)
-  @ApiOperation({ summary: 'Retrieval only, for tuning: the chunks found and the trace' })
+  @ApiErrorResponses('collection_not_found', 413, 429)
+  @ApiOperation({
+    summary: 'Retrieval only, for tuning: the chunks found and the trace',
+    description: 'Searches the collections named in `collection_ids`, else every collection the caller can read; each chunk names its `collection_id`.',
+  })
   @ApiOkResponse({ type: KnowledgeSearchResponse, description: 'The chunks kept, best first, and the retrieval trace' })
-  async search(@Body() body: KnowledgeSearchRequest): Promise<KnowledgeSearchResponse> {
+  async search(@CurrentUser() user: AuthUser, @Body() body: KnowledgeSearchRequest): Promise<KnowledgeSearchResponse> {
     const topK = body.top_k ?? this.config.knowledge.topK;
-    const result = await this.retrieval.search(body.query, topK);
+    const scope = await this.access.retrievalScope(user, body.collection_ids);
+    const result = await this.retrieval.search(body.query, topK, { scope });
     const chunks = normalizeChunks(result.hits);
     return {
       chunks,

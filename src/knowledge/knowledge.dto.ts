@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { COLLECTION_IDS_DESCRIPTION, IsCollectionIdList, MAX_NAMED_COLLECTIONS } from '../common/collection-ids.js';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { IsStorableText } from '../common/storable-text.js';
@@ -134,6 +135,11 @@ export class KnowledgeSearchRequest {
   @Min(1)
   @Max(50)
   top_k?: number;
+
+  @ApiPropertyOptional({ type: [String], nullable: true, maxItems: MAX_NAMED_COLLECTIONS, description: COLLECTION_IDS_DESCRIPTION })
+  @IsOptional()
+  @IsCollectionIdList()
+  collection_ids?: string[] | null;
 }
 
 export class KnowledgeSearchResponse {

@@ -1,4 +1,6 @@
 import request from 'supertest';
+import { RetrievalScope } from '../../src/knowledge/collections/retrieval-scope.js';
+import { CollectionAccess, DEFAULT_COLLECTION_ID } from '../../src/knowledge/public-api.js';
 import type { TestApp } from './test-app.js';
 
 export type Headers = { Authorization: string };
@@ -43,4 +45,15 @@ export async function uploadTo(app: TestApp, as: Headers, collectionId: string, 
     .attach('file', Buffer.from(text, 'utf8'), filename);
   if (res.status !== 201) throw new Error(`uploading ${filename}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.document.id as string;
+}
+
+/** Every collection: what tests of the index itself rank (the dense and full-text legs over all leaves). */
+export const EVERY_COLLECTION = RetrievalScope.unrestricted();
+
+/** The default collection alone: where the documents a test ingests without naming a collection land. */
+export const DEFAULT_SCOPE = RetrievalScope.of([DEFAULT_COLLECTION_ID]);
+
+/** The scope of a search by a user with no access entries or groups of its own (as a fresh `uniqueUser()` searches): what everyone reads. */
+export function everyonesScope(app: Pick<TestApp, 'app'>): Promise<RetrievalScope> {
+  return app.app.get(CollectionAccess).retrievalScope({ userId: 'anyone-without-entries', isAdmin: false, groups: [] });
 }

@@ -5,6 +5,7 @@ import type { AuthUser } from '../../auth/auth-user.js';
 import { RequestError } from '../../common/coded-error.js';
 import { CollectionRole, DEFAULT_COLLECTION_ALIAS, DEFAULT_COLLECTION_ID, highestRole, principalsOf, roleAllows } from './collection.js';
 import { CollectionsRepository } from './collections.repository.js';
+import { RetrievalScope } from './retrieval-scope.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -87,6 +88,19 @@ export class CollectionAccess {
       if (!ids.includes(id)) ids.push(id);
     }
     return ids;
+  }
+
+  /**
+   * The collections a search of the caller reads: those `named` (each checked
+   * readable: `collection_not_found` for the first that is not), else every
+   * collection the caller's own entries (or `everyone`) let it read. An
+   * administrator's default is the same as anyone's, not every collection:
+   * one user's private documents stay out of an administrator's everyday
+   * answers; an administrator who names a collection searches it.
+   */
+  async retrievalScope(user: AuthUser, named?: readonly string[] | null): Promise<RetrievalScope> {
+    if (named) return RetrievalScope.of(await this.requireReadable(user, named));
+    return RetrievalScope.of(await this.readableCollectionIds(user, { adminOverride: false }));
   }
 }
 

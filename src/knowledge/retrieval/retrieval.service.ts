@@ -1,4 +1,5 @@
 import type { RagTraceFields } from '../../trace/trace.protocol.js';
+import type { RetrievalScope } from '../collections/retrieval-scope.js';
 
 /**
  * One retrieved passage: the wire shape of RetrievedChunk. A type alias, not an
@@ -6,6 +7,8 @@ import type { RagTraceFields } from '../../trace/trace.protocol.js';
  */
 export type RetrievalHit = {
   chunk_id: string;
+  /** The collection of the chunk's document. */
+  collection_id: string;
   source: string;
   page: number | null;
   text: string;
@@ -30,10 +33,16 @@ export interface RetrievalResult {
   trace?: RagTraceFields;
 }
 
+export interface SearchOptions {
+  /** The collections the search reads (every chunk it reads, in every stage, is of them). */
+  scope: RetrievalScope;
+  onStep?: StepReporter;
+}
+
 /**
  * What the knowledge tool asks of retrieval. The injection token is the
  * class itself; the knowledge module provides the implementation.
  */
 export abstract class RetrievalService {
-  abstract search(query: string, topK: number, options?: { onStep?: StepReporter }): Promise<RetrievalResult>;
+  abstract search(query: string, topK: number, options: SearchOptions): Promise<RetrievalResult>;
 }

@@ -43,7 +43,7 @@ describe('In-memory dense index', () => {
       const run = runner.query;
       runner.query = async function (this: typeof runner, ...queryArgs: unknown[]) {
         const result = await (run as (...a: unknown[]) => Promise<{ records?: unknown[] }>).apply(this, queryArgs);
-        if (/SELECT id::text, CASE WHEN .* THEN embedding END AS embedding FROM knowledge_chunks/s.test(String(queryArgs[0]))) {
+        if (/SELECT id::text, collection_id::text, CASE WHEN .* THEN embedding END AS embedding FROM knowledge_chunks/s.test(String(queryArgs[0]))) {
           statements += 1;
           largest = Math.max(largest, result.records?.length ?? 0);
         }

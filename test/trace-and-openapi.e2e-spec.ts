@@ -140,7 +140,7 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
     for (const field of PROTOCOL_TRACE_FIELDS) expect(Object.keys(schemas.RagSubTrace?.properties ?? schemas.RagTraceFields.properties)).toContain(field);
     expect(schemas.RagTrace.properties.sub_traces.items.$ref).toMatch(/RagSubTrace/);
     expect(Object.keys(schemas.RetrievedChunk.properties).sort()).toEqual(
-      ['chunk_id', 'dense_rank', 'fulltext_rank', 'page', 'rerank_score', 'rrf_rank', 'score', 'source', 'text'].sort(),
+      ['chunk_id', 'collection_id', 'dense_rank', 'fulltext_rank', 'page', 'rerank_score', 'rrf_rank', 'score', 'source', 'text'].sort(),
     );
     expect(schemas.RagTrace.properties.grade_confidence).toMatchObject({ minimum: 0, maximum: 1 });
     expect(schemas.RagTrace.properties.sub_questions.maxItems).toBe(4);

@@ -76,9 +76,7 @@ describe('The default collection', () => {
     const user = t.auth(uniqueUser());
     expect((await request(server()).delete('/api/knowledge/collections/default').set(admin).expect(409)).body.code).toBe('default_collection_protected');
     expect((await request(server()).delete('/api/knowledge/collections/default').set(user).expect(403)).body.code).toBe('collection_forbidden');
-    expect((await request(server()).patch('/api/knowledge/collections/default').set(admin).send({ name: 'shared' }).expect(409)).body.code).toBe(
-      'default_collection_protected',
-    );
+    expect((await request(server()).patch('/api/knowledge/collections/default').set(admin).send({ name: 'shared' }).expect(409)).body.code).toBe('default_collection_protected');
     const described = await request(server()).patch('/api/knowledge/collections/default').set(admin).send({ name: 'default', description: 'Company handbooks' }).expect(200);
     expect(described.body).toMatchObject({ name: 'default', description: 'Company handbooks' });
     const hidden = await request(server())
@@ -169,9 +167,7 @@ describe('An existing knowledge base migrated in place', () => {
       } finally {
         await runner.release();
       }
-      expect((await request(t.app.getHttpServer()).get('/api/knowledge/documents').set(user).expect(200)).body.documents.map((d: { id: string }) => d.id)).toEqual([
-        documentId,
-      ]);
+      expect((await request(t.app.getHttpServer()).get('/api/knowledge/documents').set(user).expect(200)).body.documents.map((d: { id: string }) => d.id)).toEqual([documentId]);
     } finally {
       if (old.isInitialized) await old.destroy();
       await t?.close();

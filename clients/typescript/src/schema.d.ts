@@ -1905,7 +1905,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `api_key_limit` (The user has as many live API keys as allowed: revoke one first) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `api_key_limit` (The user has as many live API keys as allowed: revoke one first) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2688,7 +2688,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document was deleted before its ingest job ended: nothing is stored) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document was deleted before its ingest job ended: nothing is stored) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3276,7 +3276,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `collection_limit` (The user owns as many collections as allowed: delete one first) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `collection_limit` (The user has created as many collections as allowed: delete one first) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3454,7 +3454,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `default_collection_protected` (The default collection cannot be deleted or renamed) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `default_collection_protected` (The default collection cannot be deleted or renamed) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3553,7 +3553,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `default_collection_protected` (The default collection cannot be deleted or renamed) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `default_collection_protected` (The default collection cannot be deleted or renamed) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3735,7 +3735,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `collection_owner_required` (A collection's access list must keep at least one owner entry); `default_collection_protected` (The default collection cannot be deleted or renamed) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `collection_owner_required` (A collection's access list must keep at least one owner entry); `default_collection_protected` (The default collection cannot be deleted or renamed) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3945,7 +3945,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document was deleted before its ingest job ended: nothing is stored) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document was deleted before its ingest job ended: nothing is stored) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4325,7 +4325,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4505,7 +4505,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4843,7 +4843,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5102,7 +5102,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -317,6 +317,13 @@ describe('Knowledge collections', () => {
           .set(alice)
       ).status,
     ).toBe(400);
+    // Bytes that are no UTF-8 (a lone surrogate's encoding, a stray byte): refused, never a 500.
+    for (const undecodable of ['%ED%A0%80', '%FF', '%C0%AF']) {
+      const res = await request(server())
+        .get(api(`/${undecodable}/documents`))
+        .set(alice);
+      expect([undecodable, [400, 404].includes(res.status), typeof res.body.code]).toEqual([undecodable, true, 'string']);
+    }
     await request(server())
       .delete(api(`/${id}/documents/not-a-uuid`))
       .set(alice)

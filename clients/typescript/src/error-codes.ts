@@ -148,7 +148,7 @@ export const ERROR_CODES = {
   },
   "collection_limit": {
     "status": 409,
-    "meaning": "The user owns as many collections as allowed: delete one first"
+    "meaning": "The user has created as many collections as allowed: delete one first"
   },
   "collection_owner_required": {
     "status": 409,

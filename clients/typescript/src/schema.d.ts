@@ -1923,7 +1923,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `api_key_limit` (The user has as many live API keys as allowed: revoke one first) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `api_key_limit` (The user has as many live API keys as allowed: revoke one first) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2706,7 +2706,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document was deleted before its ingest job ended: nothing is stored) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document was deleted before its ingest job ended: nothing is stored) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3306,7 +3306,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `collection_limit` (The user owns as many collections as allowed: delete one first) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `collection_limit` (The user has created as many collections as allowed: delete one first) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3484,7 +3484,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `default_collection_protected` (The default collection cannot be deleted or renamed) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `default_collection_protected` (The default collection cannot be deleted or renamed) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3583,7 +3583,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `default_collection_protected` (The default collection cannot be deleted or renamed) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `default_collection_protected` (The default collection cannot be deleted or renamed) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3765,7 +3765,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `collection_owner_required` (A collection's access list must keep at least one owner entry); `default_collection_protected` (The default collection cannot be deleted or renamed) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `collection_owner_required` (A collection's access list must keep at least one owner entry); `default_collection_protected` (The default collection cannot be deleted or renamed) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3975,7 +3975,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document was deleted before its ingest job ended: nothing is stored) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document was deleted before its ingest job ended: nothing is stored) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4355,7 +4355,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4535,7 +4535,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4873,7 +4873,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5132,7 +5132,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
             409: {
                 headers: {
                     [name: string]: unknown;

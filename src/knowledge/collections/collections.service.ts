@@ -65,7 +65,7 @@ export class CollectionsService {
     await this.collections.withCreateLock(user.userId, async (manager) => {
       // Under the user's lock: concurrent creations cannot pass the limit together.
       if (!user.isAdmin && (await this.collections.countOwned(manager, user.userId)) >= MAX_OWNED_COLLECTIONS) {
-        throw new RequestError('collection_limit', `At most ${MAX_OWNED_COLLECTIONS} collections per user: delete one first`);
+        throw new RequestError('collection_limit', `At most ${MAX_OWNED_COLLECTIONS} collections created per user: delete one first`);
       }
       const owner: AccessEntry = { principal: `${USER_PRINCIPAL_PREFIX}${user.userId}`, role: 'owner' };
       await this.collections.insert(manager, { id, name: fields.name, description: fields.description ?? '', owner: user.userId }, [owner]);

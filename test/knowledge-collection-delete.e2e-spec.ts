@@ -96,8 +96,9 @@ function deletionSuite(backend: 'memory' | 'pgvector') {
     ...(await worker.app.get(DenseRecall).rank(word, 50, EVERY_COLLECTION)).ids,
     ...(await front.app.get(DenseRecall).rank(word, 50, EVERY_COLLECTION)).ids,
   ];
-  const searched = async (word: string) =>
-    (await request(front.app.getHttpServer()).post('/api/knowledge/search').set(front.auth(uniqueUser())).send({ query: word }).expect(200)).body.chunks.map(
+  /** The sources a search by `userId` finds (every collection that user can read: the owner's before the delete). */
+  const searched = async (word: string, userId: string) =>
+    (await request(front.app.getHttpServer()).post('/api/knowledge/search').set(front.auth(userId)).send({ query: word }).expect(200)).body.chunks.map(
       (chunk: { source: string }) => chunk.source,
     );
   const queueJob = (id: string) => (worker.app.get(IngestJobs) as unknown as { queue: { getJob(id: string): Promise<Job | undefined> } }).queue.getJob(id);
@@ -118,7 +119,7 @@ function deletionSuite(backend: 'memory' | 'pgvector') {
     }
     // Both instances rank them before (each loads its in-memory index now).
     expect((await denseIds('Xylocarp')).filter((chunk) => doomedChunks.includes(chunk)).length).toBeGreaterThan(0);
-    expect(await searched('Xylocarp')).toContain('xylocarp.md');
+    expect(await searched('Xylocarp', aliceId)).toContain('xylocarp.md');
 
     // One job held inside its document's transaction, one queued behind it.
     const held = holdIngest('held.md', 'storing');
@@ -145,13 +146,14 @@ function deletionSuite(backend: 'memory' | 'pgvector') {
     // Neither instance's dense leg nor the search finds them; the default collection's documents stay.
     for (const word of ['Xylocarp', 'Quillwort', 'Heldgauge', 'Queuedgauge']) {
       expect((await denseIds(word)).filter((chunk) => doomedChunks.includes(chunk))).toEqual([]);
-      expect(await searched(word)).toEqual(expect.not.arrayContaining(['xylocarp.md', 'quillwort.md', 'held.md', 'queued.md']));
+      expect(await searched(word, aliceId)).toEqual(expect.not.arrayContaining(['xylocarp.md', 'quillwort.md', 'held.md', 'queued.md']));
     }
-    expect(await searched('Keeperlamp')).toContain('keeper.md');
+    expect(await searched('Keeperlamp', aliceId)).toContain('keeper.md');
   });
 
   it('waits for a job committing its document, then deletes what it committed', async () => {
-    const alice = worker.auth(uniqueUser('alice'));
+    const aliceId = uniqueUser('alice');
+    const alice = worker.auth(aliceId);
     const { id } = await createCollection(worker, alice, 'Committing');
     const held = holdIngest('committing.md', 'committing');
     const job = await upload(worker, alice, id, 'committing.md', 'Commitgauge');
@@ -172,7 +174,7 @@ function deletionSuite(backend: 'memory' | 'pgvector') {
     await uploadTo(worker, adminAuth(worker), 'default', 'after-commit.md', text('Aftercommit'));
     expect(await rowsOf(id)).toEqual({ collections: 0, access: 0, documents: 0, chunks: 0, jobs: 0 });
     expect(await queueJob(job).then((queuedJob) => queuedJob?.getState())).not.toBe('failed');
-    expect(await searched('Commitgauge')).not.toContain('committing.md');
+    expect(await searched('Commitgauge', aliceId)).not.toContain('committing.md');
   });
 }
 

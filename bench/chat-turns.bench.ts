@@ -26,6 +26,8 @@ import { TurnContext } from '../src/agent/turn-context.js';
 import { CheckpointerProvider } from '../src/agent/checkpointer.provider.js';
 import { setupApp } from '../src/setup-app.js';
 import { benchConfig, fmt, median, percentile, runBench } from './support.js';
+import { RetrievalScope } from '../src/knowledge/collections/retrieval-scope.js';
+import { DEFAULT_COLLECTION_ID } from '../src/knowledge/public-api.js';
 
 const TURNS = Number(process.env.TURNS ?? 205);
 const STREAMS = Number(process.env.STREAMS ?? 40);
@@ -86,7 +88,9 @@ runBench('bench_chat', async (databaseUrl, onClose) => {
     const saver = new PostgresSaver(app.get(CheckpointerProvider).pool);
     const tools = app.get(ToolRegistry);
     // A context per turn, as the service makes one per request: the tools' budgets are per turn.
-    const turnContext = () => ({ turn: new TurnContext({ userId: 'bench', sessionId: randomUUID(), runId: randomUUID(), mode: 'sync' }) });
+    const turnContext = () => ({
+      turn: new TurnContext({ userId: 'bench', sessionId: randomUUID(), runId: randomUUID(), mode: 'sync' }, { scope: RetrievalScope.of([DEFAULT_COLLECTION_ID]) }),
+    });
     const boundTools = tools.tools;
     const model = new LocalChatModel().bindTools(boundTools);
     const graph = new StateGraph(MessagesAnnotation)

@@ -33,6 +33,10 @@ import { IndexIdentity } from '../src/knowledge/index/index-identity.js';
 import { EmbeddingProvider } from '../src/knowledge/index/embeddings.js';
 import { RetrievalService } from '../src/knowledge/retrieval/retrieval.service.js';
 import { benchConfig, createBenchDatabase, fmt, median, percentile, timeEach } from './support.js';
+import { RetrievalScope } from '../src/knowledge/collections/retrieval-scope.js';
+
+/** Benches rank every collection. */
+const everything = RetrievalScope.unrestricted();
 
 const LEAVES = (process.env.LEAVES ?? '100000,1000000').split(',').map((v) => Number(v.trim()));
 const QUERIES = Number(process.env.QUERIES ?? 200);
@@ -290,8 +294,8 @@ async function run(leafTarget: number, backend: string): Promise<void> {
     const queries = Array.from({ length: QUERIES }, (_, i) => corpus.query(i));
     console.log(`  ${QUERIES} queries (half Chinese), top_k ${config.knowledge.topK}, recall_k ${recallK}`);
     const pipeline = app.get(RetrievalService);
-    console.log(line('pipeline (recall, merge, rerank)', await measure(queries, (q) => pipeline.search(q, config.knowledge.topK))));
-    console.log(line(`dense leg (${dense.backend})`, await measure(queries, (q) => dense.rank(q, recallK))));
+    console.log(line('pipeline (recall, merge, rerank)', await measure(queries, (q) => pipeline.search(q, config.knowledge.topK, { scope: everything }))));
+    console.log(line(`dense leg (${dense.backend})`, await measure(queries, (q) => dense.rank(q, recallK, everything))));
     if (dense.backend !== 'memory') {
       const embeddings = app.get(EmbeddingProvider);
       const exactIndex = new MemoryDenseIndex(app.get(DataSource), embeddings.dimensions);
@@ -300,7 +304,7 @@ async function run(leafTarget: number, backend: string): Promise<void> {
       const vectors = await Promise.all(sample.map(async (q) => Float32Array.from((await embeddings.embed([q]))[0])));
       const exact = await Promise.all(vectors.map(async (vector) => new Set(await exactIndex.rank(vector, recallK))));
       for (const [i, q] of sample.entries()) {
-        found += (await dense.rank(q, recallK)).ids.filter((id) => exact[i].has(id)).length / Math.max(1, exact[i].size);
+        found += (await dense.rank(q, recallK, everything)).ids.filter((id) => exact[i].has(id)).length / Math.max(1, exact[i].size);
       }
       console.log(`  dense leg recall@${recallK} of the exact scan (${sample.length} queries): ${(found / sample.length).toFixed(3)}`);
       // The same index at other candidate lists (RAG_HNSW_EF_SEARCH), to choose it by measure.

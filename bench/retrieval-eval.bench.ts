@@ -26,6 +26,10 @@ import { DocumentsService } from '../src/knowledge/ingest/documents.service.js';
 import { ingestFolder } from '../src/knowledge/knowledge-seeder.service.js';
 import { distinctSources, firstGoldRank, formatTable, loadRagEval, ragEvalDir, scoreByGroup } from './rag-eval-dataset.js';
 import { benchConfig, createBenchDatabase, runBench } from './support.js';
+import { RetrievalScope } from '../src/knowledge/collections/retrieval-scope.js';
+
+/** The evaluation ranks every collection (its corpus is in `default`). */
+const everything = RetrievalScope.unrestricted();
 
 interface Labelled {
   q: string;
@@ -61,18 +65,18 @@ runBench('bench_eval', async (databaseUrl, onClose) => {
   const relevant = (label: Labelled, chunk: { source: string; text: string } | undefined) => !!chunk && chunk.source === label.source && chunk.text.includes(label.contains);
 
   const methods: Record<string, (q: string) => Promise<Array<{ source: string; text: string } | undefined>>> = {
-    'full-text only': async (q) => (await recall.fullTextRanking(q, K)).map((id) => chunks.get(id)),
-    [`dense only (${denseBackend})`]: async (q) => (await recall.denseRanking(q, K)).map((id) => chunks.get(id)),
+    'full-text only': async (q) => (await recall.fullTextRanking(q, K, everything)).map((id) => chunks.get(id)),
+    [`dense only (${denseBackend})`]: async (q) => (await recall.denseRanking(q, K, everything)).map((id) => chunks.get(id)),
     ...(denseBackend === 'memory'
       ? {}
       : {
           'dense only (memory)': async (q: string) => (await memoryIndex.rank(Float32Array.from((await embeddings.embed([q]))[0]), K)).map((id) => chunks.get(id)),
         }),
     'hybrid (RRF)': async (q) =>
-      reciprocalRankFusion([await recall.fullTextRanking(q, 20), await recall.denseRanking(q, 20)])
+      reciprocalRankFusion([await recall.fullTextRanking(q, 20, everything), await recall.denseRanking(q, 20, everything)])
         .slice(0, K)
         .map((f) => chunks.get(f.id)),
-    'hybrid + auto-merge + rerank': async (q) => (await pipeline.search(q, K)).hits.map((h) => ({ source: h.source, text: h.text })),
+    'hybrid + auto-merge + rerank': async (q) => (await pipeline.search(q, K, { scope: everything })).hits.map((h) => ({ source: h.source, text: h.text })),
   };
 
   const leaves = [...chunks.values()].length;
@@ -137,8 +141,8 @@ async function ragEval(onClose: (fn: () => Promise<unknown>) => void): Promise<v
   const sources = (ids: string[]) => ids.map((id) => sourceOf.get(id));
 
   const methods: Array<{ method: string; rank: (q: string) => Promise<Array<string | undefined>> }> = [
-    { method: 'full-text', rank: async (q) => sources(await recall.fullTextRanking(q, RAG_EVAL_DEPTH)) },
-    { method: `dense (${denseBackend})`, rank: async (q) => sources(await recall.denseRanking(q, RAG_EVAL_DEPTH)) },
+    { method: 'full-text', rank: async (q) => sources(await recall.fullTextRanking(q, RAG_EVAL_DEPTH, everything)) },
+    { method: `dense (${denseBackend})`, rank: async (q) => sources(await recall.denseRanking(q, RAG_EVAL_DEPTH, everything)) },
     ...(denseBackend === 'memory'
       ? []
       : [
@@ -149,9 +153,10 @@ async function ragEval(onClose: (fn: () => Promise<unknown>) => void): Promise<v
         ]),
     {
       method: 'hybrid RRF',
-      rank: async (q) => sources(reciprocalRankFusion([await recall.fullTextRanking(q, RAG_EVAL_DEPTH), await recall.denseRanking(q, RAG_EVAL_DEPTH)]).map((f) => f.id)),
+      rank: async (q) =>
+        sources(reciprocalRankFusion([await recall.fullTextRanking(q, RAG_EVAL_DEPTH, everything), await recall.denseRanking(q, RAG_EVAL_DEPTH, everything)]).map((f) => f.id)),
     },
-    { method: 'hybrid+merge+rerank', rank: async (q) => (await pipeline.search(q, RAG_EVAL_TOP_K)).hits.map((hit) => hit.source) },
+    { method: 'hybrid+merge+rerank', rank: async (q) => (await pipeline.search(q, RAG_EVAL_TOP_K, { scope: everything })).hits.map((hit) => hit.source) },
   ];
 
   const { questions } = dataset;

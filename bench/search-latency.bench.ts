@@ -4,13 +4,21 @@
  * p50/p95 of the retrieval pipeline (hybrid recall, auto-merge, local rerank)
  * and of hybrid recall alone, with the dense leg on pgvector (HNSW) when the
  * server has the extension and on the in-memory index, side by side in one
- * process. Goal: p95 under 50 ms on this machine.
+ * process. Goal: p95 under 50 ms on this machine. Then the access filter of
+ * knowledge collections (issue 23): the pipeline as a user searches, its
+ * scope read from PostgreSQL per query and applied inside recall, against the
+ * same search unfiltered, query by query alternately (goal: p95 ratio at
+ * most 1.2), and a search of a small collection among the 100 000 leaves.
  *
  *   npm run bench:search          (LEAVES=100000, QUERIES=200)
  */
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../src/app.module.js';
+import type { AuthUser } from '../src/auth/auth-user.js';
+import { CollectionAccess } from '../src/knowledge/collections/collection-access.service.js';
+import { CollectionsService } from '../src/knowledge/collections/collections.service.js';
+import { RetrievalScope } from '../src/knowledge/collections/retrieval-scope.js';
 import { DocumentsService } from '../src/knowledge/ingest/documents.service.js';
 import { DataSource } from 'typeorm';
 import { DenseRecall } from '../src/knowledge/index/dense/dense-recall.service.js';
@@ -24,6 +32,9 @@ import { benchConfig, fmt, median, percentile, runBench, timeEach } from './supp
 const LEAVES = Number(process.env.LEAVES ?? 100_000);
 const QUERIES = Number(process.env.QUERIES ?? 200);
 const LEAVES_PER_DOCUMENT = 2000;
+/** Leaves of the small collection searched alone at the end. */
+const SMALL_COLLECTION_LEAVES = 1000;
+const everything = RetrievalScope.unrestricted();
 
 /** A small deterministic PRNG (mulberry32), so every run generates the same corpus. */
 function prng(seed: number): () => number {
@@ -91,7 +102,7 @@ runBench('bench_search', async (databaseUrl, onClose) => {
   console.log(`${QUERIES} queries (half Chinese), top_k 5, recall_k 20; ratios against the in-memory dense leg`);
 
   const recall = app.get(HybridRecall);
-  console.log(line('full-text leg (PostgreSQL, GIN)', await measure((q) => recall.fullTextRanking(q, 20))));
+  console.log(line('full-text leg (PostgreSQL, GIN)', await measure((q) => recall.fullTextRanking(q, 20, everything))));
   const memoryDense = await measure((_, i) => memoryIndex.rank(queryVectors[i], 20));
   console.log(line('dense leg, in-memory exact scan', memoryDense));
   if (backend !== 'memory') {
@@ -110,21 +121,55 @@ runBench('bench_search', async (databaseUrl, onClose) => {
   }
 
   const memoryRecall = memoryApp.get(HybridRecall);
-  const memoryHybrid = await measure((q) => memoryRecall.recall(q, 20));
+  const memoryHybrid = await measure((q) => memoryRecall.recall(q, 20, everything));
   console.log(line('hybrid recall, in-memory dense leg', memoryHybrid));
   const memoryPipeline = memoryApp.get(RetrievalService);
-  const memoryPipelineTimes = await measure((q) => memoryPipeline.search(q, 5));
+  const memoryPipelineTimes = await measure((q) => memoryPipeline.search(q, 5, { scope: everything }));
   console.log(line('pipeline (recall, merge, rerank), in-memory dense', memoryPipelineTimes));
   if (backend !== 'memory') {
-    console.log(line(`hybrid recall, ${backend} dense leg`, await measure((q) => recall.recall(q, 20)), memoryHybrid));
+    console.log(line(`hybrid recall, ${backend} dense leg`, await measure((q) => recall.recall(q, 20, everything)), memoryHybrid));
     // What the approximate dense leg changes after fusion: the share of the in-memory hybrid top 20 it reproduces.
     let shared = 0;
     for (const q of queries) {
-      const exact = new Set((await memoryRecall.recall(q, 20)).candidates.map((c) => c.chunk_id));
-      shared += (await recall.recall(q, 20)).candidates.filter((c) => exact.has(c.chunk_id)).length / Math.max(1, exact.size);
+      const exact = new Set((await memoryRecall.recall(q, 20, everything)).candidates.map((c) => c.chunk_id));
+      shared += (await recall.recall(q, 20, everything)).candidates.filter((c) => exact.has(c.chunk_id)).length / Math.max(1, exact.size);
     }
     console.log(`hybrid top 20 with ${backend}: ${(shared / queries.length).toFixed(3)} of the in-memory hybrid top 20`);
     const pipeline = app.get(RetrievalService);
-    console.log(line(`pipeline (recall, merge, rerank), ${backend}`, await measure((q) => pipeline.search(q, 5)), memoryPipelineTimes));
+    console.log(line(`pipeline (recall, merge, rerank), ${backend}`, await measure((q) => pipeline.search(q, 5, { scope: everything })), memoryPipelineTimes));
+  }
+
+  // The access filter. The reader reads `default` (every leaf above) and three collections of its own; both searches
+  // find the same chunks, the filtered one reads the reader's scope from PostgreSQL first, as a request does.
+  const access = app.get(CollectionAccess);
+  const reader: AuthUser = { userId: 'bench-reader', isAdmin: false, groups: ['staff'] };
+  const teams = await Promise.all([0, 1, 2].map((i) => app.get(CollectionsService).create(reader, { name: `team ${i}` })));
+  const dense = [...(backend === 'memory' ? [] : [{ label: backend, target: app }]), { label: 'memory', target: memoryApp }];
+  console.log('access filter: the pipeline as a user searches (scope read per query) vs unfiltered, query by query alternately');
+  for (const { label, target } of dense) {
+    const pipeline = target.get(RetrievalService);
+    const off: number[] = [];
+    const on: number[] = [];
+    for (const q of queries) {
+      let started = performance.now();
+      await pipeline.search(q, 5, { scope: everything });
+      off.push(performance.now() - started);
+      started = performance.now();
+      await pipeline.search(q, 5, { scope: await access.retrievalScope(reader) });
+      on.push(performance.now() - started);
+    }
+    console.log(line(`pipeline, ${label}, access filter off`, off));
+    console.log(`${line(`pipeline, ${label}, access filter on`, on, off)}   p95 ratio ${(percentile(on, 95) / percentile(off, 95)).toFixed(2)} (goal <= 1.2)`);
+  }
+
+  // A small collection among them: its own leaves only, found by the collection index (exactly, on pgvector too).
+  const small = teams[0].id;
+  const smallText = Array.from({ length: SMALL_COLLECTION_LEAVES }, (_, i) => leafText(i + 1)).join('\n');
+  await documents.ingest('small-collection.txt', Buffer.from(smallText, 'utf8'), 'bench', { collectionId: small });
+  const smallScope = RetrievalScope.of([small]);
+  for (const { label, target } of dense) {
+    const pipeline = target.get(RetrievalService);
+    const times = await measure((q) => pipeline.search(q, 5, { scope: smallScope }));
+    console.log(line(`pipeline, ${label}, ${SMALL_COLLECTION_LEAVES}-leaf collection alone`, times));
   }
 });

@@ -236,7 +236,7 @@ describe('AI SDK UI message stream (useChat)', () => {
     expect(post.tags).toEqual(['chat']);
     expect(post.security).toEqual([{ bearer: [] }]);
     expect(post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/UiChatRequest');
-    expect(Object.keys(doc.components.schemas.UiChatRequest.properties).sort()).toEqual(['id', 'messageId', 'messages', 'trigger']);
+    expect(Object.keys(doc.components.schemas.UiChatRequest.properties).sort()).toEqual(['collection_ids', 'id', 'messageId', 'messages', 'trigger']);
     expect(Object.keys(post.responses['200'].content)).toEqual(['text/event-stream']);
     expect(Object.keys(post.responses).sort()).toEqual(['200', '400', '401', '404', '409', '413', '429', '503']);
     // 410 run_events_gone: the run ended, its events expired, between the status check and the read.

@@ -11,6 +11,7 @@ import { RetrievalService } from '../src/knowledge/retrieval/retrieval.service.j
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { TEST_PG_SERVER, testDatabaseUrl } from './support/test-env.js';
 import { describeWithPgvector } from './support/pgvector.js';
+import { DEFAULT_SCOPE, EVERY_COLLECTION } from './support/collections.js';
 
 const QUERIES = [
   'How do I reset the Aurora X1 router to factory settings?',
@@ -99,12 +100,12 @@ describeWithPgvector('Dense leg on pgvector (the extension is installed on this 
       const res = await search('How do I reset the Aurora X1 router?');
       expect(res.body.rag_trace.pipeline_id).toMatch(/^hybrid-rrf-v1:local-hash:memory\+/);
       expect(res.body.chunks[0].source).toBe('aurora-x1-router-manual.md');
-      const ranking = await t.app.get(DenseRecall).rank('router', 5);
+      const ranking = await t.app.get(DenseRecall).rank('router', 5, EVERY_COLLECTION);
       expect(ranking.backend).toBe('memory');
       // 42703: undefined column; the driver's own words (naming the column) stay in the log.
       expect(ranking.error).toBe('pgvector search failed (SQLSTATE 42703)');
       const steps: Array<{ stage: string; details?: Record<string, unknown> }> = [];
-      await t.app.get(RetrievalService).search('router reset', 3, { onStep: (stage, _label, details) => steps.push({ stage, details }) });
+      await t.app.get(RetrievalService).search('router reset', 3, { scope: DEFAULT_SCOPE, onStep: (stage, _label, details) => steps.push({ stage, details }) });
       expect(steps.find((step) => step.stage === 'recall_degraded')?.details?.error).toMatch(/^pgvector search failed/);
     } finally {
       await t.dataSource.query(`ALTER TABLE knowledge_chunks RENAME COLUMN embedding_vector_away TO embedding_vector`);
@@ -180,7 +181,7 @@ describe('Dense leg choice', () => {
       const t = await createTestApp({ DATABASE_URL: url });
       try {
         expect(t.app.get(DenseRecall).backend).toBe('memory');
-        const ranking = await t.app.get(DenseRecall).rank('Aurora X1 router factory reset', 3);
+        const ranking = await t.app.get(DenseRecall).rank('Aurora X1 router factory reset', 3, EVERY_COLLECTION);
         expect(ranking).toMatchObject({ backend: 'memory' });
         expect(ranking.error).toBeUndefined();
         expect(ranking.ids.length).toBeGreaterThan(0);

@@ -8,6 +8,7 @@ import { SubQuestionFanOut } from '../src/knowledge/answering/sub-question-fanou
 import { normalizeRagTrace } from '../src/trace/trace.normalizer.js';
 import { FakeOpenAIServer, FakeReply } from './support/fake-openai-server.js';
 import { createTestApp, TestApp } from './support/test-app.js';
+import { DEFAULT_SCOPE } from './support/collections.js';
 
 const JUDGE_TIMEOUT_MS = 1000;
 
@@ -76,13 +77,13 @@ describe('Knowledge judgements by the fast model, with the local judges as fallb
     expect(llm.requests[0].messages.at(-1)!.content).toContain(question);
 
     const steps: string[] = [];
-    const fanOut = await t.app.get(SubQuestionFanOut).run(question, verdict.sub_questions, topK, (stage, label) => steps.push(`${stage}: ${label}`));
+    const fanOut = await t.app.get(SubQuestionFanOut).run(question, verdict.sub_questions, topK, DEFAULT_SCOPE, (stage, label) => steps.push(`${stage}: ${label}`));
     expect(steps).toEqual(expect.arrayContaining(subQuestions.map((q, i) => `sub_agent: Sub-question ${i + 1}: ${q}`)));
     expect(fanOut.subTraces.map((sub) => sub.query)).toEqual(subQuestions);
     expect(fanOut.subTraces.map((sub) => (sub.final_chunks as Array<{ source: string }>)[0].source)).toEqual(['travel-expense-policy.md', 'aurora-x2-mesh-manual.md']);
     // Each sub-agent retrieved its sub-question: its evidence is what retrieval finds for it.
     for (const [i, sub] of fanOut.subTraces.entries()) {
-      expect(sub.final_chunks).toEqual((await retrieval.search(subQuestions[i], topK)).hits);
+      expect(sub.final_chunks).toEqual((await retrieval.search(subQuestions[i], topK, { scope: DEFAULT_SCOPE })).hits);
       expect(sub).toMatchObject({ grade_judge: 'model', grade_reason: 'The model read the passages: they answer it.' });
     }
     expect(fanOut.grade).toMatchObject({ grade_judge: 'model', grade_confidence: 0.93 });
@@ -96,7 +97,7 @@ describe('Knowledge judgements by the fast model, with the local judges as fallb
       'grade_evidence',
       grade({ grade_route: 'clarify', evidence_status: 'needs_choice', evidence_ambiguity: 'needs_choice', grade_confidence: 0.71, grade_reason: 'Two products.', options }),
     );
-    const result = await flow.run(question, topK);
+    const result = await flow.run(question, topK, DEFAULT_SCOPE);
     expect(result.grade).toMatchObject({ grade_route: 'clarify', options, grade_judge: 'model', grade_fallback_reason: null });
     expect(result.trace).toMatchObject({
       grade_route: 'clarify',
@@ -125,7 +126,7 @@ describe('Knowledge judgements by the fast model, with the local judges as fallb
     llm.playFor('grade_evidence', weakGrade(), grade());
     llm.playFor('rewrite_query', call('rewrite_query', rewrite));
     const steps: Array<[string, string, unknown]> = [];
-    const result = await flow.run(question, topK, (stage, label, details) => steps.push([stage, label, details]));
+    const result = await flow.run(question, topK, DEFAULT_SCOPE, (stage, label, details) => steps.push([stage, label, details]));
 
     expect(forced()).toEqual(['grade_evidence', 'rewrite_query', 'grade_evidence']);
     expect(llm.requests[1].messages.at(-1)!.content).toContain(question);
@@ -141,7 +142,7 @@ describe('Knowledge judgements by the fast model, with the local judges as fallb
       retrieval_stage: 'rewrite',
       grade_reason: 'The model read the passages: they answer it.',
     });
-    const second = await retrieval.search(rewrite.text, topK);
+    const second = await retrieval.search(rewrite.text, topK, { scope: DEFAULT_SCOPE });
     expect(result.trace.rewrite_chunks).toEqual(second.hits);
     expect(result.hits).toEqual(second.hits);
     expect(Object.keys(result.trace.timings!)).toEqual(expect.arrayContaining(['recall', 'rewrite_recall']));
@@ -163,11 +164,11 @@ describe('Knowledge judgements by the fast model, with the local judges as fallb
 
     it('grades locally, and the trace says why', async () => {
       const question = 'How do I reset the Aurora X1 router to factory settings?';
-      const hits = (await retrieval.search(question, topK)).hits;
+      const hits = (await retrieval.search(question, topK, { scope: DEFAULT_SCOPE })).hits;
       const local = gradeEvidence(question, hits);
       expect(local.evidence_relevance).toBe('strong'); // so no rewrite follows
       llm.playFor('grade_evidence', reply('grade_evidence'));
-      const result = await flow.run(question, topK);
+      const result = await flow.run(question, topK, DEFAULT_SCOPE);
       expect(forced()).toEqual(['grade_evidence']);
       const { options: _options, ...localFields } = local;
       expect(result.trace).toMatchObject({
@@ -182,12 +183,12 @@ describe('Knowledge judgements by the fast model, with the local judges as fallb
       const question = 'X2 guarantee?';
       llm.playFor('grade_evidence', weakGrade(), weakGrade());
       llm.playFor('rewrite_query', reply('rewrite_query'));
-      const result = await flow.run(question, topK);
+      const result = await flow.run(question, topK, DEFAULT_SCOPE);
       expect(forced()).toEqual(['grade_evidence', 'rewrite_query', 'grade_evidence']);
       const local = rewriteQuery(question);
       expect(result.trace).toMatchObject({ ...local, rewrite_judge: 'local_fallback', retrieval_stage: 'initial' });
       expect(result.trace.rewrite_fallback_reason).toMatch(reason);
-      expect(result.trace.rewrite_chunks).toEqual((await retrieval.search(local.rewritten_query, topK)).hits);
+      expect(result.trace.rewrite_chunks).toEqual((await retrieval.search(local.rewritten_query, topK, { scope: DEFAULT_SCOPE })).hits);
     });
   });
 });
@@ -202,7 +203,7 @@ describe('Knowledge judgements with LLM_PROVIDER=local', () => {
   it('answers every judgement with the local judge, and the trace says so', async () => {
     const question = 'Tell me about the lounge access rules for travellers';
     expect(await t.app.get(ComplexityJudge).judge(question)).toEqual({ ...judgeComplexity(question), complexity_judge: 'local', complexity_fallback_reason: null });
-    const result = await t.app.get(KnowledgeFlow).run(question, 4);
+    const result = await t.app.get(KnowledgeFlow).run(question, 4, DEFAULT_SCOPE);
     // The corpus says little about lounges: the evidence is weak, so the query is rewritten too.
     expect(result.trace).toMatchObject({ ...rewriteQuery(question), grade_judge: 'local', grade_fallback_reason: null, rewrite_judge: 'local', rewrite_fallback_reason: null });
   });

@@ -7,6 +7,7 @@ import { adminAuth } from './support/admin.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 import { assemblePdf, makePdf } from './support/make-pdf.js';
+import { everyonesScope } from './support/collections.js';
 
 /** A PDF whose text extraction yields a NUL character: its font maps the code of "~" to U+0000 (ToUnicode). */
 function pdfWithNulInText(): Buffer {
@@ -124,7 +125,8 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
     // leg scores positively, so 12 are recalled.
     const recall = t.app.get(HybridRecall);
     const query = 'How often should I descale the Zephyr kettle?';
-    const rankings = [await recall.fullTextRanking(query, 12), await recall.denseRanking(query, 12)];
+    const scope = await everyonesScope(t);
+    const rankings = [await recall.fullTextRanking(query, 12, scope), await recall.denseRanking(query, 12, scope)];
     expect(rankings[1]).toHaveLength(12);
     const fusedScore = new Map<string, number>();
     for (const ranking of rankings) ranking.forEach((id, i) => fusedScore.set(id, (fusedScore.get(id) ?? 0) + 1 / (60 + i + 1)));
@@ -497,7 +499,7 @@ describe('Retrieval pipeline stages: auto-merge and rerank', () => {
            FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id WHERE d.filename = 'nimbus.md' AND c.level = 1`,
       );
       expect(nimbusParent.children).toBe(2);
-      const recalled = (await app.app.get(HybridRecall).recall('Nimbus umbrella', trace.recall_k)).candidates;
+      const recalled = (await app.app.get(HybridRecall).recall('Nimbus umbrella', trace.recall_k, await everyonesScope(app))).candidates;
       expect(trace.recalled_count).toBe(recalled.length);
       const siblings: Array<{ parent: string; children: number }> = await app.dataSource.query(
         `SELECT p.id::text AS parent, (SELECT count(*)::int FROM knowledge_chunks s WHERE s.parent_id = p.id) AS children

@@ -6,6 +6,7 @@ import { DocumentsService } from '../src/knowledge/ingest/documents.service.js';
 import { ensureDatabase } from '../src/database/ensure-database.js';
 import { createTestApp, TestApp } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
+import { EVERY_COLLECTION } from './support/collections.js';
 
 /** The in-memory dense leg follows the knowledge base: leaves added are appended, leaves removed are gone. */
 describe('In-memory dense index', () => {
@@ -42,7 +43,7 @@ describe('In-memory dense index', () => {
       const run = runner.query;
       runner.query = async function (this: typeof runner, ...queryArgs: unknown[]) {
         const result = await (run as (...a: unknown[]) => Promise<{ records?: unknown[] }>).apply(this, queryArgs);
-        if (/SELECT id::text, CASE WHEN .* THEN embedding END AS embedding FROM knowledge_chunks/s.test(String(queryArgs[0]))) {
+        if (/SELECT id::text, collection_id::text, CASE WHEN .* THEN embedding END AS embedding FROM knowledge_chunks/s.test(String(queryArgs[0]))) {
           statements += 1;
           largest = Math.max(largest, result.records?.length ?? 0);
         }
@@ -74,19 +75,19 @@ describe('In-memory dense index', () => {
     expect(dense.backend).toBe('memory');
     const first = await documents.ingest('brambleton.txt', doc('brambleton', 20), 'test');
     const bramble = await leafIds('brambleton.txt');
-    expect((await dense.rank('brambleton manual', 5)).ids.every((id) => bramble.has(id))).toBe(true);
+    expect((await dense.rank('brambleton manual', 5, EVERY_COLLECTION)).ids.every((id) => bramble.has(id))).toBe(true);
 
     // Appended: the next document's leaves are found without a whole reload.
     await documents.ingest('quorwick.txt', doc('quorwick', 20), 'test');
     const quorwick = await leafIds('quorwick.txt');
-    const found = (await dense.rank('quorwick manual', 5)).ids;
+    const found = (await dense.rank('quorwick manual', 5, EVERY_COLLECTION)).ids;
     expect(found).toHaveLength(5);
     expect(found.every((id) => quorwick.has(id))).toBe(true);
 
     // Removed: the count no longer matches, so it reloads whole.
     await documents.remove(first.document.id);
-    const after = (await dense.rank('brambleton manual', 50)).ids;
+    const after = (await dense.rank('brambleton manual', 50, EVERY_COLLECTION)).ids;
     expect(after.some((id) => bramble.has(id))).toBe(false);
-    expect((await dense.rank('quorwick manual', 3)).ids.every((id) => quorwick.has(id))).toBe(true);
+    expect((await dense.rank('quorwick manual', 3, EVERY_COLLECTION)).ids.every((id) => quorwick.has(id))).toBe(true);
   });
 });

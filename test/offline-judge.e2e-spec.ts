@@ -1,5 +1,6 @@
 import { KnowledgeFlow } from '../src/knowledge/answering/knowledge-flow.service.js';
 import { createTestApp, TestApp } from './support/test-app.js';
+import { DEFAULT_SCOPE } from './support/collections.js';
 
 /** The offline judge on ordinary questions about the sample corpus: it pauses only where two documents genuinely compete. */
 const QUESTIONS = [
@@ -53,7 +54,7 @@ describe('the offline judge on the sample corpus', () => {
     const flow = t.app.get(KnowledgeFlow);
     const paused: Array<{ question: string; options: string[] }> = [];
     for (const question of QUESTIONS) {
-      const { grade } = await flow.run(question, 4);
+      const { grade } = await flow.run(question, 4, DEFAULT_SCOPE);
       if (grade.grade_route === 'clarify') paused.push({ question, options: [...grade.options].sort() });
     }
     const aurora = ['aurora x1 router manual', 'aurora x2 mesh manual'];

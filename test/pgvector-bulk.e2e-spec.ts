@@ -12,6 +12,7 @@ import { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js'
 import { createTestApp, TestApp } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 import { describeWithPgvector } from './support/pgvector.js';
+import { EVERY_COLLECTION } from './support/collections.js';
 
 const DIMENSIONS = 256;
 // One level of 220-character chunks: every generated line is one leaf.
@@ -140,12 +141,12 @@ describeWithPgvector('pgvector bulk load: the HNSW index is built after the load
 
       // Searches answer meanwhile, from the old index: the full-text leg finds the new leaves, the dense leg not yet.
       const bulkIds = new Set(bulk.map((leaf) => leaf.id));
-      const ranking = await dense().rank('zephyrquartz lantern router', 10);
+      const ranking = await dense().rank('zephyrquartz lantern router', 10, EVERY_COLLECTION);
       expect(ranking).toMatchObject({ backend: 'pgvector-hnsw' });
       expect(ranking.error).toBeUndefined();
       expect(ranking.ids.length).toBeGreaterThan(0);
       expect(ranking.ids.filter((id) => bulkIds.has(id))).toEqual([]);
-      const fullText = await t.app.get(HybridRecall).fullTextRanking('zephyrquartz', 10);
+      const fullText = await t.app.get(HybridRecall).fullTextRanking('zephyrquartz', 10, EVERY_COLLECTION);
       expect(fullText.length).toBeGreaterThan(0);
       expect(fullText.every((id) => bulkIds.has(id))).toBe(true);
       expect(await plan('zephyrquartz')).toContain(`Index Scan using ${store.indexNameFor(before)}`);
@@ -165,14 +166,14 @@ describeWithPgvector('pgvector bulk load: the HNSW index is built after the load
     expect(await indexes()).toEqual([{ name: store.indexNameFor(before + 1), valid: true }]);
     expect(await plan('zephyrquartz')).toContain(`Index Scan using ${store.indexNameFor(before + 1)}`);
     const bulkIds = new Set((await leavesOf('bulk.txt')).map((leaf) => leaf.id));
-    const after = await dense().rank('zephyrquartz lantern', 10);
+    const after = await dense().rank('zephyrquartz lantern', 10, EVERY_COLLECTION);
     expect(after.ids).toHaveLength(10);
     expect(after.ids.every((id) => bulkIds.has(id))).toBe(true);
     // An ordinary ingest now writes the new epoch, inside the index.
     await documents().ingest('after.txt', document('quillmoss', 5), 'test');
     expect(new Set((await leavesOf('after.txt')).map((leaf) => leaf.dense_epoch))).toEqual(new Set([before + 1]));
     const quillmoss = new Set((await leavesOf('after.txt')).map((leaf) => leaf.id));
-    expect((await dense().rank('quillmoss lantern', 3)).ids.every((id) => quillmoss.has(id))).toBe(true);
+    expect((await dense().rank('quillmoss lantern', 3, EVERY_COLLECTION)).ids.every((id) => quillmoss.has(id))).toBe(true);
   });
 
   it('repairs at start the invalid index an interrupted build left, and finishes the bulk load', async () => {
@@ -196,13 +197,13 @@ describeWithPgvector('pgvector bulk load: the HNSW index is built after the load
       { name: store.indexNameFor(before + 1), valid: false },
     ]);
     const interrupted = new Set((await leavesOf('interrupted.txt')).map((leaf) => leaf.id));
-    expect((await dense().rank('glimmerfen lantern', 10)).ids.filter((id) => interrupted.has(id))).toEqual([]);
+    expect((await dense().rank('glimmerfen lantern', 10, EVERY_COLLECTION)).ids.filter((id) => interrupted.has(id))).toEqual([]);
 
     await t.close();
     t = await createTestApp({ DATABASE_URL: url, ...SETTINGS });
     expect(await epoch()).toBe(before + 1);
     expect(await indexes()).toEqual([{ name: store.indexNameFor(before + 1), valid: true }]);
-    const ranking = await dense().rank('glimmerfen lantern', 10);
+    const ranking = await dense().rank('glimmerfen lantern', 10, EVERY_COLLECTION);
     expect(ranking.ids).toHaveLength(10);
     expect(ranking.ids.every((id) => interrupted.has(id))).toBe(true);
   });
@@ -221,7 +222,7 @@ describeWithPgvector('pgvector bulk load: the HNSW index is built after the load
     await second.close();
     expect(await epoch()).toBe(before + 1);
     expect(await indexes()).toEqual([{ name: store.indexNameFor(before + 1), valid: true }]);
-    expect((await dense().rank('tarnwhistle lantern', 5)).ids.every((id) => orphaned.has(id))).toBe(true);
+    expect((await dense().rank('tarnwhistle lantern', 5, EVERY_COLLECTION)).ids.every((id) => orphaned.has(id))).toBe(true);
   });
 
   it('ends two bulk-load finishes at once (two instances) with exactly one valid index', async () => {
@@ -234,7 +235,7 @@ describeWithPgvector('pgvector bulk load: the HNSW index is built after the load
       expect(await indexes()).toEqual([{ name: store.indexNameFor(before + 1), valid: true }]);
       const loaded = new Set((await leavesOf('twice.txt')).map((leaf) => leaf.id));
       for (const app of [t, other]) {
-        const ranking = await app.app.get(DenseRecall).rank('saltmarrow lantern', 5);
+        const ranking = await app.app.get(DenseRecall).rank('saltmarrow lantern', 5, EVERY_COLLECTION);
         expect(ranking.ids).toHaveLength(5);
         expect(ranking.ids.every((id) => loaded.has(id))).toBe(true);
       }
@@ -267,7 +268,7 @@ describeWithPgvector('pgvector bulk load: the HNSW index is built after the load
     await sql.query('UPDATE knowledge_index_state SET version = version + 1 WHERE id = 1');
     const foreignIds = new Set(foreign.map((row) => row.id));
 
-    const ranking = await dense().rank(query, 20);
+    const ranking = await dense().rank(query, 20, EVERY_COLLECTION);
     expect(ranking.ids.length).toBe(20);
     expect(ranking.ids.filter((id) => foreignIds.has(id))).toEqual([]);
     const memory = new MemoryDenseIndex(t.dataSource, DIMENSIONS, () => spaceId);
@@ -276,7 +277,7 @@ describeWithPgvector('pgvector bulk load: the HNSW index is built after the load
     // The same rows in this instance's space come first: only the space kept them out.
     await sql.query('UPDATE knowledge_chunks SET space_id = $1 WHERE document_id = $2', [spaceId, documentId]);
     await sql.query('UPDATE knowledge_index_state SET version = version + 1 WHERE id = 1');
-    expect(new Set((await dense().rank(query, 3)).ids)).toEqual(foreignIds);
+    expect(new Set((await dense().rank(query, 3, EVERY_COLLECTION)).ids)).toEqual(foreignIds);
     expect(new Set(await memory.rank(floats, 3))).toEqual(foreignIds);
     await sql.query('DELETE FROM knowledge_documents WHERE id = $1', [documentId]);
   });
@@ -321,7 +322,7 @@ describeWithPgvector('pgvector bulk load of many documents as ingest jobs: one i
   };
   /** Leaf ids of `filename` among the dense leg's top `limit` for `query`. */
   const denseHitsOf = async (t: TestApp, filename: string, query: string, limit = 10) => {
-    const ids = new Set((await t.app.get(DenseRecall).rank(query, limit)).ids);
+    const ids = new Set((await t.app.get(DenseRecall).rank(query, limit, EVERY_COLLECTION)).ids);
     const leaves: Array<{ id: string }> = await t.dataSource.query(
       `SELECT c.id::text AS id FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id WHERE d.filename = $1 AND c.is_leaf`,
       [filename],

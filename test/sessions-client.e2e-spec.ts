@@ -296,6 +296,7 @@ describe('Sessions for web clients', () => {
         message_count: 2,
         pending_hitl: null,
         active_run: null,
+        collection_ids: null,
       });
       await api()
         .get(`/api/sessions/${session}`)
@@ -341,6 +342,7 @@ describe('Sessions for web clients', () => {
         message_count: 2,
         pending_hitl: null,
         active_run: null,
+        collection_ids: null,
       });
       const after = await sessions(user, {}, other);
       expect(after.map((s) => [s.session_id, s.title])).toEqual([

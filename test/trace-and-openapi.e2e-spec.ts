@@ -140,7 +140,7 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
     for (const field of PROTOCOL_TRACE_FIELDS) expect(Object.keys(schemas.RagSubTrace?.properties ?? schemas.RagTraceFields.properties)).toContain(field);
     expect(schemas.RagTrace.properties.sub_traces.items.$ref).toMatch(/RagSubTrace/);
     expect(Object.keys(schemas.RetrievedChunk.properties).sort()).toEqual(
-      ['chunk_id', 'dense_rank', 'fulltext_rank', 'location', 'page', 'rerank_score', 'rrf_rank', 'score', 'source', 'text'].sort(),
+      ['chunk_id', 'collection_id', 'dense_rank', 'fulltext_rank', 'location', 'page', 'rerank_score', 'rrf_rank', 'score', 'source', 'text'].sort(),
     );
     expect(schemas.RetrievedChunk.properties.location).toMatchObject({ nullable: true });
     expect(Object.keys(schemas.ChunkLocation.properties).sort()).toEqual(['heading_path', 'row', 'sheet']);
@@ -169,6 +169,11 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
         '/v1/chat/completions',
         '/v1/models',
         '/v1/models/{model}',
+        '/api/knowledge/collections',
+        '/api/knowledge/collections/{id}',
+        '/api/knowledge/collections/{id}/access',
+        '/api/knowledge/collections/{id}/documents',
+        '/api/knowledge/collections/{id}/documents/{document_id}',
         '/api/knowledge/documents',
         '/api/knowledge/documents/{id}',
         '/api/knowledge/jobs',

@@ -1,7 +1,7 @@
 import type { BaseMessage } from '@langchain/core/messages';
 import { z } from 'zod';
 import type { ModelSampling } from '../models/sampling.js';
-import type { StepReporter } from '../knowledge/public-api.js';
+import type { RetrievalScope, StepReporter } from '../knowledge/public-api.js';
 
 export type TurnMode = 'sync' | 'stream';
 
@@ -24,6 +24,11 @@ export interface TurnIdentity {
 
 /** What a turn's run is given besides its identity. */
 export interface TurnOptions {
+  /**
+   * The knowledge collections this turn may search (its sub-questions, rewrite and clarification rounds too):
+   * computed per request from the caller's access (CollectionAccess.retrievalScope), never cached.
+   */
+  scope: RetrievalScope;
   /** The client's sampling for this turn's answers (OpenAI-compatible route); absent keeps the model's defaults. */
   sampling?: ModelSampling;
 }
@@ -55,18 +60,20 @@ export class TurnContext {
   /** The summary of the conversation before the recent window, for the system prompt (ChatService sets it before the run). */
   summary?: string;
   readonly sampling?: ModelSampling;
+  readonly scope: RetrievalScope;
   /** Each call of the agent's model in this turn (for `usage`). */
   readonly modelCalls: ModelCallRecord[] = [];
 
   constructor(
     readonly identity: TurnIdentity,
-    options: TurnOptions = {},
+    options: TurnOptions,
   ) {
     this.sampling = options.sampling;
+    this.scope = options.scope;
   }
 
   /** The context of a turn a request starts (made per request, handed to the run). */
-  static of(turn: { userId: string; sessionId: string; runId: string }, mode: TurnMode, options: TurnOptions = {}): TurnContext {
+  static of(turn: { userId: string; sessionId: string; runId: string }, mode: TurnMode, options: TurnOptions): TurnContext {
     return new TurnContext({ userId: turn.userId, sessionId: turn.sessionId, runId: turn.runId, mode }, options);
   }
 

@@ -1,10 +1,11 @@
 import { Body, Controller, HttpCode, Inject, Module, Post } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Public } from './public.decorator.js';
+import { groupNameProblem, MAX_GROUP_NAME_LENGTH, MAX_GROUPS } from './groups.js';
 import { userIdProblem } from './user-id.js';
 import { RequestError } from '../common/coded-error.js';
 
@@ -18,6 +19,19 @@ export class DevTokenRequest {
   @IsOptional()
   @IsIn(['user', 'admin'])
   role?: 'user' | 'admin';
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_GROUPS,
+    example: ['finance'],
+    description: 'The groups the token names (in the JWT_GROUPS_CLAIM claim), for collections shared with `group:<name>`',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_GROUPS)
+  @IsString({ each: true })
+  @MaxLength(MAX_GROUP_NAME_LENGTH, { each: true })
+  groups?: string[];
 }
 
 export class DevTokenResponse {
@@ -51,9 +65,27 @@ export class DevTokenController {
   mint(@Body() body: DevTokenRequest): DevTokenResponse {
     const problem = userIdProblem(body.sub);
     if (problem) throw new RequestError('invalid_request', `sub ${problem}`);
+    for (const group of body.groups ?? []) {
+      const groupProblem = groupNameProblem(group);
+      if (groupProblem) throw new RequestError('invalid_request', `groups: ${JSON.stringify(group).slice(0, 40)} ${groupProblem}`);
+    }
     const expiresIn = Math.min(DEV_TOKEN_TTL_SECONDS, this.config.auth.maxTokenLifetimeSeconds);
-    return { token: this.jwt.sign({ sub: body.sub, role: body.role ?? 'user' }, { algorithm: 'HS256', expiresIn }) };
+    const claims: Record<string, unknown> = { sub: body.sub, role: body.role ?? 'user' };
+    // Written where the guard reads them: a dot path is a nested claim.
+    if (body.groups?.length) setClaim(claims, this.config.groups.claim, [...new Set(body.groups)]);
+    return { token: this.jwt.sign(claims, { algorithm: 'HS256', expiresIn }) };
   }
+}
+
+/** Sets the claim at a dot path (`realm_access.groups` → {realm_access: {groups}}), as claimAt reads it. */
+function setClaim(claims: Record<string, unknown>, path: string, value: unknown): void {
+  const segments = path.split('.');
+  let target = claims;
+  for (const segment of segments.slice(0, -1)) {
+    const next = Object.hasOwn(target, segment) ? target[segment] : undefined;
+    target = (target[segment] = next !== null && typeof next === 'object' ? next : {}) as Record<string, unknown>;
+  }
+  target[segments[segments.length - 1]] = value;
 }
 
 @Module({ controllers: [DevTokenController] })

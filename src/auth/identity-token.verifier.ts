@@ -14,6 +14,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { CodedError, RequestError } from '../common/coded-error.js';
 import { AuthUser } from './auth-user.js';
+import { groupsOfClaim } from './groups.js';
 import { checkTokenLifetime } from './token-lifetime.js';
 import { userIdProblem } from './user-id.js';
 
@@ -50,6 +51,13 @@ export function claimAt(payload: Record<string, unknown>, path: string): unknown
     current = (current as Record<string, unknown>)[segment];
   }
   return current;
+}
+
+/** The groups of a verified token's claim at `path` (groups.ts); a claim that breaks the rules refuses the token (401). */
+export function tokenGroups(payload: Record<string, unknown>, path: string): string[] {
+  const read = groupsOfClaim(claimAt(payload, path));
+  if ('problem' in read) throw new RequestError('unauthorized', `Invalid token: the groups claim ${JSON.stringify(path).slice(0, 80)} ${read.problem}`);
+  return read.groups;
 }
 
 /** A string claim equal to `role`, or an array of strings containing it. */
@@ -122,7 +130,12 @@ export class IdentityTokenVerifier {
     const problem = userIdProblem(payload.sub);
     if (problem) throw new RequestError('unauthorized', `Invalid token: "sub" ${problem}`);
     checkTokenLifetime(payload, this.config.auth.maxTokenLifetimeSeconds);
-    return { userId: payload.sub as string, isAdmin: hasRole(claimAt(payload, idp.roleClaim), idp.adminRole), credentialExpiresAt: payload.exp };
+    return {
+      userId: payload.sub as string,
+      isAdmin: hasRole(claimAt(payload, idp.roleClaim), idp.adminRole),
+      groups: tokenGroups(payload, this.config.groups.claim),
+      credentialExpiresAt: payload.exp,
+    };
   }
 
   /** The key for the token's header; a key set that cannot be fetched becomes a 503 here, before jose sees it. */

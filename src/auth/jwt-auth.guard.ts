@@ -6,7 +6,7 @@ import type { Request } from 'express';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AuthUser, RequestWithUser } from './auth-user.js';
-import { IdentityTokenVerifier } from './identity-token.verifier.js';
+import { IdentityTokenVerifier, tokenGroups } from './identity-token.verifier.js';
 import { API_KEY_PREFIX, ApiKeyService } from './api-keys/api-key.service.js';
 import { IS_PUBLIC } from './public.decorator.js';
 import { checkTokenLifetime } from './token-lifetime.js';
@@ -87,8 +87,8 @@ export class JwtAuthGuard implements CanActivate {
     if (claims.api_key_id !== undefined && !(await this.apiKeys.isLive(claims.api_key_id, claims.sub))) {
       throw new RequestError('unauthorized', 'Stream ticket no longer valid: the API key that issued it was revoked, deleted or has expired');
     }
-    // A ticket only opens its run's stream: never an admin credential.
-    return { userId: claims.sub, isAdmin: false };
+    // A ticket only opens its run's stream: never an admin credential, and no group's access.
+    return { userId: claims.sub, isAdmin: false, groups: [] };
   }
 
   private async authenticate(header: string | undefined): Promise<AuthUser> {
@@ -115,6 +115,7 @@ export class JwtAuthGuard implements CanActivate {
     const problem = userIdProblem(claims.sub);
     if (problem) throw new RequestError('unauthorized', `Invalid token: "sub" ${problem}`);
     checkTokenLifetime(claims, this.config.auth.maxTokenLifetimeSeconds);
-    return { userId: claims.sub as string, isAdmin: claims.role === 'admin', credentialExpiresAt: claims.exp as number };
+    const groups = tokenGroups(claims as Record<string, unknown>, this.config.groups.claim);
+    return { userId: claims.sub as string, isAdmin: claims.role === 'admin', groups, credentialExpiresAt: claims.exp as number };
   }
 }

@@ -7,7 +7,7 @@ describe('StreamTicketService', () => {
   const jwt = new JwtService({ secret, signOptions: { algorithm: 'HS256' }, verifyOptions: { algorithms: ['HS256'] } });
   const tickets = new StreamTicketService(jwt, loadConfig({ JWT_SECRET: secret, STREAM_TICKET_TTL_SECONDS: '45' }));
   const runId = '0b5f3c1e-8d4a-4c5e-9f10-2a3b4c5d6e7f';
-  const alice = { userId: 'alice', isAdmin: false };
+  const alice = { userId: 'alice', isAdmin: false, groups: [] };
 
   it('issues a ticket for one run and user, with its own audience and the configured lifetime', async () => {
     const issued = await tickets.issue(alice, runId);

@@ -21,6 +21,7 @@ import { StreamTicketRunGuard } from './stream-ticket-run.guard.js';
 import { SseWriter } from '../common/sse-stream.js';
 import { chatSseTransport, formatSse, isTerminal, LAST_EVENT_ID_RULE, parseLastEventId } from './sse.js';
 import { StartsTurn, stoppedFollowingSse, TurnDrain } from './turn-drain.service.js';
+import { TurnScopes } from './turn-scopes.service.js';
 import { RequestError } from '../common/coded-error.js';
 
 const SSE_DESCRIPTION =
@@ -47,6 +48,7 @@ export class ChatController {
     private readonly events: RunEventsService,
     private readonly drain: TurnDrain,
     private readonly control: RunControl,
+    private readonly scopes: TurnScopes,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -86,11 +88,28 @@ export class ChatController {
   @ApiOperation({ summary: 'Run a chat turn and answer it whole' })
   @ApiBody({ type: ChatRequest, examples: CHAT_REQUEST_EXAMPLES })
   @ApiOkResponse({ type: ChatResponse, description: 'The answer, its RAG trace, and the question put to the user if the turn paused' })
-  @ApiErrorResponses(400, 401, 'session_not_found', 'session_deleted', 'run_in_progress', 'cancelled', 413, 429, 'model_error', 503, 'run_lost', 'shutting_down', 'model_timeout')
+  @ApiErrorResponses(
+    400,
+    401,
+    'session_not_found',
+    'collection_not_found',
+    'session_deleted',
+    'run_in_progress',
+    'cancelled',
+    413,
+    429,
+    'model_error',
+    503,
+    'run_lost',
+    'shutting_down',
+    'model_timeout',
+  )
   async send(@CurrentUser() user: AuthUser, @Body() body: ChatRequest): Promise<ChatResponse> {
+    // The collections are checked before the turn claims its session: a 404 leaves nothing behind.
+    const scope = await this.scopes.forTurn(user, body.collection_ids, body.session_id);
     const turn = await this.chat.prepare(user.userId, body.message, body.session_id);
     // A failed turn answers by its code (coded-error.ts): 502/504 for the model, 503 for storage, 404 for a deleted session.
-    const result = await this.chat.runSync(turn, TurnContext.of(turn, 'sync'));
+    const result = await this.chat.runSync(turn, TurnContext.of(turn, 'sync', { scope }));
     return { response: result.response, rag_trace: result.rag_trace, session_id: result.session_id, pending_hitl: result.pending_hitl };
   }
 
@@ -100,13 +119,14 @@ export class ChatController {
   @ApiOperation({ summary: 'Run a chat turn, streaming its events (SSE)', description: SSE_DESCRIPTION })
   @ApiBody({ type: ChatRequest, examples: CHAT_REQUEST_EXAMPLES })
   @ApiOkResponse(SSE_OK_RESPONSE)
-  @ApiErrorResponses(400, 401, 'session_not_found', 'run_in_progress', 413, 429, 503, 'shutting_down')
+  @ApiErrorResponses(400, 401, 'session_not_found', 'collection_not_found', 'run_in_progress', 413, 429, 503, 'shutting_down')
   async stream(@CurrentUser() user: AuthUser, @Body() body: ChatRequest, @Res() res: Response): Promise<void> {
-    // Ownership and the one-run-per-session rule answer as plain HTTP errors, before the stream opens.
+    // The collections, ownership and the one-run-per-session rule answer as plain HTTP errors, before the stream opens.
+    const scope = await this.scopes.forTurn(user, body.collection_ids, body.session_id);
     const turn = await this.chat.prepare(user.userId, body.message, body.session_id);
     const writer = new SseWriter(res, chatSseTransport(this.config.chat.sseHeartbeatMs));
     writer.open();
-    this.chat.startStreaming(turn, TurnContext.of(turn, 'stream'));
+    this.chat.startStreaming(turn, TurnContext.of(turn, 'stream', { scope }));
     await this.pipe(turn.runId, 0, writer, async () => 'running');
   }
 

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { COLLECTION_IDS_DESCRIPTION, IsCollectionIdList, MAX_NAMED_COLLECTIONS } from '../common/collection-ids.js';
 import { LowercaseId } from '../common/lowercase-id.js';
 import { IsStorableText } from '../common/storable-text.js';
 import { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
@@ -28,6 +29,16 @@ export class ChatRequest {
   @LowercaseId()
   @IsUUID()
   session_id?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    nullable: true,
+    maxItems: MAX_NAMED_COLLECTIONS,
+    description: `${COLLECTION_IDS_DESCRIPTION}. Absent: those saved on the session (PATCH /api/sessions/{id}), if any`,
+  })
+  @IsOptional()
+  @IsCollectionIdList()
+  collection_ids?: string[] | null;
 }
 
 export class ChatResponse {

@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Module } from '@nestjs/common';
 import { AgentModule } from '../agent/agent.module.js';
 import { AuthModule } from '../auth/auth.module.js';
+import { KnowledgeModule } from '../knowledge/public-api.js';
 import { DrainStateModule } from '../common/drain-state.js';
 import { SessionModule } from '../session/session.module.js';
 import { TraceModule } from '../trace/trace.module.js';
@@ -13,13 +14,15 @@ import { RunEventsService } from './run-events.service.js';
 import { RunReaper } from './run-reaper.service.js';
 import { RunRegistry } from './run-registry.service.js';
 import { RunRepository } from './run.repository.js';
+import { SessionSettingsController } from './session-settings.controller.js';
 import { StreamTicketController } from './stream-ticket.controller.js';
 import { TurnCommits } from './turn-commits.service.js';
 import { TurnAdmissionGuard, TurnDrain } from './turn-drain.service.js';
+import { TurnScopes } from './turn-scopes.service.js';
 
 @Module({
-  imports: [AgentModule, AuthModule, SessionModule, TraceModule, DrainStateModule],
-  controllers: [ChatController, StreamTicketController],
+  imports: [AgentModule, AuthModule, KnowledgeModule, SessionModule, TraceModule, DrainStateModule],
+  controllers: [ChatController, StreamTicketController, SessionSettingsController],
   providers: [
     ChatService,
     RunRepository,
@@ -32,8 +35,9 @@ import { TurnAdmissionGuard, TurnDrain } from './turn-drain.service.js';
     RunReaper,
     TurnDrain,
     TurnAdmissionGuard,
+    TurnScopes,
   ],
-  exports: [ChatService, RunEventsService, RunRegistry, TurnDrain, TurnAdmissionGuard],
+  exports: [ChatService, RunEventsService, RunRegistry, TurnDrain, TurnAdmissionGuard, TurnScopes],
 })
 export class ChatModule implements BeforeApplicationShutdown {
   constructor(

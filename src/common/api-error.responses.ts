@@ -43,7 +43,7 @@ export const ERROR_DESCRIPTIONS = {
   401: 'Missing, malformed, expired or tampered bearer token, API key or stream ticket',
   403: 'Authenticated but not allowed',
   404: 'No such resource for this user',
-  409: 'In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit)',
+  409: "In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules)",
   410: 'No longer available',
   413: 'Request body (or uploaded file) too large',
   415: 'Unsupported media type',

@@ -52,6 +52,13 @@ export const ERROR_CODES = {
   ingest_failed: { status: 503, meaning: 'The ingest job failed on every attempt for a passing reason (storage or embeddings unavailable)' },
   // an ingest job waited for (wait=true) whose document was deleted before the job ended: nothing is stored
   ingest_cancelled: { status: 409, meaning: 'The document was deleted before its ingest job ended: nothing is stored' },
+  // knowledge collections: one the caller cannot read is not found (its existence is not disclosed)
+  collection_not_found: { status: 404, meaning: 'No such knowledge collection, or one the caller cannot read' },
+  collection_forbidden: { status: 403, meaning: 'The caller reads the collection, but its role there does not allow this (editor: documents; owner: access, rename, delete)' },
+  collection_creation_forbidden: { status: 403, meaning: 'Only administrators may create collections here (KNOWLEDGE_COLLECTION_CREATORS=admins)' },
+  collection_limit: { status: 409, meaning: 'The user has created as many collections as allowed: delete one first' },
+  collection_owner_required: { status: 409, meaning: "A collection's access list must keep at least one owner entry" },
+  default_collection_protected: { status: 409, meaning: 'The default collection cannot be deleted or renamed' },
   // auth
   api_key_not_found: { status: 404, meaning: 'No such API key for this user' },
   api_key_limit: { status: 409, meaning: 'The user has as many live API keys as allowed: revoke one first' },

@@ -56,6 +56,8 @@ export function configFromEnvironment(env: Environment) {
       /** RS256/ES256 tokens of an identity provider; undefined: only HS256 tokens are accepted. */
       identityProvider: identityProviderConfig(env),
     },
+    /** The groups claim (a dot path), read from HS256 and identity-provider tokens alike; apart from `auth`, as `streamTickets` is. */
+    groups: { claim: env.JWT_GROUPS_CLAIM },
     /** Stream tickets (EventSource rejoin); apart from `auth` so that object stays the bearer-token settings. */
     streamTickets: { ttlSeconds: env.STREAM_TICKET_TTL_SECONDS },
     http: {
@@ -86,6 +88,7 @@ export function configFromEnvironment(env: Environment) {
     },
     knowledge: {
       corpusDir: env.KNOWLEDGE_CORPUS_DIR,
+      collectionCreators: env.KNOWLEDGE_COLLECTION_CREATORS,
       topK: env.KNOWLEDGE_TOP_K,
       chunkSizes: env.KNOWLEDGE_CHUNK_SIZES,
       chunkOverlap: env.KNOWLEDGE_CHUNK_OVERLAP,

@@ -19,6 +19,8 @@ import { DeletableIngests1764979200080 } from './migrations/1764979200080-Deleta
 import { SessionActiveRun1764979200090 } from './migrations/1764979200090-SessionActiveRun.js';
 import { CheckpointForgetLockOrder1764979200100 } from './migrations/1764979200100-CheckpointForgetLockOrder.js';
 import { ChunkLocations1764979200110 } from './migrations/1764979200110-ChunkLocations.js';
+import { KnowledgeCollections1764979200200 } from './migrations/1764979200200-KnowledgeCollections.js';
+import { ApiKeyGroups1764979200210 } from './migrations/1764979200210-ApiKeyGroups.js';
 
 export const MIGRATIONS = [
   InitialSchema1764547200000,
@@ -39,6 +41,8 @@ export const MIGRATIONS = [
   SessionActiveRun1764979200090,
   CheckpointForgetLockOrder1764979200100,
   ChunkLocations1764979200110,
+  KnowledgeCollections1764979200200,
+  ApiKeyGroups1764979200210,
 ];
 
 /**

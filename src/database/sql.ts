@@ -25,3 +25,8 @@ export function pgErrorCode(error: unknown): string | undefined {
 export function isUniqueViolation(error: unknown): boolean {
   return pgErrorCode(error) === '23505';
 }
+
+/** Whether a failed query broke a foreign key (PostgreSQL 23503): say, a row naming a collection deleted meanwhile. */
+export function isForeignKeyViolation(error: unknown): boolean {
+  return pgErrorCode(error) === '23503';
+}

@@ -18,7 +18,7 @@ export async function ingestFolder(documents: DocumentsService, folder: string, 
   return results;
 }
 
-/** Loads the sample corpus into an empty knowledge base at start-up, so a first question has something to find. */
+/** Loads the sample corpus into the `default` collection when it is empty at start-up, so a first question has something to find. */
 @Injectable()
 export class KnowledgeSeeder implements OnApplicationBootstrap {
   private readonly logger = new Logger(KnowledgeSeeder.name);

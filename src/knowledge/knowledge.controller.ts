@@ -10,7 +10,9 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { normalizeChunks, normalizeRagTrace } from '../trace/trace.normalizer.js';
-import { uploadedDocumentName } from './ingest/document-name.js';
+import { CollectionAccess, CollectionNotFoundError } from './collections/collection-access.service.js';
+import { DEFAULT_COLLECTION_ID } from './collections/collection.js';
+import { DocumentUploads, UploadedDocument } from './ingest/document-uploads.js';
 import { DocumentsService } from './ingest/documents.service.js';
 import {
   DocumentDeleteResponse,
@@ -27,18 +29,11 @@ import {
 } from './knowledge.dto.js';
 import { RetrievalService } from './retrieval/retrieval.service.js';
 import { IngestJob, isFinished } from './ingest/jobs/ingest-job.js';
-import { IngestJobCancelledError, IngestJobFailedError } from './ingest/jobs/ingest-job-failed.error.js';
 import { IngestJobs } from './ingest/jobs/ingest-jobs.service.js';
 import { RequestError } from '../common/coded-error.js';
 
-interface UploadedDocument {
-  originalname: string;
-  buffer: Buffer;
-  size: number;
-}
-
 function requireAdmin(user: AuthUser): void {
-  if (!user.isAdmin) throw new RequestError('forbidden', 'Only administrators (token role "admin") may change the knowledge base');
+  if (!user.isAdmin) throw new RequestError('forbidden', 'Only administrators (token role "admin") may list every ingest job');
 }
 
 @ApiTags('knowledge')
@@ -49,16 +44,19 @@ export class KnowledgeController {
   constructor(
     private readonly documents: DocumentsService,
     private readonly jobs: IngestJobs,
+    private readonly uploads: DocumentUploads,
+    private readonly access: CollectionAccess,
     private readonly retrieval: RetrievalService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Post('documents')
   @ApiOperation({
-    summary: 'Add a document (.txt, .md, .pdf, .docx, .xlsx, .csv, .html): stored and answered at once with 202 and its ingest job; identical content is not stored twice',
+    summary:
+      'Add a document (.txt, .md, .pdf, .docx, .xlsx, .csv, .html) to the `default` collection: stored and answered at once with 202 and its ingest job; identical content is not stored twice',
     description:
-      'The name, the type (macro-enabled Office files are refused), the text encoding and the leading bytes of PDFs and Office files are ' +
-      'checked at once (400, 415, 422). The job parses, chunks, embeds and stores the document on ' +
+      'For administrators and editors of `default` (as POST /api/knowledge/collections/default/documents). The name, the type (macro-enabled Office files are refused), ' +
+      'the text encoding and the leading bytes of PDFs and Office files are checked at once (400, 415, 422). The job parses, chunks, embeds and stores the document on ' +
       'any instance; follow it with GET /api/knowledge/jobs/{id} or its SSE stream /api/knowledge/jobs/{id}/events. ' +
       'With `wait=true` the request answers when the job has ended: 201 with the document, or the error the job failed with.',
   })
@@ -68,7 +66,7 @@ export class KnowledgeController {
   @ApiOkResponse({ type: DocumentUploadResponse, description: 'The same content is stored already: the existing document (`duplicate: true`)' })
   @ApiCreatedResponse({ type: DocumentUploadResponse, description: '`wait=true`: the job stored the document' })
   @ApiErrorResponses(
-    403,
+    'collection_forbidden',
     'invalid_document_name',
     'index_space_mismatch',
     'ingest_cancelled',
@@ -87,35 +85,8 @@ export class KnowledgeController {
     @Query() query: DocumentUploadQuery,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DocumentUploadResponse> {
-    requireAdmin(user);
-    if (!file) throw new RequestError('invalid_request', 'file is missing: send the document as multipart field "file"');
-    // A bad name (400), an unsupported type (415) or unreadable text (422) answers by its error code.
-    const submitted = await this.jobs.submit(uploadedDocumentName(file.originalname), file.buffer, user.userId);
-    if (!submitted.job) {
-      res.status(200);
-      return { job: null, document: submitted.document, duplicate: true };
-    }
-    res.setHeader('Location', `/api/knowledge/jobs/${submitted.job.id}`);
-    if (query.wait !== 'true') {
-      res.status(202);
-      return { job: submitted.job, document: null, duplicate: false };
-    }
-    const gone = new AbortController();
-    res.on('close', () => gone.abort());
-    if (res.destroyed) gone.abort();
-    let job: IngestJob;
-    try {
-      job = await this.jobs.waitUntilFinished(submitted.job.id, gone.signal);
-    } catch (error) {
-      // The client left: nobody to answer; the job goes on.
-      if (gone.signal.aborted) return { job: submitted.job, document: null, duplicate: false };
-      throw error;
-    }
-    if (job.status === 'failed') throw new IngestJobFailedError(job);
-    if (job.status === 'cancelled') throw new IngestJobCancelledError(job);
-    const document = job.document_id ? await this.documents.find(job.document_id) : null;
-    res.status(job.duplicate ? 200 : 201);
-    return { job, document, duplicate: job.duplicate ?? false };
+    await this.access.require(user, DEFAULT_COLLECTION_ID, 'editor');
+    return this.uploads.upload({ file, wait: query.wait === 'true', collectionId: DEFAULT_COLLECTION_ID, createdBy: user.userId }, res);
   }
 
   @Get('jobs')
@@ -128,14 +99,14 @@ export class KnowledgeController {
   }
 
   @Get('jobs/:id')
-  @ApiOperation({ summary: 'An ingest job: status, stage, progress, attempts, error, and its document once completed' })
+  @ApiOperation({
+    summary: 'An ingest job: status, stage, progress, attempts, error, and its document once completed',
+    description: "For administrators and editors of the job's collection; a job of a collection the caller cannot read is not found (404).",
+  })
   @ApiOkResponse({ type: IngestJobInfo, description: 'The job as it is now' })
-  @ApiErrorResponses(403, 'ingest_job_not_found')
+  @ApiErrorResponses('collection_forbidden', 'ingest_job_not_found')
   async getJob(@CurrentUser() user: AuthUser, @Param() params: JobIdParams): Promise<IngestJobInfo> {
-    requireAdmin(user);
-    const job = await this.jobs.find(params.id);
-    if (!job) throw new RequestError('ingest_job_not_found', `Ingest job ${params.id} not found`);
-    return job;
+    return this.editableJob(user, params.id);
   }
 
   @Get('jobs/:id/events')
@@ -144,11 +115,9 @@ export class KnowledgeController {
   })
   @ApiProduces('text/event-stream')
   @ApiOkResponse({ description: '`event: job`, `data:` the job (as GET /api/knowledge/jobs/{id}); the last one has status completed, failed or cancelled' })
-  @ApiErrorResponses(403, 'ingest_job_not_found')
+  @ApiErrorResponses('collection_forbidden', 'ingest_job_not_found')
   async jobEvents(@CurrentUser() user: AuthUser, @Param() params: JobIdParams, @Res() res: Response): Promise<void> {
-    requireAdmin(user);
-    const first = await this.jobs.find(params.id);
-    if (!first) throw new RequestError('ingest_job_not_found', `Ingest job ${params.id} not found`);
+    const first = await this.editableJob(user, params.id);
     // A client that left during the lookup gets no watcher (it would poll until the job ends).
     if (res.destroyed || res.req.socket.destroyed) return;
     const writer = new SseWriter(res, serviceSseTransport(this.config.chat.sseHeartbeatMs));
@@ -176,7 +145,7 @@ export class KnowledgeController {
 
   @Get('documents')
   @ApiOperation({
-    summary: 'The documents of the knowledge base, newest first, a page at a time, with their page, chunk and leaf counts',
+    summary: 'The documents of the `default` collection, newest first, a page at a time, with their page, chunk and leaf counts',
     description: 'Pass `next_cursor` back as `cursor` for the next page. The counts are figures stored with each document.',
   })
   @ApiOkResponse({ type: DocumentListResponse, description: 'A page of documents and the cursor of the next one' })
@@ -186,16 +155,16 @@ export class KnowledgeController {
 
   @Delete('documents/:id')
   @ApiOperation({
-    summary: 'Remove a document and its chunks; a document still being ingested (the id of its job) is removed too: its job is cancelled',
+    summary: 'Remove a document of the `default` collection and its chunks; a document still being ingested (the id of its job) is removed too: its job is cancelled',
     description:
       "An upload's document id is its job's id, known from the 202. Deleting it while the job is queued or running cancels the job " +
       '(status `cancelled`, `job_cancelled: true`) whatever its stage: the document is not stored, or is removed if it just was, and never comes back.',
   })
   @ApiOkResponse({ type: DocumentDeleteResponse, description: 'The document and its chunks are gone; its unfinished ingest job, if any, is cancelled' })
-  @ApiErrorResponses(403, 'document_not_found')
+  @ApiErrorResponses('collection_forbidden', 'document_not_found')
   async remove(@CurrentUser() user: AuthUser, @Param() params: DocumentIdParams): Promise<DocumentDeleteResponse> {
-    requireAdmin(user);
-    const deleted = await this.jobs.deleteDocument(params.id);
+    await this.access.require(user, DEFAULT_COLLECTION_ID, 'editor');
+    const deleted = await this.jobs.deleteDocument(params.id, DEFAULT_COLLECTION_ID);
     if (!deleted.document && !deleted.jobCancelled) throw new RequestError('document_not_found', `Document ${params.id} not found`);
     return {
       id: params.id,
@@ -207,12 +176,16 @@ export class KnowledgeController {
   @Post('search')
   @HttpCode(200)
   @RateLimit('search')
-  @ApiErrorResponses(413, 429)
-  @ApiOperation({ summary: 'Retrieval only, for tuning: the chunks found and the trace' })
+  @ApiErrorResponses('collection_not_found', 413, 429)
+  @ApiOperation({
+    summary: 'Retrieval only, for tuning: the chunks found and the trace',
+    description: 'Searches the collections named in `collection_ids`, else every collection the caller can read; each chunk names its `collection_id`.',
+  })
   @ApiOkResponse({ type: KnowledgeSearchResponse, description: 'The chunks kept, best first, and the retrieval trace' })
-  async search(@Body() body: KnowledgeSearchRequest): Promise<KnowledgeSearchResponse> {
+  async search(@CurrentUser() user: AuthUser, @Body() body: KnowledgeSearchRequest): Promise<KnowledgeSearchResponse> {
     const topK = body.top_k ?? this.config.knowledge.topK;
-    const result = await this.retrieval.search(body.query, topK);
+    const scope = await this.access.retrievalScope(user, body.collection_ids);
+    const result = await this.retrieval.search(body.query, topK, { scope });
     const chunks = normalizeChunks(result.hits);
     return {
       chunks,
@@ -225,5 +198,22 @@ export class KnowledgeController {
         pipeline_id: result.pipelineId,
       }),
     };
+  }
+
+  /**
+   * The job, for an administrator or an editor of its collection (who uploaded it, or may have); 404 for a job of a
+   * collection the caller cannot read (its existence is not disclosed), 403 for a reader of it who may not edit it.
+   */
+  private async editableJob(user: AuthUser, id: string): Promise<IngestJob> {
+    const job = await this.jobs.find(id);
+    if (!job) throw new RequestError('ingest_job_not_found', `Ingest job ${id} not found`);
+    if (user.isAdmin) return job;
+    try {
+      await this.access.require(user, job.collection_id, 'editor');
+    } catch (error) {
+      if (error instanceof CollectionNotFoundError) throw new RequestError('ingest_job_not_found', `Ingest job ${id} not found`);
+      throw error;
+    }
+    return job;
   }
 }

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { COLLECTION_IDS_DESCRIPTION, IsCollectionIdList, MAX_NAMED_COLLECTIONS } from '../common/collection-ids.js';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { IsStorableText } from '../common/storable-text.js';
@@ -10,6 +11,7 @@ import type { IngestJobStatus } from './ingest/jobs/ingest-job.js';
 
 export class KnowledgeDocumentInfo {
   @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid', description: 'The collection holding the document' }) collection_id: string;
   @ApiProperty() filename: string;
   @ApiProperty({ example: 'application/pdf' }) content_type: string;
   @ApiProperty({ type: 'integer' }) size_bytes: number;
@@ -32,6 +34,7 @@ export class IngestJobError {
 
 export class IngestJobInfo {
   @ApiProperty({ format: 'uuid', description: 'Also the id the document gets' }) id: string;
+  @ApiProperty({ format: 'uuid', description: 'The collection the document goes to' }) collection_id: string;
   @ApiProperty() filename: string;
   @ApiProperty({ type: 'integer' }) size_bytes: number;
   @ApiProperty({ enum: INGEST_JOB_STATUSES }) status: IngestJobStatus;
@@ -132,6 +135,11 @@ export class KnowledgeSearchRequest {
   @Min(1)
   @Max(50)
   top_k?: number;
+
+  @ApiPropertyOptional({ type: [String], nullable: true, maxItems: MAX_NAMED_COLLECTIONS, description: COLLECTION_IDS_DESCRIPTION })
+  @IsOptional()
+  @IsCollectionIdList()
+  collection_ids?: string[] | null;
 }
 
 export class KnowledgeSearchResponse {

@@ -19,6 +19,11 @@ import { RewriteJudge } from './answering/judges/rewrite-judge.service.js';
 import { SubQuestionFanOut } from './answering/sub-question-fanout.service.js';
 import { KnowledgeSeeder } from './knowledge-seeder.service.js';
 import { KnowledgeController } from './knowledge.controller.js';
+import { CollectionAccess } from './collections/collection-access.service.js';
+import { CollectionDocumentsController } from './collections/collection-documents.controller.js';
+import { CollectionsController } from './collections/collections.controller.js';
+import { CollectionsService } from './collections/collections.service.js';
+import { DocumentUploads } from './ingest/document-uploads.js';
 import { RagPipeline, RERANK_PROVIDER } from './retrieval/rag-pipeline.service.js';
 import { createRerankProvider } from './retrieval/rerank-registry.js';
 import { RetrievalService } from './retrieval/retrieval.service.js';
@@ -41,7 +46,7 @@ import { RetrievalService } from './retrieval/retrieval.service.js';
       }),
     }),
   ],
-  controllers: [KnowledgeController],
+  controllers: [KnowledgeController, CollectionsController, CollectionDocumentsController],
   providers: [
     { provide: EmbeddingProvider, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createEmbeddingProvider(config) },
     { provide: RERANK_PROVIDER, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createRerankProvider(config) },
@@ -51,6 +56,9 @@ import { RetrievalService } from './retrieval/retrieval.service.js';
     { provide: RetrievalService, useClass: RagPipeline },
     DocumentsService,
     IngestJobs,
+    DocumentUploads,
+    CollectionAccess,
+    CollectionsService,
     KnowledgeSeeder,
     KnowledgeFlow,
     SubQuestionFanOut,
@@ -58,6 +66,6 @@ import { RetrievalService } from './retrieval/retrieval.service.js';
     RewriteJudge,
     ComplexityJudge,
   ],
-  exports: [RetrievalService, DocumentsService, IngestJobs, KnowledgeFlow, SubQuestionFanOut, ComplexityJudge],
+  exports: [RetrievalService, DocumentsService, IngestJobs, CollectionAccess, KnowledgeFlow, SubQuestionFanOut, ComplexityJudge],
 })
 export class KnowledgeModule {}

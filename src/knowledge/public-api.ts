@@ -10,3 +10,6 @@ export { ComplexityJudge } from './answering/judges/complexity-judge.service.js'
 export { KnowledgeFlow, type KnowledgeFlowResult } from './answering/knowledge-flow.service.js';
 export { SubQuestionFanOut } from './answering/sub-question-fanout.service.js';
 export type { StepReporter } from './retrieval/retrieval.service.js';
+export { CollectionAccess, CollectionNotFoundError } from './collections/collection-access.service.js';
+export type { RetrievalScope } from './collections/retrieval-scope.js';
+export { COLLECTION_ROLES, DEFAULT_COLLECTION_ID, roleAllows, type CollectionRole } from './collections/collection.js';

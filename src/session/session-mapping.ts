@@ -14,6 +14,8 @@ export interface SessionRow {
   /** The run in flight, kept on the session by the chat module with the run's start and end. */
   active_run_id: string | null;
   active_run_started_at: Date | null;
+  /** The session metadata's SESSION_COLLECTION_IDS_KEY, as stored. */
+  collection_ids: unknown;
 }
 
 /** A message as the repository reads it. */
@@ -62,6 +64,14 @@ export function normalizeMessageRecords(records: MessageInfo[]): MessageInfo[] {
   return records.map((record) => ({ ...record, rag_trace: normalizeRagTrace(record.rag_trace) }));
 }
 
+/** The session metadata key of the knowledge collections saved for its turns (an array of collection ids; absent: none saved). */
+export const SESSION_COLLECTION_IDS_KEY = 'collection_ids';
+
+/** The collections saved in a session's metadata value, or null when none are (or the value is not a list of strings). */
+export function savedCollectionIds(value: unknown): string[] | null {
+  return Array.isArray(value) && value.length > 0 && value.every((id) => typeof id === 'string') ? (value as string[]) : null;
+}
+
 export function toSessionInfo(row: SessionRow): SessionInfo {
   return {
     session_id: row.id,
@@ -71,6 +81,7 @@ export function toSessionInfo(row: SessionRow): SessionInfo {
     message_count: row.message_count,
     pending_hitl: normalizePendingHitl(row.pending_hitl),
     active_run: row.active_run_id && row.active_run_started_at ? { run_id: row.active_run_id, started_at: row.active_run_started_at.toISOString() } : null,
+    collection_ids: savedCollectionIds(row.collection_ids),
   };
 }
 

@@ -14,7 +14,7 @@ import { SessionRepository } from './session.repository.js';
  * (written by an older version of the service) is a miss, whatever its
  * version says. List 3: its rows carry their run in flight.
  */
-const LIST_FORMAT = 3;
+const LIST_FORMAT = 4;
 const TRANSCRIPT_FORMAT = 2;
 
 type CachedSessionRow = Omit<SessionRow, 'created_at' | 'updated_at' | 'active_run_started_at'> & {

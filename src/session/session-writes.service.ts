@@ -98,12 +98,15 @@ export class SessionWrites {
   }
 
   /**
-   * Renames the user's session (the title is stored as given: the caller
-   * trims and validates it) and returns it; null when the user has no such
-   * session. `updated_at` stays: a rename does not move the session up the list.
+   * Renames the user's session and (or) sets the knowledge collections its
+   * turns search (null: none saved), stored as given: the caller trims and
+   * validates the title and checks the collections. Returns the session;
+   * null when the user has no such session. `updated_at` stays: neither
+   * moves the session up the list.
    */
-  async renameSession(userId: string, sessionId: string, title: string): Promise<SessionInfo | null> {
-    if (!(await this.sessions.rename(userId, sessionId, clampTitle(title)))) return null;
+  async updateSession(userId: string, sessionId: string, changes: { title?: string; collectionIds?: string[] | null }): Promise<SessionInfo | null> {
+    const title = changes.title === undefined ? undefined : clampTitle(changes.title);
+    if (!(await this.sessions.update(userId, sessionId, { title, collectionIds: changes.collectionIds }))) return null;
     await this.reads.forget(userId);
     const [row] = await this.sessions.list(userId, 1, { sessionId });
     return row ? toSessionInfo(row) : null;

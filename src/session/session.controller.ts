@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Param, Patch, Put, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Put, Query, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
@@ -14,7 +14,6 @@ import {
   SessionListResponse,
   SessionMessagesQuery,
   SessionMessagesResponse,
-  SessionRenameBody,
 } from './session.dto.js';
 import { TraceNormalizationInterceptor } from '../trace/trace.interceptor.js';
 import { SessionReads } from './session-reads.service.js';
@@ -22,6 +21,7 @@ import { SessionWrites } from './session-writes.service.js';
 import { RequestError } from '../common/coded-error.js';
 import { SessionNotFoundError } from './session.errors.js';
 
+/** PATCH /api/sessions/:session_id is the chat module's (SessionSettingsController): it checks the knowledge collections a session may save. */
 @ApiTags('sessions')
 @ApiBearerAuth()
 @ApiErrorResponses(400, 401, 503)
@@ -60,16 +60,6 @@ export class SessionController {
     const page = await this.reads.getSessionMessagePage(user.userId, params.session_id, query);
     if (!page) throw new SessionNotFoundError(params.session_id);
     return { session_id: params.session_id, messages: page.messages, next_before: page.next_before };
-  }
-
-  @Patch(':session_id')
-  @ApiOperation({ summary: 'Rename a session (the title is trimmed; the session keeps its place in the list)' })
-  @ApiOkResponse({ type: SessionInfo, description: 'The renamed session' })
-  @ApiErrorResponses('session_not_found', 413)
-  async rename(@CurrentUser() user: AuthUser, @Param() params: SessionIdParams, @Body() body: SessionRenameBody): Promise<SessionInfo> {
-    const session = await this.writes.renameSession(user.userId, params.session_id, body.title);
-    if (!session) throw new SessionNotFoundError(params.session_id);
-    return session;
   }
 
   @Put(':session_id/messages/:message_id/feedback')

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min, MinLength, ValidateBy, ValidationOptions } from 'class-validator';
+import { COLLECTION_IDS_DESCRIPTION, IsCollectionIdList, MAX_NAMED_COLLECTIONS } from '../common/collection-ids.js';
 import { LowercaseId } from '../common/lowercase-id.js';
 import { IsStorableText } from '../common/storable-text.js';
 import { PendingHitlState, RagTrace } from '../trace/trace.protocol.js';
@@ -165,6 +166,13 @@ export class SessionInfo {
     description: 'The run in flight in this session (read fresh, never from the cache), or null',
   })
   active_run: ActiveRun | null;
+
+  @ApiProperty({
+    type: [String],
+    nullable: true,
+    description: "The knowledge collections this session's turns search when a turn names none (set with PATCH); null: every collection the user can read",
+  })
+  collection_ids: string[] | null;
 }
 
 export class SessionListResponse {
@@ -210,14 +218,26 @@ export class SessionListQuery {
   q?: string;
 }
 
-export class SessionRenameBody {
-  @ApiProperty({ minLength: 1, maxLength: TITLE_MAX_LENGTH, example: 'Router questions', description: 'Trimmed before it is stored' })
+/** A change of a session: its title, the knowledge collections its turns search, or both. */
+export class SessionUpdateBody {
+  @ApiPropertyOptional({ minLength: 1, maxLength: TITLE_MAX_LENGTH, example: 'Router questions', description: 'Trimmed before it is stored' })
+  @IsOptional()
   @trimmed()
   @IsString()
   @MinLength(1, { message: 'title should not be empty' })
   @MaxCodePoints(TITLE_MAX_LENGTH)
   @IsStorableText({ requireVisible: true })
-  title: string;
+  title?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    nullable: true,
+    maxItems: MAX_NAMED_COLLECTIONS,
+    description: `Saved for the session's turns that name no collection. ${COLLECTION_IDS_DESCRIPTION}; null clears the choice`,
+  })
+  @IsOptional()
+  @IsCollectionIdList()
+  collection_ids?: string[] | null;
 }
 
 export class MessageFeedbackBody {

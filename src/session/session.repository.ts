@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { sqlRows } from '../database/sql.js';
 import { SessionNotFoundError } from './session.errors.js';
-import type { SessionRow } from './session-mapping.js';
+import { SESSION_COLLECTION_IDS_KEY, type SessionRow } from './session-mapping.js';
 
 /**
  * Bumps the user's session-list version. Written as a data-modifying WITH
@@ -165,6 +165,7 @@ export class SessionRepository {
     return await sqlRows<SessionRow>(
       this.dataSource,
       `SELECT s.id, s.title, s.created_at, s.updated_at, s.message_count, s.metadata->'pending_hitl' AS pending_hitl,
+              s.metadata->'${SESSION_COLLECTION_IDS_KEY}' AS collection_ids,
               (EXTRACT(EPOCH FROM s.updated_at) * 1000000)::bigint::text AS updated_micros,
               s.active_run_id::text AS active_run_id, s.active_run_started_at
          FROM chat_sessions s
@@ -175,15 +176,20 @@ export class SessionRepository {
     );
   }
 
-  /** Sets the title; false when the user has no such session. `updated_at` stays: a rename does not move the session up the list. */
-  async rename(userId: string, sessionId: string, title: string): Promise<boolean> {
-    const renamed = await sqlRows<{ id: string }>(
+  /**
+   * Sets the title (when given) and the saved collections (when given; null
+   * removes them) in one statement; false when the user has no such session.
+   * `updated_at` stays: neither moves the session up the list.
+   */
+  async update(userId: string, sessionId: string, changes: { title?: string; collectionIds?: string[] | null }): Promise<boolean> {
+    const collections = changes.collectionIds === undefined ? 'metadata' : changes.collectionIds === null ? `metadata - '${SESSION_COLLECTION_IDS_KEY}'` : `metadata || $4::jsonb`;
+    const updated = await sqlRows<{ id: string }>(
       this.dataSource,
       `WITH ${BUMP_LIST_VERSION}
-       UPDATE chat_sessions SET title = $3 WHERE id = $1 AND user_id = $2 RETURNING id`,
-      [sessionId, userId, title],
+       UPDATE chat_sessions SET title = COALESCE($3, title), metadata = ${collections} WHERE id = $1 AND user_id = $2 RETURNING id`,
+      [sessionId, userId, changes.title ?? null, ...(changes.collectionIds ? [JSON.stringify({ [SESSION_COLLECTION_IDS_KEY]: changes.collectionIds })] : [])],
     );
-    return renamed.length > 0;
+    return updated.length > 0;
   }
 
   /** Deletes the session (its messages and runs go by cascade); false when the user had no such session. */

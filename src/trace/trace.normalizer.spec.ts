@@ -29,6 +29,26 @@ describe('normalizeChunks', () => {
     ).toEqual([{ source: 'manual.pdf', page: 3, text: '保修两年', score: 0.8, rrf_rank: 1, rerank_score: 0.9, chunk_id: 'c1' }]);
   });
 
+  it("keeps a chunk's collection, and chunks of traces stored before collections stay valid without it", () => {
+    const collection = '00000000-0000-4000-8000-000000000001';
+    expect(
+      normalizeChunks([
+        { source: 'a.md', chunk_id: '7', collection_id: collection },
+        { source: 'old.md', chunk_id: '8' },
+      ]),
+    ).toEqual([
+      { source: 'a.md', chunk_id: '7', collection_id: collection },
+      { source: 'old.md', chunk_id: '8' },
+    ]);
+    expect(
+      normalizeChunks([
+        { source: 'a.md', collection_id: 42 },
+        { source: 'b.md', collection_id: null },
+      ]),
+    ).toEqual([{ source: 'a.md' }, { source: 'b.md' }]);
+    expect(trace({ final_chunks: [{ source: 'a.md', collection_id: collection }] }).final_chunks).toEqual([{ source: 'a.md', collection_id: collection }]);
+  });
+
   it('drops invalid numbers field by field, keeping the chunk', () => {
     expect(normalizeChunks([{ source: 'a', page: -1, score: 'NaN', rrf_rank: 0, rerank_score: Infinity }])).toEqual([{ source: 'a' }]);
     expect(normalizeChunks([{ source: 'a', page: null, score: '0.5' }])).toEqual([{ source: 'a', page: null, score: 0.5 }]);

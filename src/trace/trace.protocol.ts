@@ -69,6 +69,11 @@ const RETRIEVED_CHUNK_TABLE = {
   dense_rank: { kind: 'int', min: 1, nullable: true, description: 'Rank in the dense recall leg before fusion; null: that leg did not find it' },
   rerank_score: { kind: 'number', nullable: true, description: 'Score given by the reranker' },
   chunk_id: { kind: 'string', maxLength: SHORT, description: 'Stable id of the chunk' },
+  collection_id: {
+    kind: 'string',
+    maxLength: SHORT,
+    description: "Id of the knowledge collection the chunk's document belongs to (absent in traces stored before collections)",
+  },
 } as const satisfies FieldTable;
 
 export class RetrievedChunk {

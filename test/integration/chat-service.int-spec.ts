@@ -7,6 +7,7 @@ import { RunEventsService } from '../../src/chat/run-events.service.js';
 import type { RunEvent, RunEventArgs, SseEventType } from '../../src/chat/sse.js';
 import { DocumentsService } from '../../src/knowledge/ingest/documents.service.js';
 import { createTestModule, TestModule } from '../support/test-module.js';
+import { DEFAULT_SCOPE } from '../support/collections.js';
 
 const COFFEE_MANUAL =
   '# Office coffee machine\n\n## Descaling\nDescale the office coffee machine every month: fill the water tank with descaling ' +
@@ -21,7 +22,7 @@ async function chatModule(override?: Parameters<typeof createTestModule>[0]['ove
   return t;
 }
 
-const turnContext = (turn: PreparedTurn, mode: TurnMode) => new TurnContext({ userId: turn.userId, sessionId: turn.sessionId, runId: turn.runId, mode });
+const turnContext = (turn: PreparedTurn, mode: TurnMode) => new TurnContext({ userId: turn.userId, sessionId: turn.sessionId, runId: turn.runId, mode }, { scope: DEFAULT_SCOPE });
 
 async function storedMessages(t: TestModule, sessionId: string): Promise<Array<{ type: string; content: string }>> {
   return t.dataSource.query('SELECT type, content FROM chat_messages WHERE session_id = $1 ORDER BY seq', [sessionId]);

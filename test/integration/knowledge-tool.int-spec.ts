@@ -8,6 +8,7 @@ import type { KnowledgeToolOutput } from '../../src/agent/tools/knowledge/knowle
 import { TurnContext } from '../../src/agent/turn-context.js';
 import { DocumentsService } from '../../src/knowledge/ingest/documents.service.js';
 import { createTestModule, TestModule } from '../support/test-module.js';
+import { DEFAULT_SCOPE } from '../support/collections.js';
 
 // Two manuals that differ only by a model name the question does not give, and one on another subject.
 const DOCUMENTS: Record<string, string> = {
@@ -38,7 +39,7 @@ describe('Knowledge tool on its own (AgentModule, real PostgreSQL, local model)'
   });
   afterAll(() => t?.close());
 
-  const turnContext = () => new TurnContext({ userId: 'alice', sessionId: randomUUID(), runId: randomUUID(), mode: 'sync' });
+  const turnContext = () => new TurnContext({ userId: 'alice', sessionId: randomUUID(), runId: randomUUID(), mode: 'sync' }, { scope: DEFAULT_SCOPE });
 
   /** One graph run of `turn` on `threadId`: its node updates, in order. */
   async function run(input: { messages: BaseMessage[] } | Command | null, turn: TurnContext, threadId: string): Promise<Update[]> {

@@ -2,6 +2,7 @@ import { DocumentsService } from '../../src/knowledge/ingest/documents.service.j
 import { KnowledgeModule } from '../../src/knowledge/knowledge.module.js';
 import { RetrievalService } from '../../src/knowledge/retrieval/retrieval.service.js';
 import { createTestModule, TestModule } from '../support/test-module.js';
+import { DEFAULT_SCOPE } from '../support/collections.js';
 
 // Three small documents on unrelated subjects; the chain section is long enough
 // to be split into several sibling leaves under one parent.
@@ -47,6 +48,7 @@ describe('Retrieval pipeline on its own (KnowledgeModule, real PostgreSQL)', () 
   it('returns the document that answers the question first, with its steps in order and the stages in its trace', async () => {
     const steps: Array<{ stage: string; label: string; details?: Record<string, unknown> }> = [];
     const result = await retrieval.search('How often should I oil my bicycle chain?', 3, {
+      scope: DEFAULT_SCOPE,
       onStep: (stage, label, details) => steps.push({ stage, label, details }),
     });
 
@@ -88,9 +90,9 @@ describe('Retrieval pipeline on its own (KnowledgeModule, real PostgreSQL)', () 
   });
 
   it('finds each document by its own subject', async () => {
-    const [sourdough] = (await retrieval.search('How often do I feed a sourdough starter?', 3)).hits;
+    const [sourdough] = (await retrieval.search('How often do I feed a sourdough starter?', 3, { scope: DEFAULT_SCOPE })).hits;
     expect(sourdough.source).toBe('sourdough-starter.md');
-    const [tomatoes] = (await retrieval.search('When should greenhouse tomatoes be watered?', 3)).hits;
+    const [tomatoes] = (await retrieval.search('When should greenhouse tomatoes be watered?', 3, { scope: DEFAULT_SCOPE })).hits;
     expect(tomatoes.source).toBe('greenhouse-watering.md');
   });
 
@@ -98,11 +100,11 @@ describe('Retrieval pipeline on its own (KnowledgeModule, real PostgreSQL)', () 
     const question = 'How often do I feed a sourdough starter?';
     const [stored] = (await documents.list()).documents.filter((document) => document.filename === 'sourdough-starter.md');
     expect(await documents.remove(stored.id)).toBe(true);
-    const after = await retrieval.search(question, 3);
+    const after = await retrieval.search(question, 3, { scope: DEFAULT_SCOPE });
     expect(after.hits.map((hit) => hit.source)).not.toContain('sourdough-starter.md');
 
     const again = await documents.ingest('sourdough-starter.md', Buffer.from(DOCUMENTS['sourdough-starter.md']), 'integration-test');
     expect(again.duplicate).toBe(false);
-    expect((await retrieval.search(question, 3)).hits[0].source).toBe('sourdough-starter.md');
+    expect((await retrieval.search(question, 3, { scope: DEFAULT_SCOPE })).hits[0].source).toBe('sourdough-starter.md');
   });
 });

@@ -134,6 +134,30 @@ export const ERROR_CODES = {
     "status": 409,
     "meaning": "The document was deleted before its ingest job ended: nothing is stored"
   },
+  "collection_not_found": {
+    "status": 404,
+    "meaning": "No such knowledge collection, or one the caller cannot read"
+  },
+  "collection_forbidden": {
+    "status": 403,
+    "meaning": "The caller reads the collection, but its role there does not allow this (editor: documents; owner: access, rename, delete)"
+  },
+  "collection_creation_forbidden": {
+    "status": 403,
+    "meaning": "Only administrators may create collections here (KNOWLEDGE_COLLECTION_CREATORS=admins)"
+  },
+  "collection_limit": {
+    "status": 409,
+    "meaning": "The user has created as many collections as allowed: delete one first"
+  },
+  "collection_owner_required": {
+    "status": 409,
+    "meaning": "A collection's access list must keep at least one owner entry"
+  },
+  "default_collection_protected": {
+    "status": 409,
+    "meaning": "The default collection cannot be deleted or renamed"
+  },
   "api_key_not_found": {
     "status": 404,
     "meaning": "No such API key for this user"

@@ -77,8 +77,11 @@ export interface paths {
         delete: operations["SessionController_remove"];
         options?: never;
         head?: never;
-        /** Rename a session (the title is trimmed; the session keeps its place in the list) */
-        patch: operations["SessionController_rename"];
+        /**
+         * Rename a session and (or) choose the knowledge collections its turns search
+         * @description The title is trimmed; `collection_ids` are saved for the turns that name none (null clears them: every collection the caller can read). A collection the caller cannot read answers 404 `collection_not_found`, now or at a later turn. The session keeps its place in the list.
+         */
+        patch: operations["SessionSettingsController_update"];
         trace?: never;
     };
     "/api/sessions/{session_id}/messages": {
@@ -124,14 +127,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The documents of the knowledge base, newest first, a page at a time, with their page, chunk and leaf counts
+         * The documents of the `default` collection, newest first, a page at a time, with their page, chunk and leaf counts
          * @description Pass `next_cursor` back as `cursor` for the next page. The counts are figures stored with each document.
          */
         get: operations["KnowledgeController_list"];
         put?: never;
         /**
-         * Add a document (.txt, .md, .pdf, .docx, .xlsx, .csv, .html): stored and answered at once with 202 and its ingest job; identical content is not stored twice
-         * @description The name, the type (macro-enabled Office files are refused), the text encoding and the leading bytes of PDFs and Office files are checked at once (400, 415, 422). The job parses, chunks, embeds and stores the document on any instance; follow it with GET /api/knowledge/jobs/{id} or its SSE stream /api/knowledge/jobs/{id}/events. With `wait=true` the request answers when the job has ended: 201 with the document, or the error the job failed with.
+         * Add a document (.txt, .md, .pdf, .docx, .xlsx, .csv, .html) to the `default` collection: stored and answered at once with 202 and its ingest job; identical content is not stored twice
+         * @description For administrators and editors of `default` (as POST /api/knowledge/collections/default/documents). The name, the type (macro-enabled Office files are refused), the text encoding and the leading bytes of PDFs and Office files are checked at once (400, 415, 422). The job parses, chunks, embeds and stores the document on any instance; follow it with GET /api/knowledge/jobs/{id} or its SSE stream /api/knowledge/jobs/{id}/events. With `wait=true` the request answers when the job has ended: 201 with the document, or the error the job failed with.
          */
         post: operations["KnowledgeController_upload"];
         delete?: never;
@@ -164,7 +167,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An ingest job: status, stage, progress, attempts, error, and its document once completed */
+        /**
+         * An ingest job: status, stage, progress, attempts, error, and its document once completed
+         * @description For administrators and editors of the job's collection; a job of a collection the caller cannot read is not found (404).
+         */
         get: operations["KnowledgeController_getJob"];
         put?: never;
         post?: never;
@@ -202,7 +208,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Remove a document and its chunks; a document still being ingested (the id of its job) is removed too: its job is cancelled
+         * Remove a document of the `default` collection and its chunks; a document still being ingested (the id of its job) is removed too: its job is cancelled
          * @description An upload's document id is its job's id, known from the 202. Deleting it while the job is queued or running cancels the job (status `cancelled`, `job_cancelled: true`) whatever its stage: the document is not stored, or is removed if it just was, and never comes back.
          */
         delete: operations["KnowledgeController_remove"];
@@ -220,9 +226,123 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Retrieval only, for tuning: the chunks found and the trace */
+        /**
+         * Retrieval only, for tuning: the chunks found and the trace
+         * @description Searches the collections named in `collection_ids`, else every collection the caller can read; each chunk names its `collection_id`.
+         */
         post: operations["KnowledgeController_search"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge/collections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The collections the caller may read, each with the caller's role and its document count, oldest first (`default` first)
+         * @description Administrators see every collection. Pass `next_cursor` back as `cursor` for the next page.
+         */
+        get: operations["CollectionsController_list"];
+        put?: never;
+        /**
+         * Create a collection; the caller becomes its owner
+         * @description Any signed-in user may, unless KNOWLEDGE_COLLECTION_CREATORS=admins (then 403 `collection_creation_forbidden` for others).
+         */
+        post: operations["CollectionsController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge/collections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A collection, with the caller's role and its document count */
+        get: operations["CollectionsController_get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a collection (owners) with its documents, chunks, vectors, ingest jobs and access list; `default` cannot be deleted
+         * @description Its unfinished ingest jobs end with it: none stores anything afterwards.
+         */
+        delete: operations["CollectionsController_remove"];
+        options?: never;
+        head?: never;
+        /** Rename or describe a collection (owners); `default` keeps its name */
+        patch: operations["CollectionsController_update"];
+        trace?: never;
+    };
+    "/api/knowledge/collections/{id}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A collection's access list: who (`user:<id>`, `group:<name>`, `everyone`) has which role */
+        get: operations["CollectionsController_accessList"];
+        /**
+         * Replace a collection's access list (owners); effective on every instance from the next request on
+         * @description Each principal once (400 otherwise); at least one `owner` entry must remain (409 `collection_owner_required`). `default` must keep an `everyone` entry (409 `default_collection_protected`).
+         */
+        put: operations["CollectionsController_replaceAccess"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge/collections/{id}/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A collection's documents (readers), newest first, a page at a time, with their page, chunk and leaf counts
+         * @description Pass `next_cursor` back as `cursor` for the next page.
+         */
+        get: operations["CollectionDocumentsController_list"];
+        put?: never;
+        /**
+         * Add a document (.txt, .md, .pdf) to a collection (editors): stored and answered at once with 202 and its ingest job
+         * @description The same form and answers as POST /api/knowledge/documents, in this collection: identical content is stored once per collection (200 `duplicate: true`), `wait=true` answers when the job has ended. Follow the job with GET /api/knowledge/jobs/{id}.
+         */
+        post: operations["CollectionDocumentsController_upload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/knowledge/collections/{id}/documents/{document_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a document of a collection (editors) and its chunks; a document still being ingested is removed too: its job is cancelled
+         * @description As DELETE /api/knowledge/documents/{id}, in this collection: a document of another collection is not found here.
+         */
+        delete: operations["CollectionDocumentsController_remove"];
         options?: never;
         head?: never;
         patch?: never;
@@ -353,7 +473,7 @@ export interface paths {
         put?: never;
         /**
          * Run a chat turn for the AI SDK (useChat): UI message stream
-         * @description Takes the body of the AI SDK's `DefaultChatTransport` (`id`, `messages`, `trigger`, `messageId`; other fields are ignored). The turn's message is the text of the last message, which must be the user's; `id` names the session. Errors before the stream opens are plain HTTP errors; after, an `error` chunk. The AI SDK UI message stream protocol (header `x-vercel-ai-ui-message-stream: v1`): Server-Sent Events whose `data` is one JSON chunk each, ending with `data: [DONE]`. `start` (messageId = the run id, messageMetadata `{run_id, session_id}`); `text-start`/`text-delta`/`text-end` for the answer; `data-step` (StepEvent), `data-tool` (ToolEvent; one part per call, its start replaced by its end), `data-trace` (RagTrace), `data-hitl` (PendingHitlState, with the clarification prompt also as text); then `finish`, or `error` (`errorText` = "<code>: <message>", codes as the SSE `error` event) and `finish`. A `: keep-alive` comment comes at least every 15 s.
+         * @description Takes the body of the AI SDK's `DefaultChatTransport` (`id`, `messages`, `trigger`, `messageId`, and `collection_ids` from the transport's `body` option; other fields are ignored). The turn's message is the text of the last message, which must be the user's; `id` names the session. Errors before the stream opens are plain HTTP errors; after, an `error` chunk. The AI SDK UI message stream protocol (header `x-vercel-ai-ui-message-stream: v1`): Server-Sent Events whose `data` is one JSON chunk each, ending with `data: [DONE]`. `start` (messageId = the run id, messageMetadata `{run_id, session_id}`); `text-start`/`text-delta`/`text-end` for the answer; `data-step` (StepEvent), `data-tool` (ToolEvent; one part per call, its start replaced by its end), `data-trace` (RagTrace), `data-hitl` (PendingHitlState, with the clarification prompt also as text); then `finish`, or `error` (`errorText` = "<code>: <message>", codes as the SSE `error` event) and `finish`. A `: keep-alive` comment comes at least every 15 s.
          */
         post: operations["UiChatController_send"];
         delete?: never;
@@ -498,7 +618,7 @@ export interface components {
          * @description Machine-readable reason, from the table of error codes (docs/protocol.md); each route lists the codes it answers
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "malformed_json" | "payload_too_large" | "unsupported_encoding" | "unauthorized" | "forbidden" | "rate_limited" | "route_not_found" | "not_found" | "session_not_found" | "message_not_found" | "invalid_cursor" | "run_not_found" | "run_in_progress" | "cancelled" | "run_events_gone" | "run_events_unavailable" | "model_error" | "model_timeout" | "storage_unavailable" | "session_deleted" | "run_lost" | "internal_error" | "events_incomplete" | "invalid_document_name" | "unsupported_document" | "unreadable_document" | "document_too_large" | "document_not_found" | "ingest_job_not_found" | "index_space_mismatch" | "ingest_failed" | "ingest_cancelled" | "api_key_not_found" | "api_key_limit" | "identity_provider_unavailable" | "shutting_down";
+        ErrorCode: "invalid_request" | "malformed_json" | "payload_too_large" | "unsupported_encoding" | "unauthorized" | "forbidden" | "rate_limited" | "route_not_found" | "not_found" | "session_not_found" | "message_not_found" | "invalid_cursor" | "run_not_found" | "run_in_progress" | "cancelled" | "run_events_gone" | "run_events_unavailable" | "model_error" | "model_timeout" | "storage_unavailable" | "session_deleted" | "run_lost" | "internal_error" | "events_incomplete" | "invalid_document_name" | "unsupported_document" | "unreadable_document" | "document_too_large" | "document_not_found" | "ingest_job_not_found" | "index_space_mismatch" | "ingest_failed" | "ingest_cancelled" | "collection_not_found" | "collection_forbidden" | "collection_creation_forbidden" | "collection_limit" | "collection_owner_required" | "default_collection_protected" | "api_key_not_found" | "api_key_limit" | "identity_provider_unavailable" | "shutting_down";
         ApiErrorBody: {
             /** @example 400 */
             statusCode: number;
@@ -623,6 +743,8 @@ export interface components {
             pending_hitl: components["schemas"]["PendingHitlState"] | null;
             /** @description The run in flight in this session (read fresh, never from the cache), or null */
             active_run: components["schemas"]["ActiveRun"] | null;
+            /** @description The knowledge collections this session's turns search when a turn names none (set with PATCH); null: every collection the user can read */
+            collection_ids: string[] | null;
         };
         SessionListResponse: {
             /** @description Newest updated_at first */
@@ -677,6 +799,8 @@ export interface components {
             rerank_score?: number | null;
             /** @description Stable id of the chunk */
             chunk_id?: string;
+            /** @description Id of the knowledge collection the chunk's document belongs to (absent in traces stored before collections) */
+            collection_id?: string;
         };
         /** @enum {string} */
         GradeRoute: "answer" | "clarify";
@@ -929,13 +1053,6 @@ export interface components {
             /** @description Pass as `before` for the page of older messages; null when this page starts the conversation */
             next_before: number | null;
         };
-        SessionRenameBody: {
-            /**
-             * @description Trimmed before it is stored
-             * @example Router questions
-             */
-            title: string;
-        };
         MessageFeedbackBody: {
             /** @example up */
             rating: components["schemas"]["FeedbackRating"];
@@ -962,6 +1079,11 @@ export interface components {
              * @description Also the id the document gets
              */
             id: string;
+            /**
+             * Format: uuid
+             * @description The collection the document goes to
+             */
+            collection_id: string;
             filename: string;
             size_bytes: number;
             /** @enum {string} */
@@ -992,6 +1114,11 @@ export interface components {
         KnowledgeDocumentInfo: {
             /** Format: uuid */
             id: string;
+            /**
+             * Format: uuid
+             * @description The collection holding the document
+             */
+            collection_id: string;
             filename: string;
             /** @example application/pdf */
             content_type: string;
@@ -1032,10 +1159,88 @@ export interface components {
         KnowledgeSearchRequest: {
             query: string;
             top_k?: number;
+            /** @description Knowledge collections to search (ids, or `default`; 1 to 50); absent or null: every collection the caller can read. A collection the caller cannot read (or that does not exist) answers 404 `collection_not_found` */
+            collection_ids?: string[] | null;
         };
         KnowledgeSearchResponse: {
             chunks: components["schemas"]["RetrievedChunk"][];
             rag_trace: components["schemas"]["RagTrace"] | null;
+        };
+        CollectionCreateBody: {
+            /**
+             * @description Trimmed before it is stored
+             * @example Finance handbooks
+             */
+            name: string;
+            /** @description Trimmed before it is stored; line breaks allowed */
+            description?: string;
+        };
+        CollectionInfo: {
+            /**
+             * Format: uuid
+             * @description The default collection has the well-known id 00000000-0000-4000-8000-000000000001
+             */
+            id: string;
+            /** @example Finance handbooks */
+            name: string;
+            /** @description Empty when none was given */
+            description: string;
+            /** @description The user who created it; null for `default` */
+            owner: string | null;
+            /**
+             * @description The caller's role: the highest its access entries give (everyone, user, groups); `owner` for an administrator
+             * @enum {string}
+             */
+            role: "viewer" | "editor" | "owner";
+            /** @description Documents stored in it */
+            document_count: number;
+            created_at: string;
+            updated_at: string;
+        };
+        CollectionListResponse: {
+            /** @description The collections the caller may read, oldest first (`default` first) */
+            collections: components["schemas"]["CollectionInfo"][];
+            /** @description Pass as `cursor` for the next page; null on the last */
+            next_cursor: string | null;
+        };
+        CollectionUpdateBody: {
+            /** @description The new name (not for `default`) */
+            name?: string;
+            /** @description The new description */
+            description?: string;
+        };
+        CollectionDeleteResponse: {
+            /** Format: uuid */
+            id: string;
+            /** @description Documents deleted with it (their chunks and vectors too) */
+            documents_deleted: number;
+            /** @description Ingest jobs that had not ended: cancelled, they store nothing */
+            jobs_cancelled: number;
+        };
+        AccessEntryInfo: {
+            /** @example group:finance */
+            principal: string;
+            /** @enum {string} */
+            role: "viewer" | "editor" | "owner";
+        };
+        AccessListResponse: {
+            /** Format: uuid */
+            collection_id: string;
+            /** @description Owners first, then editors, then viewers; by principal within each */
+            entries: components["schemas"]["AccessEntryInfo"][];
+        };
+        AccessEntryBody: {
+            /**
+             * @description `user:<id>`, `group:<name>` or `everyone`; ids and names compared exactly
+             * @example group:finance
+             */
+            principal: string;
+            /** @enum {string} */
+            role: "viewer" | "editor" | "owner";
+        };
+        AccessPutBody: {
+            /** @description The whole new access list: each principal once; at least one `owner` (except for `default`, which must keep `everyone`) */
+            entries: components["schemas"]["AccessEntryBody"][];
         };
         MetadataEvent: {
             /**
@@ -1283,6 +1488,8 @@ export interface components {
              * @description Existing session; absent starts a new one
              */
             session_id?: string;
+            /** @description Knowledge collections to search (ids, or `default`; 1 to 50); absent or null: every collection the caller can read. A collection the caller cannot read (or that does not exist) answers 404 `collection_not_found`. Absent: those saved on the session (PATCH /api/sessions/{id}), if any */
+            collection_ids?: string[] | null;
         };
         ChatResponse: {
             /** @description The answer */
@@ -1300,6 +1507,15 @@ export interface components {
              * @example 60
              */
             expires_in: number;
+        };
+        SessionUpdateBody: {
+            /**
+             * @description Trimmed before it is stored
+             * @example Router questions
+             */
+            title?: string;
+            /** @description Saved for the session's turns that name no collection. Knowledge collections to search (ids, or `default`; 1 to 50); absent or null: every collection the caller can read. A collection the caller cannot read (or that does not exist) answers 404 `collection_not_found`; null clears the choice */
+            collection_ids?: string[] | null;
         };
         UiMessagePart: {
             /**
@@ -1332,6 +1548,8 @@ export interface components {
             trigger: "submit-message" | "regenerate-message";
             /** @description The message to regenerate (sent with `regenerate-message`); not used */
             messageId?: string;
+            /** @description Sent through the transport's `body` option. Knowledge collections to search (ids, or `default`; 1 to 50); absent or null: every collection the caller can read. A collection the caller cannot read (or that does not exist) answers 404 `collection_not_found`. Absent: those saved on the session (PATCH /api/sessions/{id}), if any */
+            collection_ids?: string[] | null;
         };
         OpenAiErrorObjectDoc: {
             message: string;
@@ -1406,7 +1624,7 @@ export interface components {
             /** @description Up to 4 stop sequences, passed to the model */
             stop?: string | string[];
             /**
-             * @description `session_id`: the session the turn belongs to (as X-Session-Id)
+             * @description `session_id`: the session the turn belongs to (as X-Session-Id). `collection_ids`: the knowledge collections to search, ids (or `default`) separated by commas; absent: those saved on the session, else every collection the caller can read; one the caller cannot read answers 404 `collection_not_found`
              * @example {}
              */
             metadata?: Record<string, never>;
@@ -1485,6 +1703,13 @@ export interface components {
              * @enum {string}
              */
             role: "user" | "admin";
+            /**
+             * @description The groups the token names (in the JWT_GROUPS_CLAIM claim), for collections shared with `group:<name>`
+             * @example [
+             *       "finance"
+             *     ]
+             */
+            groups?: string[];
         };
         DevTokenResponse: {
             /** @description An HS256 bearer token for that user, valid 8 hours (or JWT_MAX_LIFETIME_SECONDS, when shorter) */
@@ -1539,7 +1764,6 @@ export type FeedbackRating = components['schemas']['FeedbackRating'];
 export type MessageFeedback = components['schemas']['MessageFeedback'];
 export type MessageInfo = components['schemas']['MessageInfo'];
 export type SessionMessagesResponse = components['schemas']['SessionMessagesResponse'];
-export type SessionRenameBody = components['schemas']['SessionRenameBody'];
 export type MessageFeedbackBody = components['schemas']['MessageFeedbackBody'];
 export type SessionDeleteResponse = components['schemas']['SessionDeleteResponse'];
 export type IngestJobProgress = components['schemas']['IngestJobProgress'];
@@ -1552,6 +1776,15 @@ export type DocumentListResponse = components['schemas']['DocumentListResponse']
 export type DocumentDeleteResponse = components['schemas']['DocumentDeleteResponse'];
 export type KnowledgeSearchRequest = components['schemas']['KnowledgeSearchRequest'];
 export type KnowledgeSearchResponse = components['schemas']['KnowledgeSearchResponse'];
+export type CollectionCreateBody = components['schemas']['CollectionCreateBody'];
+export type CollectionInfo = components['schemas']['CollectionInfo'];
+export type CollectionListResponse = components['schemas']['CollectionListResponse'];
+export type CollectionUpdateBody = components['schemas']['CollectionUpdateBody'];
+export type CollectionDeleteResponse = components['schemas']['CollectionDeleteResponse'];
+export type AccessEntryInfo = components['schemas']['AccessEntryInfo'];
+export type AccessListResponse = components['schemas']['AccessListResponse'];
+export type AccessEntryBody = components['schemas']['AccessEntryBody'];
+export type AccessPutBody = components['schemas']['AccessPutBody'];
 export type MetadataEvent = components['schemas']['MetadataEvent'];
 export type StepEvent = components['schemas']['StepEvent'];
 export type TokenEvent = components['schemas']['TokenEvent'];
@@ -1566,6 +1799,7 @@ export type RunInfo = components['schemas']['RunInfo'];
 export type ChatRequest = components['schemas']['ChatRequest'];
 export type ChatResponse = components['schemas']['ChatResponse'];
 export type StreamTicketResponse = components['schemas']['StreamTicketResponse'];
+export type SessionUpdateBody = components['schemas']['SessionUpdateBody'];
 export type UiMessagePart = components['schemas']['UiMessagePart'];
 export type UiMessage = components['schemas']['UiMessage'];
 export type UiChatRequest = components['schemas']['UiChatRequest'];
@@ -1700,7 +1934,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `api_key_limit` (The user has as many live API keys as allowed: revoke one first) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `api_key_limit` (The user has as many live API keys as allowed: revoke one first) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2022,7 +2256,7 @@ export interface operations {
             };
         };
     };
-    SessionController_rename: {
+    SessionSettingsController_update: {
         parameters: {
             query?: never;
             header?: never;
@@ -2033,11 +2267,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SessionRenameBody"];
+                "application/json": components["schemas"]["SessionUpdateBody"];
             };
         };
         responses: {
-            /** @description The renamed session */
+            /** @description The session after the change */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2070,7 +2304,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user) */
+            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user); `collection_not_found` (No such knowledge collection, or one the caller cannot read) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2078,7 +2312,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "session_not_found";
+                        code?: "session_not_found" | "collection_not_found";
                     };
                 };
             };
@@ -2471,7 +2705,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
+            /** @description Authenticated but not allowed. Codes: `collection_forbidden` (The caller reads the collection, but its role there does not allow this (editor: documents; owner: access, rename, delete)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2479,11 +2713,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "forbidden";
+                        code?: "collection_forbidden";
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document was deleted before its ingest job ended: nothing is stored) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document was deleted before its ingest job ended: nothing is stored) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2669,7 +2903,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
+            /** @description Authenticated but not allowed. Codes: `collection_forbidden` (The caller reads the collection, but its role there does not allow this (editor: documents; owner: access, rename, delete)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2677,7 +2911,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "forbidden";
+                        code?: "collection_forbidden";
                     };
                 };
             };
@@ -2749,7 +2983,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
+            /** @description Authenticated but not allowed. Codes: `collection_forbidden` (The caller reads the collection, but its role there does not allow this (editor: documents; owner: access, rename, delete)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2757,7 +2991,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "forbidden";
+                        code?: "collection_forbidden";
                     };
                 };
             };
@@ -2831,7 +3065,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
+            /** @description Authenticated but not allowed. Codes: `collection_forbidden` (The caller reads the collection, but its role there does not allow this (editor: documents; owner: access, rename, delete)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2839,7 +3073,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "forbidden";
+                        code?: "collection_forbidden";
                     };
                 };
             };
@@ -2915,6 +3149,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description No such resource for this user. Codes: `collection_not_found` (No such knowledge collection, or one the caller cannot read) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_not_found";
+                    };
+                };
+            };
             /** @description Request body (or uploaded file) too large. Codes: `payload_too_large` (The request body, or an uploaded file, is over the size limit) */
             413: {
                 headers: {
@@ -2936,6 +3182,951 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    CollectionsController_list: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description Opaque cursor: the `next_cursor` of a previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of collections and the cursor of the next one */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionListResponse"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_cursor` (The page cursor is malformed or belongs to another listing) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_cursor";
+                    };
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    CollectionsController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionCreateBody"];
+            };
+        };
+        responses: {
+            /** @description The new collection, with the caller as owner */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionInfo"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. Codes: `collection_creation_forbidden` (Only administrators may create collections here (KNOWLEDGE_COLLECTION_CREATORS=admins)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_creation_forbidden";
+                    };
+                };
+            };
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `collection_limit` (The user has created as many collections as allowed: delete one first) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_limit";
+                    };
+                };
+            };
+            /** @description Request body (or uploaded file) too large. Codes: `payload_too_large` (The request body, or an uploaded file, is over the size limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    CollectionsController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection id (uuid), or `default` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collection */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionInfo"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description No such resource for this user. Codes: `collection_not_found` (No such knowledge collection, or one the caller cannot read) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_not_found";
+                    };
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    CollectionsController_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection id (uuid), or `default` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collection and everything in it are gone */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionDeleteResponse"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. Codes: `collection_forbidden` (The caller reads the collection, but its role there does not allow this (editor: documents; owner: access, rename, delete)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_forbidden";
+                    };
+                };
+            };
+            /** @description No such resource for this user. Codes: `collection_not_found` (No such knowledge collection, or one the caller cannot read) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_not_found";
+                    };
+                };
+            };
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `default_collection_protected` (The default collection cannot be deleted or renamed) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "default_collection_protected";
+                    };
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    CollectionsController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection id (uuid), or `default` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionUpdateBody"];
+            };
+        };
+        responses: {
+            /** @description The collection as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionInfo"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. Codes: `collection_forbidden` (The caller reads the collection, but its role there does not allow this (editor: documents; owner: access, rename, delete)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_forbidden";
+                    };
+                };
+            };
+            /** @description No such resource for this user. Codes: `collection_not_found` (No such knowledge collection, or one the caller cannot read) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_not_found";
+                    };
+                };
+            };
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `default_collection_protected` (The default collection cannot be deleted or renamed) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "default_collection_protected";
+                    };
+                };
+            };
+            /** @description Request body (or uploaded file) too large. Codes: `payload_too_large` (The request body, or an uploaded file, is over the size limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    CollectionsController_accessList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection id (uuid), or `default` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The access list */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessListResponse"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description No such resource for this user. Codes: `collection_not_found` (No such knowledge collection, or one the caller cannot read) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_not_found";
+                    };
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    CollectionsController_replaceAccess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection id (uuid), or `default` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccessPutBody"];
+            };
+        };
+        responses: {
+            /** @description The new access list */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessListResponse"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. Codes: `collection_forbidden` (The caller reads the collection, but its role there does not allow this (editor: documents; owner: access, rename, delete)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_forbidden";
+                    };
+                };
+            };
+            /** @description No such resource for this user. Codes: `collection_not_found` (No such knowledge collection, or one the caller cannot read) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_not_found";
+                    };
+                };
+            };
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `collection_owner_required` (A collection's access list must keep at least one owner entry); `default_collection_protected` (The default collection cannot be deleted or renamed) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_owner_required" | "default_collection_protected";
+                    };
+                };
+            };
+            /** @description Request body (or uploaded file) too large. Codes: `payload_too_large` (The request body, or an uploaded file, is over the size limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    CollectionDocumentsController_list: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description Opaque cursor: the `next_cursor` of a previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The collection id (uuid), or `default` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of documents and the cursor of the next one */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentListResponse"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_cursor` (The page cursor is malformed or belongs to another listing) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_cursor";
+                    };
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description No such resource for this user. Codes: `collection_not_found` (No such knowledge collection, or one the caller cannot read) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_not_found";
+                    };
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    CollectionDocumentsController_upload: {
+        parameters: {
+            query?: {
+                /** @description true: answer when the job has ended (201 with the document, or the error the job failed with) instead of 202 at once */
+                wait?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description The collection id (uuid), or `default` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The collection stores the same content already: that document (`duplicate: true`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentUploadResponse"];
+                };
+            };
+            /** @description `wait=true`: the job stored the document */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentUploadResponse"];
+                };
+            };
+            /** @description Stored and queued: `job` (Location: the job) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentUploadResponse"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_document_name` (The document's file name is not acceptable) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_document_name";
+                    };
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. Codes: `collection_forbidden` (The caller reads the collection, but its role there does not allow this (editor: documents; owner: access, rename, delete)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_forbidden";
+                    };
+                };
+            };
+            /** @description No such resource for this user. Codes: `collection_not_found` (No such knowledge collection, or one the caller cannot read) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_not_found";
+                    };
+                };
+            };
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document was deleted before its ingest job ended: nothing is stored) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "index_space_mismatch" | "ingest_cancelled";
+                    };
+                };
+            };
+            /** @description Request body (or uploaded file) too large. Codes: `payload_too_large` (The request body, or an uploaded file, is over the size limit); `document_too_large` (The document is over a parse limit (text, pages, chunks, time or memory)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large" | "document_too_large";
+                    };
+                };
+            };
+            /** @description Unsupported media type. Codes: `unsupported_document` (Unsupported document type: send .txt, .md, .pdf, .docx, .xlsx, .csv or .html (macro-enabled Office files are refused)) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_document";
+                    };
+                };
+            };
+            /** @description The content could not be read. Codes: `unreadable_document` (The document could not be read: a damaged file or one without text) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unreadable_document";
+                    };
+                };
+            };
+            /** @description Too many requests for this user; retry after the Retry-After header. Codes: `rate_limited` (Too many requests for this user or API key; retry after the Retry-After header) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `ingest_failed` (The ingest job failed on every attempt for a passing reason (storage or embeddings unavailable)) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "ingest_failed";
+                    };
+                };
+            };
+        };
+    };
+    CollectionDocumentsController_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection id (uuid), or `default` */
+                id: string;
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document and its chunks are gone; its unfinished ingest job, if any, is cancelled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentDeleteResponse"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. Codes: `collection_forbidden` (The caller reads the collection, but its role there does not allow this (editor: documents; owner: access, rename, delete)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_forbidden";
+                    };
+                };
+            };
+            /** @description No such resource for this user. Codes: `collection_not_found` (No such knowledge collection, or one the caller cannot read); `document_not_found` (No such document in the knowledge base) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "collection_not_found" | "document_not_found";
                     };
                 };
             };
@@ -3163,7 +4354,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user); `session_deleted` (The session was deleted while the turn ran) */
+            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user); `collection_not_found` (No such knowledge collection, or one the caller cannot read); `session_deleted` (The session was deleted while the turn ran) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3171,11 +4362,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "session_not_found" | "session_deleted";
+                        code?: "session_not_found" | "collection_not_found" | "session_deleted";
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3343,7 +4534,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user) */
+            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user); `collection_not_found` (No such knowledge collection, or one the caller cannot read) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3351,11 +4542,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "session_not_found";
+                        code?: "session_not_found" | "collection_not_found";
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3681,7 +4872,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user) */
+            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user); `collection_not_found` (No such knowledge collection, or one the caller cannot read) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3689,11 +4880,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "session_not_found";
+                        code?: "session_not_found" | "collection_not_found";
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3943,7 +5134,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user); `session_deleted` (The session was deleted while the turn ran) */
+            /** @description No such resource for this user. Codes: `session_not_found` (No such session for this user); `collection_not_found` (No such knowledge collection, or one the caller cannot read); `session_deleted` (The session was deleted while the turn ran) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3952,7 +5143,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key limit). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `run_in_progress` (The session already has a turn in progress; `run_id` names it); `cancelled` (The turn was cancelled by the user) */
             409: {
                 headers: {
                     [name: string]: unknown;

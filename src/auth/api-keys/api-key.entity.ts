@@ -28,6 +28,10 @@ export class ApiKey {
   @Column({ type: 'varchar', length: 16 })
   role: ApiKeyRole;
 
+  /** The groups of the token that created the key, which every request with the key carries. */
+  @Column({ type: 'text', array: true, default: () => "'{}'" })
+  groups: string[];
+
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt: Date;
 

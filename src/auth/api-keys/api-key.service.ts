@@ -82,7 +82,16 @@ export class ApiKeyService implements BeforeApplicationShutdown {
       if ((await this.keys.countLive(manager, user.userId)) >= MAX_LIVE_API_KEYS) {
         throw new RequestError('api_key_limit', `At most ${MAX_LIVE_API_KEYS} live API keys per user: revoke one (DELETE /api/keys/:id) first`);
       }
-      return this.keys.insert(manager, { id: randomUUID(), userId: user.userId, name, prefix, keyHash: hashKey(key), role, expiresInDays: expiresInDays ?? null });
+      return this.keys.insert(manager, {
+        id: randomUUID(),
+        userId: user.userId,
+        name,
+        prefix,
+        keyHash: hashKey(key),
+        role,
+        groups: user.groups,
+        expiresInDays: expiresInDays ?? null,
+      });
     });
     return { ...toInfo(row), key };
   }
@@ -101,7 +110,7 @@ export class ApiKeyService implements BeforeApplicationShutdown {
     return toInfo(row);
   }
 
-  /** The key's owner and role; 401 for a malformed, unknown, revoked or expired key, 503 when PostgreSQL cannot answer. */
+  /** The key's owner, role and groups (those of the token that created it); 401 for a malformed, unknown, revoked or expired key, 503 when PostgreSQL cannot answer. */
   async authenticate(key: string): Promise<AuthUser> {
     if (!KEY_PATTERN.test(key)) {
       throw new RequestError('unauthorized', `Malformed API key: expected "${API_KEY_PREFIX}" followed by 43 base64url characters`);
@@ -117,7 +126,7 @@ export class ApiKeyService implements BeforeApplicationShutdown {
     if (!row || row.revoked) throw new RequestError('unauthorized', 'Invalid API key: unknown or revoked');
     if (row.expired) throw new RequestError('unauthorized', 'API key expired: create a new one (POST /api/keys with a user token)');
     this.recordUse(row.id, row.last_used_at);
-    const user: AuthUser = { userId: row.user_id, isAdmin: row.role === 'admin', apiKeyId: row.id };
+    const user: AuthUser = { userId: row.user_id, isAdmin: row.role === 'admin', groups: row.groups ?? [], apiKeyId: row.id };
     if (row.expires_at) user.credentialExpiresAt = Math.floor(row.expires_at.getTime() / 1000);
     return user;
   }

@@ -18,6 +18,7 @@ export interface KeyCheck {
   id: string;
   user_id: string;
   role: ApiKeyRole;
+  groups: string[];
   revoked: boolean;
   expired: boolean;
   last_used_at: Date | null;
@@ -31,6 +32,8 @@ export interface NewKey {
   prefix: string;
   keyHash: Buffer;
   role: ApiKeyRole;
+  /** The groups of the token creating the key: every request with the key carries them. */
+  groups: string[];
   expiresInDays: number | null;
 }
 
@@ -61,10 +64,10 @@ export class ApiKeysRepository {
 
   async insert(manager: EntityManager, key: NewKey): Promise<KeyRow> {
     const [inserted] = await manager.query(
-      `INSERT INTO api_keys (id, user_id, name, prefix, key_hash, role, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7::int IS NULL THEN NULL ELSE now() + make_interval(days => $7::int) END)
+      `INSERT INTO api_keys (id, user_id, name, prefix, key_hash, role, expires_at, groups)
+         VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7::int IS NULL THEN NULL ELSE now() + make_interval(days => $7::int) END, $8::text[])
          RETURNING ${ROW_COLUMNS}`,
-      [key.id, key.userId, key.name, key.prefix, key.keyHash, key.role, key.expiresInDays],
+      [key.id, key.userId, key.name, key.prefix, key.keyHash, key.role, key.expiresInDays, key.groups],
     );
     return inserted as KeyRow;
   }
@@ -87,7 +90,7 @@ export class ApiKeysRepository {
 
   async findByHash(keyHash: Buffer): Promise<KeyCheck | undefined> {
     const rows: KeyCheck[] = await this.keys.query(
-      `SELECT id, user_id, role, last_used_at, expires_at, revoked_at IS NOT NULL AS revoked,
+      `SELECT id, user_id, role, groups, last_used_at, expires_at, revoked_at IS NOT NULL AS revoked,
                 (expires_at IS NOT NULL AND expires_at <= now()) AS expired
            FROM api_keys WHERE key_hash = $1`,
       [keyHash],

@@ -27,6 +27,11 @@ export const auth = {
     .optional()
     .describe('accepted `aud` values of identity-provider tokens (comma-separated; one must match); required with JWT_JWKS_URL'),
   JWT_ROLE_CLAIM: z.string().min(1).default('role').describe('claim of identity-provider tokens holding the role(s): a dot path (realm_access.roles)'),
+  JWT_GROUPS_CLAIM: z
+    .string()
+    .min(1)
+    .default('groups')
+    .describe("claim holding the user's groups (a name or an array of names), in HS256 and identity-provider tokens alike: a dot path"),
   JWT_ADMIN_ROLE: z.string().min(1).default('admin').describe('role (in JWT_ROLE_CLAIM) that makes an identity-provider token admin'),
   JWT_JWKS_TIMEOUT_MS: integer(100, 60000).default(5000).describe('longest wait for the JWKS endpoint'),
   JWT_JWKS_COOLDOWN_MS: integer(0, 3600000).default(30000).describe('least time between two JWKS fetches caused by an unknown kid'),

@@ -3,10 +3,12 @@ import { z } from 'zod';
 import { decimal, flag, integer, oneOf } from './values.js';
 
 export const DENSE_BACKENDS = ['auto', 'pgvector', 'memory'] as const;
+export const COLLECTION_CREATORS = ['everyone', 'admins'] as const;
 
 export const knowledge = {
-  KNOWLEDGE_CORPUS_DIR: z.string().default('corpus').describe('sample documents loaded into an empty knowledge base'),
-  KNOWLEDGE_SEED_ON_START: flag().default(true).describe('load KNOWLEDGE_CORPUS_DIR when the knowledge base is empty'),
+  KNOWLEDGE_CORPUS_DIR: z.string().default('corpus').describe('sample documents loaded into an empty default collection'),
+  KNOWLEDGE_SEED_ON_START: flag().default(true).describe('load KNOWLEDGE_CORPUS_DIR into the default collection when it is empty'),
+  KNOWLEDGE_COLLECTION_CREATORS: oneOf(COLLECTION_CREATORS).default('everyone').describe('who may create knowledge collections: every signed-in user, or administrators only'),
   KNOWLEDGE_TOP_K: integer(1, 20).default(4).describe('passages retrieval returns'),
   KNOWLEDGE_CHUNK_SIZES: z
     .string()

@@ -3,6 +3,7 @@ import type { RagTraceFields } from '../../trace/trace.protocol.js';
 import { EvidenceJudge, JudgedGrade } from './evidence-judge.service.js';
 import { Grade } from '../retrieval/grading.js';
 import { RewriteJudge } from './judges/rewrite-judge.service.js';
+import type { RetrievalScope } from '../collections/retrieval-scope.js';
 import { RetrievalHit, RetrievalService, StepReporter } from '../retrieval/retrieval.service.js';
 import { GradingStage, gradeTrace } from '../retrieval/stages/grading.stage.js';
 import { StageContext } from '../retrieval/stages/retrieval-stage.js';
@@ -34,10 +35,11 @@ export class KnowledgeFlow {
     this.rewriting = new RewriteStage(rewriter, retrieval);
   }
 
-  async run(query: string, topK: number, onStep: StepReporter = () => undefined): Promise<KnowledgeFlowResult> {
+  /** Answers `query` from the collections of `scope`: the first retrieval and the rewrite's both read those only. */
+  async run(query: string, topK: number, scope: RetrievalScope, onStep: StepReporter = () => undefined): Promise<KnowledgeFlowResult> {
     // Grading and rewrite are not timed: `timings` holds the retrieval stages (the rewrite's recall as rewrite_*).
     const context: StageContext = { step: onStep, time: (_stage, work) => work() };
-    const first = await this.retrieval.search(query, topK, { onStep });
+    const first = await this.retrieval.search(query, topK, { scope, onStep });
     let trace: RagTraceFields = {
       ...first.trace,
       retrieval_mode: first.mode,
@@ -45,12 +47,12 @@ export class KnowledgeFlow {
       retrieval_stage: 'initial',
       rewrite_mode: null,
     };
-    const graded = await this.grading.run({ query, topK, candidates: first.hits, trace }, context);
+    const graded = await this.grading.run({ query, topK, scope, candidates: first.hits, trace }, context);
     let hits = first.hits;
     let grade = graded.grade;
 
     if (grade.grade_route === 'answer' && grade.evidence_relevance === 'weak') {
-      const rewritten = await this.rewriting.run({ query, topK, candidates: hits, trace }, context);
+      const rewritten = await this.rewriting.run({ query, topK, scope, candidates: hits, trace }, context);
       const secondGrade = await this.grading.grade(query, rewritten.candidates);
       const better = rank(secondGrade) > rank(grade);
       trace = {

@@ -3,6 +3,7 @@ import { Annotation, END, Send, START, StateGraph } from '@langchain/langgraph';
 import type { RagTraceFields } from '../../trace/trace.protocol.js';
 import { EvidenceJudge, JudgedGrade } from './evidence-judge.service.js';
 import { KnowledgeFlow } from './knowledge-flow.service.js';
+import type { RetrievalScope } from '../collections/retrieval-scope.js';
 import { RetrievalHit, StepReporter } from '../retrieval/retrieval.service.js';
 
 interface SubResult {
@@ -38,11 +39,12 @@ export class SubQuestionFanOut {
     private readonly judge: EvidenceJudge,
   ) {}
 
-  async run(question: string, subQuestions: string[], topK: number, onStep: StepReporter): Promise<FanOutResult> {
+  /** Each sub-question is retrieved from the collections of `scope`, as the question would be. */
+  async run(question: string, subQuestions: string[], topK: number, scope: RetrievalScope, onStep: StepReporter): Promise<FanOutResult> {
     const graph = new StateGraph(FanOutState)
       .addNode('sub_agent', async (input: { question: string; index: number; topK: number }) => {
         onStep('sub_agent', `Sub-question ${input.index + 1}: ${input.question}`, { index: input.index });
-        const result = await this.flow.run(input.question, input.topK, onStep);
+        const result = await this.flow.run(input.question, input.topK, scope, onStep);
         return { results: [{ index: input.index, question: input.question, hits: result.hits, trace: result.trace }] };
       })
       .addConditionalEdges(START, (state: typeof FanOutState.State) => state.subQuestions.map((q, index) => new Send('sub_agent', { question: q, index, topK: state.topK })), [

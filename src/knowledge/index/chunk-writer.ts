@@ -17,8 +17,10 @@ export interface PreparedLeaf {
  */
 export type LeafPreparer = (nodes: ChunkNode[]) => Promise<Map<ChunkNode, PreparedLeaf>>;
 
-/** Where a document's leaves go: their embedding space, their dense epoch, and whether pgvector's column is written too. */
+/** Where a document's leaves go: their collection, their embedding space, their dense epoch, and whether pgvector's column is written too. */
 export interface ChunkWriteTarget {
+  /** The document's collection, written on every chunk. */
+  collectionId: string;
   spaceId: number;
   denseEpoch: number;
   withVectorColumn: boolean;

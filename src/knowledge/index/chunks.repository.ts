@@ -1,7 +1,9 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { sqlRows } from '../../database/sql.js';
 import type { ChunkLocation } from '../ingest/extraction-budget.js';
+import type { RetrievalScope } from '../collections/retrieval-scope.js';
 import { vectorLiteral } from './dense/pgvector.repository.js';
+import { inScope, scopeParams } from './scope-filter.js';
 
 /** Most full-text matches ranked per query (see rankFullText). */
 export const FULL_TEXT_CANDIDATE_CAP = 1000;
@@ -19,9 +21,10 @@ export interface ChunkRow {
   embedding: Float32Array | null;
 }
 
-/** A chunk as recall reports it, with its document's name. */
+/** A chunk as recall reports it, with its document's name and its collection. */
 export interface ChunkDetail {
   id: string;
+  collection_id: string;
   text: string;
   page: number | null;
   location: ChunkLocation | null;
@@ -32,6 +35,7 @@ export interface ChunkDetail {
 
 export interface ParentInfo {
   id: string;
+  collection_id: string;
   text: string;
   page: number | null;
   location: ChunkLocation | null;
@@ -50,22 +54,23 @@ export class ChunksRepository {
 
   /**
    * One multi-row INSERT of `rows`; returns each row's new id with its
-   * ordinal. `withVectorColumn`: pgvector's column is written too, with the
+   * ordinal. `collectionId` is the document's (a foreign key holds them
+   * equal), denormalized so that recall filters leaves without a join. `withVectorColumn`: pgvector's column is written too, with the
    * same float32 values as the bytes, so both dense backends rank alike.
    */
   insert(
     manager: EntityManager,
     documentId: string,
     rows: ChunkRow[],
-    target: { spaceId: number; denseEpoch: number; withVectorColumn: boolean },
+    target: { collectionId: string; spaceId: number; denseEpoch: number; withVectorColumn: boolean },
   ): Promise<Array<{ id: string; ordinal: number }>> {
     const { withVectorColumn } = target;
     return sqlRows<{ id: string; ordinal: number }>(
       manager,
       `INSERT INTO knowledge_chunks (document_id, parent_id, level, is_leaf, ordinal, page, location, text, search_vector, embedding,
-                                   space_id, dense_epoch ${withVectorColumn ? ', embedding_vector' : ''})
+                                   space_id, dense_epoch, collection_id ${withVectorColumn ? ', embedding_vector' : ''})
      SELECT $1, t.parent_id, t.level, t.is_leaf, t.ordinal, t.page, t.location::jsonb, t.text, to_tsvector('simple', t.search_text), t.embedding,
-            CASE WHEN t.is_leaf THEN $12::smallint END, $13::int ${withVectorColumn ? ', t.vector::vector' : ''}
+            CASE WHEN t.is_leaf THEN $12::smallint END, $13::int, $14::uuid ${withVectorColumn ? ', t.vector::vector' : ''}
        FROM unnest($2::bigint[], $3::smallint[], $4::boolean[], $5::int[], $6::int[], $7::text[], $8::text[], $9::text[], $10::bytea[], $11::text[])
          AS t(parent_id, level, is_leaf, ordinal, page, location, text, search_text, embedding, vector)
      RETURNING id, ordinal`,
@@ -83,6 +88,7 @@ export class ChunksRepository {
         rows.map((row) => (row.embedding && withVectorColumn ? vectorLiteral(row.embedding) : null)),
         target.spaceId,
         target.denseEpoch,
+        target.collectionId,
       ],
     );
   }
@@ -95,44 +101,51 @@ export class ChunksRepository {
     });
   }
 
-  /** Leaf ids matching `tsquery`, by ts_rank, best first. */
-  async rankFullText(manager: EntityManager, tsquery: string, limit: number): Promise<string[]> {
+  /**
+   * Leaf ids of the scope's collections matching `tsquery`, by ts_rank, best
+   * first. The scope is a condition of the match itself, so the cap and the
+   * limit count readable leaves only.
+   */
+  async rankFullText(manager: EntityManager, tsquery: string, limit: number, scope: RetrievalScope): Promise<string[]> {
+    if (scope.empty) return [];
     // Ranking reads every match's tsvector; capping the matches bounds the cost of very common terms
     // (the ranking is then over the first FULL_TEXT_CANDIDATE_CAP matches the GIN index yields).
     const rows = await sqlRows<{ id: string }>(
       manager,
       `WITH matches AS (
          SELECT id, search_vector FROM knowledge_chunks, to_tsquery('simple', $1) q
-          WHERE is_leaf AND search_vector @@ q
+          WHERE is_leaf AND search_vector @@ q ${inScope(scope, '$3')}
           LIMIT ${FULL_TEXT_CANDIDATE_CAP}
        )
        SELECT id FROM matches, to_tsquery('simple', $1) q
         ORDER BY ts_rank(search_vector, q) DESC, id
         LIMIT $2`,
-      [tsquery, limit],
+      [tsquery, limit, ...scopeParams(scope)],
     );
     return rows.map((row) => String(row.id));
   }
 
-  /** The chunks `ids` (in no order), with their document's name as `source`. */
-  details(ids: string[]): Promise<ChunkDetail[]> {
+  /** The chunks `ids` of the scope's collections (in no order), with their document's name as `source`. */
+  details(ids: string[], scope: RetrievalScope): Promise<ChunkDetail[]> {
+    if (scope.empty) return Promise.resolve([]);
     return sqlRows<ChunkDetail>(
       this.dataSource,
-      `SELECT c.id, c.text, c.page, c.location, c.parent_id, c.level, d.filename AS source
+      `SELECT c.id, c.collection_id::text AS collection_id, c.text, c.page, c.location, c.parent_id, c.level, d.filename AS source
          FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
-        WHERE c.id = ANY($1::bigint[])`,
-      [ids],
+        WHERE c.id = ANY($1::bigint[]) ${inScope(scope, '$2', 'c.collection_id')}`,
+      [ids, ...scopeParams(scope)],
     );
   }
 
-  /** The chunks `ids` with the number of children each has. */
-  parents(ids: string[]): Promise<ParentInfo[]> {
+  /** The chunks `ids` of the scope's collections with the number of children each has. */
+  parents(ids: string[], scope: RetrievalScope): Promise<ParentInfo[]> {
+    if (scope.empty) return Promise.resolve([]);
     return sqlRows<ParentInfo>(
       this.dataSource,
-      `SELECT p.id::text AS id, p.text, p.page, p.location, p.level,
+      `SELECT p.id::text AS id, p.collection_id::text AS collection_id, p.text, p.page, p.location, p.level,
               (SELECT count(*)::int FROM knowledge_chunks s WHERE s.parent_id = p.id) AS children
-         FROM knowledge_chunks p WHERE p.id = ANY($1::bigint[])`,
-      [ids],
+         FROM knowledge_chunks p WHERE p.id = ANY($1::bigint[]) ${inScope(scope, '$2', 'p.collection_id')}`,
+      [ids, ...scopeParams(scope)],
     );
   }
 
@@ -199,11 +212,11 @@ export class ChunksRepository {
    * expected few matches and scanned (and sorted) the whole table for every
    * page, seconds each at a million leaves.
    */
-  embeddingPage(usableLeaves: string, afterId: string, batch: number): Promise<Array<{ id: string; embedding: Buffer | null }>> {
-    return sqlRows<{ id: string; embedding: Buffer | null }>(
+  embeddingPage(usableLeaves: string, afterId: string, batch: number): Promise<Array<{ id: string; collection_id: string; embedding: Buffer | null }>> {
+    return sqlRows<{ id: string; collection_id: string; embedding: Buffer | null }>(
       this.dataSource,
       // Ordered by the bigint column, not by the text it is selected as: the pages follow on, and the last id is the highest.
-      `SELECT id::text, CASE WHEN ${usableLeaves} THEN embedding END AS embedding FROM knowledge_chunks
+      `SELECT id::text, collection_id::text, CASE WHEN ${usableLeaves} THEN embedding END AS embedding FROM knowledge_chunks
         WHERE id > $1 ORDER BY knowledge_chunks.id LIMIT ${batch}`,
       [afterId],
     );

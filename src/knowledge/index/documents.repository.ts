@@ -3,6 +3,7 @@ import { sqlRows } from '../../database/sql.js';
 
 export interface KnowledgeDocument {
   id: string;
+  collection_id: string;
   filename: string;
   content_type: string;
   size_bytes: number;
@@ -15,6 +16,7 @@ export interface KnowledgeDocument {
 
 /** What a document row is stored with besides its id. */
 export interface NewDocument {
+  collectionId: string;
   filename: string;
   contentType: string;
   sizeBytes: number;
@@ -31,32 +33,44 @@ export interface DocumentPosition {
   id: string;
 }
 
-const DOCUMENT_COLUMNS = `d.id, d.filename, d.content_type, d.size_bytes, d.page_count, d.chunk_count, d.leaf_count,
+const DOCUMENT_COLUMNS = `d.id, d.collection_id, d.filename, d.content_type, d.size_bytes, d.page_count, d.chunk_count, d.leaf_count,
   d.created_by, to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
 const DOCUMENT_SELECT = `SELECT ${DOCUMENT_COLUMNS} FROM knowledge_documents d`;
 
-/** The documents of the knowledge base (`knowledge_documents`); a document's chunks go with it (ON DELETE CASCADE). */
+/** The documents of the knowledge base (`knowledge_documents`), each in a collection; a document's chunks go with it (ON DELETE CASCADE). */
 export class DocumentsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   async insert(manager: EntityManager, id: string, document: NewDocument): Promise<void> {
     await manager.query(
-      `INSERT INTO knowledge_documents (id, filename, content_type, size_bytes, content_sha256, page_count, chunk_count, leaf_count, created_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [id, document.filename, document.contentType, document.sizeBytes, document.sha256, document.pageCount, document.chunkCount, document.leafCount, document.createdBy],
+      `INSERT INTO knowledge_documents (id, filename, content_type, size_bytes, content_sha256, page_count, chunk_count, leaf_count, created_by, collection_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [
+        id,
+        document.filename,
+        document.contentType,
+        document.sizeBytes,
+        document.sha256,
+        document.pageCount,
+        document.chunkCount,
+        document.leafCount,
+        document.createdBy,
+        document.collectionId,
+      ],
     );
   }
 
-  /** Up to `limit` documents, newest first, after `after`; each with its position. */
-  page(limit: number, after: DocumentPosition | null): Promise<Array<KnowledgeDocument & { created_micros: string }>> {
+  /** Up to `limit` documents of the collection, newest first, after `after`; each with its position. */
+  page(collectionId: string, limit: number, after: DocumentPosition | null): Promise<Array<KnowledgeDocument & { created_micros: string }>> {
     return sqlRows<KnowledgeDocument & { created_micros: string }>(
       this.dataSource,
       `SELECT ${DOCUMENT_COLUMNS}, (EXTRACT(EPOCH FROM d.created_at) * 1000000)::bigint::text AS created_micros
          FROM knowledge_documents d
-        ${after ? `WHERE (d.created_at, d.id) < (TIMESTAMPTZ 'epoch' + $2::bigint * INTERVAL '1 microsecond', $3::uuid)` : ''}
+        WHERE d.collection_id = $2
+          ${after ? `AND (d.created_at, d.id) < (TIMESTAMPTZ 'epoch' + $3::bigint * INTERVAL '1 microsecond', $4::uuid)` : ''}
         ORDER BY d.created_at DESC, d.id DESC LIMIT $1`,
-      after ? [limit, after.micros, after.id] : [limit],
+      after ? [limit, collectionId, after.micros, after.id] : [limit, collectionId],
     );
   }
 
@@ -65,19 +79,20 @@ export class DocumentsRepository {
     return row ?? null;
   }
 
-  async findBySha(sha256: string): Promise<KnowledgeDocument | null> {
-    const [row] = await sqlRows<KnowledgeDocument>(this.dataSource, `${DOCUMENT_SELECT} WHERE d.content_sha256 = $1`, [sha256]);
+  /** The collection's document with this content, if any (identical content is stored once per collection). */
+  async findBySha(sha256: string, collectionId: string): Promise<KnowledgeDocument | null> {
+    const [row] = await sqlRows<KnowledgeDocument>(this.dataSource, `${DOCUMENT_SELECT} WHERE d.collection_id = $2 AND d.content_sha256 = $1`, [sha256, collectionId]);
     return row ?? null;
   }
 
-  /** Deletes the document (and its chunks) in the caller's transaction; false when there was none. */
-  async delete(manager: EntityManager, id: string): Promise<boolean> {
-    const deleted = await sqlRows(manager, 'DELETE FROM knowledge_documents WHERE id = $1 RETURNING id', [id]);
+  /** Deletes the collection's document (and its chunks) in the caller's transaction; false when it has none of that id. */
+  async delete(manager: EntityManager, id: string, collectionId: string): Promise<boolean> {
+    const deleted = await sqlRows(manager, 'DELETE FROM knowledge_documents WHERE id = $1 AND collection_id = $2 RETURNING id', [id, collectionId]);
     return deleted.length > 0;
   }
 
-  async isEmpty(): Promise<boolean> {
-    const [row] = await sqlRows<{ any: boolean }>(this.dataSource, 'SELECT EXISTS (SELECT 1 FROM knowledge_documents) AS any');
+  async isEmpty(collectionId: string): Promise<boolean> {
+    const [row] = await sqlRows<{ any: boolean }>(this.dataSource, 'SELECT EXISTS (SELECT 1 FROM knowledge_documents WHERE collection_id = $1) AS any', [collectionId]);
     return !row.any;
   }
 }

@@ -19,6 +19,7 @@ import { insertChunkTree, LeafPreparer, PreparedLeaf } from '../index/chunk-writ
 import { EmbeddingProvider } from '../index/embeddings.js';
 import { IndexIdentity } from '../index/index-identity.js';
 import { searchTextOfTokens } from '../index/search-text.js';
+import { DEFAULT_COLLECTION_ID } from '../collections/collection.js';
 
 /** Leaves tokenized (for their search text and embedding) between two yields to the event loop: a few milliseconds of work. */
 export const TOKENIZE_BATCH = 32;
@@ -34,6 +35,8 @@ export type IngestStage = 'parsing' | 'embedding' | 'storing' | 'indexing';
 export type IngestProgress = (stage: IngestStage, done: number, total: number) => void | Promise<void>;
 
 export interface IngestOptions {
+  /** The collection the document goes to (identical content is stored once per collection); unset: `default`. */
+  collectionId?: string;
   onProgress?: IngestProgress;
   /**
    * A bulk load: with pgvector its leaves are kept out of the current HNSW
@@ -122,7 +125,8 @@ export class DocumentsService {
     if (nameProblem) throw new InvalidDocumentNameError(nameProblem);
     const sha256 = contentHash(data);
     const id = options.documentId ?? randomUUID();
-    const existing = await this.findBySha(sha256);
+    const collectionId = options.collectionId ?? DEFAULT_COLLECTION_ID;
+    const existing = await this.findBySha(sha256, collectionId);
     if (existing) return { document: existing, duplicate: existing.id !== id };
 
     const started = performance.now();
@@ -150,6 +154,7 @@ export class DocumentsService {
       await onProgress?.('storing', 0, rowCount);
       await this.dataSource.transaction(async (manager) => {
         await this.repository.insert(manager, id, {
+          collectionId,
           filename,
           contentType: parsed.contentType,
           sizeBytes: data.length,
@@ -159,7 +164,7 @@ export class DocumentsService {
           leafCount: leaves.length,
           createdBy,
         });
-        const target = { spaceId: this.identity.spaceId, denseEpoch, withVectorColumn: this.dense.writesVectorColumn };
+        const target = { collectionId, spaceId: this.identity.spaceId, denseEpoch, withVectorColumn: this.dense.writesVectorColumn };
         await insertChunkTree(this.chunks, manager, id, tree, chunkSizes.length, prepare, target, (written) => onProgress?.('storing', written, rowCount));
         await options.beforeCommit?.(manager);
         await this.identity.checkBeforeCommit(manager);
@@ -170,7 +175,7 @@ export class DocumentsService {
     } catch (error) {
       // The same content uploaded at the same moment by someone else.
       if (isUniqueViolation(error)) {
-        const winner = await this.findBySha(sha256);
+        const winner = await this.findBySha(sha256, collectionId);
         if (winner) return { document: winner, duplicate: winner.id !== id };
       }
       throw error;
@@ -204,14 +209,15 @@ export class DocumentsService {
   }
 
   /**
-   * A page of documents, newest first, after `cursor` (a `next_cursor` of an
-   * earlier page). The counts are the document's stored figures: no chunk is
-   * read, so a page costs the same whatever the size of the knowledge base.
+   * A page of a collection's documents (unset: `default`'s), newest first,
+   * after `cursor` (a `next_cursor` of an earlier page). The counts are the
+   * document's stored figures: no chunk is read, so a page costs the same
+   * whatever the size of the knowledge base.
    */
-  async list(page: { limit?: number; cursor?: string } = {}): Promise<DocumentPage> {
+  async list(page: { limit?: number; cursor?: string; collectionId?: string } = {}): Promise<DocumentPage> {
     const limit = Math.min(Math.max(page.limit ?? DOCUMENT_PAGE_DEFAULT, 1), DOCUMENT_PAGE_MAX);
     const after = page.cursor ? decodeKeysetCursor(page.cursor) : null;
-    const rows = await this.repository.page(limit + 1, after);
+    const rows = await this.repository.page(page.collectionId ?? DEFAULT_COLLECTION_ID, limit + 1, after);
     const documents = rows.slice(0, limit);
     const last = documents[documents.length - 1];
     return {
@@ -224,27 +230,31 @@ export class DocumentsService {
     return this.repository.find(id);
   }
 
-  /** Deletes a document and its chunks (in `within`, a transaction of the caller's, if given); false when there was none. */
-  async remove(id: string, within?: EntityManager): Promise<boolean> {
+  /**
+   * Deletes a document of the collection (unset: `default`) and its chunks (in `within`, a transaction of the
+   * caller's, if given); false when the collection has none of that id.
+   */
+  async remove(id: string, within?: EntityManager, collectionId = DEFAULT_COLLECTION_ID): Promise<boolean> {
     const remove = async (manager: EntityManager) => {
-      const deleted = await this.repository.delete(manager, id);
+      const deleted = await this.repository.delete(manager, id, collectionId);
       if (deleted) await this.state.bumpVersion(manager);
       return deleted;
     };
     return within ? remove(within) : this.dataSource.transaction(remove);
   }
 
-  isEmpty(): Promise<boolean> {
-    return this.repository.isEmpty();
+  /** Whether the collection (unset: `default`) has no document. */
+  isEmpty(collectionId = DEFAULT_COLLECTION_ID): Promise<boolean> {
+    return this.repository.isEmpty(collectionId);
   }
 
-  /** The stored document with exactly this content, if any. */
-  findByContent(data: Buffer): Promise<KnowledgeDocument | null> {
-    return this.findBySha(contentHash(data));
+  /** The collection's stored document (unset: `default`'s) with exactly this content, if any. */
+  findByContent(data: Buffer, collectionId = DEFAULT_COLLECTION_ID): Promise<KnowledgeDocument | null> {
+    return this.findBySha(contentHash(data), collectionId);
   }
 
-  private findBySha(sha256: string): Promise<KnowledgeDocument | null> {
-    return this.repository.findBySha(sha256);
+  private findBySha(sha256: string, collectionId: string): Promise<KnowledgeDocument | null> {
+    return this.repository.findBySha(sha256, collectionId);
   }
 
   /**

@@ -4,6 +4,7 @@ import { rewriteQuery } from '../answering/rewrite.js';
 
 const hit = (source: string, text: string, score: number, rerank_score?: number) => ({
   chunk_id: `${source}#1`,
+  collection_id: '00000000-0000-4000-8000-000000000001',
   source,
   page: null,
   text,

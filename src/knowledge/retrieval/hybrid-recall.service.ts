@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { pgErrorCode } from '../../database/sql.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
+import type { RetrievalScope } from '../collections/retrieval-scope.js';
 import { ChunksRepository } from '../index/chunks.repository.js';
 import { DenseRecall } from '../index/dense/dense-recall.service.js';
 import { EmbeddingProvider } from '../index/embeddings.js';
@@ -84,11 +85,14 @@ export class HybridRecall {
     this.statementTimeoutMs = Math.min(FULL_TEXT_STATEMENT_TIMEOUT_MS, config?.database.statementTimeoutMs ?? FULL_TEXT_STATEMENT_TIMEOUT_MS);
   }
 
-  /** The `recallK` best leaves by fused rank, best first. */
-  async recall(query: string, recallK: number): Promise<RecallResult> {
-    const [fullText, dense] = await Promise.all([this.fullTextRecall(query, recallK), this.dense.rank(query, recallK)]);
+  /** The `recallK` best leaves of the scope's collections by fused rank, best first: each ranking is of those leaves only. */
+  async recall(query: string, recallK: number, scope: RetrievalScope): Promise<RecallResult> {
+    const [fullText, dense] = await Promise.all([this.fullTextRecall(query, recallK, scope), this.dense.rank(query, recallK, scope)]);
     const fused = reciprocalRankFusion([fullText.ids, dense.ids]).slice(0, recallK);
-    const details = await this.chunkDetails(fused.map((f) => f.id));
+    const details = await this.chunkDetails(
+      fused.map((f) => f.id),
+      scope,
+    );
     const fullTextRank = new Map(fullText.ids.map((id, i) => [id, i + 1]));
     const denseRank = new Map(dense.ids.map((id, i) => [id, i + 1]));
     const candidates = fused.flatMap((f, i) => {
@@ -108,9 +112,9 @@ export class HybridRecall {
     };
   }
 
-  /** Leaf ids ranked by PostgreSQL full-text search (public for the evaluation bench). */
-  async fullTextRanking(query: string, limit: number): Promise<string[]> {
-    return (await this.fullTextRecall(query, limit)).ids;
+  /** Leaf ids of the scope ranked by PostgreSQL full-text search (public for the evaluation bench). */
+  async fullTextRanking(query: string, limit: number, scope: RetrievalScope): Promise<string[]> {
+    return (await this.fullTextRecall(query, limit, scope)).ids;
   }
 
   /**
@@ -119,17 +123,17 @@ export class HybridRecall {
    * matches ranked, and a statement timeout, after which the ranking is
    * empty and says why (other database errors propagate).
    */
-  async fullTextRecall(query: string, limit: number): Promise<FullTextRanking> {
+  async fullTextRecall(query: string, limit: number, scope: RetrievalScope): Promise<FullTextRanking> {
     const { lexemes, dropped } = fullTextQueryTerms(query);
     const terms = lexemes.length;
-    if (terms === 0) return { ids: [], terms, dropped };
+    if (terms === 0 || scope.empty) return { ids: [], terms, dropped };
     try {
       const ids = await this.chunks.withStatementTimeout(this.statementTimeoutMs, async (manager) => {
         // Chunks with every term first (few, precise: for Chinese, bigram runs act like phrases);
         // then, when they are too few, chunks with any term.
-        const all = await this.chunks.rankFullText(manager, lexemes.join(' & '), limit);
+        const all = await this.chunks.rankFullText(manager, lexemes.join(' & '), limit, scope);
         if (all.length >= limit || terms === 1) return all;
-        const any = await this.chunks.rankFullText(manager, lexemes.join(' | '), limit);
+        const any = await this.chunks.rankFullText(manager, lexemes.join(' | '), limit, scope);
         return [...new Set([...all, ...any])].slice(0, limit);
       });
       return { ids, terms, dropped };
@@ -139,19 +143,21 @@ export class HybridRecall {
     }
   }
 
-  /** Leaf ids ranked by embedding similarity (public for the evaluation bench). */
-  async denseRanking(query: string, limit: number): Promise<string[]> {
-    return (await this.dense.rank(query, limit)).ids;
+  /** Leaf ids of the scope ranked by embedding similarity (public for the evaluation bench). */
+  async denseRanking(query: string, limit: number, scope: RetrievalScope): Promise<string[]> {
+    return (await this.dense.rank(query, limit, scope)).ids;
   }
 
-  private async chunkDetails(ids: string[]): Promise<Map<string, Omit<RecallCandidate, 'score'>>> {
+  /** The fused leaves' rows, read under the same scope as the rankings (a leaf moved out of it meanwhile is not reported). */
+  private async chunkDetails(ids: string[], scope: RetrievalScope): Promise<Map<string, Omit<RecallCandidate, 'score'>>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.chunks.details(ids);
+    const rows = await this.chunks.details(ids, scope);
     return new Map(
       rows.map((row) => [
         String(row.id),
         {
           chunk_id: String(row.id),
+          collection_id: row.collection_id,
           source: row.source,
           page: row.page,
           location: row.location ?? null,

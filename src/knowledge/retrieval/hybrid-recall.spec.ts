@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { RetrievalScope } from '../collections/retrieval-scope.js';
 import type { DenseRecall } from '../index/dense/dense-recall.service.js';
 import type { EmbeddingProvider } from '../index/embeddings.js';
 import { FULL_TEXT_STATEMENT_TIMEOUT_MS, HybridRecall } from './hybrid-recall.service.js';
@@ -29,9 +30,17 @@ function fakeDatabase(reply: (sql: string, params: unknown[]) => Reply) {
   return { dataSource: dataSource as unknown as DataSource, statements };
 }
 
-const dense = { rank: async () => ({ ids: ['7', '8'], backend: 'memory' as const }) } as unknown as DenseRecall;
+const everything = RetrievalScope.unrestricted();
+const denseScopes: RetrievalScope[] = [];
+const dense = {
+  rank: async (_query: string, _limit: number, scope: RetrievalScope) => {
+    denseScopes.push(scope);
+    return { ids: ['7', '8'], backend: 'memory' as const };
+  },
+} as unknown as DenseRecall;
 const embeddings = { name: 'fake' } as unknown as EmbeddingProvider;
-const details = (ids: unknown) => (ids as string[]).map((id) => ({ id, text: `chunk ${id}`, page: null, parent_id: null, level: 2, source: 'doc.md' }));
+const COLLECTION = '6f1c1d8e-0000-4000-8000-00000000abcd';
+const details = (ids: unknown) => (ids as string[]).map((id) => ({ id, collection_id: COLLECTION, text: `chunk ${id}`, page: null, parent_id: null, level: 2, source: 'doc.md' }));
 
 const timeoutError = () => Object.assign(new Error('canceling statement due to statement timeout'), { driverError: { code: '57014' } });
 
@@ -40,7 +49,7 @@ describe('HybridRecall: what a query can cost', () => {
     const { dataSource, statements } = fakeDatabase((sql, params) => (/to_tsquery/.test(sql) ? [] : /knowledge_documents/.test(sql) ? details(params[0]) : []));
     const recall = new HybridRecall(dataSource, embeddings, dense);
     const words = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}z`).join(' ');
-    const result = await recall.recall(`reset the router ${words}`, 8);
+    const result = await recall.recall(`reset the router ${words}`, 8, everything);
     expect(result).toMatchObject({ fullTextTerms: 32, fullTextTermsDropped: 402 - 32, fullTextError: undefined });
     const fullText = statements.filter((s) => /to_tsquery/.test(s.sql));
     expect(fullText).toHaveLength(2); // every term, then any term
@@ -55,7 +64,7 @@ describe('HybridRecall: what a query can cost', () => {
   it('answers from the dense ranking alone, saying why, when the full-text ranking hits the timeout', async () => {
     const { dataSource } = fakeDatabase((sql, params) => (/to_tsquery/.test(sql) ? timeoutError() : /knowledge_documents/.test(sql) ? details(params[0]) : []));
     const recall = new HybridRecall(dataSource, embeddings, dense);
-    const result = await recall.recall('reset the router', 8);
+    const result = await recall.recall('reset the router', 8, everything);
     expect(result.fullTextError).toBe(`full-text search cancelled after ${FULL_TEXT_STATEMENT_TIMEOUT_MS} ms (statement timeout)`);
     expect(result.candidates.map((c) => [c.chunk_id, c.rrf_rank])).toEqual([
       ['7', 1],
@@ -67,12 +76,48 @@ describe('HybridRecall: what a query can cost', () => {
   it('lets other database errors through (they are not a slow query)', async () => {
     const broken = Object.assign(new Error('relation does not exist'), { driverError: { code: '42P01' } });
     const { dataSource } = fakeDatabase((sql) => (/to_tsquery/.test(sql) ? broken : []));
-    await expect(new HybridRecall(dataSource, embeddings, dense).recall('reset the router', 8)).rejects.toBe(broken);
+    await expect(new HybridRecall(dataSource, embeddings, dense).recall('reset the router', 8, everything)).rejects.toBe(broken);
   });
 
   it('does not query the database for a query without terms', async () => {
     const { dataSource, statements } = fakeDatabase(() => []);
-    expect(await new HybridRecall(dataSource, embeddings, dense).fullTextRecall('？ the a', 8)).toEqual({ ids: [], terms: 0, dropped: 0 });
+    expect(await new HybridRecall(dataSource, embeddings, dense).fullTextRecall('？ the a', 8, everything)).toEqual({ ids: [], terms: 0, dropped: 0 });
     expect(statements).toHaveLength(0);
+  });
+});
+
+describe('HybridRecall: the scope is a condition of every ranking and read', () => {
+  it("filters the full-text match, hands the scope to the dense leg and reads the chunks' rows under it", async () => {
+    const scope = RetrievalScope.of([COLLECTION]);
+    const { dataSource, statements } = fakeDatabase((sql, params) => (/to_tsquery/.test(sql) ? [{ id: '7' }] : /knowledge_documents/.test(sql) ? details(params[0]) : []));
+    denseScopes.length = 0;
+    const result = await new HybridRecall(dataSource, embeddings, dense).recall('reset the router', 8, scope);
+    const fullText = statements.filter((s) => /to_tsquery/.test(s.sql));
+    expect(fullText.length).toBeGreaterThan(0);
+    for (const statement of fullText) {
+      // Inside the capped match itself, before its LIMIT: the cap counts readable leaves only.
+      expect(statement.sql).toMatch(/WHERE is_leaf AND search_vector @@ q AND collection_id = ANY\(\$3::uuid\[\]\)\s+LIMIT 1000/);
+      expect(statement.params[2]).toEqual([COLLECTION]);
+    }
+    expect(denseScopes).toEqual([scope]);
+    const read = statements.find((s) => /knowledge_documents/.test(s.sql))!;
+    expect(read.sql).toMatch(/c\.collection_id = ANY\(\$2::uuid\[\]\)/);
+    expect(read.params[1]).toEqual([COLLECTION]);
+    expect(result.candidates.map((c) => [c.chunk_id, c.collection_id])).toEqual([
+      ['7', COLLECTION],
+      ['8', COLLECTION],
+    ]);
+  });
+
+  it('leaves the statements unfiltered for every collection, and queries nothing for an empty scope', async () => {
+    const every = fakeDatabase((sql, params) => (/knowledge_documents/.test(sql) ? details(params[0]) : []));
+    await new HybridRecall(every.dataSource, embeddings, dense).recall('reset the router', 8, everything);
+    expect(every.statements.filter((s) => /collection_id = ANY/.test(s.sql))).toEqual([]);
+
+    const none = fakeDatabase(() => []);
+    const nothing = { rank: async () => ({ ids: [], backend: 'memory' as const }) } as unknown as DenseRecall;
+    const result = await new HybridRecall(none.dataSource, embeddings, nothing).recall('reset the router', 8, RetrievalScope.of([]));
+    expect(result.candidates).toEqual([]);
+    expect(none.statements).toEqual([]);
   });
 });

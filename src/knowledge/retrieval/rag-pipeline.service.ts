@@ -6,7 +6,7 @@ import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { HybridRecall, RecallCandidate } from './hybrid-recall.service.js';
 import { RerankProvider } from './rerank.js';
-import { RetrievalResult, RetrievalService, StepReporter } from './retrieval.service.js';
+import { RetrievalResult, RetrievalService, SearchOptions, StepReporter } from './retrieval.service.js';
 import { AutoMergeStage } from './stages/auto-merge.stage.js';
 import { RecallStage } from './stages/recall.stage.js';
 import { RerankStage } from './stages/rerank.stage.js';
@@ -80,8 +80,8 @@ export class RagPipeline extends RetrievalService implements OnApplicationBootst
     this.logger.log(`retrieval stages: ${stages.map((stage) => stage.name).join(' → ')}`);
   }
 
-  async search(query: string, topK: number, options: { onStep?: StepReporter } = {}): Promise<RetrievalResult> {
-    const outcome = await runStages(this.stages, query, topK, options.onStep ?? ignoreStep);
+  async search(query: string, topK: number, options: SearchOptions): Promise<RetrievalResult> {
+    const outcome = await runStages(this.stages, query, topK, options.scope, options.onStep ?? ignoreStep);
     return {
       hits: outcome.candidates.map(toHit),
       recalled: outcome.trace.recalled_count ?? 0,

@@ -1,5 +1,6 @@
 import type { RagTraceFields } from '../../trace/trace.protocol.js';
 import type { ChunkLocation } from '../ingest/extraction-budget.js';
+import type { RetrievalScope } from '../collections/retrieval-scope.js';
 
 /**
  * One retrieved passage: the wire shape of RetrievedChunk. A type alias, not an
@@ -7,6 +8,8 @@ import type { ChunkLocation } from '../ingest/extraction-budget.js';
  */
 export type RetrievalHit = {
   chunk_id: string;
+  /** The collection of the chunk's document. */
+  collection_id: string;
   source: string;
   page: number | null;
   /** Where in the source besides the page: a spreadsheet's sheet and row, a passage's heading path; null: nothing more. */
@@ -33,10 +36,16 @@ export interface RetrievalResult {
   trace?: RagTraceFields;
 }
 
+export interface SearchOptions {
+  /** The collections the search reads (every chunk it reads, in every stage, is of them). */
+  scope: RetrievalScope;
+  onStep?: StepReporter;
+}
+
 /**
  * What the knowledge tool asks of retrieval. The injection token is the
  * class itself; the knowledge module provides the implementation.
  */
 export abstract class RetrievalService {
-  abstract search(query: string, topK: number, options?: { onStep?: StepReporter }): Promise<RetrievalResult>;
+  abstract search(query: string, topK: number, options: SearchOptions): Promise<RetrievalResult>;
 }

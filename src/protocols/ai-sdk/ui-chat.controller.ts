@@ -11,6 +11,7 @@ import { isTerminal } from '../../chat/run-event.js';
 import { RunEventsService, RunStatusProbe } from '../../chat/run-events.service.js';
 import { RunRegistry } from '../../chat/run-registry.service.js';
 import { StartsTurn, STOPPED_FOLLOWING_EVENT, TurnDrain } from '../../chat/turn-drain.service.js';
+import { TurnScopes } from '../../chat/turn-scopes.service.js';
 import { ApiErrorResponses } from '../../common/api-error.responses.js';
 import { SseWriter } from '../../common/sse-stream.js';
 import type { AppConfig } from '../../config/app-config.js';
@@ -54,6 +55,7 @@ export class UiChatController {
     private readonly storage: SessionReads,
     private readonly sessionIds: UiSessionIds,
     private readonly drain: TurnDrain,
+    private readonly scopes: TurnScopes,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -64,19 +66,21 @@ export class UiChatController {
   @ApiOperation({
     summary: 'Run a chat turn for the AI SDK (useChat): UI message stream',
     description:
-      "Takes the body of the AI SDK's `DefaultChatTransport` (`id`, `messages`, `trigger`, `messageId`; other fields are ignored). " +
+      "Takes the body of the AI SDK's `DefaultChatTransport` (`id`, `messages`, `trigger`, `messageId`, and `collection_ids` from the transport's `body` option; other fields are ignored). " +
       "The turn's message is the text of the last message, which must be the user's; `id` names the session. " +
       `Errors before the stream opens are plain HTTP errors; after, an \`error\` chunk. ${UI_STREAM_DESCRIPTION}`,
   })
   @ApiBody({ type: UiChatRequest })
   @ApiProduces('text/event-stream')
   @ApiOkResponse(UI_STREAM_OK)
-  @ApiErrorResponses(400, 401, 'session_not_found', 'run_in_progress', 413, 429, 503, 'shutting_down')
+  @ApiErrorResponses(400, 401, 'session_not_found', 'collection_not_found', 'run_in_progress', 413, 429, 503, 'shutting_down')
   async send(@CurrentUser() user: AuthUser, @Body() raw: unknown, @Res() res: Response): Promise<void> {
     // Validated here, not by the global pipe, which would refuse the extra fields a transport may add.
     const request = await parseUiChatRequest(raw);
-    const turn = await this.chat.prepare(user.userId, request.message, this.sessionIds.forChat(user.userId, request.chatId));
-    this.chat.startStreaming(turn, TurnContext.of(turn, 'stream'));
+    const sessionId = this.sessionIds.forChat(user.userId, request.chatId);
+    const scope = await this.scopes.forTurn(user, request.collectionIds, sessionId);
+    const turn = await this.chat.prepare(user.userId, request.message, sessionId);
+    this.chat.startStreaming(turn, TurnContext.of(turn, 'stream', { scope }));
     await this.pipe(turn.runId, res, async () => 'running');
   }
 

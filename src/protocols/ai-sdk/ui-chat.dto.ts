@@ -17,6 +17,7 @@ import {
 } from 'class-validator';
 import { CHAT_MESSAGE_MAX_LENGTH, ChatRequest } from '../../chat/chat.dto.js';
 import { RequestError } from '../../common/coded-error.js';
+import { COLLECTION_IDS_DESCRIPTION, IsCollectionIdList, MAX_NAMED_COLLECTIONS } from '../../common/collection-ids.js';
 
 /** A chat id the AI SDK may send: a UUID (a session id as is) or a short client-made id. */
 export const UI_CHAT_ID_PATTERN = /^[A-Za-z0-9_-]{1,100}$/;
@@ -95,11 +96,23 @@ export class UiChatRequest {
   @IsString()
   @MaxLength(200)
   messageId?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    nullable: true,
+    maxItems: MAX_NAMED_COLLECTIONS,
+    description: `Sent through the transport's \`body\` option. ${COLLECTION_IDS_DESCRIPTION}. Absent: those saved on the session (PATCH /api/sessions/{id}), if any`,
+  })
+  @IsOptional()
+  @IsCollectionIdList()
+  collection_ids?: string[] | null;
 }
 
 export interface UiTurnRequest {
   chatId: string;
   message: string;
+  /** The knowledge collections the turn names; undefined: none named. */
+  collectionIds?: string[];
 }
 
 function describe(errors: ValidationError[], path = ''): string[] {
@@ -134,5 +147,5 @@ export async function parseUiChatRequest(raw: unknown): Promise<UiTurnRequest> {
       Object.values(textErrors[0].constraints ?? {}).map((text) => `messages[${index}] text${text.startsWith('message') ? text.slice('message'.length) : `: ${text}`}`),
     );
   }
-  return { chatId: body.id, message: turn.message };
+  return { chatId: body.id, message: turn.message, collectionIds: body.collection_ids ?? undefined };
 }

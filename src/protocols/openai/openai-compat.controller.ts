@@ -11,6 +11,8 @@ import { ChatService, Emit } from '../../chat/chat.service.js';
 import { TurnFailedError } from '../../chat/chat.errors.js';
 import { RunEventsService } from '../../chat/run-events.service.js';
 import { StartsTurn, TurnDrain } from '../../chat/turn-drain.service.js';
+import { TurnScopes } from '../../chat/turn-scopes.service.js';
+import type { RetrievalScope } from '../../knowledge/public-api.js';
 import { ApiErrorResponsesOf } from '../../common/api-error.responses.js';
 import { CodedError } from '../../common/coded-error.js';
 import { SseWriter } from '../../common/sse-stream.js';
@@ -44,6 +46,7 @@ export class OpenAiCompatController {
     private readonly chat: ChatService,
     private readonly events: RunEventsService,
     private readonly drain: TurnDrain,
+    private readonly scopes: TurnScopes,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -91,6 +94,7 @@ export class OpenAiCompatController {
     400,
     401,
     'session_not_found',
+    'collection_not_found',
     'session_deleted',
     'run_in_progress',
     'cancelled',
@@ -106,8 +110,9 @@ export class OpenAiCompatController {
     const request = parseCompletionRequest(body, sessionHeader);
     this.checkModel(request.model);
     const identity: CompletionIdentity = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: this.modelId };
-    if (request.sessionId !== undefined) await this.sessionTurn(user, request, identity, res);
-    else await this.statelessTurn(user, request, identity, res);
+    const scope = await this.scopes.forTurn(user, request.collectionIds, request.sessionId);
+    if (request.sessionId !== undefined) await this.sessionTurn(user, request, scope, identity, res);
+    else await this.statelessTurn(user, request, scope, identity, res);
   }
 
   private checkModel(id: string): void {
@@ -121,16 +126,16 @@ export class OpenAiCompatController {
   }
 
   /** A turn of a stored session: one run at a time, stored, cached, resumable when it pauses. */
-  private async sessionTurn(user: AuthUser, request: CompletionRequest, identity: CompletionIdentity, res: Response): Promise<void> {
+  private async sessionTurn(user: AuthUser, request: CompletionRequest, scope: RetrievalScope, identity: CompletionIdentity, res: Response): Promise<void> {
     const turn = await this.chat.prepare(user.userId, request.question, request.sessionId);
     res.setHeader('X-Session-Id', turn.sessionId);
     if (!request.stream) {
-      const context = this.turnContext(turn, 'sync', request);
+      const context = this.turnContext(turn, 'sync', request, scope);
       const result = await this.chat.runSync(turn, context);
       res.status(200).json(await this.completion(identity, context, result, turn.sessionId));
       return;
     }
-    const context = this.turnContext(turn, 'stream', request);
+    const context = this.turnContext(turn, 'stream', request, scope);
     const writer = new SseWriter(res, completionTransport(this.config.chat.sseHeartbeatMs));
     const chunks = new CompletionChunks(identity, request.includeUsage);
     void writer.write(chunks.role());
@@ -148,7 +153,7 @@ export class OpenAiCompatController {
   }
 
   /** The request's messages are the conversation; nothing is stored; the client leaving stops the turn. */
-  private async statelessTurn(user: AuthUser, request: CompletionRequest, identity: CompletionIdentity, res: Response): Promise<void> {
+  private async statelessTurn(user: AuthUser, request: CompletionRequest, scope: RetrievalScope, identity: CompletionIdentity, res: Response): Promise<void> {
     const runId = randomUUID();
     const turn = { userId: user.userId, sessionId: runId, runId };
     const messages = toLangChain(request.conversation);
@@ -156,7 +161,7 @@ export class OpenAiCompatController {
     // The instance's shutdown stops it too, once the drain time is over.
     const stopped = AbortSignal.any([abort.signal, this.drain.signal]);
     if (!request.stream) {
-      const context = this.turnContext(turn, 'sync', request);
+      const context = this.turnContext(turn, 'sync', request, scope);
       res.on('close', () => {
         if (!res.writableFinished) abort.abort();
       });
@@ -164,7 +169,7 @@ export class OpenAiCompatController {
       if (!res.writableEnded) res.status(200).json(await this.completion(identity, context, result));
       return;
     }
-    const context = this.turnContext(turn, 'stream', request);
+    const context = this.turnContext(turn, 'stream', request, scope);
     const writer = new SseWriter(res, completionTransport(this.config.chat.sseHeartbeatMs));
     const chunks = new CompletionChunks(identity, request.includeUsage);
     void writer.write(chunks.role());
@@ -187,8 +192,8 @@ export class OpenAiCompatController {
     }
   }
 
-  private turnContext(turn: { userId: string; sessionId: string; runId: string }, mode: 'sync' | 'stream', request: CompletionRequest): TurnContext {
-    return TurnContext.of(turn, mode, { sampling: request.sampling });
+  private turnContext(turn: { userId: string; sessionId: string; runId: string }, mode: 'sync' | 'stream', request: CompletionRequest, scope: RetrievalScope): TurnContext {
+    return TurnContext.of(turn, mode, { sampling: request.sampling, scope });
   }
 
   /** The end of a streamed completion: its final chunk (with the turn's finish reason), its usage, `[DONE]`. */

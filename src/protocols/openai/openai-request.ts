@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CHAT_MESSAGE_MAX_LENGTH } from '../../chat/chat.dto.js';
+import { collectionIdsProblem } from '../../common/collection-ids.js';
 import { hasVisibleCharacter, storableTextProblem } from '../../common/storable-text.js';
 import type { ModelSampling } from '../../models/sampling.js';
 import { OpenAiError } from './openai-errors.js';
@@ -94,6 +95,8 @@ export interface CompletionRequest {
   question: string;
   /** The stored session the turn belongs to (X-Session-Id or metadata.session_id); absent: stateless. */
   sessionId?: string;
+  /** The knowledge collections the turn names (metadata.collection_ids); absent: none named. */
+  collectionIds?: string[];
 }
 
 /** `messages[0].content` from a zod path. */
@@ -199,6 +202,8 @@ export function parseCompletionRequest(body: unknown, sessionHeader: unknown): C
     throw invalid('messages', `the conversation must be at most ${OPENAI_CONVERSATION_MAX_LENGTH} characters in all; send X-Session-Id to keep a longer one here`);
   }
 
+  const collectionIds = collectionIdsOf(raw.metadata?.collection_ids);
+
   const stop = raw.stop == null ? undefined : typeof raw.stop === 'string' ? [raw.stop] : raw.stop;
   const maxTokens = raw.max_completion_tokens ?? raw.max_tokens ?? undefined;
   const sampling: ModelSampling = {
@@ -215,5 +220,19 @@ export function parseCompletionRequest(body: unknown, sessionHeader: unknown): C
     conversation,
     question,
     sessionId,
+    collectionIds,
   };
+}
+
+/**
+ * `metadata.collection_ids`: OpenAI's metadata values are strings, so the
+ * collections are one string of ids separated by commas (spaces around them
+ * are ignored); absent or blank: none named.
+ */
+function collectionIdsOf(value: string | undefined): string[] | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const ids = value.split(',').map((id) => id.trim());
+  const problem = ids.includes('') ? 'holds an empty id' : collectionIdsProblem(ids);
+  if (problem) throw invalid('metadata.collection_ids', `must be collection ids separated by commas: ${problem.replace(/^\[(\d+)\]/, 'item $1')}`);
+  return ids;
 }

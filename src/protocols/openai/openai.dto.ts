@@ -96,7 +96,12 @@ export class ChatCompletionRequestDoc {
   @ApiPropertyOptional({ description: 'Up to 4 stop sequences, passed to the model', oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] })
   stop?: string | string[];
 
-  @ApiPropertyOptional({ description: '`session_id`: the session the turn belongs to (as X-Session-Id)', example: {} })
+  @ApiPropertyOptional({
+    description:
+      '`session_id`: the session the turn belongs to (as X-Session-Id). `collection_ids`: the knowledge collections to search, ids (or `default`) separated by commas; ' +
+      'absent: those saved on the session, else every collection the caller can read; one the caller cannot read answers 404 `collection_not_found`',
+    example: {},
+  })
   metadata?: Record<string, string>;
 }
 

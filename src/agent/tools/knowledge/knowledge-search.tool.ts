@@ -82,7 +82,7 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
           complexity: complexity.complexity,
         });
         if (complexity.complexity === 'complex' && complexity.sub_questions.length > 1) {
-          const fanOut = await this.fanOut.run(original, complexity.sub_questions, topK, step);
+          const fanOut = await this.fanOut.run(original, complexity.sub_questions, topK, turn.scope, step);
           const { options: _options, ...gradeFields } = fanOut.grade;
           const answerHits = fanOut.hits.slice(0, topK * 2);
           const fanOutTrace = {
@@ -114,14 +114,14 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
         let trace: Record<string, unknown>;
         if (resuming && supplements.length > 0) {
           step('hitl', 'Retrieving again with your answer', { round: supplements.length });
-          result = await this.flow.run(`${original} ${supplements.join(' ')}`, topK, step);
+          result = await this.flow.run(`${original} ${supplements.join(' ')}`, topK, turn.scope, step);
           trace = this.hitlTrace(result, complexity, supplements, {
             query: original,
             retrieval_status: resuming.question.retrieval_status,
             clarification_prompt: resuming.question.clarification_prompt,
           });
         } else {
-          result = await this.flow.run(original, topK, step);
+          result = await this.flow.run(original, topK, turn.scope, step);
           trace = { ...result.trace, ...complexity };
         }
         // Human in the loop: the run pauses to ask the user (the graph's clarify node), at most MAX_HITL_ROUNDS times;

@@ -37,7 +37,7 @@ function fakeModel(reply: (call: Call) => Promise<unknown>): { model: BaseChatMo
 
 const openai = (timeoutMs = 1000) => ({ llm: { provider: 'openai', timeoutMs, judgeTimeoutMs: timeoutMs } }) as AppConfig;
 const local = { llm: { provider: 'local', timeoutMs: 1000, judgeTimeoutMs: 1000 } } as AppConfig;
-const hit = (text: string) => ({ chunk_id: '1', source: 'router.md', page: null, text, score: 0.03, rerank_score: 0.2 });
+const hit = (text: string) => ({ chunk_id: '1', collection_id: '00000000-0000-4000-8000-000000000001', source: 'router.md', page: null, text, score: 0.03, rerank_score: 0.2 });
 
 describe('judgeWithFallback', () => {
   it('answers locally without a model, with the model when it answers, and locally with a reason when it fails', async () => {

@@ -7,6 +7,7 @@ import { APP_CONFIG } from '../../../config/config.module.js';
 import { Readiness, ReadinessState } from '../../../common/readiness.js';
 import { withMaintenanceDataSource } from '../../../database/maintenance.js';
 import { pgErrorCode } from '../../../database/sql.js';
+import type { RetrievalScope } from '../../collections/retrieval-scope.js';
 import { ChunksRepository } from '../chunks.repository.js';
 import { EmbeddingProvider } from '../embeddings.js';
 import { IndexIdentity } from '../index-identity.js';
@@ -241,22 +242,22 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
     return this.pgvector.indexed ? 'pgvector-hnsw' : 'pgvector-exact';
   }
 
-  /** Leaf ids ranked by similarity to `query`'s embedding, best first. */
-  async rank(query: string, limit: number): Promise<DenseRanking> {
+  /** Leaf ids of the scope's collections ranked by similarity to `query`'s embedding, best first (the scope filters inside each backend's ranking). */
+  async rank(query: string, limit: number, scope: RetrievalScope): Promise<DenseRanking> {
     const [embedded] = await this.embeddings.embed([query]);
     const vector = Float32Array.from(embedded);
     if (this.pgvector) {
       try {
-        return { ids: await this.pgvector.rank(vector, limit), backend: this.backend };
+        return { ids: await this.pgvector.rank(vector, limit, scope), backend: this.backend };
       } catch (error) {
         // The trace and the step event (clients read both) get the SQLSTATE; the driver's words go to the log.
         const code = pgErrorCode(error);
         const reason = `pgvector search failed${code ? ` (SQLSTATE ${code})` : ''}`;
         this.logger.warn({ err: error }, `${reason}; answered from the in-memory index`);
-        return { ids: await this.memory.rank(vector, limit), backend: 'memory', error: reason };
+        return { ids: await this.memory.rank(vector, limit, scope), backend: 'memory', error: reason };
       }
     }
-    const ids = await this.memory.rankWhenLoaded(vector, limit);
+    const ids = await this.memory.rankWhenLoaded(vector, limit, scope);
     if (ids) return { ids, backend: 'memory' };
     const progress = this.memory.progress;
     return {

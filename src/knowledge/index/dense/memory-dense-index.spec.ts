@@ -1,4 +1,4 @@
-import { bestRows, columnScores } from './memory-dense-index.js';
+import { bestRows, columnScores, rowScores } from './memory-dense-index.js';
 
 describe('columnScores', () => {
   it('equals the dot products of every row, for sparse and dense queries, with spare capacity', () => {
@@ -27,5 +27,18 @@ describe('columnScores', () => {
         .map((x) => x.r);
       expect(bestRows(scores, 5)).toEqual(naive);
     }
+  });
+
+  it('scores a subset of the rows (rowScores) exactly as the whole scan scores them', () => {
+    const rows = 40;
+    const capacity = 64;
+    const dimensions = 9;
+    let seed = 11;
+    const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5;
+    const columns = Float32Array.from({ length: capacity * dimensions }, random);
+    const query = Float32Array.from({ length: dimensions }, (_, d) => (d % 3 === 1 ? 0 : random()));
+    const all = columnScores(query, columns, rows, capacity);
+    const subset = Uint32Array.from([0, 3, 4, 17, 39]);
+    expect([...rowScores(query, columns, subset, capacity)]).toEqual([...subset].map((row) => all[row]));
   });
 });

@@ -1,11 +1,20 @@
 import { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { sqlRows } from '../../../database/sql.js';
+import { RetrievalScope } from '../../collections/retrieval-scope.js';
+import { scopeParams } from '../scope-filter.js';
 import { floatsOf } from './memory-dense-index.js';
 
 /** pgvector's HNSW index takes vectors of at most this many dimensions. */
 export const HNSW_MAX_DIMENSIONS = 2000;
 
 const BACKFILL_BATCH = 1000;
+
+/**
+ * A search scope of at most this many leaves is ranked exactly rather than
+ * by HNSW: its distances cost about a millisecond, and an exact ranking
+ * cannot miss the few readable leaves among many others.
+ */
+export const EXACT_SCOPE_MAX_LEAVES = 2000;
 
 /**
  * The session advisory lock (one bigint key) under which an instance builds,
@@ -51,6 +60,8 @@ export interface IndexMaintenance {
 export interface PgvectorStoreOptions {
   /** Only leaves of this embedding space are ranked; read per query (IndexIdentity knows it once started). */
   spaceId?: () => number;
+  /** Scopes of fewer leaves are ranked exactly (default EXACT_SCOPE_MAX_LEAVES; tests lower it to reach the HNSW path). */
+  exactScopeLeaves?: number;
 }
 
 /**
@@ -226,18 +237,28 @@ export class PgvectorStore {
   }
 
   /**
-   * Leaf ids by cosine similarity to `query`, best first; only positive
-   * similarities, as the in-memory leg. With HNSW, only the leaves of the
-   * current dense epoch and before: a bulk load's leaves join after its swap.
+   * Leaf ids of the scope's collections by cosine similarity to `query`,
+   * best first; only positive similarities, as the in-memory leg. With HNSW,
+   * only the leaves of the current dense epoch and before: a bulk load's
+   * leaves join after its swap.
+   *
+   * The scope is a condition of the query itself. With HNSW, a scope of at
+   * most `exactScopeLeaves` leaves is ranked exactly (its leaves found by the
+   * collection index, every distance computed: a small readable collection
+   * is never starved by a big unreadable one); a larger one is ranked by the
+   * index with pgvector 0.8's iterative scan, which goes on until `limit`
+   * leaves pass the filter, and exactly when it still comes back short (its
+   * scan bounded by hnsw.max_scan_tuples, or a pgvector without it).
    */
-  async rank(query: Float32Array, limit: number): Promise<string[]> {
-    if (query.length !== this.dimensions) return [];
-    const n = this.dimensions;
+  async rank(query: Float32Array, limit: number, scope: RetrievalScope = RetrievalScope.unrestricted()): Promise<string[]> {
+    if (query.length !== this.dimensions || scope.empty) return [];
     const spaceId = this.options.spaceId?.();
-    const iterative = this.indexed && spaceId !== undefined && (await this.supportsIterativeScan());
+    const restricted = scope.collectionIds !== null;
+    const iterative = this.indexed && (spaceId !== undefined || restricted) && (await this.supportsIterativeScan());
     return this.dataSource.transaction(async (manager) => {
       // HNSW yields at most ef_search rows per scan: make room for `limit`. The epoch goes into the SQL as a
       // literal, so that the planner can match the query to the partial index (a parameter it cannot).
+      // Both settings are SET LOCAL (set_config(..., true)): they end with this transaction.
       const [state] = await sqlRows<{ epoch: number }>(
         manager,
         `SELECT set_config('hnsw.ef_search', $1, true)${iterative ? `, set_config('hnsw.iterative_scan', 'relaxed_order', true)` : ''},
@@ -245,24 +266,58 @@ export class PgvectorStore {
         [String(Math.max(this.efSearch, limit))],
       );
       const filters = [
-        this.indexed ? this.coverage(Number(state.epoch)) : `is_leaf AND vector_dims(embedding_vector) = ${n}`,
+        this.indexed ? this.coverage(Number(state.epoch)) : `is_leaf AND vector_dims(embedding_vector) = ${this.dimensions}`,
         ...(spaceId === undefined ? [] : [`space_id = ${Number(spaceId)}`]),
-      ];
-      // With the space filter HNSW scans on (iterative_scan) until `limit` rows pass it; relaxed_order may
+        ...(restricted ? ['collection_id = ANY($3::uuid[])'] : []),
+      ].join(' AND ');
+      const params = [vectorLiteral(query), limit, ...scopeParams(scope)];
+      if (this.indexed && restricted && (await this.scopeLeavesUpTo(manager, scope, this.exactScopeLeaves)) < this.exactScopeLeaves) {
+        return this.exactRank(manager, filters, params);
+      }
+      // With a filter HNSW scans on (iterative_scan) until `limit` rows pass it; relaxed_order may
       // yield them slightly out of order, hence the sort of the materialized result.
+      const n = this.dimensions;
       const rows = await sqlRows<{ id: string; distance: number }>(
         manager,
         `WITH nearest AS MATERIALIZED (
            SELECT id, embedding_vector::vector(${n}) <=> $1::vector(${n}) AS distance
              FROM knowledge_chunks
-            WHERE ${filters.join(' AND ')}
+            WHERE ${filters}
             ORDER BY embedding_vector::vector(${n}) <=> $1::vector(${n})
             LIMIT $2)
          SELECT id, distance FROM nearest ORDER BY distance, id`,
-        [vectorLiteral(query), limit],
+        params,
       );
+      if (this.indexed && restricted && rows.length < limit) return this.exactRank(manager, filters, params);
       return rows.filter((row) => row.distance < 1).map((row) => String(row.id));
     });
+  }
+
+  /** The leaves passing `filters`, ranked exactly: every distance computed, no index on the vectors used. */
+  private async exactRank(manager: EntityManager, filters: string, params: unknown[]): Promise<string[]> {
+    const n = this.dimensions;
+    const rows = await sqlRows<{ id: string; distance: number }>(
+      manager,
+      `WITH scoped AS MATERIALIZED (SELECT id, embedding_vector FROM knowledge_chunks WHERE ${filters})
+       SELECT id, embedding_vector::vector(${n}) <=> $1::vector(${n}) AS distance FROM scoped
+        ORDER BY distance, id LIMIT $2`,
+      params,
+    );
+    return rows.filter((row) => row.distance < 1).map((row) => String(row.id));
+  }
+
+  /** How many leaves the scope's collections hold, counted up to `cap` (an index-only scan of at most `cap` entries). */
+  private async scopeLeavesUpTo(manager: EntityManager, scope: RetrievalScope, cap: number): Promise<number> {
+    const [row] = await sqlRows<{ leaves: number }>(
+      manager,
+      `SELECT count(*)::int AS leaves FROM (SELECT 1 FROM knowledge_chunks WHERE is_leaf AND collection_id = ANY($1::uuid[]) LIMIT ${Math.trunc(cap)}) s`,
+      scopeParams(scope),
+    );
+    return row.leaves;
+  }
+
+  private get exactScopeLeaves(): number {
+    return this.options.exactScopeLeaves ?? EXACT_SCOPE_MAX_LEAVES;
   }
 
   /** pgvector 0.8 added iterative index scans (`hnsw.iterative_scan`); before it the setting is refused. */

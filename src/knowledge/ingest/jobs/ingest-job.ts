@@ -6,6 +6,8 @@ export type IngestJobStatus = (typeof INGEST_JOB_STATUSES)[number];
 /** An ingest job as clients see it (GET /api/knowledge/jobs/:id and its SSE events). */
 export interface IngestJob {
   id: string;
+  /** The collection the document goes to. */
+  collection_id: string;
   filename: string;
   size_bytes: number;
   status: IngestJobStatus;
@@ -33,6 +35,7 @@ export function isFinished(job: Pick<IngestJob, 'status'>): boolean {
 
 export interface IngestJobRow {
   id: string;
+  collection_id: string;
   filename: string;
   size_bytes: number;
   status: IngestJobStatus;
@@ -53,12 +56,13 @@ export interface IngestJobRow {
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column}`;
 
 /** The columns of a job as IngestJobRow (everything but the content). */
-export const INGEST_JOB_COLUMNS = `id, filename, size_bytes, status, stage, progress_done, progress_total, attempts, error_code, error_message,
+export const INGEST_JOB_COLUMNS = `id, collection_id, filename, size_bytes, status, stage, progress_done, progress_total, attempts, error_code, error_message,
   document_id, duplicate, created_by, ${iso('created_at')}, ${iso('updated_at')}, ${iso('finished_at')}`;
 
 export function jobOfRow(row: IngestJobRow): IngestJob {
   return {
     id: row.id,
+    collection_id: row.collection_id,
     filename: row.filename,
     size_bytes: row.size_bytes,
     status: row.status,

@@ -1,10 +1,11 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { sqlRows } from '../../../database/sql.js';
+import { isForeignKeyViolation, sqlRows } from '../../../database/sql.js';
 import type { IngestStage } from '../documents.service.js';
 import { INGEST_JOB_COLUMNS, IngestJob, IngestJobRow, jobOfRow } from './ingest-job.js';
 
 /** What an attempt needs of the job it took. */
 export interface TakenJob {
+  collection_id: string;
   filename: string;
   content: Buffer | null;
   created_by: string;
@@ -21,14 +22,20 @@ export interface TakenJob {
 export class IngestJobsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  async insert(job: { id: string; filename: string; content: Buffer; createdBy: string }): Promise<IngestJob> {
-    const [row] = await sqlRows<IngestJobRow>(
-      this.dataSource,
-      `INSERT INTO knowledge_ingest_jobs (id, filename, size_bytes, content, created_by) VALUES ($1, $2, $3, $4, $5)
-       RETURNING ${INGEST_JOB_COLUMNS}`,
-      [job.id, job.filename, job.content.length, job.content, job.createdBy],
-    );
-    return jobOfRow(row);
+  /** Stores the job; null when its collection no longer exists (deleted since the caller's access was checked). */
+  async insert(job: { id: string; collectionId: string; filename: string; content: Buffer; createdBy: string }): Promise<IngestJob | null> {
+    try {
+      const [row] = await sqlRows<IngestJobRow>(
+        this.dataSource,
+        `INSERT INTO knowledge_ingest_jobs (id, collection_id, filename, size_bytes, content, created_by) VALUES ($1, $2, $3, $4, $5, $6)
+         RETURNING ${INGEST_JOB_COLUMNS}`,
+        [job.id, job.collectionId, job.filename, job.content.length, job.content, job.createdBy],
+      );
+      return jobOfRow(row);
+    } catch (error) {
+      if (isForeignKeyViolation(error)) return null;
+      throw error;
+    }
   }
 
   async find(id: string): Promise<IngestJob | null> {
@@ -47,14 +54,14 @@ export class IngestJobsRepository {
     return known !== undefined;
   }
 
-  /** Cancels the job `id` if it is unfinished (in the caller's transaction); whether it was. */
-  async cancelUnfinished(manager: EntityManager, id: string): Promise<boolean> {
+  /** Cancels the collection's job `id` if it is unfinished (in the caller's transaction); whether it was. */
+  async cancelUnfinished(manager: EntityManager, id: string, collectionId: string): Promise<boolean> {
     const cancelled = await sqlRows(
       manager,
       `UPDATE knowledge_ingest_jobs SET status = 'cancelled', stage = NULL, content = NULL, document_id = NULL, error_code = NULL,
                 error_message = NULL, finished_at = now(), updated_at = now()
-          WHERE id = $1 AND status IN ('queued', 'active') RETURNING id`,
-      [id],
+          WHERE id = $1 AND collection_id = $2 AND status IN ('queued', 'active') RETURNING id`,
+      [id, collectionId],
     );
     return cancelled.length > 0;
   }
@@ -66,7 +73,7 @@ export class IngestJobsRepository {
       `UPDATE knowledge_ingest_jobs SET status = 'active', attempts = attempts + 1, stage = 'parsing', progress_done = 0,
               progress_total = 0, updated_at = now()
         WHERE id = $1 AND status IN ('queued', 'active')
-        RETURNING filename, content, created_by, attempts AS attempt, document_id AS stored`,
+        RETURNING collection_id, filename, content, created_by, attempts AS attempt, document_id AS stored`,
       [id],
     );
     return row;

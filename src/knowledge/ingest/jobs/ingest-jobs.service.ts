@@ -15,9 +15,11 @@ import { checkDocument } from '../document-parser.js';
 import { DenseRecall } from '../../index/dense/dense-recall.service.js';
 import { DocumentRemovedError, DocumentsService, KnowledgeDocument } from '../documents.service.js';
 import { IngestJob, isFinished } from './ingest-job.js';
+import { CollectionNotFoundError } from '../../collections/collection-access.service.js';
 import { AttemptSupersededError, progressReporter } from './ingest-attempt.js';
 import { IngestJobWatchers } from './ingest-job-watchers.js';
 import { IngestJobsRepository } from './ingest-jobs.repository.js';
+import { DEFAULT_COLLECTION_ID } from '../../collections/collection.js';
 
 /** What an upload became: a queued job, or the document already stored with the same content. */
 export type Submission = { job: IngestJob; document: null } | { job: null; document: KnowledgeDocument };
@@ -127,18 +129,18 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
   }
 
   /**
-   * Checks and stores an upload and queues its job. Throws the coded errors
-   * of a bad name (400), type (415) or text (422); content already stored
-   * comes back as that document, without a job.
+   * Checks and stores an upload for the collection (unset: `default`) and queues its job. Throws the coded errors of a
+   * bad name (400), type (415) or text (422); content the collection stores already comes back as that document, without a job.
    */
-  async submit(filename: string, data: Buffer, createdBy: string): Promise<Submission> {
+  async submit(filename: string, data: Buffer, createdBy: string, collectionId = DEFAULT_COLLECTION_ID): Promise<Submission> {
     const nameProblem = documentNameProblem(filename);
     if (nameProblem) throw new InvalidDocumentNameError(nameProblem);
     checkDocument(filename, data);
-    const existing = await this.documents.findByContent(data);
+    const existing = await this.documents.findByContent(data, collectionId);
     if (existing) return { job: null, document: existing };
     const id = randomUUID();
-    const job = await this.jobs.insert({ id, filename, content: data, createdBy });
+    const job = await this.jobs.insert({ id, collectionId, filename, content: data, createdBy });
+    if (!job) throw new CollectionNotFoundError(collectionId);
     await this.enqueue(id).catch((error: Error) => this.logger.warn(`ingest job ${id} is stored but not queued yet (${error.message}); it is queued when Redis answers`));
     return { job, document: null };
   }
@@ -147,23 +149,29 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     return this.jobs.find(id);
   }
 
+  /** Takes jobs whose rows are gone (their collection was deleted) off the queue, best effort: one left there finds no row and stores nothing. */
+  async dropFromQueue(ids: readonly string[]): Promise<void> {
+    const timeout = Math.max(this.config.redis.commandTimeoutMs, 1000);
+    for (const id of ids) {
+      await withTimeout(this.queue.remove(id), timeout, () => new Error('Redis did not answer in time')).catch(() => undefined);
+    }
+  }
+
   /** The newest jobs first. */
   list(limit: number): Promise<IngestJob[]> {
     return this.jobs.list(limit);
   }
 
   /**
-   * Deletes the document `id` and cancels the unfinished ingest job of that
-   * id (a job's id is its document's), in one transaction: whatever stage the
-   * job is at, it ends `cancelled` and never stores the document again. The
-   * job's row lock orders this against the job's own claim of its document
-   * (see `attempt`): a delete either comes first (the job's transaction rolls
-   * back) or removes the document the job has just committed.
+   * Deletes the collection's (unset: `default`'s) document `id` and cancels its unfinished ingest job of that id (a job's id
+   * is its document's), in one transaction: whatever stage the job is at, it ends `cancelled` and never stores the document
+   * again. The job's row lock orders this against the job's own claim of its document (see `attempt`): a delete either
+   * comes first (the job's transaction rolls back) or removes the document the job has just committed.
    */
-  async deleteDocument(id: string): Promise<DocumentDeletion> {
+  async deleteDocument(id: string, collectionId = DEFAULT_COLLECTION_ID): Promise<DocumentDeletion> {
     return this.dataSource.transaction(async (manager) => {
-      const jobCancelled = await this.jobs.cancelUnfinished(manager, id);
-      const document = await this.documents.remove(id, manager);
+      const jobCancelled = await this.jobs.cancelUnfinished(manager, id, collectionId);
+      const document = await this.documents.remove(id, manager, collectionId);
       return { document, jobCancelled };
     });
   }
@@ -262,6 +270,7 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     let result: { document_id: string | null; duplicate: boolean };
     try {
       const ingested = await this.documents.ingest(row.filename, row.content, row.created_by, {
+        collectionId: row.collection_id,
         documentId: id,
         onProgress,
         // Uploads of many large files (a folder) build the dense index once, after the last of them.

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../../../config/app-config.js';
+import type { RetrievalScope } from '../../collections/retrieval-scope.js';
 import { ChunksRepository, ParentInfo } from '../../index/chunks.repository.js';
 import { RecallCandidate } from '../hybrid-recall.service.js';
 import { RetrievalStage, StageContext, StageResult, StageState } from './retrieval-stage.js';
@@ -47,6 +48,7 @@ export function autoMerge(
     merged.push({
       ...candidate,
       chunk_id: parent.id,
+      collection_id: parent.collection_id,
       text: parent.text,
       page: parent.page ?? candidate.page,
       location: parent.location ?? null,
@@ -70,7 +72,7 @@ export class AutoMergeStage implements RetrievalStage<RecallCandidate> {
     this.chunks = new ChunksRepository(dataSource);
   }
 
-  async run({ candidates }: StageState<RecallCandidate>, { step, time }: StageContext): Promise<StageResult<RecallCandidate>> {
+  async run({ candidates, scope }: StageState<RecallCandidate>, { step, time }: StageContext): Promise<StageResult<RecallCandidate>> {
     const { autoMerge: enabled, autoMergeThreshold: threshold } = this.knowledge;
     if (!enabled || candidates.length <= 1) {
       return {
@@ -87,7 +89,7 @@ export class AutoMergeStage implements RetrievalStage<RecallCandidate> {
       };
     }
     step('auto_merge', 'Merging sibling chunks into their parents', { candidates: candidates.length });
-    const result = await time('auto_merge', async () => autoMerge(candidates, await this.parentsOf(candidates), threshold));
+    const result = await time('auto_merge', async () => autoMerge(candidates, await this.parentsOf(candidates, scope), threshold));
     return {
       candidates: result.merged,
       pipelinePart: 'merge',
@@ -102,10 +104,11 @@ export class AutoMergeStage implements RetrievalStage<RecallCandidate> {
     };
   }
 
-  private async parentsOf(candidates: RecallCandidate[]): Promise<Map<string, ParentInfo>> {
+  /** The candidates' parents, read under the search's scope (a parent is of its children's document, so of their collection). */
+  private async parentsOf(candidates: RecallCandidate[], scope: RetrievalScope): Promise<Map<string, ParentInfo>> {
     const ids = [...new Set(candidates.map((c) => c.parent_id).filter((id): id is string => id !== null))];
     if (ids.length === 0) return new Map();
-    const rows = await this.chunks.parents(ids);
+    const rows = await this.chunks.parents(ids, scope);
     return new Map(rows.map((row) => [row.id, row]));
   }
 }

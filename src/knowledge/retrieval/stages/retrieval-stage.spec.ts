@@ -1,11 +1,16 @@
 import type { AppConfig } from '../../../config/app-config.js';
+import { RetrievalScope } from '../../collections/retrieval-scope.js';
 import type { HybridRecall, RecallCandidate, RecallResult } from '../hybrid-recall.service.js';
 import { RagPipeline } from '../rag-pipeline.service.js';
 import { RerankProvider } from '../rerank.js';
 import { RetrievalStage, runStages, StageResult, StageState, TraceFragment } from './retrieval-stage.js';
 
+const COLLECTION = '6f1c1d8e-0000-4000-8000-00000000abcd';
+const scope = RetrievalScope.of([COLLECTION]);
+
 const candidate = (id: string, score: number, rrfRank: number, text = `passage ${id}`): RecallCandidate => ({
   chunk_id: id,
+  collection_id: COLLECTION,
   source: `${id}.md`,
   page: null,
   text,
@@ -17,14 +22,14 @@ const candidate = (id: string, score: number, rrfRank: number, text = `passage $
 
 /** A stage that records what it saw and answers with what it was given. */
 class ScriptedStage implements RetrievalStage<RecallCandidate> {
-  seen: Array<{ candidates: string[]; trace: TraceFragment }> = [];
+  seen: Array<{ candidates: string[]; trace: TraceFragment; scope: RetrievalScope }> = [];
   constructor(
     readonly name: string,
     private readonly answer: (state: StageState<RecallCandidate>) => StageResult<RecallCandidate>,
     private readonly timed = false,
   ) {}
   async run(state: StageState<RecallCandidate>, context: Parameters<RetrievalStage<RecallCandidate>['run']>[1]) {
-    this.seen.push({ candidates: state.candidates.map((c) => c.chunk_id), trace: { ...state.trace } });
+    this.seen.push({ candidates: state.candidates.map((c) => c.chunk_id), trace: { ...state.trace }, scope: state.scope });
     context.step(this.name, `label of ${this.name}`, { n: state.candidates.length });
     return this.timed ? context.time(this.name, async () => this.answer(state)) : this.answer(state);
   }
@@ -40,12 +45,13 @@ describe('the retrieval stage loop', () => {
     const second = new ScriptedStage('second', ({ candidates }) => ({ candidates: candidates.slice(1), trace: { top_k: 3, final_empty: false } }));
     const third = new ScriptedStage('third', ({ candidates }) => ({ candidates, trace: { after_threshold_count: candidates.length }, pipelinePart: 'three' }));
     const steps: string[] = [];
-    const outcome = await runStages([first, second, third], 'q', 3, (stage, label) => steps.push(`${stage}: ${label}`));
+    const outcome = await runStages([first, second, third], 'q', 3, scope, (stage, label) => steps.push(`${stage}: ${label}`));
 
     expect(steps).toEqual(['first: label of first', 'second: label of second', 'third: label of third']);
-    expect(first.seen).toEqual([{ candidates: [], trace: {} }]);
-    expect(second.seen).toEqual([{ candidates: ['a', 'b'], trace: { recalled_count: 2, top_k: 9 } }]);
-    expect(third.seen[0]).toEqual({ candidates: ['b'], trace: { recalled_count: 2, top_k: 3, final_empty: false } });
+    // Every stage reads the search's scope.
+    expect(first.seen).toEqual([{ candidates: [], trace: {}, scope }]);
+    expect(second.seen).toEqual([{ candidates: ['a', 'b'], trace: { recalled_count: 2, top_k: 9 }, scope }]);
+    expect(third.seen[0]).toEqual({ candidates: ['b'], trace: { recalled_count: 2, top_k: 3, final_empty: false }, scope });
     expect(outcome.candidates.map((c) => c.chunk_id)).toEqual(['b']);
     expect(outcome.trace).toEqual({ recalled_count: 2, top_k: 3, final_empty: false, after_threshold_count: 1, timings: { first: expect.any(Number) } });
     // Only what a stage timed is in the timings; stages without a part leave the pipeline id alone.
@@ -93,7 +99,13 @@ describe('RagPipeline: recall, auto-merge, rerank, threshold as a list of stages
     fullTextTerms: 2,
     fullTextTermsDropped: 0,
   };
-  const recall = { recall: async () => recalled } as unknown as HybridRecall;
+  const recallScopes: RetrievalScope[] = [];
+  const recall = {
+    recall: async (_query: string, _k: number, searched: RetrievalScope) => {
+      recallScopes.push(searched);
+      return recalled;
+    },
+  } as unknown as HybridRecall;
 
   class FakeRerank extends RerankProvider {
     readonly model = 'fake-rerank';
@@ -113,7 +125,10 @@ describe('RagPipeline: recall, auto-merge, rerank, threshold as a list of stages
 
   it("writes every stage's trace fields and steps, with the timings of the stages that worked", async () => {
     const steps: Array<[string, string]> = [];
-    const result = await pipeline(new FakeRerank(1000, async () => [0.9, 0.1, 0.5])).search('reset', 2, { onStep: (stage, label) => steps.push([stage, label]) });
+    recallScopes.length = 0;
+    const result = await pipeline(new FakeRerank(1000, async () => [0.9, 0.1, 0.5])).search('reset', 2, { scope, onStep: (stage, label) => steps.push([stage, label]) });
+    expect(recallScopes).toEqual([scope]);
+    expect(result.hits.map((h) => h.collection_id)).toEqual([COLLECTION, COLLECTION]);
     expect(steps).toEqual([
       ['recall', 'Hybrid recall: full-text and dense rankings, fused'],
       ['auto_merge', 'Merging sibling chunks into their parents'],
@@ -163,7 +178,7 @@ describe('RagPipeline: recall, auto-merge, rerank, threshold as a list of stages
   });
 
   it('keeps the fused order without a minimum relevance when the rerank fails, and says why', async () => {
-    const result = await pipeline(new FakeRerank(1000, async () => Promise.reject(new Error('rerank endpoint answered HTTP 503')))).search('reset', 5);
+    const result = await pipeline(new FakeRerank(1000, async () => Promise.reject(new Error('rerank endpoint answered HTTP 503')))).search('reset', 5, { scope });
     expect(result.hits.map((h) => h.chunk_id)).toEqual(['a', 'b', 'c']);
     expect(result.trace).toMatchObject({
       rerank_applied: false,
@@ -176,7 +191,7 @@ describe('RagPipeline: recall, auto-merge, rerank, threshold as a list of stages
   });
 
   it('names the missing reranker in the pipeline id and times only recall and merge', async () => {
-    const result = await pipeline(null).search('reset', 1);
+    const result = await pipeline(null).search('reset', 1, { scope });
     expect(result.pipelineId).toBe('hybrid-rrf-v1:fake:memory+merge+no-rerank');
     expect(result.trace).toMatchObject({ rerank_enabled: false, rerank_model: null, rerank_input_count: 0, final_empty: false });
     expect(Object.keys(result.trace!.timings!)).toEqual(['recall', 'auto_merge']);

@@ -1,5 +1,6 @@
 import { DiscoveryService } from '@nestjs/core';
 import type { RagTraceFields } from '../../../trace/trace.protocol.js';
+import type { RetrievalScope } from '../../collections/retrieval-scope.js';
 import type { RetrievalHit, StepReporter } from '../retrieval.service.js';
 
 /**
@@ -10,13 +11,15 @@ import type { RetrievalHit, StepReporter } from '../retrieval.service.js';
 export type TraceFragment = Partial<RagTraceFields>;
 
 /**
- * What a stage sees: the query, top_k, the candidates so far and the trace
- * fields the stages before it wrote. Stages return new candidate lists; they
- * never change the ones they were given.
+ * What a stage sees: the query, top_k, the collections it may read, the
+ * candidates so far and the trace fields the stages before it wrote. Stages
+ * return new candidate lists; they never change the ones they were given. A
+ * stage that reads chunks reads those of `scope` only.
  */
 export interface StageState<C extends RetrievalHit> {
   readonly query: string;
   readonly topK: number;
+  readonly scope: RetrievalScope;
   readonly candidates: C[];
   readonly trace: Readonly<TraceFragment>;
 }
@@ -58,7 +61,13 @@ export interface StagesOutcome<C extends RetrievalHit> {
 }
 
 /** Runs the stages in order, each on the candidates and trace the ones before it left. */
-export async function runStages<C extends RetrievalHit>(stages: readonly RetrievalStage<C>[], query: string, topK: number, step: StepReporter): Promise<StagesOutcome<C>> {
+export async function runStages<C extends RetrievalHit>(
+  stages: readonly RetrievalStage<C>[],
+  query: string,
+  topK: number,
+  scope: RetrievalScope,
+  step: StepReporter,
+): Promise<StagesOutcome<C>> {
   const timings: Record<string, number> = {};
   const context: StageContext = {
     step,
@@ -75,7 +84,7 @@ export async function runStages<C extends RetrievalHit>(stages: readonly Retriev
   const trace: TraceFragment = {};
   const pipelineParts: string[] = [];
   for (const stage of stages) {
-    const result = await stage.run({ query, topK, candidates, trace }, context);
+    const result = await stage.run({ query, topK, scope, candidates, trace }, context);
     candidates = result.candidates;
     Object.assign(trace, result.trace);
     if (result.pipelinePart !== undefined) pipelineParts.push(result.pipelinePart);

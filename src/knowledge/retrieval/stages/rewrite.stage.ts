@@ -19,12 +19,12 @@ export class RewriteStage implements RetrievalStage<RetrievalHit> {
     private readonly retrieval: RetrievalService,
   ) {}
 
-  async run({ query, topK, candidates }: StageState<RetrievalHit>, { step }: StageContext): Promise<RewriteResult> {
+  async run({ query, topK, scope, candidates }: StageState<RetrievalHit>, { step }: StageContext): Promise<RewriteResult> {
     const rewrite = await this.judge.rewrite(query, candidates);
     step('rewrite', rewrite.rewrite_mode === 'step_back' ? 'Asking a step-back question' : 'Searching with a hypothetical answer', {
       mode: rewrite.rewrite_mode,
     });
-    const second = await this.retrieval.search(rewrite.rewritten_query, topK, { onStep: step });
+    const second = await this.retrieval.search(rewrite.rewritten_query, topK, { scope, onStep: step });
     return {
       candidates: second.hits,
       rewrite,

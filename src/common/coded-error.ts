@@ -45,6 +45,7 @@ export const ERROR_CODES = {
   // a document over a parse limit: extracted text, pages, chunks, or the parse's time or memory (never retried)
   document_too_large: { status: 413, meaning: 'The document is over a parse limit (text, pages, chunks, time or memory)' },
   document_not_found: { status: 404, meaning: 'No such document in the knowledge base' },
+  chunk_not_found: { status: 404, meaning: 'No such chunk, or one of a collection the caller cannot read' },
   ingest_job_not_found: { status: 404, meaning: 'No such ingest job' },
   // the knowledge base is indexed in another embedding space than this instance's configuration
   index_space_mismatch: { status: 409, meaning: "The knowledge base is indexed in another embedding space than this instance's" },

@@ -19,6 +19,8 @@ import { RewriteJudge } from './answering/judges/rewrite-judge.service.js';
 import { SubQuestionFanOut } from './answering/sub-question-fanout.service.js';
 import { KnowledgeSeeder } from './knowledge-seeder.service.js';
 import { KnowledgeController } from './knowledge.controller.js';
+import { ChunkSources } from './chunks/chunk-sources.service.js';
+import { ChunksController } from './chunks/chunks.controller.js';
 import { CollectionAccess } from './collections/collection-access.service.js';
 import { CollectionDocumentsController } from './collections/collection-documents.controller.js';
 import { CollectionsController } from './collections/collections.controller.js';
@@ -46,7 +48,7 @@ import { RetrievalService } from './retrieval/retrieval.service.js';
       }),
     }),
   ],
-  controllers: [KnowledgeController, CollectionsController, CollectionDocumentsController],
+  controllers: [KnowledgeController, CollectionsController, CollectionDocumentsController, ChunksController],
   providers: [
     { provide: EmbeddingProvider, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createEmbeddingProvider(config) },
     { provide: RERANK_PROVIDER, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createRerankProvider(config) },
@@ -59,6 +61,7 @@ import { RetrievalService } from './retrieval/retrieval.service.js';
     DocumentUploads,
     CollectionAccess,
     CollectionsService,
+    ChunkSources,
     KnowledgeSeeder,
     KnowledgeFlow,
     SubQuestionFanOut,

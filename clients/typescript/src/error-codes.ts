@@ -118,6 +118,10 @@ export const ERROR_CODES = {
     "status": 404,
     "meaning": "No such document in the knowledge base"
   },
+  "chunk_not_found": {
+    "status": 404,
+    "meaning": "No such chunk, or one of a collection the caller cannot read"
+  },
   "ingest_job_not_found": {
     "status": 404,
     "meaning": "No such ingest job"

@@ -348,6 +348,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/knowledge/chunks/{chunk_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A cited chunk with its source: its text, document, collection, page or location, and the chunks around it
+         * @description Under the access rule of its collection: a chunk of a collection the caller cannot read answers 404 `chunk_not_found`, like a missing one.
+         */
+        get: operations["ChunksController_source"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/chat/runs/{run_id}": {
         parameters: {
             query?: never;
@@ -618,7 +638,7 @@ export interface components {
          * @description Machine-readable reason, from the table of error codes (docs/protocol.md); each route lists the codes it answers
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "malformed_json" | "payload_too_large" | "unsupported_encoding" | "unauthorized" | "forbidden" | "rate_limited" | "route_not_found" | "not_found" | "session_not_found" | "message_not_found" | "invalid_cursor" | "run_not_found" | "run_in_progress" | "cancelled" | "run_events_gone" | "run_events_unavailable" | "model_error" | "model_timeout" | "storage_unavailable" | "session_deleted" | "run_lost" | "internal_error" | "events_incomplete" | "invalid_document_name" | "unsupported_document" | "unreadable_document" | "document_too_large" | "document_not_found" | "ingest_job_not_found" | "index_space_mismatch" | "ingest_failed" | "ingest_cancelled" | "collection_not_found" | "collection_forbidden" | "collection_creation_forbidden" | "collection_limit" | "collection_owner_required" | "default_collection_protected" | "api_key_not_found" | "api_key_limit" | "identity_provider_unavailable" | "shutting_down";
+        ErrorCode: "invalid_request" | "malformed_json" | "payload_too_large" | "unsupported_encoding" | "unauthorized" | "forbidden" | "rate_limited" | "route_not_found" | "not_found" | "session_not_found" | "message_not_found" | "invalid_cursor" | "run_not_found" | "run_in_progress" | "cancelled" | "run_events_gone" | "run_events_unavailable" | "model_error" | "model_timeout" | "storage_unavailable" | "session_deleted" | "run_lost" | "internal_error" | "events_incomplete" | "invalid_document_name" | "unsupported_document" | "unreadable_document" | "document_too_large" | "document_not_found" | "chunk_not_found" | "ingest_job_not_found" | "index_space_mismatch" | "ingest_failed" | "ingest_cancelled" | "collection_not_found" | "collection_forbidden" | "collection_creation_forbidden" | "collection_limit" | "collection_owner_required" | "default_collection_protected" | "api_key_not_found" | "api_key_limit" | "identity_provider_unavailable" | "shutting_down";
         ApiErrorBody: {
             /** @example 400 */
             statusCode: number;
@@ -1242,6 +1262,37 @@ export interface components {
             /** @description The whole new access list: each principal once; at least one `owner` (except for `default`, which must keep `everyone`) */
             entries: components["schemas"]["AccessEntryBody"][];
         };
+        ChunkDocument: {
+            /** Format: uuid */
+            id: string;
+            filename: string;
+        };
+        ChunkPassage: {
+            chunk_id: string;
+            text: string;
+            /** @description Page of a PDF; null for other documents */
+            page: number | null;
+            /** @description Sheet and row, or heading path; null when there is nothing more than the page */
+            location: components["schemas"]["ChunkLocation"] | null;
+        };
+        ChunkSourceResponse: {
+            chunk_id: string;
+            text: string;
+            /** @description Page of a PDF; null for other documents */
+            page: number | null;
+            /** @description Sheet and row, or heading path; null when there is nothing more than the page */
+            location: components["schemas"]["ChunkLocation"] | null;
+            /**
+             * Format: uuid
+             * @description The chunk's knowledge collection
+             */
+            collection_id: string;
+            document: components["schemas"]["ChunkDocument"];
+            /** @description The chunks just before it in its document (same level), in document order */
+            before: components["schemas"]["ChunkPassage"][];
+            /** @description The chunks just after it in its document (same level), in document order */
+            after: components["schemas"]["ChunkPassage"][];
+        };
         MetadataEvent: {
             /**
              * Format: uuid
@@ -1785,6 +1836,9 @@ export type AccessEntryInfo = components['schemas']['AccessEntryInfo'];
 export type AccessListResponse = components['schemas']['AccessListResponse'];
 export type AccessEntryBody = components['schemas']['AccessEntryBody'];
 export type AccessPutBody = components['schemas']['AccessPutBody'];
+export type ChunkDocument = components['schemas']['ChunkDocument'];
+export type ChunkPassage = components['schemas']['ChunkPassage'];
+export type ChunkSourceResponse = components['schemas']['ChunkSourceResponse'];
 export type MetadataEvent = components['schemas']['MetadataEvent'];
 export type StepEvent = components['schemas']['StepEvent'];
 export type TokenEvent = components['schemas']['TokenEvent'];
@@ -4127,6 +4181,77 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "collection_not_found" | "document_not_found";
+                    };
+                };
+            };
+            /** @description A required dependency (PostgreSQL, Redis, or the identity provider's keys) is unavailable; retry later. Codes: `storage_unavailable` (PostgreSQL is unavailable; retry shortly); `identity_provider_unavailable` (The identity provider's keys could not be fetched; retry later) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "storage_unavailable" | "identity_provider_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    ChunksController_source: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A chunk id, as `chunk_id` of a retrieved chunk (a trace, a citation, a search result) */
+                chunk_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The chunk and its neighbours in its document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChunkSourceResponse"];
+                };
+            };
+            /** @description Invalid input; the message names the field, parameter or header at fault. Codes: `invalid_request` (The body, a parameter or a header is invalid; the message names the one at fault); `malformed_json` (The request body is not well-formed JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "invalid_request" | "malformed_json";
+                    };
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description No such resource for this user. Codes: `chunk_not_found` (No such chunk, or one of a collection the caller cannot read) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "chunk_not_found";
                     };
                 };
             };

@@ -33,6 +33,18 @@ export interface ChunkDetail {
   level: number;
 }
 
+/** A chunk as its source reads: with its document, and whether it is the one asked for. */
+export interface SourceChunkRow {
+  id: string;
+  collection_id: string;
+  document_id: string;
+  filename: string;
+  text: string;
+  page: number | null;
+  location: ChunkLocation | null;
+  cited: boolean;
+}
+
 export interface ParentInfo {
   id: string;
   collection_id: string;
@@ -146,6 +158,25 @@ export class ChunksRepository {
               (SELECT count(*)::int FROM knowledge_chunks s WHERE s.parent_id = p.id) AS children
          FROM knowledge_chunks p WHERE p.id = ANY($1::bigint[]) ${inScope(scope, '$2', 'p.collection_id')}`,
       [ids, ...scopeParams(scope)],
+    );
+  }
+
+  /**
+   * The chunk with the chunks beside it: those of its document and level
+   * whose position is within `around` of its own, in document order (the
+   * chunk itself among them, `cited`). Empty when there is no such chunk.
+   */
+  withNeighbours(id: string, around: number): Promise<SourceChunkRow[]> {
+    return sqlRows<SourceChunkRow>(
+      this.dataSource,
+      `WITH target AS (SELECT id, document_id, level, ordinal FROM knowledge_chunks WHERE id = $1::bigint)
+       SELECT c.id::text AS id, c.collection_id::text AS collection_id, c.document_id::text AS document_id, d.filename,
+              c.text, c.page, c.location, (c.id = t.id) AS cited
+         FROM target t
+         JOIN knowledge_chunks c ON c.document_id = t.document_id AND c.level = t.level AND c.ordinal BETWEEN t.ordinal - $2::int AND t.ordinal + $2::int
+         JOIN knowledge_documents d ON d.id = c.document_id
+        ORDER BY c.ordinal`,
+      [id, around],
     );
   }
 

@@ -146,6 +146,13 @@ describe('Retrieval sees only what the caller may read', () => {
     // Alice herself finds it: the fact is retrievable, so bob's empty-handed answers are the filter's doing.
     expectToFindIt(await turn(t, base, alice, 'chat', question), 'alice');
     for (const way of WAYS) expectNothingOfIt(await turn(t, base, bob, way, question), way);
+    // A question of two parts is searched as sub-questions, each in the same scope.
+    const twoParts = `Which passphrase opens the Quillfeather vault, ${secret}? Who may open the Quillfeather vault?`;
+    const split = await turn(t, base, bob, 'chat', twoParts);
+    expect(split.trace).toMatchObject({ complexity: 'complex', retrieval_stage: 'subquestion_merge' });
+    expect((split.trace!.sub_traces as unknown[]).length).toBe(2);
+    expectNothingOfIt(split, 'sub-questions');
+    expectToFindIt(await turn(t, base, alice, 'chat', twoParts), 'alice, sub-questions');
     const found = await search(t, bob, question).expect(200);
     expect(found.body.chunks.filter((chunk: { source: string }) => chunk.source === FILENAME)).toEqual([]);
     expect(JSON.stringify(found.body)).not.toContain(collection);

@@ -1,0 +1,44 @@
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import type { AppConfig } from '../../config/app-config.js';
+import { RetrievalScope } from '../collections/retrieval-scope.js';
+import { RetrievalResult, RetrievalService, SearchOptions } from '../retrieval/retrieval.service.js';
+import { EvidenceJudge } from './evidence-judge.service.js';
+import { RewriteJudge } from './judges/rewrite-judge.service.js';
+import { KnowledgeFlow } from './knowledge-flow.service.js';
+import { SubQuestionFanOut } from './sub-question-fanout.service.js';
+
+const local = { llm: { provider: 'local', timeoutMs: 1000, judgeTimeoutMs: 1000 } } as AppConfig;
+const COLLECTION = '6f1c1d8e-0000-4000-8000-00000000abcd';
+
+/** A retrieval that records each search's query and scope, and answers one weak passage (so the flow rewrites). */
+class RecordingRetrieval extends RetrievalService {
+  readonly searches: Array<{ query: string; scope: RetrievalScope }> = [];
+  async search(query: string, _topK: number, options: SearchOptions): Promise<RetrievalResult> {
+    this.searches.push({ query, scope: options.scope });
+    const hit = { chunk_id: String(this.searches.length), collection_id: COLLECTION, source: 'kettle.md', page: null, text: 'The kettle is blue.', score: 0.01 };
+    return { hits: [hit], recalled: 1, mode: 'hybrid', pipelineId: 'test', trace: {} };
+  }
+}
+
+describe('KnowledgeFlow and SubQuestionFanOut: every search of a question reads its scope', () => {
+  const judges = () => [new EvidenceJudge(null as unknown as BaseChatModel, local), new RewriteJudge(null as unknown as BaseChatModel, local)] as const;
+
+  it('searches the first time and after the rewrite in the same scope', async () => {
+    const retrieval = new RecordingRetrieval();
+    const scope = RetrievalScope.of([COLLECTION]);
+    const result = await new KnowledgeFlow(retrieval, ...judges()).run('How do I descale the Zephyr router firmware?', 3, scope);
+    expect(result.trace.rewrite_mode).not.toBeNull();
+    expect(retrieval.searches).toHaveLength(2);
+    for (const search of retrieval.searches) expect(search.scope).toBe(scope);
+  });
+
+  it('searches every sub-question (and its rewrite) in the question’s scope', async () => {
+    const retrieval = new RecordingRetrieval();
+    const scope = RetrievalScope.of([COLLECTION]);
+    const [grader, rewriter] = judges();
+    const flow = new KnowledgeFlow(retrieval, grader, rewriter);
+    await new SubQuestionFanOut(flow, grader).run('two things', ['How do I reset the router?', 'What does the warranty cover?'], 3, scope, () => undefined);
+    expect(new Set(retrieval.searches.map((search) => search.query)).size).toBeGreaterThanOrEqual(2);
+    for (const search of retrieval.searches) expect(search.scope).toBe(scope);
+  });
+});

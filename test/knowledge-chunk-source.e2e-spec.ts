@@ -33,7 +33,11 @@ describe('GET /api/knowledge/chunks/:chunk_id', () => {
   });
 
   async function citedChunk(as: Headers, query: string): Promise<{ chunk_id: string; text: string; source: string }> {
-    const res = await request(t.app.getHttpServer()).post('/api/knowledge/search').set(as).send({ query, collection_ids: [collection] }).expect(200);
+    const res = await request(t.app.getHttpServer())
+      .post('/api/knowledge/search')
+      .set(as)
+      .send({ query, collection_ids: [collection] })
+      .expect(200);
     const chunk = res.body.chunks.find((c: { source: string }) => c.source === FILENAME);
     expect(chunk).toBeDefined();
     return chunk;

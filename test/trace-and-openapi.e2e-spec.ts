@@ -169,6 +169,7 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
         '/v1/chat/completions',
         '/v1/models',
         '/v1/models/{model}',
+        '/api/knowledge/chunks/{chunk_id}',
         '/api/knowledge/collections',
         '/api/knowledge/collections/{id}',
         '/api/knowledge/collections/{id}/access',

@@ -8,7 +8,7 @@ import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
 
 const LEAVES = 100_000;
-const DENSE_LOAD = /SELECT id::text, CASE WHEN .* THEN embedding END AS embedding FROM knowledge_chunks/s;
+const DENSE_LOAD = /SELECT id::text, collection_id::text, CASE WHEN .* THEN embedding END AS embedding FROM knowledge_chunks/s;
 
 /**
  * After a restart the in-memory dense index loads in the background: the

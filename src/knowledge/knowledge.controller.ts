@@ -1,6 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
-import { FileInterceptor } from '@nestjs/platform-express';
-import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Res, UploadedFile } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
@@ -12,6 +11,7 @@ import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { normalizeChunks, normalizeRagTrace } from '../trace/trace.normalizer.js';
 import { CollectionAccess, CollectionNotFoundError } from './collections/collection-access.service.js';
 import { DEFAULT_COLLECTION_ID } from './collections/collection.js';
+import { DocumentUploadRoute } from './ingest/document-upload.decorator.js';
 import { DocumentUploads, UploadedDocument } from './ingest/document-uploads.js';
 import { DocumentsService } from './ingest/documents.service.js';
 import {
@@ -60,25 +60,7 @@ export class KnowledgeController {
       'any instance; follow it with GET /api/knowledge/jobs/{id} or its SSE stream /api/knowledge/jobs/{id}/events. ' +
       'With `wait=true` the request answers when the job has ended: 201 with the document, or the error the job failed with.',
   })
-  @ApiConsumes('multipart/form-data')
-  @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
-  @ApiAcceptedResponse({ type: DocumentUploadResponse, description: 'Stored and queued: `job` (Location: the job)' })
-  @ApiOkResponse({ type: DocumentUploadResponse, description: 'The same content is stored already: the existing document (`duplicate: true`)' })
-  @ApiCreatedResponse({ type: DocumentUploadResponse, description: '`wait=true`: the job stored the document' })
-  @ApiErrorResponses(
-    'collection_forbidden',
-    'invalid_document_name',
-    'index_space_mismatch',
-    'ingest_cancelled',
-    413,
-    'document_too_large',
-    'unsupported_document',
-    'unreadable_document',
-    429,
-    'ingest_failed',
-  )
-  @RateLimit('upload')
-  @UseInterceptors(FileInterceptor('file'))
+  @DocumentUploadRoute('The same content is stored already: the existing document (`duplicate: true`)')
   async upload(
     @CurrentUser() user: AuthUser,
     @UploadedFile() file: UploadedDocument | undefined,

@@ -318,7 +318,7 @@ export interface paths {
         get: operations["CollectionDocumentsController_list"];
         put?: never;
         /**
-         * Add a document (.txt, .md, .pdf) to a collection (editors): stored and answered at once with 202 and its ingest job
+         * Add a document (.txt, .md, .pdf, .docx, .xlsx, .csv, .html and .htm) to a collection (editors): stored and answered at once with 202 and its ingest job
          * @description The same form and answers as POST /api/knowledge/documents, in this collection: identical content is stored once per collection (200 `duplicate: true`), `wait=true` answers when the job has ended. Follow the job with GET /api/knowledge/jobs/{id}.
          */
         post: operations["CollectionDocumentsController_upload"];

@@ -1,12 +1,12 @@
-import { Controller, Delete, Get, Param, Post, Query, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
-import { FileInterceptor } from '@nestjs/platform-express';
-import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Controller, Delete, Get, Param, Post, Query, Res, UploadedFile } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthUser } from '../../auth/auth-user.js';
 import { CurrentUser } from '../../auth/current-user.decorator.js';
 import { ApiErrorResponses } from '../../common/api-error.responses.js';
 import { RequestError } from '../../common/coded-error.js';
-import { RateLimit } from '../../rate-limit/rate-limit.guard.js';
+import { DocumentUploadRoute } from '../ingest/document-upload.decorator.js';
+import { acceptedExtensions } from '../ingest/document-types.js';
 import { DocumentUploads, UploadedDocument } from '../ingest/document-uploads.js';
 import { DocumentsService } from '../ingest/documents.service.js';
 import { IngestJobs } from '../ingest/jobs/ingest-jobs.service.js';
@@ -33,31 +33,13 @@ export class CollectionDocumentsController {
 
   @Post(':id/documents')
   @ApiOperation({
-    summary: 'Add a document (.txt, .md, .pdf) to a collection (editors): stored and answered at once with 202 and its ingest job',
+    summary: `Add a document (${acceptedExtensions()}) to a collection (editors): stored and answered at once with 202 and its ingest job`,
     description:
       'The same form and answers as POST /api/knowledge/documents, in this collection: identical content is stored once per collection ' +
       '(200 `duplicate: true`), `wait=true` answers when the job has ended. Follow the job with GET /api/knowledge/jobs/{id}.',
   })
-  @ApiConsumes('multipart/form-data')
-  @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
-  @ApiAcceptedResponse({ type: DocumentUploadResponse, description: 'Stored and queued: `job` (Location: the job)' })
-  @ApiOkResponse({ type: DocumentUploadResponse, description: 'The collection stores the same content already: that document (`duplicate: true`)' })
-  @ApiCreatedResponse({ type: DocumentUploadResponse, description: '`wait=true`: the job stored the document' })
-  @ApiErrorResponses(
-    'collection_not_found',
-    'collection_forbidden',
-    'invalid_document_name',
-    'index_space_mismatch',
-    'ingest_cancelled',
-    413,
-    'document_too_large',
-    'unsupported_document',
-    'unreadable_document',
-    429,
-    'ingest_failed',
-  )
-  @RateLimit('upload')
-  @UseInterceptors(FileInterceptor('file'))
+  @DocumentUploadRoute('The collection stores the same content already: that document (`duplicate: true`)')
+  @ApiErrorResponses('collection_not_found')
   async upload(
     @CurrentUser() user: AuthUser,
     @Param() params: CollectionIdParams,

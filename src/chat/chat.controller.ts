@@ -1,3 +1,4 @@
+import { WHOLE_TURN_ERRORS } from './turn-route-errors.js';
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Res, UseGuards, UseInterceptors, Inject } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -88,22 +89,7 @@ export class ChatController {
   @ApiOperation({ summary: 'Run a chat turn and answer it whole' })
   @ApiBody({ type: ChatRequest, examples: CHAT_REQUEST_EXAMPLES })
   @ApiOkResponse({ type: ChatResponse, description: 'The answer, its RAG trace, and the question put to the user if the turn paused' })
-  @ApiErrorResponses(
-    400,
-    401,
-    'session_not_found',
-    'collection_not_found',
-    'session_deleted',
-    'run_in_progress',
-    'cancelled',
-    413,
-    429,
-    'model_error',
-    503,
-    'run_lost',
-    'shutting_down',
-    'model_timeout',
-  )
+  @ApiErrorResponses(...WHOLE_TURN_ERRORS)
   async send(@CurrentUser() user: AuthUser, @Body() body: ChatRequest): Promise<ChatResponse> {
     // The collections are checked before the turn claims its session: a 404 leaves nothing behind.
     const scope = await this.scopes.forTurn(user, body.collection_ids, body.session_id);

@@ -1,3 +1,4 @@
+import { WHOLE_TURN_ERRORS } from '../../chat/turn-route-errors.js';
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage } from '@langchain/core/messages';
@@ -89,23 +90,7 @@ export class OpenAiCompatController {
   @ApiHeader({ name: 'X-Session-Id', required: false, description: 'A session of the caller (UUID): the turn is stored in it; absent: stateless' })
   @ApiBody({ type: ChatCompletionRequestDoc })
   @ApiOkResponse({ type: ChatCompletionDoc, description: '`chat.completion`, or with `stream: true` an SSE stream of `chat.completion.chunk`' })
-  @ApiErrorResponsesOf(
-    OpenAiErrorBodyDoc,
-    400,
-    401,
-    'session_not_found',
-    'collection_not_found',
-    'session_deleted',
-    'run_in_progress',
-    'cancelled',
-    413,
-    429,
-    'model_error',
-    503,
-    'run_lost',
-    'shutting_down',
-    'model_timeout',
-  )
+  @ApiErrorResponsesOf(OpenAiErrorBodyDoc, ...WHOLE_TURN_ERRORS)
   async complete(@CurrentUser() user: AuthUser, @Body() body: unknown, @Headers('x-session-id') sessionHeader: unknown, @Res() res: Response): Promise<void> {
     const request = parseCompletionRequest(body, sessionHeader);
     this.checkModel(request.model);

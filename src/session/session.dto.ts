@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min, MinLength, ValidateBy, ValidationOptions } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { MaxCodePoints } from '../common/text-validators.js';
 import { COLLECTION_IDS_DESCRIPTION, IsCollectionIdList, MAX_NAMED_COLLECTIONS } from '../common/collection-ids.js';
 import { LowercaseId } from '../common/lowercase-id.js';
 import { IsStorableText } from '../common/storable-text.js';
@@ -21,24 +22,6 @@ export const MESSAGE_PAGE_MAX = 200;
 export const TITLE_MAX_LENGTH = 200;
 export const SEARCH_MAX_LENGTH = 200;
 export const FEEDBACK_COMMENT_MAX_LENGTH = 2000;
-
-/**
- * At most `max` Unicode code points, as PostgreSQL counts a varchar's length
- * (class-validator's MaxLength does not count variation selectors at all).
- */
-function MaxCodePoints(max: number, validationOptions?: ValidationOptions): PropertyDecorator {
-  return ValidateBy(
-    {
-      name: 'maxCodePoints',
-      constraints: [max],
-      validator: {
-        validate: (value: unknown) => typeof value !== 'string' || [...value].length <= max,
-        defaultMessage: (args) => `${args?.property} must be at most ${max} characters long`,
-      },
-    },
-    validationOptions,
-  );
-}
 
 const trimmed = () => Transform(({ value }) => (typeof value === 'string' ? value.trim() : value));
 

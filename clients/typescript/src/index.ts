@@ -6,6 +6,7 @@ export type { components, operations, paths } from './schema.js';
 export * from './stream.js';
 export { ERROR_CODES, errorCodeStatus, type ErrorCode } from './error-codes.js';
 export { parseSse, type RawSseEvent } from './sse-parser.js';
+export { ragMetadataExtractor, type RagMetadataExtractor, type RagProviderMetadata } from './openai-compatible-metadata.js';
 
 export interface AgenticRagClient {
   /** Every JSON route, typed from the OpenAPI document (openapi-fetch): `api.GET('/api/sessions')`… */

@@ -10,6 +10,7 @@ import { HttpExceptionFilter } from './common/http-exception.filter.js';
 import { AppConfig, loadConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { EXTENSION_MODULES, type ExtensionModules } from './extensions/index.js';
 import { HealthModule } from './health/health.module.js';
 import { KnowledgeModule } from './knowledge/knowledge.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
@@ -33,8 +34,8 @@ const globalEnhancers = [
 
 @Module({})
 export class AppModule {
-  /** `config` overrides the environment (tests, benches). */
-  static forRoot(config?: AppConfig): DynamicModule {
+  /** `config` overrides the environment (tests, benches); `extensions` the modules of src/extensions/index.ts. */
+  static forRoot(config?: AppConfig, extensions: ExtensionModules = EXTENSION_MODULES): DynamicModule {
     const settings = config ?? loadConfig();
     return {
       module: AppModule,
@@ -51,6 +52,7 @@ export class AppModule {
         AiSdkModule,
         OpenAiCompatModule,
         HealthModule,
+        ...extensions,
         // Development only, and only with the development secret (a deployment that set JWT_SECRET but forgot
         // NODE_ENV=production must not mint tokens for anyone): "sign in as" for the web client.
         ...(settings.nodeEnv === 'development' && settings.auth.usingDevelopmentSecret ? [DevTokenModule] : []),

@@ -5,8 +5,8 @@ import ts from 'typescript';
 /**
  * Imports run one way: config → logging, common → database, trace, models →
  * auth, cache → rate-limit → session, knowledge, health → agent → chat →
- * protocols (adapters for existing clients: OpenAI, AI SDK) → the
- * application's root files. A module may import its own folder and any
+ * protocols (adapters for existing clients: OpenAI, AI SDK) and a
+ * deployment's extensions (src/extensions) → the application's root files. A module may import its own folder and any
  * module of a lower rank, never one of its own rank or above.
  */
 const RANK: Record<string, number> = {
@@ -25,6 +25,7 @@ const RANK: Record<string, number> = {
   agent: 7,
   chat: 8,
   protocols: 9,
+  extensions: 9,
   '(root)': 10,
 };
 

@@ -13,3 +13,6 @@ export type { StepReporter } from './retrieval/retrieval.service.js';
 export { CollectionAccess, CollectionNotFoundError } from './collections/collection-access.service.js';
 export type { RetrievalScope } from './collections/retrieval-scope.js';
 export { COLLECTION_ROLES, DEFAULT_COLLECTION_ID, roleAllows, type CollectionRole } from './collections/collection.js';
+// Extension points (docs/extending.md): a retrieval stage of a deployment's own.
+export { RetrievalStagePlugin, type RetrievalStage, type StageContext, type StageResult, type StageState } from './retrieval/stages/retrieval-stage.js';
+export type { RecallCandidate } from './retrieval/hybrid-recall.service.js';

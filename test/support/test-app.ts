@@ -45,7 +45,7 @@ export async function createTestApp(
     ...env,
   });
   const root = logDestination ? createRootLogger(config.logLevel, logDestination) : pino({ level: config.logLevel });
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config), ...extraImports] }).compile();
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config, extraImports)] }).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({
     bodyParser: false,
     logger: new NestPinoLogger(root),

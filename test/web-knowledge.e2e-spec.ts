@@ -105,7 +105,10 @@ describeWithChromium('web client: knowledge collections, the collection picker a
       await a.page.getByLabel('Document file').setInputFiles({ name: filename, mimeType: 'text/markdown', buffer: Buffer.from(vaultDocument(secret, tag)) });
       await a.page.getByRole('button', { name: 'Upload' }).click();
       await a.page.getByLabel('Upload progress').waitFor();
-      await a.page.getByRole('status').filter({ hasText: `Added ${filename}` }).waitFor();
+      await a.page
+        .getByRole('status')
+        .filter({ hasText: `Added ${filename}` })
+        .waitFor();
       const [value, max] = await a.page.getByLabel('Upload progress').evaluate((el) => [(el as HTMLProgressElement).value, (el as HTMLProgressElement).max]);
       expect(value).toBe(max);
       await a.page.locator(`tr[data-testid="document"][data-filename="${filename}"]`).waitFor();
@@ -237,75 +240,72 @@ describeWithChromium('web client: knowledge collections, the collection picker a
   it.each([
     ['1440 px', VIEWPORTS.desktop],
     ['375 px', VIEWPORTS.phone],
-  ] as const)(
-    'at %s the collection picker restricts a new chat from its first turn, is saved on the session and survives a reload',
-    async (_width, viewport) => {
-      const tag = randomUUID().slice(0, 8);
-      const secret = `juniper${tag}quartz`;
-      const filename = `archive-${tag}.md`;
-      const userId = uniqueUser('web-picker');
-      const user = app.t.auth(userId);
-      const name = `Vault rules ${tag}`;
-      const collectionId = (await createCollection(app.t, user, name)).id;
-      await uploadTo(app.t, user, collectionId, filename, vaultDocument(secret, tag));
+  ] as const)('at %s the collection picker restricts a new chat from its first turn, is saved on the session and survives a reload', async (_width, viewport) => {
+    const tag = randomUUID().slice(0, 8);
+    const secret = `juniper${tag}quartz`;
+    const filename = `archive-${tag}.md`;
+    const userId = uniqueUser('web-picker');
+    const user = app.t.auth(userId);
+    const name = `Vault rules ${tag}`;
+    const collectionId = (await createCollection(app.t, user, name)).id;
+    await uploadTo(app.t, user, collectionId, filename, vaultDocument(secret, tag));
 
-      const { context, page } = await signedInPage(app.browser, app.base, tokenOf(user), viewport);
-      const errors = pageErrors(page);
-      try {
-        // A new chat, with no session yet: only the default collection.
-        await page.getByRole('heading', { name: 'Ask the knowledge base' }).waitFor();
-        await page.getByRole('button', { name: /^Searching: all collections you can read/ }).click();
-        await page.getByRole('checkbox', { name: new RegExp(name) }).waitFor();
-        await page.getByRole('checkbox', { name: /^default/ }).check();
-        expect(await page.getByRole('checkbox', { name: 'All collections you can read' }).isChecked()).toBe(false);
-        await page.getByTestId('collection-status').filter({ hasText: 'Applies from the first question of this chat.' }).waitFor();
-        const restricted = await ask(page, QUESTION);
-        expect(await restricted.innerText()).not.toContain(secret);
-        // The turn's session saved the choice once it existed.
-        await page.getByTestId('collection-status').filter({ hasText: 'Saved for this chat.' }).waitFor();
-        const sessionId = /#session=([0-9a-f-]{36})/.exec(page.url())![1];
-        expect((await storedSession(user, sessionId)).collection_ids).toEqual([DEFAULT_COLLECTION_ID]);
-        const firstTrace = (await api().get(`/api/sessions/${sessionId}/messages`).set(user).expect(200)).body.messages.at(-1).rag_trace;
-        expect(JSON.stringify(firstTrace)).not.toContain(collectionId);
+    const { context, page } = await signedInPage(app.browser, app.base, tokenOf(user), viewport);
+    const errors = pageErrors(page);
+    try {
+      // A new chat, with no session yet: only the default collection.
+      await page.getByRole('heading', { name: 'Ask the knowledge base' }).waitFor();
+      await page.getByRole('button', { name: /^Searching: all collections you can read/ }).click();
+      await page.getByRole('checkbox', { name: new RegExp(name) }).waitFor();
+      await page.getByRole('checkbox', { name: /^default/ }).check();
+      expect(await page.getByRole('checkbox', { name: 'All collections you can read' }).isChecked()).toBe(false);
+      await page.getByTestId('collection-status').filter({ hasText: 'Applies from the first question of this chat.' }).waitFor();
+      const restricted = await ask(page, QUESTION);
+      expect(await restricted.innerText()).not.toContain(secret);
+      // The turn's session saved the choice once it existed.
+      await page.getByTestId('collection-status').filter({ hasText: 'Saved for this chat.' }).waitFor();
+      const sessionId = /#session=([0-9a-f-]{36})/.exec(page.url())![1];
+      expect((await storedSession(user, sessionId)).collection_ids).toEqual([DEFAULT_COLLECTION_ID]);
+      const firstTrace = (await api().get(`/api/sessions/${sessionId}/messages`).set(user).expect(200)).body.messages.at(-1).rag_trace;
+      expect(JSON.stringify(firstTrace)).not.toContain(collectionId);
 
-        // After a reload the session comes back with its choice, and its next turn still searches default only.
-        await page.reload();
-        await page.locator('article[data-role="ai"][data-status="complete"]').first().waitFor();
-        expect(await page.getByTestId('collection-summary').innerText()).toBe('default');
-        await page.getByRole('button', { name: /^Searching:/ }).click();
-        expect(await page.getByRole('checkbox', { name: /^default/ }).isChecked()).toBe(true);
-        expect(await page.getByRole('checkbox', { name: new RegExp(name) }).isChecked()).toBe(false);
-        expect(await (await ask(page, QUESTION)).innerText()).not.toContain(secret);
-        if (viewport === VIEWPORTS.phone) expect(await overflowing(page)).toEqual([]);
+      // After a reload the session comes back with its choice, and its next turn still searches default only.
+      await page.reload();
+      await page.locator('article[data-role="ai"][data-status="complete"]').first().waitFor();
+      expect(await page.getByTestId('collection-summary').innerText()).toBe('default');
+      await page.getByRole('button', { name: /^Searching:/ }).click();
+      expect(await page.getByRole('checkbox', { name: /^default/ }).isChecked()).toBe(true);
+      expect(await page.getByRole('checkbox', { name: new RegExp(name) }).isChecked()).toBe(false);
+      expect(await (await ask(page, QUESTION)).innerText()).not.toContain(secret);
+      if (viewport === VIEWPORTS.phone) expect(await overflowing(page)).toEqual([]);
 
-        // Only the vault's collection: the fact is found, and the choice is saved.
-        await page.getByRole('checkbox', { name: new RegExp(name) }).check();
-        await page.getByRole('checkbox', { name: /^default/ }).uncheck();
-        await page.getByTestId('collection-status').filter({ hasText: 'Saved for this chat.' }).waitFor();
-        expect((await storedSession(user, sessionId)).collection_ids).toEqual([collectionId]);
-        const found = await ask(page, QUESTION);
-        expect(await found.innerText()).toContain(secret);
+      // Only the vault's collection: the fact is found, and the choice is saved.
+      await page.getByRole('checkbox', { name: new RegExp(name) }).check();
+      await page.getByRole('checkbox', { name: /^default/ }).uncheck();
+      await page.getByTestId('collection-status').filter({ hasText: 'Saved for this chat.' }).waitFor();
+      expect((await storedSession(user, sessionId)).collection_ids).toEqual([collectionId]);
+      const found = await ask(page, QUESTION);
+      expect(await found.innerText()).toContain(secret);
 
-        // The citation opens its source beside the answer; the Close button closes it.
-        await found.locator('button.citation', { hasText: filename }).first().click();
-        const panel = page.getByRole('dialog', { name: 'Source' });
-        await panel.locator('mark[data-cited="true"]').waitFor();
-        expect(await panel.getByTestId('neighbour').count()).toBeGreaterThan(0);
-        if (viewport === VIEWPORTS.desktop) await screenshot(page, 'source');
-        await panel.getByRole('button', { name: 'Close' }).click();
-        await panel.waitFor({ state: 'detached' });
+      // The citation opens its source beside the answer; the Close button closes it.
+      await found.locator('button.citation', { hasText: filename }).first().click();
+      const panel = page.getByRole('dialog', { name: 'Source' });
+      await panel.locator('mark[data-cited="true"]').waitFor();
+      expect(await panel.getByTestId('neighbour').count()).toBeGreaterThan(0);
+      if (viewport === VIEWPORTS.desktop) await screenshot(page, 'source');
+      await panel.getByRole('button', { name: 'Close' }).click();
+      await panel.waitFor({ state: 'detached' });
 
-        // Back to All: cleared on the session (null: every collection the user can read).
-        await page.getByRole('checkbox', { name: 'All collections you can read' }).check();
-        await page.getByTestId('collection-status').filter({ hasText: 'Saved for this chat.' }).waitFor();
-        expect((await storedSession(user, sessionId)).collection_ids).toBeNull();
-        expect(await page.getByTestId('collection-summary').innerText()).toBe('all collections you can read');
-        expect(errors).toEqual([]);
-      } finally {
-        await context.close();
-      }
-    },
-  );
+      // Back to All: cleared on the session (null: every collection the user can read).
+      await page.getByRole('checkbox', { name: 'All collections you can read' }).check();
+      await page.getByTestId('collection-status').filter({ hasText: 'Saved for this chat.' }).waitFor();
+      expect((await storedSession(user, sessionId)).collection_ids).toBeNull();
+      expect(await page.getByTestId('collection-summary').innerText()).toBe('all collections you can read');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
 
   it("the administrators' screen still lists and uploads to the default collection, labelled as such", async () => {
     const admin = adminAuth(app.t, 'web-kb-admin');
@@ -320,7 +320,10 @@ describeWithChromium('web client: knowledge collections, the collection picker a
       await page.getByRole('heading', { name: 'Upload a document to the default collection' }).waitFor();
       await page.getByLabel('Document file').setInputFiles({ name: filename, mimeType: 'text/markdown', buffer: Buffer.from(`# Notes ${tag}\n\nThe notes of ${tag}.`) });
       await page.getByRole('button', { name: 'Upload' }).click();
-      await page.getByRole('status').filter({ hasText: `Added ${filename}` }).waitFor();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `Added ${filename}` })
+        .waitFor();
       const row = page.locator(`tr[data-testid="document"][data-filename="${filename}"]`);
       await row.waitFor();
       const inDefault = (await api().get('/api/knowledge/collections/default/documents').set(admin).expect(200)).body.documents;

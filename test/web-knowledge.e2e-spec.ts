@@ -260,8 +260,14 @@ describeWithChromium('web client: knowledge collections, the collection picker a
       await page.getByRole('checkbox', { name: /^default/ }).check();
       expect(await page.getByRole('checkbox', { name: 'All collections you can read' }).isChecked()).toBe(false);
       await page.getByTestId('collection-status').filter({ hasText: 'Applies from the first question of this chat.' }).waitFor();
+      const turnBodies: Array<Record<string, unknown>> = [];
+      page.on('request', (sent) => {
+        if (sent.method() === 'POST' && new URL(sent.url()).pathname === '/api/chat/stream') turnBodies.push(sent.postDataJSON());
+      });
       const restricted = await ask(page, QUESTION);
       expect(await restricted.innerText()).not.toContain(secret);
+      // The first turn named the choice itself: there was no session to save it on before it.
+      expect(turnBodies).toEqual([{ message: QUESTION, collection_ids: [DEFAULT_COLLECTION_ID] }]);
       // The turn's session saved the choice once it existed.
       await page.getByTestId('collection-status').filter({ hasText: 'Saved for this chat.' }).waitFor();
       const sessionId = /#session=([0-9a-f-]{36})/.exec(page.url())![1];

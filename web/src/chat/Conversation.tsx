@@ -118,9 +118,9 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
       try {
         const result = await api.PATCH('/api/sessions/{session_id}', { params: { path: { session_id: id } }, body: { collection_ids: next } });
         const updated = unwrap(result, onUnauthorized);
+        onSessionUpdated(updated); // the list keeps it even when another session was opened meanwhile
         if (request !== scopeRequest.current) return;
         setScopeStatus('Saved for this chat.');
-        onSessionUpdated(updated);
       } catch (failure) {
         if (request !== scopeRequest.current) return;
         setScopeStatus('');

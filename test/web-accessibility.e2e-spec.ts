@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
 import { appInChromium, describeWithChromium, signedInPage, VIEWPORTS } from './support/browser.js';
+import { createCollection, uploadTo } from './support/collections.js';
 import { uniqueUser } from './support/test-app.js';
 
 /** Accessibility of the web client: a whole session by keyboard alone, and the dense screens at 375 px. */
@@ -95,6 +96,53 @@ describeWithChromium('web client: keyboard only and narrow screens', () => {
       await page.getByRole('button', { name: 'Search', exact: true }).click();
       await page.getByTestId('candidate').first().waitFor();
       expect({ trace, admin: await overflowing(page) }).toEqual({ trace: [], admin: [] });
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('the Knowledge screen, a collection, the collection picker (by keyboard) and the source panel fit 375 px', async () => {
+    const userId = uniqueUser('review-knowledge');
+    const auth = app.t.auth(userId);
+    const name = `Review notes of ${userId}`;
+    const collection = await createCollection(app.t, auth, name, 'A description long enough to wrap on a phone screen, twice over at least.');
+    await uploadTo(app.t, auth, collection.id, `${userId}-notes.md`, '# Notes\n\nThe review notes say the lantern room opens at dawn.');
+    const { context, page } = await signedInPage(app.browser, app.base, app.tokenOf(userId), VIEWPORTS.phone);
+    try {
+      await page.getByRole('button', { name: 'Knowledge', exact: true }).click();
+      await page.getByRole('button', { name }).waitFor();
+      const list = await overflowing(page);
+      await page.getByRole('button', { name }).click();
+      await page.locator('tr[data-testid="document"]').waitFor();
+      await page.getByRole('region', { name: 'Sharing' }).locator('[data-testid="access-entry"]').waitFor();
+      const detail = await overflowing(page);
+
+      // The picker by keyboard: its toggle, then Tab past "All" to the first collection, Space ticks it.
+      await page.getByRole('button', { name: 'Chat', exact: true }).click();
+      await composer(page).waitFor();
+      await page.locator('body').focus();
+      expect(await tabTo(page, (el) => el.name.startsWith('Searching:'))).toBe(true);
+      await page.keyboard.press('Enter');
+      await page.getByRole('checkbox', { name: /^default/ }).waitFor();
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Space');
+      expect(await page.getByRole('checkbox', { name: /^default/ }).isChecked()).toBe(true);
+      const picker = await overflowing(page);
+
+      await composer(page).fill('How long is the Aurora X2 warranty?');
+      await composer(page).press('Enter');
+      const citation = page.locator('article[data-role="ai"][data-status="complete"] button.citation').first();
+      await citation.click();
+      const panel = page.getByRole('dialog', { name: 'Source' });
+      await panel.locator('mark[data-cited="true"]').waitFor();
+      // Focus moved into the panel; Escape closes it and gives focus back to the citation.
+      expect(await panel.evaluate((el) => el.contains(document.activeElement))).toBe(true);
+      const source = await overflowing(page);
+      await page.keyboard.press('Escape');
+      await panel.waitFor({ state: 'detached' });
+      expect(await citation.evaluate((el) => el === document.activeElement)).toBe(true);
+      expect({ list, detail, picker, source }).toEqual({ list: [], detail: [], picker: [], source: [] });
     } finally {
       await context.close();
     }

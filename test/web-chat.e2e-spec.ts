@@ -117,11 +117,17 @@ describeWithChromium('the chat view of the web client, in Chromium against the r
       expect(await messages(page).count()).toBe(2);
       expect(page.url()).toContain(`#session=${session.session_id}`);
 
-      // The citation is a button to its chunk: it opens the trace viewer.
+      // The citation is a button to its chunk: it opens its source beside the answer, and from there the trace viewer.
       const citation = lastAi(page)
         .getByRole('button', { name: /aurora-x2-mesh-manual\.md/ })
         .first();
       await citation.click();
+      const source = page.getByRole('dialog', { name: 'Source' });
+      await source.locator('mark[data-cited="true"]').waitFor();
+      expect(await source.getByTestId('source-document').innerText()).toBe('aurora-x2-mesh-manual.md');
+      expect(await source.getByTestId('source-collection').innerText()).toBe('default');
+      await source.getByRole('button', { name: 'Show in trace' }).click();
+      await source.waitFor({ state: 'detached' });
       const viewer = page.getByRole('dialog', { name: 'Trace' });
       await viewer.waitFor();
       await viewer.getByRole('button', { name: 'Close' }).click();

@@ -1,5 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { describeWithChromium, launchChromium, pageErrors, screenshot, VIEWPORTS } from './support/browser.js';
+import { createCollection, setAccess } from './support/collections.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 
 describeWithChromium('web client: signing in', () => {
@@ -76,6 +77,27 @@ describeWithChromium('web client: "sign in as" in development', () => {
       .filter({ hasText: `${user} (admin)` })
       .waitFor();
     await page.getByRole('button', { name: 'Knowledge base' }).waitFor();
+    await page.close();
+  });
+
+  it('mints a token in the groups typed: a collection shared with one of them is listed in the Knowledge screen', async () => {
+    const ownerId = uniqueUser('web-dev-owner');
+    const owner = t.auth(ownerId);
+    const group = `dev-group-${Date.now().toString(36)}`;
+    const shared = await createCollection(t, owner, `Shared with ${group}`);
+    await setAccess(t, owner, shared.id, [
+      { principal: `user:${ownerId}`, role: 'owner' },
+      { principal: `group:${group}`, role: 'editor' },
+    ]);
+    const page = await browser.newPage();
+    await page.goto(base);
+    await page.getByLabel('User id').fill(uniqueUser('web-dev-member'));
+    await page.getByLabel('Groups (optional, separated by commas)').fill(` other , ${group} `);
+    await page.getByRole('button', { name: 'Sign in as' }).click();
+    await page.getByRole('button', { name: 'Knowledge', exact: true }).click();
+    const row = page.locator(`tr[data-testid="collection"][data-collection-id="${shared.id}"]`);
+    await row.waitFor();
+    expect(await row.locator('[data-testid="role"]').innerText()).toBe('editor');
     await page.close();
   });
 });

@@ -180,8 +180,9 @@ describeWithChromium('web client: live timeline, trace viewer and knowledge admi
       await dialog.waitFor({ state: 'detached' });
       expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Show trace');
 
-      // A citation opens the viewer on its chunk, highlighted and scrolled into view.
+      // A citation opens its source; from there the viewer opens on its chunk, highlighted and scrolled into view.
       await answer.locator('button.citation').first().click();
+      await page.getByRole('dialog', { name: 'Source' }).getByRole('button', { name: 'Show in trace' }).click();
       const focused = dialog.locator('[data-focused="true"]');
       await focused.waitFor();
       expect(await focused.getAttribute('data-source')).toBe('aurora-x2-mesh-manual.md');
@@ -342,6 +343,9 @@ describeWithChromium('web client: live timeline, trace viewer and knowledge admi
       expect(await answer.innerText()).toContain('41 months');
       const citation = answer.locator('button.citation', { hasText: filename });
       await citation.first().click();
+      const source = page.getByRole('dialog', { name: 'Source' });
+      expect(await source.getByTestId('source-document').innerText()).toBe(filename);
+      await source.getByRole('button', { name: 'Show in trace' }).click();
       const focused = page.getByRole('dialog', { name: 'Trace' }).locator('[data-focused="true"]');
       await focused.waitFor();
       expect(await focused.getAttribute('data-source')).toBe(filename);

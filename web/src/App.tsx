@@ -3,10 +3,11 @@ import { draftStore, onUnauthorized, tokenClaims, tokenStore } from './api';
 import { SignIn } from './auth/SignIn';
 import { ChatView } from './chat/ChatView';
 import { KnowledgeAdmin } from './admin/KnowledgeAdmin';
+import { KnowledgeView } from './knowledge/KnowledgeView';
 
-type View = 'chat' | 'knowledge';
+type View = 'chat' | 'knowledge' | 'admin';
 
-/** The page: sign-in, then the chat and (for admins) the knowledge base. */
+/** The page: sign-in, then the chat, the knowledge collections and (for admins) the default collection's administration. */
 export function App() {
   const [token, setToken] = useState<string | null>(() => tokenStore.get());
   const [view, setView] = useState<View>('chat');
@@ -46,9 +47,12 @@ export function App() {
           <button type="button" aria-pressed={view === 'chat'} onClick={() => setView('chat')}>
             Chat
           </button>
+          <button type="button" aria-pressed={view === 'knowledge'} onClick={() => setView('knowledge')}>
+            Knowledge
+          </button>
           {isAdmin && (
-            <button type="button" aria-pressed={view === 'knowledge'} onClick={() => setView('knowledge')}>
-              Knowledge base
+            <button type="button" aria-pressed={view === 'admin'} onClick={() => setView('admin')} title="Administer the default collection">
+              Knowledge base (admin)
             </button>
           )}
         </nav>
@@ -60,7 +64,7 @@ export function App() {
           Sign out
         </button>
       </header>
-      <main className="workspace">{view === 'knowledge' && isAdmin ? <KnowledgeAdmin /> : <ChatView onUnauthorized={expired} />}</main>
+      <main className="workspace">{view === 'admin' && isAdmin ? <KnowledgeAdmin /> : view === 'knowledge' ? <KnowledgeView /> : <ChatView onUnauthorized={expired} />}</main>
     </div>
   );
 }

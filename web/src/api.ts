@@ -57,8 +57,22 @@ export function tokenClaims(token: string): { sub?: string; role?: string; exp?:
   }
 }
 
+/** Plain words for the error codes of knowledge collections and their sources (the API's own message is for developers). */
+const CODE_TEXT: Record<string, string> = {
+  collection_not_found: 'This collection does not exist, or it is no longer shared with you.',
+  collection_forbidden: 'Your role in this collection does not allow this: editors add and delete documents; owners share, rename and delete it.',
+  collection_creation_forbidden: 'Only administrators may create collections on this service.',
+  collection_limit: 'You have created as many collections as allowed. Delete one first.',
+  collection_owner_required: 'A collection must keep at least one owner. Make someone else an owner before removing or changing the last one.',
+  default_collection_protected: 'The default collection cannot be renamed or deleted, and must stay readable by everyone.',
+  chunk_not_found: 'This source is no longer available.',
+  document_not_found: 'This document is no longer in the collection.',
+};
+
 /** A message for the user from an error body of the API, by status and code. */
 export function describeError(status: number, body: { message?: string; code?: string } | undefined): string {
+  const known = body?.code ? CODE_TEXT[body.code] : undefined;
+  if (known) return known;
   const detail = body?.message ? ` ${body.message}` : '';
   switch (status) {
     case 401:

@@ -11,6 +11,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (token: string) => 
   const [token, setToken] = useState('');
   const [user, setUser] = useState('');
   const [admin, setAdmin] = useState(false);
+  const [groups, setGroups] = useState('');
   const [error, setError] = useState<string | null>(null);
 
   const submitToken = (event: FormEvent) => {
@@ -23,14 +24,19 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (token: string) => 
   const signInAs = async (event: FormEvent) => {
     event.preventDefault();
     setError(null);
-    const result = await api.POST('/api/dev/token', { body: { sub: user.trim(), role: admin ? 'admin' : 'user' } }).catch(() => null);
+    const named = groups
+      .split(',')
+      .map((group) => group.trim())
+      .filter(Boolean);
+    const body = { sub: user.trim(), role: admin ? ('admin' as const) : ('user' as const), ...(named.length ? { groups: named } : {}) };
+    const result = await api.POST('/api/dev/token', { body }).catch(() => null);
     if (!result) return setError('The service did not answer.');
     if (result.response.status === 404) {
       return setError('"Sign in as" only exists when the service runs in development mode (NODE_ENV=development, no JWT_SECRET).');
     }
-    const body = result.data;
-    if (!body?.token) return setError((result.error as { message?: string } | undefined)?.message ?? `Sign-in failed (${result.response.status}).`);
-    onSignedIn(body.token);
+    const minted = result.data;
+    if (!minted?.token) return setError((result.error as { message?: string } | undefined)?.message ?? `Sign-in failed (${result.response.status}).`);
+    onSignedIn(minted.token);
   };
 
   return (
@@ -51,6 +57,8 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (token: string) => 
         <h2 id="dev-heading">Development: sign in as</h2>
         <label htmlFor="dev-user">User id</label>
         <input id="dev-user" value={user} onChange={(e) => setUser(e.target.value)} autoComplete="username" />
+        <label htmlFor="dev-groups">Groups (optional, separated by commas)</label>
+        <input id="dev-groups" value={groups} onChange={(e) => setGroups(e.target.value)} placeholder="finance, kb-editors" />
         <label className="inline">
           <input type="checkbox" checked={admin} onChange={(e) => setAdmin(e.target.checked)} /> administrator
         </label>

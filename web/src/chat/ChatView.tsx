@@ -140,6 +140,12 @@ export function ChatView({ onUnauthorized }: { onUnauthorized: () => void }) {
 
   const onTurnSettled = useCallback(() => void refresh(), [refresh]);
 
+  // A change the conversation saved (its collections): the list keeps it, so the session opened again from the list restores it.
+  const onSessionUpdated = useCallback((updated: SessionInfo) => {
+    setSessions((all) => all.map((s) => (s.session_id === updated.session_id ? updated : s)));
+    setOpened((current) => (current && current.id === updated.session_id ? { ...current, info: updated } : current));
+  }, []);
+
   const rename = async (session: SessionInfo, title: string) => {
     try {
       const result = await api.PATCH('/api/sessions/{session_id}', { params: { path: { session_id: session.session_id } }, body: { title } });
@@ -201,6 +207,7 @@ export function ChatView({ onUnauthorized }: { onUnauthorized: () => void }) {
           onTurnSettled={onTurnSettled}
           onUnauthorized={onUnauthorized}
           onSessionGone={startOver}
+          onSessionUpdated={onSessionUpdated}
         />
       )}
     </div>

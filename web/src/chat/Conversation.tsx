@@ -1,11 +1,14 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import type { ChatStream } from '@agentic-rag/client';
 import { api, ApiError, chat, draftStore, type Schemas } from '../api';
+import { useCollections } from '../knowledge/collections';
 import { LiveTimeline, TraceViewer } from '../trace';
+import { CollectionPicker } from './CollectionPicker';
 import { Composer } from './Composer';
 import { describeFailure, describeStreamError, unwrap } from './errors';
 import { MessageBody, type CitedChunk } from './MessageBody';
 import { followTurn } from './runTurn';
+import { SourcePanel } from './SourcePanel';
 
 type SessionInfo = Schemas['SessionInfo'];
 type MessageInfo = Schemas['MessageInfo'];
@@ -42,10 +45,15 @@ export interface ConversationProps {
   onUnauthorized(): void;
   /** The opened session is not the user's (forged address, deleted meanwhile): start a new chat instead. */
   onSessionGone(): void;
+  /** The session as the service answered a change of it (the collections it searches). */
+  onSessionUpdated(session: SessionInfo): void;
 }
 
+/** The words for a turn refused because a collection it names (or its session saved) is not readable. */
+const SCOPE_GONE = 'A collection chosen for this chat does not exist or is no longer shared with you: choose the collections to search again.';
+
 /** One conversation: its transcript, the streamed turn, the composer, HITL choices, feedback and the trace viewer. */
-export function Conversation({ sessionId, session, openNonce, onSessionStarted, onTurnSettled, onUnauthorized, onSessionGone }: ConversationProps) {
+export function Conversation({ sessionId, session, openNonce, onSessionStarted, onTurnSettled, onUnauthorized, onSessionGone, onSessionUpdated }: ConversationProps) {
   const [messages, setMessages] = useState<MessageInfo[]>([]);
   const [earlier, setEarlier] = useState<number | null>(null);
   const [loadingMessages, setLoadingMessages] = useState(false);
@@ -56,6 +64,13 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
   const [error, setError] = useState<string | null>(null);
   const [reconnecting, setReconnecting] = useState(false);
   const [traceView, setTraceView] = useState<{ trace: RagTrace; focus?: CitedChunk } | null>(null);
+  const [sourceView, setSourceView] = useState<{ chunkId: string; trace: RagTrace; focus: CitedChunk } | null>(null);
+  const { collections, reload: reloadCollections } = useCollections();
+  /** The collections this conversation's turns search (null: every one the user can read), as saved on its session. */
+  const [scope, setScope] = useState<string[] | null>(null);
+  const [scopeStatus, setScopeStatus] = useState('');
+  const scopeRef = useRef<string[] | null>(null);
+  const scopeRequest = useRef(0);
   const sessionRef = useRef<string | null>(sessionId);
   const controllerRef = useRef<AbortController | null>(null);
   const stopRequested = useRef(false);
@@ -87,6 +102,41 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
     [onUnauthorized, onSessionGone],
   );
 
+  const readSavedScope = async (id: string, signal: AbortSignal) => {
+    const request = scopeRequest.current;
+    const result = await api.GET('/api/sessions/{session_id}', { params: { path: { session_id: id } }, signal }).catch(() => null);
+    if (!result?.data || signal.aborted || request !== scopeRequest.current) return;
+    scopeRef.current = result.data.collection_ids;
+    setScope(result.data.collection_ids);
+  };
+
+  /** Saves the choice on the session (PATCH), so the session's turns search it and it comes back when the session is opened again. */
+  const saveScope = useCallback(
+    async (id: string, next: string[] | null) => {
+      const request = ++scopeRequest.current;
+      setScopeStatus('Saving…');
+      try {
+        const result = await api.PATCH('/api/sessions/{session_id}', { params: { path: { session_id: id } }, body: { collection_ids: next } });
+        const updated = unwrap(result, onUnauthorized);
+        onSessionUpdated(updated); // the list keeps it even when another session was opened meanwhile
+        if (request !== scopeRequest.current) return;
+        setScopeStatus('Saved for this chat.');
+      } catch (failure) {
+        if (request !== scopeRequest.current) return;
+        setScopeStatus('');
+        setError(failure instanceof ApiError && failure.body?.code === 'collection_not_found' ? SCOPE_GONE : describeFailure(failure));
+      }
+    },
+    [onUnauthorized, onSessionUpdated],
+  );
+
+  const changeScope = (next: string[] | null) => {
+    scopeRef.current = next;
+    setScope(next);
+    if (sessionRef.current) void saveScope(sessionRef.current, next);
+    else setScopeStatus(next === null ? '' : 'Applies from the first question of this chat.');
+  };
+
   /** Follows a run's stream into the live turn; `sent` is the text of a new turn (null for a rejoin). */
   const follow = useCallback(
     async (stream: ChatStream, sent: string | null, controller: AbortController) => {
@@ -112,6 +162,8 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
                 const started = sessionRef.current === null;
                 sessionRef.current = event.data.session_id;
                 if (started) onSessionStarted(event.data.session_id);
+                // A new chat's choice of collections went with its first turn; now it is saved on the session the turn created.
+                if (started && scopeRef.current !== null) void saveScope(event.data.session_id, scopeRef.current);
                 update((turn) => ({ ...turn, accepted: true, runId: event.data.run_id }));
                 break;
               }
@@ -155,7 +207,9 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
       } catch (failure) {
         if (signal.aborted) return;
         if (failure instanceof ApiError && failure.status === 401) onUnauthorized();
-        setError(describeFailure(failure));
+        const scopeGone = failure instanceof ApiError && failure.body?.code === 'collection_not_found';
+        setError(scopeGone ? SCOPE_GONE : describeFailure(failure));
+        if (scopeGone) void reloadCollections();
         if (!accepted) {
           // Refused: nothing was stored, the composer still holds the text.
           setLive(null);
@@ -172,7 +226,7 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
       }
       if (!signal.aborted) onTurnSettled();
     },
-    [loadMessages, onSessionStarted, onTurnSettled, onUnauthorized],
+    [loadMessages, onSessionStarted, onTurnSettled, onUnauthorized, saveScope, reloadCollections],
   );
 
   // Opening a session (or a new chat): load its transcript and rejoin its running run from the start.
@@ -189,8 +243,16 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
     setLive(null);
     setError(null);
     setTraceView(null);
+    setSourceView(null);
     setReconnecting(false);
     setPendingHitl(session?.pending_hitl ?? null);
+    // The collections saved on the session; a session opened without its listing (deep in the list) is read for them.
+    const known = session?.session_id === sessionId ? session : null;
+    scopeRequest.current += 1;
+    scopeRef.current = known?.collection_ids ?? null;
+    setScope(scopeRef.current);
+    setScopeStatus('');
+    if (sessionId && !known) void readSavedScope(sessionId, controller.signal);
     if (sessionId) {
       void loadMessages(sessionId, controller.signal);
       const active = session?.session_id === sessionId ? session.active_run : null;
@@ -214,7 +276,12 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
     controllerRef.current = controller;
     stickToBottom.current = true;
     setLive({ human: message, accepted: false, text: '', steps: [], tools: [], trace: null, hitl: null, status: 'streaming' });
-    const stream = chat.stream({ message, ...(sessionRef.current ? { session_id: sessionRef.current } : {}) }, { signal: controller.signal });
+    // The choice goes with every turn (a new chat has no session to have saved it on yet; a save may still be on its way).
+    const collectionIds = scopeRef.current;
+    const stream = chat.stream(
+      { message, ...(sessionRef.current ? { session_id: sessionRef.current } : {}), ...(collectionIds ? { collection_ids: collectionIds } : {}) },
+      { signal: controller.signal },
+    );
     void follow(stream, message, controller);
   };
 
@@ -265,7 +332,17 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
     if (box && stickToBottom.current) box.scrollTop = box.scrollHeight;
   }, [messages, live]);
 
-  const openTrace = (trace: RagTrace, focus?: CitedChunk) => setTraceView({ trace, focus });
+  const openTrace = (trace: RagTrace, focus?: CitedChunk) => {
+    setSourceView(null);
+    setTraceView({ trace, focus });
+  };
+  /** A citation opens its source (the chunk read again, under the user's access); one without a chunk id (an old trace) opens the trace. */
+  const openCitation = (trace: RagTrace, chunk: CitedChunk) => {
+    if (!chunk.chunk_id) return openTrace(trace, chunk);
+    setTraceView(null);
+    setSourceView({ chunkId: chunk.chunk_id, trace, focus: chunk });
+  };
+  const closeSource = useCallback(() => setSourceView(null), []);
   const visible = messages.filter((m) => m.type !== 'system');
   // The live human bubble goes once the transcript holds the turn's question.
   const showLiveHuman = !!live?.human && !(live.runId && visible.some((m) => m.type === 'human' && m.run_id === live.runId));
@@ -295,7 +372,7 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
         {loadingMessages && visible.length === 0 && !live && <p className="muted">Loading the conversation…</p>}
         {visible.map((m) => (
           <article key={m.id} data-testid="message" data-role={m.type === 'human' ? 'human' : 'ai'} data-status={m.status} data-message-id={m.id} className={`message ${m.type}`}>
-            <MessageBody content={m.content} trace={m.rag_trace} onCite={m.rag_trace ? (chunk) => openTrace(m.rag_trace!, chunk) : undefined} />
+            <MessageBody content={m.content} trace={m.rag_trace} onCite={m.rag_trace ? (chunk) => openCitation(m.rag_trace!, chunk) : undefined} />
             <StatusNote status={m.status} role={m.type} />
             {m.type === 'ai' && (
               <div className="message-tools">
@@ -329,7 +406,7 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
           <article data-testid="message" data-role="ai" data-status={live.status} className="message ai" aria-busy={live.status === 'streaming'}>
             {live.status === 'streaming' && (live.steps.length > 0 || live.tools.length > 0) && <LiveTimeline steps={live.steps} tools={live.tools} />}
             {live.text ? (
-              <MessageBody content={live.text} trace={live.trace} onCite={live.trace ? (chunk) => openTrace(live.trace!, chunk) : undefined} />
+              <MessageBody content={live.text} trace={live.trace} onCite={live.trace ? (chunk) => openCitation(live.trace!, chunk) : undefined} />
             ) : (
               live.status === 'streaming' && <p className="muted thinking">Thinking…</p>
             )}
@@ -375,8 +452,19 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
           </button>
         </div>
       )}
+      <CollectionPicker collections={collections} value={scope} onChange={changeScope} onExpand={() => void reloadCollections()} status={scopeStatus} />
       <Composer text={text} onText={setText} onSend={() => send(text)} onStop={stop} running={running} canStop={!!live?.runId} disabled={false} />
       {traceView && <TraceViewer trace={traceView.trace} focusChunk={traceView.focus} onClose={() => setTraceView(null)} />}
+      {sourceView && (
+        <SourcePanel
+          key={sourceView.chunkId}
+          chunkId={sourceView.chunkId}
+          collections={collections}
+          onClose={closeSource}
+          onShowTrace={() => openTrace(sourceView.trace, sourceView.focus)}
+          onUnauthorized={onUnauthorized}
+        />
+      )}
     </section>
   );
 }

@@ -1,4 +1,4 @@
-import { useMemo } from 'react';
+import { useEffect, useMemo, useRef } from 'react';
 import Markdown, { defaultUrlTransform, type Components } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
 import type { Schemas } from '../api';
@@ -99,6 +99,12 @@ function urlTransform(url: string): string {
  */
 export function MessageBody({ content, trace, onCite }: { content: string; trace?: RagTrace | null; onCite?: (chunk: CitedChunk) => void }) {
   const plugins = useMemo(() => [remarkGfm, remarkCitations(trace)], [trace]);
+  // The latest handler, read at the click: the components below must not change with it, or every render of the
+  // conversation would remount the citation buttons (and the one that opened a panel could not get focus back).
+  const onCiteRef = useRef(onCite);
+  useEffect(() => {
+    onCiteRef.current = onCite;
+  });
   const components = useMemo<Components>(
     () => ({
       a({ href, children }) {
@@ -112,7 +118,7 @@ export function MessageBody({ content, trace, onCite }: { content: string; trace
               type="button"
               className="citation"
               title={chunk ? `Show ${chunk.source}${chunk.page ? ` p.${chunk.page}` : ''} in the trace` : undefined}
-              onClick={() => chunk && onCite?.({ source: chunk.source, chunk_id: chunk.chunk_id })}
+              onClick={() => chunk && onCiteRef.current?.({ source: chunk.source, chunk_id: chunk.chunk_id })}
             >
               {children}
             </button>
@@ -130,7 +136,7 @@ export function MessageBody({ content, trace, onCite }: { content: string; trace
         return <span className="image-alt">{alt ? `[image: ${alt}]` : '[image]'}</span>;
       },
     }),
-    [trace, onCite],
+    [trace],
   );
   return (
     <div className="message-body">

@@ -313,6 +313,70 @@ describeWithChromium('web client: knowledge collections, the collection picker a
     }
   });
 
+  it('a question sent while the save of "All collections" is on its way waits for that save, and searches every collection', async () => {
+    const tag = randomUUID().slice(0, 8);
+    const secret = `juniper${tag}quartz`;
+    const userId = uniqueUser('web-picker-race');
+    const user = app.t.auth(userId);
+    const collectionId = (await createCollection(app.t, user, `Vault rules ${tag}`)).id;
+    await uploadTo(app.t, user, collectionId, `archive-${tag}.md`, vaultDocument(secret, tag));
+    // A session whose saved choice is the default collection alone: its turns do not find the vault's fact.
+    const first = await api()
+      .post('/api/chat')
+      .set(user)
+      .send({ message: 'Hello', collection_ids: [DEFAULT_COLLECTION_ID] })
+      .expect(200);
+    const sessionId = first.body.session_id as string;
+    await api()
+      .patch(`/api/sessions/${sessionId}`)
+      .set(user)
+      .send({ collection_ids: [DEFAULT_COLLECTION_ID] })
+      .expect(200);
+
+    const { context, page } = await signedInPage(app.browser, app.base, tokenOf(user), VIEWPORTS.desktop);
+    const errors = pageErrors(page);
+    try {
+      await page.goto(`${app.base}/#session=${sessionId}`);
+      await page.reload();
+      await page.locator('article[data-role="ai"][data-status="complete"]').first().waitFor();
+      expect(await page.getByTestId('collection-summary').innerText()).toBe('default');
+      // The save of "All" is held at the network until the question is known to wait for it.
+      let releaseSave!: () => void;
+      const saveHeld = new Promise<void>((held) =>
+        page.route(`**/api/sessions/${sessionId}`, async (route) => {
+          if (route.request().method() !== 'PATCH') return route.continue();
+          held();
+          await new Promise<void>((release) => (releaseSave = release));
+          await route.continue();
+        }),
+      );
+      let streamSent!: () => void;
+      const streamed = new Promise<'sent before the save'>((sent) => (streamSent = () => sent('sent before the save')));
+      page.on('request', (sent) => {
+        if (sent.method() === 'POST' && new URL(sent.url()).pathname === '/api/chat/stream') streamSent();
+      });
+      await page.getByRole('button', { name: /^Searching:/ }).click();
+      await page.getByRole('checkbox', { name: 'All collections you can read' }).check();
+      await saveHeld;
+      const box = page.getByLabel('Message', { exact: true });
+      await box.fill(QUESTION);
+      await box.press('Enter');
+      const waiting = page
+        .getByTestId('collection-status')
+        .filter({ hasText: 'the question goes once the choice is saved' })
+        .waitFor()
+        .then(() => 'waiting for the save' as const);
+      expect(await Promise.race([waiting, streamed])).toBe('waiting for the save');
+      releaseSave();
+      const answer = page.locator('article[data-testid="message"][data-role="ai"][data-status="complete"]').nth(1);
+      expect(await answer.innerText()).toContain(secret);
+      expect((await storedSession(user, sessionId)).collection_ids).toBeNull();
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it("the administrators' screen still lists and uploads to the default collection, labelled as such", async () => {
     const admin = adminAuth(app.t, 'web-kb-admin');
     const tag = randomUUID().slice(0, 8);

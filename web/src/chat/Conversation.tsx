@@ -71,6 +71,8 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
   const [scopeStatus, setScopeStatus] = useState('');
   const scopeRef = useRef<string[] | null>(null);
   const scopeRequest = useRef(0);
+  /** The save of the choice on its way, if any: a turn that sends no choice waits for it (the session's saved one applies). */
+  const scopeSaving = useRef<Promise<void> | null>(null);
   const sessionRef = useRef<string | null>(sessionId);
   const controllerRef = useRef<AbortController | null>(null);
   const stopRequested = useRef(false);
@@ -133,8 +135,13 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
   const changeScope = (next: string[] | null) => {
     scopeRef.current = next;
     setScope(next);
-    if (sessionRef.current) void saveScope(sessionRef.current, next);
-    else setScopeStatus(next === null ? '' : 'Applies from the first question of this chat.');
+    if (sessionRef.current) {
+      const saving = saveScope(sessionRef.current, next);
+      scopeSaving.current = saving;
+      void saving.finally(() => {
+        if (scopeSaving.current === saving) scopeSaving.current = null;
+      });
+    } else setScopeStatus(next === null ? '' : 'Applies from the first question of this chat.');
   };
 
   /** Follows a run's stream into the live turn; `sent` is the text of a new turn (null for a rejoin). */
@@ -277,12 +284,21 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
     stickToBottom.current = true;
     setLive({ human: message, accepted: false, text: '', steps: [], tools: [], trace: null, hitl: null, status: 'streaming' });
     // The choice goes with every turn (a new chat has no session to have saved it on yet; a save may still be on its way).
+    // "All" is no choice in the body (the session's saved one applies), so that turn waits for the save of "All" first.
     const collectionIds = scopeRef.current;
-    const stream = chat.stream(
-      { message, ...(sessionRef.current ? { session_id: sessionRef.current } : {}), ...(collectionIds ? { collection_ids: collectionIds } : {}) },
-      { signal: controller.signal },
-    );
-    void follow(stream, message, controller);
+    const saving = collectionIds ? null : scopeSaving.current;
+    const start = () => {
+      if (controller.signal.aborted) return;
+      const stream = chat.stream(
+        { message, ...(sessionRef.current ? { session_id: sessionRef.current } : {}), ...(collectionIds ? { collection_ids: collectionIds } : {}) },
+        { signal: controller.signal },
+      );
+      void follow(stream, message, controller);
+    };
+    if (saving) {
+      setScopeStatus('Saving… the question goes once the choice is saved.');
+      void saving.then(start);
+    } else start();
   };
 
   const stop = async () => {

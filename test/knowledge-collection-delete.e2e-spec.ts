@@ -8,6 +8,7 @@ import { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js'
 import { adminAuth } from './support/admin.js';
 import { createCollection, EVERY_COLLECTION, uploadTo } from './support/collections.js';
 import { describeWithPgvector } from './support/pgvector.js';
+import { openSse } from './support/sse-client.js';
 import { waitUntil } from './support/service-process.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
@@ -26,6 +27,7 @@ function deletionSuite(backend: 'memory' | 'pgvector') {
   let worker: TestApp;
   /** Takes none; deletes, and ranks with its own dense index. */
   let front: TestApp;
+  let frontBase: string;
   const holds = new Map<string, { at: HoldPoint; reached: () => void; released: Promise<void> }>();
   const text = (word: string) => `# ${word}\n${Array.from({ length: 30 }, (_, i) => `The ${word} gauge, part ${i}: ${word}量规第${i}节。`).join('\n')}`;
 
@@ -43,6 +45,7 @@ function deletionSuite(backend: 'memory' | 'pgvector') {
     const env = { DATABASE_URL: database, RAG_DENSE_BACKEND: backend, KNOWLEDGE_SEED_ON_START: 'false', KNOWLEDGE_CHUNK_SIZES: '400,120', KNOWLEDGE_CHUNK_OVERLAP: '0' };
     worker = await createTestApp({ ...env, KNOWLEDGE_INGEST_CONCURRENCY: '1' });
     front = await createTestApp({ ...env, KNOWLEDGE_INGEST_CONCURRENCY: '0' });
+    frontBase = await front.listen();
     // A seam on the worker's ingest: held at a point, once, for the upload of that name.
     const documents = worker.app.get(DocumentsService);
     const ingest = documents.ingest.bind(documents);
@@ -175,6 +178,30 @@ function deletionSuite(backend: 'memory' | 'pgvector') {
     expect(await rowsOf(id)).toEqual({ collections: 0, access: 0, documents: 0, chunks: 0, jobs: 0 });
     expect(await queueJob(job).then((queuedJob) => queuedJob?.getState())).not.toBe('failed');
     expect(await searched('Commitgauge', aliceId)).not.toContain('committing.md');
+  });
+
+  it("ends a wait=true upload and the job's event stream when the collection is deleted under the job, as cancelled", async () => {
+    const aliceId = uniqueUser('alice');
+    const alice = worker.auth(aliceId);
+    const { id } = await createCollection(worker, alice, 'Deleted under a waiting upload');
+    const held = holdIngest('waited.md', 'storing');
+    const waiting = request(front.app.getHttpServer())
+      .post(`/api/knowledge/collections/${id}/documents?wait=true`)
+      .set(alice)
+      .attach('file', Buffer.from(text('Waitgauge')), 'waited.md')
+      .then((res) => res);
+    await held.reached;
+    const [{ id: job }] = await worker.dataSource.query(`SELECT id FROM knowledge_ingest_jobs WHERE collection_id = $1`, [id]);
+    const events = await openSse(`${frontBase}/api/knowledge/jobs/${job}/events`, { headers: alice });
+    await events.waitFor((event) => event.event === 'job' && event.data.status === 'active');
+
+    await request(front.app.getHttpServer()).delete(`/api/knowledge/collections/${id}`).set(alice).expect(200);
+    held.release();
+    const answered = await waiting;
+    expect([answered.status, answered.body.code]).toEqual([409, 'ingest_cancelled']);
+    await events.ended;
+    expect(events.events.at(-1)?.data).toMatchObject({ id: job, status: 'cancelled', document_id: null });
+    expect(await rowsOf(id)).toEqual({ collections: 0, access: 0, documents: 0, chunks: 0, jobs: 0 });
   });
 }
 

@@ -98,8 +98,9 @@ describe('The default collection', () => {
       const stored = await request(server()).post('/api/knowledge/documents?wait=true').set(editor).attach('file', text('Editorlamp'), 'editor.md').expect(201);
       await request(server()).get(`/api/knowledge/jobs/${stored.body.job.id}`).set(editor).expect(200);
       await request(server()).delete(`/api/knowledge/documents/${stored.body.document.id}`).set(editor).expect(200);
-      // Still no more than an editor.
-      await request(server()).patch('/api/knowledge/collections/default').set(editor).send({ description: 'mine' }).expect(403);
+      // Still no more than an editor, and told who may.
+      const refused = await request(server()).patch('/api/knowledge/collections/default').set(editor).send({ description: 'mine' }).expect(403);
+      expect(refused.body.message).toBe('Only administrators and its owners may change its access list, rename or delete it: your role on this collection is editor');
     } finally {
       await setAccess(t, admin, 'default', [{ principal: 'everyone', role: 'viewer' }]);
     }

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { ensureDatabase } from '../src/database/ensure-database.js';
 import { adminAuth } from './support/admin.js';
+import { MAX_SHEET_NAME } from '../src/knowledge/ingest/parsers/xlsx-table.js';
 import { assembleZip, makeDocx, makeXlsx, partsOf, zipBomb } from './support/make-office.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { dropDatabase, freshDatabaseUrl } from './support/test-module.js';
@@ -137,6 +138,21 @@ describe('Knowledge base: Word, HTML, CSV and Excel documents', () => {
       { filename: 'damaged.xlsx', status: 'failed', attempts: 1, error_code: 'unreadable_document' },
       { filename: 'zip-locked.docx', status: 'failed', attempts: 1, error_code: 'unreadable_document' },
     ]);
+  });
+
+  it("stores a workbook's sheet name shortened, not repeated whole in every row's location", async () => {
+    // Excel keeps sheet names to 31 characters; a crafted workbook names its sheet with 20 000, once, for 200 rows.
+    const xlsx = await makeXlsx([{ name: 'S', rows: [['Product', 'Price'], ...Array.from({ length: 200 }, (_, i) => [`Tollund T${i}`, `${i} EUR`])] }]);
+    const longName = `Tollund ${'n'.repeat(20_000)}`;
+    const parts = partsOf(xlsx).map((part) =>
+      part.name === 'xl/workbook.xml' && 'data' in part ? { ...part, data: Buffer.from(Buffer.from(part.data).toString('utf8').replace('name="S"', `name="${longName}"`)) } : part,
+    );
+    await upload('long-sheet-name.xlsx', assembleZip(parts)).expect(201);
+    const [stored] = await t.dataSource.query(
+      `SELECT count(*)::int AS rows, max(length(c.location->>'sheet'))::int AS longest, bool_and(starts_with(c.location->>'sheet', 'Tollund n')) AS named
+         FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id WHERE d.filename = 'long-sheet-name.xlsx'`,
+    );
+    expect(stored).toEqual({ rows: 200, longest: MAX_SHEET_NAME, named: true });
   });
 
   it('fails the job of a .docx or .xlsx whose parts inflate past KNOWLEDGE_MAX_EXTRACTED_BYTES with document_too_large', async () => {

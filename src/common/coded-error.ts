@@ -51,8 +51,8 @@ export const ERROR_CODES = {
   index_space_mismatch: { status: 409, meaning: "The knowledge base is indexed in another embedding space than this instance's" },
   // an ingest job that failed for a passing reason on its every attempt (storage or embeddings endpoint unavailable)
   ingest_failed: { status: 503, meaning: 'The ingest job failed on every attempt for a passing reason (storage or embeddings unavailable)' },
-  // an ingest job waited for (wait=true) whose document was deleted before the job ended: nothing is stored
-  ingest_cancelled: { status: 409, meaning: 'The document was deleted before its ingest job ended: nothing is stored' },
+  // an ingest job waited for (wait=true) whose document (or collection) was deleted before the job ended: nothing is stored
+  ingest_cancelled: { status: 409, meaning: 'The document (or its collection) was deleted before its ingest job ended: nothing is stored' },
   // knowledge collections: one the caller cannot read is not found (its existence is not disclosed)
   collection_not_found: { status: 404, meaning: 'No such knowledge collection, or one the caller cannot read' },
   collection_forbidden: { status: 403, meaning: 'The caller reads the collection, but its role there does not allow this (editor: documents; owner: access, rename, delete)' },

@@ -121,7 +121,7 @@ export class KnowledgeController {
       if (isFinished(job)) end();
     };
     writer.signal.addEventListener('abort', end);
-    stop = this.jobs.watch(params.id, send);
+    stop = this.jobs.watch(params.id, send, first);
     send(first);
   }
 

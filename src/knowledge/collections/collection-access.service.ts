@@ -70,7 +70,7 @@ export class CollectionAccess {
     const role = id ? await this.roleOf(user, id) : null;
     if (!id || !role) throw new CollectionNotFoundError(collectionId);
     if (!roleAllows(role, needed)) {
-      const who = id === DEFAULT_COLLECTION_ID ? 'administrators and its editors' : `its ${needed}s`;
+      const who = id === DEFAULT_COLLECTION_ID ? `administrators and its ${needed}s` : `its ${needed}s`;
       throw new RequestError('collection_forbidden', `Only ${who} may ${ALLOWED[needed]}: your role on this collection is ${role}`);
     }
     return { id, role };

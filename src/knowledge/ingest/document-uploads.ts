@@ -54,7 +54,7 @@ export class DocumentUploads {
     if (res.destroyed) gone.abort();
     let job: IngestJob;
     try {
-      job = await this.jobs.waitUntilFinished(submitted.job.id, gone.signal);
+      job = await this.jobs.waitUntilFinished(submitted.job.id, gone.signal, submitted.job);
     } catch (error) {
       // The client left: nobody to answer; the job goes on.
       if (gone.signal.aborted) return { job: submitted.job, document: null, duplicate: false };

@@ -1,3 +1,4 @@
+import { CHUNK_WINDOW, packSentences } from './chunker.js';
 import { buildTableTree } from './table-chunks.js';
 
 describe('buildTableTree: a leaf per row, located by its sheet and row', () => {
@@ -21,5 +22,13 @@ describe('buildTableTree: a leaf per row, located by its sheet and row', () => {
     const tree = await buildTableTree([{ sheet: 'S', rows: many }], [1000, 100], { pause: async () => void (pauses += 1) });
     expect(pauses).toBe(3);
     expect(tree).toHaveLength(1200);
+  });
+
+  it('packs a row of a hundred thousand columns a window at a time, yielding between windows, into the leaves it would make whole', async () => {
+    const wide = { row: 2, text: Array.from({ length: 100_000 }, (_, i) => `Column ${i + 1}: v${i}`).join('; ') };
+    let pauses = 0;
+    const tree = await buildTableTree([{ sheet: null, rows: [wide] }], [400], { pause: async () => void (pauses += 1) });
+    expect(pauses).toBeGreaterThanOrEqual(Math.floor(wide.text.length / CHUNK_WINDOW));
+    expect(tree.map((leaf) => leaf.text)).toEqual(packSentences(wide.text, 400, 0));
   });
 });

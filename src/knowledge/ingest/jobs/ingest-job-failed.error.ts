@@ -14,13 +14,13 @@ export class IngestJobFailedError extends CodedError {
   }
 }
 
-/** A job waited for (`wait=true`) that was cancelled: its document was deleted before the job ended. */
+/** A job waited for (`wait=true`) that was cancelled: its document, or its collection, was deleted before the job ended. */
 export class IngestJobCancelledError extends CodedError {
   readonly code = 'ingest_cancelled';
   override readonly details: Record<string, unknown>;
 
   constructor(job: IngestJob) {
-    super(`${job.filename} was deleted before its ingest ended: nothing is stored`);
+    super(`${job.filename} (or its collection) was deleted before its ingest ended: nothing is stored`);
     this.details = { job_id: job.id };
   }
 }

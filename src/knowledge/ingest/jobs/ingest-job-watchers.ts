@@ -1,5 +1,5 @@
 import type { IngestStage } from '../documents.service.js';
-import type { IngestJob } from './ingest-job.js';
+import { IngestJob, isFinished } from './ingest-job.js';
 
 type JobListener = (job: IngestJob) => void;
 
@@ -29,9 +29,10 @@ export class IngestJobWatchers {
   /**
    * Calls `listener` with the job each time its state or progress moves
    * (from the queue's events, and from its row at least every second), until
-   * the returned function is called.
+   * the returned function is called. `known`: the job as the caller last read it.
    */
-  watch(id: string, listener: JobListener): () => void {
+  watch(id: string, listener: JobListener, known?: IngestJob): () => void {
+    if (known && !this.lastSeen.has(id)) this.lastSeen.set(id, known);
     let set = this.listeners.get(id);
     if (!set) {
       set = new Set();
@@ -59,10 +60,20 @@ export class IngestJobWatchers {
     this.emit({ ...last, stage: progress.stage, progress: { done: progress.done ?? 0, total: progress.total ?? 0 } });
   }
 
+  /**
+   * Reads the job's row and tells its listeners. A row that is gone was
+   * deleted with its collection (which cancels its unfinished jobs): the job
+   * is told as it was last seen, cancelled, so that nobody waits for it forever.
+   */
   async refresh(id: string): Promise<void> {
     if (!this.listeners.has(id)) return;
-    const job = await this.find(id).catch(() => null);
-    if (job) this.emit(job);
+    const job = await this.find(id).catch(() => undefined);
+    if (job) return this.emit(job);
+    const last = this.lastSeen.get(id);
+    if (job === null && last && !isFinished(last)) {
+      const now = new Date().toISOString();
+      this.emit({ ...last, status: 'cancelled', stage: null, error: null, document_id: null, duplicate: null, updated_at: now, finished_at: now });
+    }
   }
 
   private emit(job: IngestJob): void {

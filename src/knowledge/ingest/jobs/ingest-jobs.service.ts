@@ -179,20 +179,25 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
   /**
    * Calls `listener` with the job each time its state or progress moves
    * (from the queue's events, and from its row at least every second), until
-   * the returned function is called.
+   * the returned function is called. A job whose row is gone (its collection
+   * was deleted) ends `cancelled`. `known`: the job as the caller read it.
    */
-  watch(id: string, listener: (job: IngestJob) => void): () => void {
-    return this.watchers.watch(id, listener);
+  watch(id: string, listener: (job: IngestJob) => void, known?: IngestJob): () => void {
+    return this.watchers.watch(id, listener, known);
   }
 
-  /** The job once it has completed or failed; rejects when `signal` aborts first. */
-  waitUntilFinished(id: string, signal?: AbortSignal): Promise<IngestJob> {
+  /** The job once it has completed, failed or been cancelled; rejects when `signal` aborts first. `known`: the job as submitted. */
+  waitUntilFinished(id: string, signal?: AbortSignal, known?: IngestJob): Promise<IngestJob> {
     return new Promise<IngestJob>((resolve, reject) => {
-      const stop = this.watch(id, (job) => {
-        if (!isFinished(job)) return;
-        finish();
-        resolve(job);
-      });
+      const stop = this.watch(
+        id,
+        (job) => {
+          if (!isFinished(job)) return;
+          finish();
+          resolve(job);
+        },
+        known,
+      );
       const onAbort = () => {
         finish();
         reject(new Error('no longer waited for'));

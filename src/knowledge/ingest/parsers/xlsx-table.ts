@@ -3,6 +3,9 @@ import { ExtractedText, ExtractionBudget, UnreadableContentError } from '../extr
 import { pathSegments, readArchiveParts, storedArchive } from './office-archive.js';
 import { CellValue, columnLetters, tableRows } from './table-rows.js';
 
+/** Longest sheet name kept (characters): Excel allows 31; every row's location repeats it. */
+export const MAX_SHEET_NAME = 100;
+
 /** Folders of a workbook's archive that hold no cell values: drawings, charts, pivot caches, images, macros' parts. */
 const SKIPPED_FOLDERS = new Set([
   'drawings',
@@ -38,14 +41,18 @@ export function isWorkbookPart(name: string): boolean {
 
 /**
  * An .xlsx workbook as one table per sheet (see tableRows; a row keeps the
- * number the spreadsheet shows). Its parts are inflated under the document's
- * extraction limit first (readArchiveParts), then read with read-excel-file.
+ * number the spreadsheet shows; the sheet's name is cut to MAX_SHEET_NAME
+ * characters). Its parts are inflated under the document's extraction limit
+ * first (readArchiveParts), then read with read-excel-file.
  */
 export async function extractXlsxTables(data: Uint8Array, budget: ExtractionBudget): Promise<ExtractedText> {
   const parts = await readArchiveParts(data, isWorkbookPart, budget.limits.maxExtractedBytes);
   if (!parts.has('xl/workbook.xml')) throw new UnreadableContentError('it has no workbook (xl/workbook.xml): it is not an .xlsx file');
   const archive = storedArchive(parts);
   const sheets = await readXlsxFile(archive.buffer.slice(archive.byteOffset, archive.byteOffset + archive.byteLength) as ArrayBuffer);
-  const tables = sheets.map(({ sheet, data: rows }) => ({ sheet, rows: tableRows(rows as CellValue[][], budget, (column) => `Column ${columnLetters(column)}`) }));
+  const tables = sheets.map(({ sheet, data: rows }) => ({
+    sheet: sheet.slice(0, MAX_SHEET_NAME),
+    rows: tableRows(rows as CellValue[][], budget, (column) => `Column ${columnLetters(column)}`),
+  }));
   return { pageCount: null, pages: [], tables };
 }

@@ -363,6 +363,7 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
   // The live human bubble goes once the transcript holds the turn's question.
   const showLiveHuman = !!live?.human && !(live.runId && visible.some((m) => m.type === 'human' && m.run_id === live.runId));
   const lastIsAi = !live && visible.at(-1)?.type === 'ai';
+  const answered = new Set(visible.flatMap((m) => (m.type === 'ai' && m.run_id ? [m.run_id] : [])));
 
   return (
     <section className="conversation" aria-label="Conversation">
@@ -389,7 +390,8 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
         {visible.map((m) => (
           <article key={m.id} data-testid="message" data-role={m.type === 'human' ? 'human' : 'ai'} data-status={m.status} data-message-id={m.id} className={`message ${m.type}`}>
             <MessageBody content={m.content} trace={m.rag_trace} onCite={m.rag_trace ? (chunk) => openCitation(m.rag_trace!, chunk) : undefined} />
-            <StatusNote status={m.status} role={m.type} />
+            {/* A stopped or failed turn says so once: on its kept answer when there is one, else on its question. */}
+            {!(m.type === 'human' && m.run_id && answered.has(m.run_id)) && <StatusNote status={m.status} role={m.type} />}
             {m.type === 'ai' && (
               <div className="message-tools">
                 {m.rag_trace && (
@@ -397,12 +399,16 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
                     Show trace
                   </button>
                 )}
-                <button type="button" className="thumb" aria-pressed={m.feedback?.rating === 'up'} onClick={() => rate(m, 'up')}>
-                  <Thumb /> Helpful
-                </button>
-                <button type="button" className="thumb" aria-pressed={m.feedback?.rating === 'down'} onClick={() => rate(m, 'down')}>
-                  <Thumb down /> Not helpful
-                </button>
+                {!isClarification(m) && (
+                  <>
+                    <button type="button" className="thumb" aria-pressed={m.feedback?.rating === 'up'} onClick={() => rate(m, 'up')}>
+                      <Thumb /> Helpful
+                    </button>
+                    <button type="button" className="thumb" aria-pressed={m.feedback?.rating === 'down'} onClick={() => rate(m, 'down')}>
+                      <Thumb down /> Not helpful
+                    </button>
+                  </>
+                )}
               </div>
             )}
           </article>
@@ -426,7 +432,7 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
             ) : (
               live.status === 'streaming' && <p className="muted thinking">Thinking…</p>
             )}
-            <StatusNote status={live.status} role="ai" />
+            <StatusNote status={live.status} role={live.text ? 'ai' : 'human'} />
             {live.trace && (
               <div className="message-tools">
                 <button type="button" onClick={() => openTrace(live.trace!)}>
@@ -483,6 +489,15 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
       )}
     </section>
   );
+}
+
+/**
+ * Whether an answer is the question a paused turn put to the user (its trace's clarification prompt is its text):
+ * there is nothing to rate in it. A resumed turn's answer keeps the earlier prompt in its trace, but not as its text.
+ */
+function isClarification(message: MessageInfo): boolean {
+  const prompt = message.rag_trace?.clarification_prompt;
+  return !!prompt && prompt.trim() === message.content.trim();
 }
 
 /** A thumb icon (drawn, so it shows without an emoji font). */

@@ -60,7 +60,7 @@ export function App() {
           {claims?.sub ?? 'signed in'}
           {isAdmin ? ' (admin)' : ''}
         </span>
-        <button type="button" onClick={signOut}>
+        <button type="button" className="sign-out" onClick={signOut}>
           Sign out
         </button>
       </header>

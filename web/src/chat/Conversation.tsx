@@ -42,7 +42,7 @@ export interface ConversationProps {
   openNonce: number;
   onSessionStarted(sessionId: string): void;
   onTurnSettled(): void;
-  onUnauthorized(): void;
+  onUnauthorized(reason?: string): void;
   /** The opened session is not the user's (forged address, deleted meanwhile): start a new chat instead. */
   onSessionGone(): void;
   /** The session as the service answered a change of it (the collections it searches). */
@@ -213,7 +213,7 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
         }
       } catch (failure) {
         if (signal.aborted) return;
-        if (failure instanceof ApiError && failure.status === 401) onUnauthorized();
+        if (failure instanceof ApiError && failure.status === 401) onUnauthorized(failure.body?.message);
         const scopeGone = failure instanceof ApiError && failure.body?.code === 'collection_not_found';
         setError(scopeGone ? SCOPE_GONE : describeFailure(failure));
         if (scopeGone) void reloadCollections();
@@ -308,7 +308,7 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
       await chat.cancel(live.runId);
     } catch (failure) {
       stopRequested.current = false;
-      if (failure instanceof ApiError && failure.status === 401) onUnauthorized();
+      if (failure instanceof ApiError && failure.status === 401) onUnauthorized(failure.body?.message);
       setError(describeFailure(failure));
     }
   };

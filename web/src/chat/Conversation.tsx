@@ -20,7 +20,7 @@ type LiveStatus = 'streaming' | 'complete' | 'cancelled' | 'failed';
 
 /** The turn in flight (or just ended, until the stored transcript replaces it). */
 interface LiveTurn {
-  /** The text sent, shown until the transcript has it; null for a rejoined run (the transcript already has it). */
+  /** The text sent, shown until the transcript has it; for a rejoined run, its message once read from the run (null until then). */
   human: string | null;
   accepted: boolean;
   runId?: string;
@@ -267,6 +267,14 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
         stopRequested.current = false;
         setLive({ human: null, accepted: true, runId: active.run_id, text: '', steps: [], tools: [], trace: null, hitl: null, status: 'streaming' });
         void follow(chat.rejoin(active.run_id, { signal: controller.signal }), null, controller);
+        // The run's question is stored with its answer, at the end: until then it is read from the run itself.
+        void api
+          .GET('/api/chat/runs/{run_id}', { params: { path: { run_id: active.run_id } }, signal: controller.signal })
+          .then(({ data }) => {
+            const question = data?.message;
+            if (question && !controller.signal.aborted) setLive((turn) => (turn && turn.runId === active.run_id && turn.human === null ? { ...turn, human: question } : turn));
+          })
+          .catch(() => undefined);
       }
     }
     return () => controller.abort();

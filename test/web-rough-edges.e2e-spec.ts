@@ -97,6 +97,28 @@ describeWithChromium('the web client, with the local model: rough edges', () => 
     }
   });
 
+  it('takes a comment with the feedback, stores it with the rating and shows it again after a reload', async () => {
+    const user = uniqueUser('web-feedback-comment');
+    const { context, page } = await signedInPage(browser, base, tokenOf(user));
+    try {
+      await send(page, 'How long is the Aurora X2 warranty?');
+      const answer = lastAi(page).and(page.locator('[data-status="complete"][data-message-id]'));
+      await answer.waitFor();
+      await answer.getByRole('button', { name: 'Not helpful', exact: true }).click();
+      const box = answer.getByLabel('Comment on this answer (optional)');
+      await box.fill('It should say when the warranty starts.');
+      await answer.getByRole('button', { name: 'Save comment' }).click();
+      await answer.getByText('Comment saved.').waitFor();
+      const [session] = (await http().get('/api/sessions').set(t.auth(user)).expect(200)).body.sessions;
+      const stored = (await http().get(`/api/sessions/${session.session_id}/messages`).set(t.auth(user)).expect(200)).body.messages;
+      expect(stored[1].feedback).toMatchObject({ rating: 'down', comment: 'It should say when the warranty starts.' });
+      await page.reload();
+      await expect(lastAi(page).getByLabel('Comment on this answer (optional)').inputValue()).resolves.toBe('It should say when the warranty starts.');
+    } finally {
+      await context.close();
+    }
+  });
+
   it('ends a long title with an ellipsis at a word boundary, the whole title in its tooltip', async () => {
     const user = uniqueUser('web-title');
     const question = 'How do I reset my Aurora X1 router to its factory settings without losing the parental controls?';

@@ -321,6 +321,25 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
     }
   };
 
+  /** Stores a comment with the message's rating (the API keeps both together). */
+  const comment = async (message: MessageInfo, text: string): Promise<boolean> => {
+    const id = sessionRef.current;
+    const rating = message.feedback?.rating;
+    if (!id || !rating) return false;
+    try {
+      const result = await api.PUT('/api/sessions/{session_id}/messages/{message_id}/feedback', {
+        params: { path: { session_id: id, message_id: message.id } },
+        body: { rating, comment: text.trim() || null },
+      });
+      const updated = unwrap(result, onUnauthorized);
+      setMessages((all) => all.map((m) => (m.id === updated.id ? updated : m)));
+      return true;
+    } catch (failure) {
+      setError(describeFailure(failure));
+      return false;
+    }
+  };
+
   const rate = async (message: MessageInfo, rating: 'up' | 'down') => {
     const id = sessionRef.current;
     if (!id) return;
@@ -419,6 +438,9 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
                 )}
               </div>
             )}
+            {m.type === 'ai' && m.feedback && !isClarification(m) && (
+              <FeedbackComment key={`${m.id}:${m.feedback.comment ?? ''}`} saved={m.feedback.comment ?? ''} onSave={(text) => comment(m, text)} />
+            )}
           </article>
         ))}
         {live && showLiveHuman && (
@@ -506,6 +528,36 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
 function isClarification(message: MessageInfo): boolean {
   const prompt = message.rag_trace?.clarification_prompt;
   return !!prompt && prompt.trim() === message.content.trim();
+}
+
+/** The comment that goes with a rating: optional, saved with it, shown again when the session is opened. */
+function FeedbackComment({ saved, onSave }: { saved: string; onSave(text: string): Promise<boolean> }) {
+  const [text, setText] = useState(saved);
+  const [status, setStatus] = useState('');
+  const changed = text.trim() !== saved.trim();
+  return (
+    <form
+      className="feedback-comment"
+      onSubmit={async (event) => {
+        event.preventDefault();
+        setStatus('Saving…');
+        setStatus((await onSave(text)) ? 'Comment saved.' : '');
+      }}
+    >
+      <label>
+        <span className="small muted">Comment on this answer (optional)</span>
+        <textarea value={text} maxLength={2000} rows={2} onChange={(e) => (setText(e.target.value), setStatus(''))} />
+      </label>
+      <div className="feedback-comment-actions">
+        <button type="submit" disabled={!changed}>
+          Save comment
+        </button>
+        <span className="small muted" aria-live="polite">
+          {status || (saved && !changed ? 'Comment saved.' : '')}
+        </span>
+      </div>
+    </form>
+  );
 }
 
 /** A thumb icon (drawn, so it shows without an emoji font). */

@@ -119,6 +119,35 @@ describeWithChromium('the web client, with the local model: rough edges', () => 
     }
   });
 
+  it('clears the file box after a duplicate upload, and labels both progress bars visibly', async () => {
+    const admin = uniqueUser('web-upload-admin');
+    const stamp = `${Date.now()}${process.pid}`;
+    const file = { name: `duplicate-notes-${stamp}.md`, mimeType: 'text/markdown', buffer: Buffer.from(`# Duplicate notes ${stamp}\n\nThe notes of ${stamp}.`) };
+    const { context, page } = await signedInPage(browser, base, t.auth(admin, { role: 'admin' }).Authorization.slice('Bearer '.length));
+    try {
+      await page.getByRole('button', { name: 'Knowledge base' }).click();
+      const box = page.getByLabel('Document file');
+      const upload = page.getByRole('button', { name: 'Upload', exact: true });
+      await box.setInputFiles(file);
+      await upload.click();
+      await page.getByRole('status').filter({ hasText: `Added ${file.name}` }).waitFor();
+      expect(await box.evaluate((el) => (el as HTMLInputElement).files?.length)).toBe(0);
+      // The same content again: stored already, nothing added; the box is emptied as after a new document.
+      await box.setInputFiles({ ...file, name: `again-${file.name}` });
+      await upload.click();
+      await page.getByRole('status').filter({ hasText: 'is already stored' }).waitFor();
+      expect(await box.evaluate((el) => (el as HTMLInputElement).files?.length)).toBe(0);
+      expect(await upload.isDisabled()).toBe(true);
+      // Each bar has a label one can see (not only a name for screen readers).
+      const labels = await page.locator('progress').evaluateAll((bars) =>
+        bars.map((bar) => [...((bar as HTMLProgressElement).labels ?? [])].map((label) => (label as HTMLElement).innerText.trim())),
+      );
+      expect(labels).toEqual([['Upload progress'], ['Processing progress']]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('ends a long title with an ellipsis at a word boundary, the whole title in its tooltip', async () => {
     const user = uniqueUser('web-title');
     const question = 'How do I reset my Aurora X1 router to its factory settings without losing the parental controls?';

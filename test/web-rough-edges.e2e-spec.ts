@@ -85,7 +85,11 @@ describeWithChromium('the web client, with the local model: rough edges', () => 
       const options = page.getByRole('group', { name: 'Choose an option' });
       await options.waitFor();
       await lastAi(page).and(page.locator('[data-status="complete"][data-message-id]')).waitFor();
-      expect(await lastAi(page).getByRole('button', { name: /helpful/i }).count()).toBe(0);
+      expect(
+        await lastAi(page)
+          .getByRole('button', { name: /helpful/i })
+          .count(),
+      ).toBe(0);
       await options.getByRole('button').last().click();
       await page.locator('article[data-role="ai"][data-status="complete"][data-message-id]').nth(1).waitFor();
       const [clarification, answer] = await page.locator('article[data-role="ai"]').all();
@@ -130,7 +134,10 @@ describeWithChromium('the web client, with the local model: rough edges', () => 
       const upload = page.getByRole('button', { name: 'Upload', exact: true });
       await box.setInputFiles(file);
       await upload.click();
-      await page.getByRole('status').filter({ hasText: `Added ${file.name}` }).waitFor();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `Added ${file.name}` })
+        .waitFor();
       expect(await box.evaluate((el) => (el as HTMLInputElement).files?.length)).toBe(0);
       // The same content again: stored already, nothing added; the box is emptied as after a new document.
       await box.setInputFiles({ ...file, name: `again-${file.name}` });
@@ -139,9 +146,9 @@ describeWithChromium('the web client, with the local model: rough edges', () => 
       expect(await box.evaluate((el) => (el as HTMLInputElement).files?.length)).toBe(0);
       expect(await upload.isDisabled()).toBe(true);
       // Each bar has a label one can see (not only a name for screen readers).
-      const labels = await page.locator('progress').evaluateAll((bars) =>
-        bars.map((bar) => [...((bar as HTMLProgressElement).labels ?? [])].map((label) => (label as HTMLElement).innerText.trim())),
-      );
+      const labels = await page
+        .locator('progress')
+        .evaluateAll((bars) => bars.map((bar) => [...((bar as HTMLProgressElement).labels ?? [])].map((label) => (label as HTMLElement).innerText.trim())));
       expect(labels).toEqual([['Upload progress'], ['Processing progress']]);
     } finally {
       await context.close();

@@ -79,7 +79,8 @@ export class RunInfo {
   @ApiProperty({
     type: String,
     nullable: true,
-    description: "The message the run answers (the user's question), so a client rejoining it shows the question before the turn is stored; null for a run started before it was kept",
+    description:
+      "The message the run answers (the user's question), so a client rejoining it shows the question before the turn is stored; null for a run started before it was kept",
   })
   message: string | null;
 }

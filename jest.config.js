@@ -63,7 +63,18 @@ const RESILIENCE = [
   'turn-stall',
 ];
 /** The files that drive Chromium. */
-const BROWSER = ['browser-cors', 'docs-headers', 'web-accessibility', 'web-chat', 'web-cross-origin', 'web-hostile', 'web-knowledge', 'web-signin', 'web-trace-admin'];
+const BROWSER = [
+  'browser-cors',
+  'docs-headers',
+  'web-accessibility',
+  'web-chat',
+  'web-cross-origin',
+  'web-hostile',
+  'web-knowledge',
+  'web-rough-edges',
+  'web-signin',
+  'web-trace-admin',
+];
 
 const e2eFiles = (names) => names.map((name) => `<rootDir>/test/${name}.e2e-spec.ts`);
 const e2eFilePattern = (names) => `/test/(${names.join('|')})\\.e2e-spec\\.ts$`;

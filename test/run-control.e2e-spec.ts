@@ -37,7 +37,14 @@ describe('Run discovery and cancel', () => {
       expect(conflict.body).toMatchObject({ code: 'run_in_progress', run_id: runId });
 
       const running = await request(b.app.getHttpServer()).get(`/api/chat/runs/${runId}`).set(b.auth(user)).expect(200);
-      expect(running.body).toEqual({ run_id: runId, session_id: sessionId, status: 'running', started_at: expect.any(String), finished_at: null });
+      expect(running.body).toEqual({
+        run_id: runId,
+        session_id: sessionId,
+        status: 'running',
+        started_at: expect.any(String),
+        finished_at: null,
+        message: 'What is the weather in Paris?',
+      });
       await request(b.app.getHttpServer())
         .get(`/api/chat/runs/${runId}`)
         .set(b.auth(uniqueUser('intruder')))

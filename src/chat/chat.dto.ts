@@ -75,4 +75,12 @@ export class RunInfo {
 
   @ApiProperty({ type: String, nullable: true, description: 'ISO 8601 time the run ended; null while it runs' })
   finished_at: string | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      "The message the run answers (the user's question), so a client rejoining it shows the question before the turn is stored; null for a run started before it was kept",
+  })
+  message: string | null;
 }

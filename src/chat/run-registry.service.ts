@@ -25,6 +25,7 @@ export interface RunInfoRecord {
   status: RunStatus;
   started_at: string;
   finished_at: string | null;
+  message: string | null;
 }
 
 /**
@@ -154,6 +155,7 @@ export class RunRegistry {
       status: row.status === 'running' ? ((await this.status(runId)) ?? row.status) : row.status,
       started_at: new Date(row.started_at).toISOString(),
       finished_at: row.finished_at ? new Date(row.finished_at).toISOString() : null,
+      message: row.message ?? null,
     };
   }
 

@@ -19,6 +19,7 @@ export interface RunRow {
   status: RunStatus;
   started_at: Date;
   finished_at: Date | null;
+  message: string | null;
 }
 
 /** A run that was ended, and the session it held. */
@@ -151,7 +152,7 @@ export class RunRepository {
   async info(runId: string, userId: string): Promise<RunRow | null> {
     const [row] = await sqlRows<RunRow>(
       this.dataSource,
-      `SELECT id AS run_id, session_id, status, created_at AS started_at, finished_at FROM chat_runs WHERE id = $1 AND user_id = $2`,
+      `SELECT id AS run_id, session_id, status, created_at AS started_at, finished_at, message FROM chat_runs WHERE id = $1 AND user_id = $2`,
       [runId, userId],
     );
     return row ?? null;

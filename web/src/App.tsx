@@ -19,10 +19,16 @@ export function App() {
     setNotice(null);
     setToken(null);
   };
-  // A refused token (expired, revoked) sends the user to sign in again, saying why; the typed text is kept (draftStore).
-  const expired = useCallback(() => {
+  // A refused token (malformed, expired, revoked) sends the user to sign in again, saying why the service refused it
+  // (the 401's message); the typed text is kept (draftStore) and the notice says so only when there is some.
+  // Several calls may be refused at once: the first with a reason names it, the others do not blur it.
+  const expired = useCallback((reason?: string) => {
     tokenStore.clear();
-    setNotice('Your sign-in was refused (it expired or was revoked): sign in again. What you were typing is kept.');
+    setNotice((current) => {
+      if (current && !reason) return current;
+      const why = reason ? `The service refused your sign-in: ${reason.replace(/\.?$/, '.')}` : 'The service refused your sign-in.';
+      return `${why} Sign in again.${draftStore.get().trim() ? ' What you were typing is kept.' : ''}`;
+    });
     setToken(null);
   }, []);
   useEffect(() => onUnauthorized(expired), [expired]);
@@ -60,7 +66,7 @@ export function App() {
           {claims?.sub ?? 'signed in'}
           {isAdmin ? ' (admin)' : ''}
         </span>
-        <button type="button" onClick={signOut}>
+        <button type="button" className="sign-out" onClick={signOut}>
           Sign out
         </button>
       </header>

@@ -20,21 +20,33 @@ export const client = createAgenticRagClient({ baseUrl: API_BASE, token: () => t
 export const api = client.api;
 export const chat = client.chat;
 
-let unauthorized: () => void = () => undefined;
+let unauthorized: (reason?: string) => void = () => undefined;
 
-/** What the page does when the API refuses its token (expired, revoked): App sends the user back to sign-in. */
-export function onUnauthorized(handler: () => void): void {
+/**
+ * What the page does when the API refuses its token (malformed, expired, revoked): App sends the user back to
+ * sign-in, saying why (`reason`: the message of the 401's body, when there was one).
+ */
+export function onUnauthorized(handler: (reason?: string) => void): void {
   unauthorized = handler;
 }
 
 /** Tells the page its token was refused (the upload's XMLHttpRequest calls it; every typed call does through the middleware below). */
-export function tokenRefused(): void {
-  unauthorized();
+export function tokenRefused(reason?: string): void {
+  unauthorized(reason);
+}
+
+/** The message of a 401's JSON body (`{code, message}`), or undefined. */
+export async function refusalReason(response: Response): Promise<string | undefined> {
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => null)) as { message?: unknown } | null;
+  return typeof body?.message === 'string' && body.message ? body.message : undefined;
 }
 
 api.use({
-  onResponse({ response }) {
-    if (response.status === 401 && tokenStore.get()) unauthorized();
+  async onResponse({ response }) {
+    if (response.status === 401 && tokenStore.get()) unauthorized(await refusalReason(response));
     return response;
   },
 });

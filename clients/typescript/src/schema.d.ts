@@ -1527,6 +1527,8 @@ export interface components {
             started_at: string;
             /** @description ISO 8601 time the run ended; null while it runs */
             finished_at: string | null;
+            /** @description The message the run answers (the user's question), so a client rejoining it shows the question before the turn is stored; null for a run started before it was kept */
+            message: string | null;
         };
         ChatRequest: {
             /**

@@ -31,7 +31,7 @@ interface Opened {
 }
 
 /** The chat: the sessions sidebar beside the open conversation. */
-export function ChatView({ onUnauthorized }: { onUnauthorized: () => void }) {
+export function ChatView({ onUnauthorized }: { onUnauthorized: (reason?: string) => void }) {
   const [sessions, setSessions] = useState<SessionInfo[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);

@@ -20,7 +20,7 @@ type LiveStatus = 'streaming' | 'complete' | 'cancelled' | 'failed';
 
 /** The turn in flight (or just ended, until the stored transcript replaces it). */
 interface LiveTurn {
-  /** The text sent, shown until the transcript has it; null for a rejoined run (the transcript already has it). */
+  /** The text sent, shown until the transcript has it; for a rejoined run, its message once read from the run (null until then). */
   human: string | null;
   accepted: boolean;
   runId?: string;
@@ -42,7 +42,7 @@ export interface ConversationProps {
   openNonce: number;
   onSessionStarted(sessionId: string): void;
   onTurnSettled(): void;
-  onUnauthorized(): void;
+  onUnauthorized(reason?: string): void;
   /** The opened session is not the user's (forged address, deleted meanwhile): start a new chat instead. */
   onSessionGone(): void;
   /** The session as the service answered a change of it (the collections it searches). */
@@ -213,7 +213,7 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
         }
       } catch (failure) {
         if (signal.aborted) return;
-        if (failure instanceof ApiError && failure.status === 401) onUnauthorized();
+        if (failure instanceof ApiError && failure.status === 401) onUnauthorized(failure.body?.message);
         const scopeGone = failure instanceof ApiError && failure.body?.code === 'collection_not_found';
         setError(scopeGone ? SCOPE_GONE : describeFailure(failure));
         if (scopeGone) void reloadCollections();
@@ -267,6 +267,14 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
         stopRequested.current = false;
         setLive({ human: null, accepted: true, runId: active.run_id, text: '', steps: [], tools: [], trace: null, hitl: null, status: 'streaming' });
         void follow(chat.rejoin(active.run_id, { signal: controller.signal }), null, controller);
+        // The run's question is stored with its answer, at the end: until then it is read from the run itself.
+        void api
+          .GET('/api/chat/runs/{run_id}', { params: { path: { run_id: active.run_id } }, signal: controller.signal })
+          .then(({ data }) => {
+            const question = data?.message;
+            if (question && !controller.signal.aborted) setLive((turn) => (turn && turn.runId === active.run_id && turn.human === null ? { ...turn, human: question } : turn));
+          })
+          .catch(() => undefined);
       }
     }
     return () => controller.abort();
@@ -308,8 +316,27 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
       await chat.cancel(live.runId);
     } catch (failure) {
       stopRequested.current = false;
-      if (failure instanceof ApiError && failure.status === 401) onUnauthorized();
+      if (failure instanceof ApiError && failure.status === 401) onUnauthorized(failure.body?.message);
       setError(describeFailure(failure));
+    }
+  };
+
+  /** Stores a comment with the message's rating (the API keeps both together). */
+  const comment = async (message: MessageInfo, text: string): Promise<boolean> => {
+    const id = sessionRef.current;
+    const rating = message.feedback?.rating;
+    if (!id || !rating) return false;
+    try {
+      const result = await api.PUT('/api/sessions/{session_id}/messages/{message_id}/feedback', {
+        params: { path: { session_id: id, message_id: message.id } },
+        body: { rating, comment: text.trim() || null },
+      });
+      const updated = unwrap(result, onUnauthorized);
+      setMessages((all) => all.map((m) => (m.id === updated.id ? updated : m)));
+      return true;
+    } catch (failure) {
+      setError(describeFailure(failure));
+      return false;
     }
   };
 
@@ -363,6 +390,7 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
   // The live human bubble goes once the transcript holds the turn's question.
   const showLiveHuman = !!live?.human && !(live.runId && visible.some((m) => m.type === 'human' && m.run_id === live.runId));
   const lastIsAi = !live && visible.at(-1)?.type === 'ai';
+  const answered = new Set(visible.flatMap((m) => (m.type === 'ai' && m.run_id ? [m.run_id] : [])));
 
   return (
     <section className="conversation" aria-label="Conversation">
@@ -389,7 +417,8 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
         {visible.map((m) => (
           <article key={m.id} data-testid="message" data-role={m.type === 'human' ? 'human' : 'ai'} data-status={m.status} data-message-id={m.id} className={`message ${m.type}`}>
             <MessageBody content={m.content} trace={m.rag_trace} onCite={m.rag_trace ? (chunk) => openCitation(m.rag_trace!, chunk) : undefined} />
-            <StatusNote status={m.status} role={m.type} />
+            {/* A stopped or failed turn says so once: on its kept answer when there is one, else on its question. */}
+            {!(m.type === 'human' && m.run_id && answered.has(m.run_id)) && <StatusNote status={m.status} role={m.type} />}
             {m.type === 'ai' && (
               <div className="message-tools">
                 {m.rag_trace && (
@@ -397,13 +426,20 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
                     Show trace
                   </button>
                 )}
-                <button type="button" className="thumb" aria-pressed={m.feedback?.rating === 'up'} onClick={() => rate(m, 'up')}>
-                  <Thumb /> Helpful
-                </button>
-                <button type="button" className="thumb" aria-pressed={m.feedback?.rating === 'down'} onClick={() => rate(m, 'down')}>
-                  <Thumb down /> Not helpful
-                </button>
+                {!isClarification(m) && (
+                  <>
+                    <button type="button" className="thumb" aria-pressed={m.feedback?.rating === 'up'} onClick={() => rate(m, 'up')}>
+                      <Thumb /> Helpful
+                    </button>
+                    <button type="button" className="thumb" aria-pressed={m.feedback?.rating === 'down'} onClick={() => rate(m, 'down')}>
+                      <Thumb down /> Not helpful
+                    </button>
+                  </>
+                )}
               </div>
+            )}
+            {m.type === 'ai' && m.feedback && !isClarification(m) && (
+              <FeedbackComment key={`${m.id}:${m.feedback.comment ?? ''}`} saved={m.feedback.comment ?? ''} onSave={(text) => comment(m, text)} />
             )}
           </article>
         ))}
@@ -426,7 +462,7 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
             ) : (
               live.status === 'streaming' && <p className="muted thinking">Thinking…</p>
             )}
-            <StatusNote status={live.status} role="ai" />
+            <StatusNote status={live.status} role={live.text ? 'ai' : 'human'} />
             {live.trace && (
               <div className="message-tools">
                 <button type="button" onClick={() => openTrace(live.trace!)}>
@@ -482,6 +518,45 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
         />
       )}
     </section>
+  );
+}
+
+/**
+ * Whether an answer is the question a paused turn put to the user (its trace's clarification prompt is its text):
+ * there is nothing to rate in it. A resumed turn's answer keeps the earlier prompt in its trace, but not as its text.
+ */
+function isClarification(message: MessageInfo): boolean {
+  const prompt = message.rag_trace?.clarification_prompt;
+  return !!prompt && prompt.trim() === message.content.trim();
+}
+
+/** The comment that goes with a rating: optional, saved with it, shown again when the session is opened. */
+function FeedbackComment({ saved, onSave }: { saved: string; onSave(text: string): Promise<boolean> }) {
+  const [text, setText] = useState(saved);
+  const [status, setStatus] = useState('');
+  const changed = text.trim() !== saved.trim();
+  return (
+    <form
+      className="feedback-comment"
+      onSubmit={async (event) => {
+        event.preventDefault();
+        setStatus('Saving…');
+        setStatus((await onSave(text)) ? 'Comment saved.' : '');
+      }}
+    >
+      <label>
+        <span className="small muted">Comment on this answer (optional)</span>
+        <textarea value={text} maxLength={2000} rows={2} onChange={(e) => (setText(e.target.value), setStatus(''))} />
+      </label>
+      <div className="feedback-comment-actions">
+        <button type="submit" disabled={!changed}>
+          Save comment
+        </button>
+        <span className="small muted" aria-live="polite">
+          {status || (saved && !changed ? 'Comment saved.' : '')}
+        </span>
+      </div>
+    </form>
   );
 }
 

@@ -64,7 +64,9 @@ export function SessionsSidebar(props: SessionsSidebarProps) {
             ) : (
               <>
                 <button type="button" className="session-open" aria-current={session.session_id === selectedId ? 'page' : undefined} onClick={() => props.onOpen(session)}>
-                  <span className="session-title">{session.title || 'Untitled'}</span>
+                  <span className="session-title" title={session.title || 'Untitled'}>
+                    {session.title || 'Untitled'}
+                  </span>
                   {session.pending_hitl && <span className="badge waiting">waiting for you</span>}
                   {session.active_run && <span className="badge running">running</span>}
                 </button>

@@ -17,8 +17,8 @@ export function describeFailure(error: unknown): string {
  * The data of an openapi-fetch result, or an ApiError with its status and body.
  * A 401 also calls `onUnauthorized` (the token expired: back to sign-in).
  */
-export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }, onUnauthorized: () => void): T {
+export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }, onUnauthorized: (reason?: string) => void): T {
   if (result.response.ok && result.data !== undefined) return result.data;
-  if (result.response.status === 401) onUnauthorized();
+  if (result.response.status === 401) onUnauthorized((result.error as { message?: string } | undefined)?.message);
   throw new ApiError(result.response.status, result.error as Schemas['ApiErrorBody'] | undefined);
 }

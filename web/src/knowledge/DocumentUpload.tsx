@@ -35,6 +35,12 @@ export function DocumentUpload({ target, heading, onUploaded }: { target: Upload
   const fileInput = useRef<HTMLInputElement>(null);
   const id = useId();
 
+  /** The file is handled (added, or stored already): the box is emptied for the next one. */
+  const clearFile = () => {
+    setFile(null);
+    if (fileInput.current) fileInput.current.value = '';
+  };
+
   const onUpload = async (event: FormEvent) => {
     event.preventDefault();
     if (!file) return;
@@ -49,6 +55,7 @@ export function DocumentUpload({ target, heading, onUploaded }: { target: Upload
       const reply = body as UploadResponse | undefined;
       if (status === 200 && reply?.document) {
         setUpload((u) => ({ phase: 'done', ...sent(u), result: { duplicate: true, document: reply.document! } }));
+        clearFile();
         return;
       }
       if (status !== 202 || !reply?.job) return fail(describeError(status, body as ErrorBody | undefined));
@@ -61,8 +68,7 @@ export function DocumentUpload({ target, heading, onUploaded }: { target: Upload
       const document = listed.documents.find((d) => d.id === job.document_id);
       if (!document) return fail('the document was stored, but it is not listed (deleted meanwhile?)');
       setUpload((u) => ({ phase: 'done', ...sent(u), result: { duplicate: job.duplicate ?? false, document } }));
-      setFile(null);
-      if (fileInput.current) fileInput.current.value = '';
+      clearFile();
       onUploaded(listed.documents);
     } catch (error) {
       fail((error as Error).message);
@@ -95,9 +101,17 @@ export function DocumentUpload({ target, heading, onUploaded }: { target: Upload
       </form>
       {upload.phase !== 'idle' && (
         <div className="admin-progress">
-          <progress aria-label="Upload progress" max={upload.total || 1} value={upload.loaded} />
+          <label htmlFor={`${id}-sent`} className="admin-progress-label">
+            Upload progress
+          </label>
+          <progress id={`${id}-sent`} max={upload.total || 1} value={upload.loaded} />
           {(upload.phase === 'indexing' || upload.phase === 'done') && (
-            <progress aria-label="Processing progress" max={100} value={upload.phase === 'done' ? 100 : Math.round(100 * jobShare(upload.job))} />
+            <>
+              <label htmlFor={`${id}-processed`} className="admin-progress-label">
+                Processing progress
+              </label>
+              <progress id={`${id}-processed`} max={100} value={upload.phase === 'done' ? 100 : Math.round(100 * jobShare(upload.job))} />
+            </>
           )}
           <span role="status" className="admin-progress-text">
             {upload.phase === 'sending' && `Uploading… ${fmtBytes(upload.loaded)} of ${fmtBytes(upload.total)}`}

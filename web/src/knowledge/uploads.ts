@@ -68,7 +68,7 @@ export function uploadDocument(
     xhr.upload.addEventListener('progress', (e) => e.lengthComputable && onProgress(e.loaded, e.total));
     xhr.upload.addEventListener('load', (e) => onProgress(e.total || e.loaded, e.total || e.loaded));
     xhr.addEventListener('load', () => {
-      if (xhr.status === 401) tokenRefused(); // as every typed call does (api.ts): back to sign-in
+      if (xhr.status === 401) tokenRefused((xhr.response as ErrorBody | null)?.message); // as every typed call does (api.ts): back to sign-in
       resolve({ status: xhr.status, body: (xhr.response ?? undefined) as UploadResponse | ErrorBody | undefined });
     });
     xhr.addEventListener('error', () => reject(new Error('The service did not answer.')));

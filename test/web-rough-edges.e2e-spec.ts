@@ -118,6 +118,12 @@ describeWithChromium('the web client, with the local model: rough edges', () => 
       expect(stored[1].feedback).toMatchObject({ rating: 'down', comment: 'It should say when the warranty starts.' });
       await page.reload();
       await expect(lastAi(page).getByLabel('Comment on this answer (optional)').inputValue()).resolves.toBe('It should say when the warranty starts.');
+      // Changing the rating keeps the comment (the API replaces the whole feedback on every PUT).
+      const reloaded = lastAi(page);
+      await reloaded.getByRole('button', { name: 'Helpful', exact: true }).click();
+      await reloaded.getByRole('button', { name: 'Helpful', exact: true, pressed: true }).waitFor();
+      const rerated = (await http().get(`/api/sessions/${session.session_id}/messages`).set(t.auth(user)).expect(200)).body.messages;
+      expect(rerated[1].feedback).toMatchObject({ rating: 'up', comment: 'It should say when the warranty starts.' });
     } finally {
       await context.close();
     }

@@ -348,7 +348,8 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
       const result =
         message.feedback?.rating === rating
           ? await api.DELETE('/api/sessions/{session_id}/messages/{message_id}/feedback', { params })
-          : await api.PUT('/api/sessions/{session_id}/messages/{message_id}/feedback', { params, body: { rating } });
+          : // A PUT replaces the whole feedback: a changed rating keeps the comment written with the earlier one.
+            await api.PUT('/api/sessions/{session_id}/messages/{message_id}/feedback', { params, body: { rating, comment: message.feedback?.comment ?? null } });
       const updated = unwrap(result, onUnauthorized);
       setMessages((all) => all.map((m) => (m.id === updated.id ? updated : m)));
     } catch (failure) {

@@ -39,7 +39,7 @@ export async function checkRedis(url: string): Promise<{ warning?: string }> {
     if (network?.kind === 'tls') throw new StartupFailure('REDIS_URL', `${where}: ${network.words}`, EXIT_CONFIG);
     const problem = network?.words ?? (cause instanceof Error ? cause.message : String(cause));
     return {
-      warning: `REDIS_URL: ${where}: ${problem}; starting without it (caches fall back to PostgreSQL, run events and ingest jobs wait for it)`,
+      warning: `REDIS_URL: ${where}: ${problem}; starting without it (the cache falls back to PostgreSQL; rejoining runs from other instances, remote cancels and the ingest queue wait for it)`,
     };
   } finally {
     client.disconnect();

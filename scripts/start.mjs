@@ -6,7 +6,8 @@
 //                 install (a hash kept in node_modules/.install-stamp), or node_modules is missing
 //   client        clients/typescript, rebuilt when its sources changed (hash in its dist/)
 //   web client    web/, rebuilt (type check + vite) when its sources or the client changed (hash in web/dist/)
-//   server        `tsc -b tsconfig.build.json`: incremental (dist/.tsbuildinfo), about 2 s when nothing changed
+//   server        `tsc -b tsconfig.build.json`: incremental (dist/.tsbuildinfo); skipped when src/ and the
+//                 dependencies are as at its last success (hash in dist/)
 //
 // `npm run build` stays the clean full build (CI, Docker).
 import { spawn, spawnSync } from 'node:child_process';
@@ -111,9 +112,18 @@ if (stampOf(WEB_STAMP) !== webFingerprint || !existsSync(path.join(ROOT, 'web/di
 }
 
 // The service: TypeScript's build mode compares the sources with dist/.tsbuildinfo and compiles only what changed.
+// When neither the sources nor the dependencies changed since its last success, it is not even started (loading
+// the compiler alone takes seconds).
 const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc');
-say('server: tsc -b (incremental)');
-run(process.execPath, [TSC, '-b', 'tsconfig.build.json']);
+const SERVER_STAMP = 'dist/.build-stamp';
+const serverFingerprint = fingerprint(['src', 'tsconfig.json', 'tsconfig.build.json'], installFingerprint());
+if (watch || stampOf(SERVER_STAMP) !== serverFingerprint || !existsSync(path.join(ROOT, 'dist/main.js'))) {
+  say('server: tsc -b (incremental)');
+  run(process.execPath, [TSC, '-b', 'tsconfig.build.json']);
+  writeStamp(SERVER_STAMP, serverFingerprint);
+} else {
+  say('server: up to date');
+}
 
 if (!watch) {
   say('starting node dist/main.js');

@@ -7,7 +7,8 @@
  * Projects: unit specs beside the code, integration specs (one module on real
  * PostgreSQL and Redis, without the app) and three end-to-end projects (the
  * whole app): api, resilience (faults: own PostgreSQL clusters and Redis
- * servers, TCP proxies, kills, stalls, drains, parse bombs) and browser (the
+ * servers, TCP proxies, kills, stalls, drains, parse bombs, the built
+ * service's start-up failures and messages) and browser (the
  * files that drive Chromium). The end-to-end and integration projects share
  * one global setup, which Jest runs once; it gives every worker its own
  * database and Redis logical database (test/support/test-env.ts), so the
@@ -42,7 +43,7 @@ const withServers = {
 /** What every end-to-end project shares: add e2e-wide setup files here. */
 const e2e = { ...withServers, setupFilesAfterEnv: ['<rootDir>/test/support/error-body-check.ts'] };
 
-/** Fault tests: their own servers, proxies, kills, stalls, drains, parse bombs and ingest faults. */
+/** Fault tests: their own servers, proxies, kills, stalls, drains, parse bombs, ingest faults, and start-ups of the built service. */
 const RESILIENCE = [
   'cache-outage',
   'concurrent-start',
@@ -58,6 +59,8 @@ const RESILIENCE = [
   'readiness',
   'run-events',
   'shutdown-drain',
+  'startup-failures',
+  'startup-messages',
   'turn-integrity',
   'turn-outcome',
   'turn-stall',

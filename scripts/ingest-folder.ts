@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../src/app.module.js';
 import { loadConfig } from '../src/config/app-config.js';
+import { applyEnvFile } from '../src/config/env-file.js';
 import { ensureDatabase } from '../src/database/ensure-database.js';
 import { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js';
 import { ingestFolderAsJobs } from './folder-ingest.js';
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
     process.stderr.write('usage: npm run knowledge:ingest -- <folder>\n');
     process.exit(2);
   }
+  applyEnvFile();
   const config = loadConfig();
   if (config.database.createIfMissing) await ensureDatabase(config.database.url);
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { logger: ['warn', 'error'] });

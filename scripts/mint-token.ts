@@ -2,6 +2,7 @@ import { pathToFileURL } from 'node:url';
 import jwt from 'jsonwebtoken';
 import { userIdProblem } from '../src/auth/user-id.js';
 import { ConfigValidationError, loadConfig } from '../src/config/app-config.js';
+import { applyEnvFile } from '../src/config/env-file.js';
 
 const USAGE = 'usage: npm run token -- <user-id> [--admin] [--expires-in 12h]   (seconds, or 30m, 12h, 1d …)';
 const DEFAULT_LIFETIME_SECONDS = 12 * 3600;
@@ -62,6 +63,7 @@ export function mintToken(args: string[], env: NodeJS.ProcessEnv = process.env):
 }
 
 function main(): void {
+  applyEnvFile(); // the service reads .env too: the same JWT_SECRET
   try {
     const { token, notes } = mintToken(process.argv.slice(2));
     for (const note of notes) process.stderr.write(`${note}\n`);

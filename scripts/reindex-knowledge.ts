@@ -3,6 +3,7 @@ import cliProgress from 'cli-progress';
 import { DataSource } from 'typeorm';
 import { TOKENIZER_VERSION } from '../src/common/text.js';
 import { ConfigValidationError, loadConfig } from '../src/config/app-config.js';
+import { applyEnvFile } from '../src/config/env-file.js';
 import { buildDataSourceOptions } from '../src/database/data-source-options.js';
 import { runMigrations } from '../src/database/database.module.js';
 import { createEmbeddingProvider } from '../src/knowledge/index/embedding-registry.js';
@@ -16,6 +17,7 @@ import { reindexKnowledge } from '../src/knowledge/index/reindex.js';
  * Stop the instances first: they refuse to start in the old space afterwards.
  */
 async function main(): Promise<void> {
+  applyEnvFile();
   const config = loadConfig();
   await runMigrations(config);
   const embeddings = createEmbeddingProvider(config);

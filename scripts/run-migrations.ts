@@ -1,4 +1,5 @@
 import { ConfigValidationError, loadConfig } from '../src/config/app-config.js';
+import { applyEnvFile } from '../src/config/env-file.js';
 import { runMigrations } from '../src/database/database.module.js';
 
 /**
@@ -8,6 +9,7 @@ import { runMigrations } from '../src/database/database.module.js';
  */
 async function main(): Promise<void> {
   try {
+    applyEnvFile();
     const config = loadConfig();
     await runMigrations(config);
     process.stdout.write('migrations are up to date\n');

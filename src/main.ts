@@ -1,39 +1,82 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Logger as PinoLogger } from 'pino';
 import { AppModule } from './app.module.js';
+import { checkJwks } from './auth/jwks-check.js';
+import { checkRedis } from './cache/redis-check.js';
 import { TurnDrain } from './chat/turn-drain.service.js';
-import { AppConfig, ConfigValidationError, loadConfig } from './config/app-config.js';
-import { ensureDatabase } from './database/ensure-database.js';
-import { createRootLogger, NestPinoLogger } from './logging/logger.js';
+import { Readiness } from './common/readiness.js';
+import { EXIT_CONFIG, StartupFailure } from './common/startup-failure.js';
+import { AppConfig, ConfigValidationError, ENVIRONMENT, loadConfig } from './config/app-config.js';
+import { describeConfiguration } from './config/configuration-summary.js';
+import { applyEnvFile, describeEnvFile, EnvFileOutcome } from './config/env-file.js';
+import { describeMisspelling, misspelledVariables } from './config/misspelled-variables.js';
+import { checkDatabase } from './database/ensure-database.js';
+import { createRootLogger, NestPinoLogger, prettyDestination, usesPrettyLogs } from './logging/logger.js';
+import { checkModelEndpoint } from './models/model-endpoint-check.js';
 import { applyHttpTimeouts, setupApp } from './setup-app.js';
+import { WEB_CLIENT_DIR } from './web-client.module.js';
+
+/** One warning per set variable that looks like a misspelling of one of ours (`LLM_PROVDER`). */
+function misspellingWarnings(envFile: EnvFileOutcome | undefined): string[] {
+  const fromFile = new Set(envFile?.applied ?? []);
+  return misspelledVariables(Object.keys(process.env), Object.keys(ENVIRONMENT)).map((found) => describeMisspelling(found, fromFile.has(found.name) ? '.env' : undefined));
+}
+
+/**
+ * What the service depends on, checked before the application is built:
+ * PostgreSQL (fatal, one line: StartupFailure) and Redis (a warning when it
+ * is down); the model endpoint and the identity provider's keys are looked
+ * at on the side, their warnings logged when they come.
+ */
+async function checkDependencies(config: AppConfig, root: PinoLogger): Promise<void> {
+  void Promise.all([checkModelEndpoint(config), checkJwks(config)]).then((warnings) => warnings.flat().forEach((line) => root.warn(line)));
+  const [database, redis] = await Promise.all([checkDatabase(config.database.url, config.database.createIfMissing), checkRedis(config.redis.url)]);
+  if (database.created) root.info(`created database "${database.created.name}" on PostgreSQL at ${database.created.server} (DATABASE_CREATE_IF_MISSING)`);
+  if (redis.warning) root.warn(redis.warning);
+}
 
 async function bootstrap(): Promise<void> {
+  const envFile = applyEnvFile();
   let config: AppConfig;
   try {
     config = loadConfig();
   } catch (error) {
     if (error instanceof ConfigValidationError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(1);
+      process.stderr.write(`${[error.message, ...misspellingWarnings(envFile)].join('\n')}\n`);
+      process.exit(EXIT_CONFIG);
     }
     throw error;
   }
-  const root = createRootLogger(config.logLevel);
+  const root = createRootLogger(config.logLevel, usesPrettyLogs(config.logFormat, config.nodeEnv) ? prettyDestination() : undefined);
   const logger = new NestPinoLogger(root);
+  if (envFile) root.info(describeEnvFile(envFile));
+  for (const warning of misspellingWarnings(envFile)) root.warn(warning);
 
-  if (config.database.createIfMissing && (await ensureDatabase(config.database.url))) {
-    root.info('created database named in DATABASE_URL');
-  }
+  await checkDependencies(config, root);
 
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     bodyParser: false,
     logger,
+    // A failed start-up rejects (and is reported below) instead of aborting the process with a core dump.
+    abortOnError: false,
   });
   setupApp(app, config, root);
   applyHttpTimeouts(app, config);
+  // Modules initialised (the dense backend chosen) before the summary; listen() then only binds the port.
+  await app.init();
+  const denseBackend = app.get(Readiness).report().dense_index?.backend;
+  root.info(
+    describeConfiguration(config, {
+      denseBackend: typeof denseBackend === 'string' ? denseBackend : undefined,
+      webClientBuilt: existsSync(path.join(WEB_CLIENT_DIR, 'index.html')),
+    }),
+  );
   await app.listen(config.port, config.host);
-  root.info({ port: config.port, host: config.host }, `listening; Swagger UI at /docs`);
+  root.info({ port: config.port, host: config.host }, `listening on ${config.host}:${config.port}; Swagger UI at /docs`);
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -66,6 +109,11 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((error: unknown) => {
+  // A dependency that could not be reached or refused the settings: one line, no stack (it is not a bug here).
+  if (error instanceof StartupFailure) {
+    process.stderr.write(`failed to start: ${error.message}\n`);
+    process.exit(error.exitCode);
+  }
   process.stderr.write(`failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });

@@ -267,3 +267,16 @@ describe('loadConfig', () => {
     });
   });
 });
+
+describe('DATABASE_CREATE_IF_MISSING', () => {
+  it('is on by default in development and test, off in production (a mistyped DATABASE_URL must not create a database there)', () => {
+    expect(loadConfig({}).database.createIfMissing).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'test' }).database.createIfMissing).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'a-real-production-secret' }).database.createIfMissing).toBe(false);
+  });
+
+  it('is what it is set to, in any environment', () => {
+    expect(loadConfig({ DATABASE_CREATE_IF_MISSING: 'false' }).database.createIfMissing).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'a-real-production-secret', DATABASE_CREATE_IF_MISSING: 'true' }).database.createIfMissing).toBe(true);
+  });
+});

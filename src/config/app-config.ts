@@ -1,10 +1,11 @@
-import { ConfigProblem, ENVIRONMENT, Environment, environmentSchema, LOG_LEVELS, NODE_ENVS } from './environment.js';
+import { ConfigProblem, ENVIRONMENT, Environment, environmentSchema, LOG_FORMATS, LOG_LEVELS, NODE_ENVS } from './environment.js';
 
-export { DENSE_BACKENDS, EMBEDDING_PROVIDERS, ENVIRONMENT, LLM_PROVIDERS, LOG_LEVELS, NODE_ENVS, RERANK_PROVIDERS } from './environment.js';
+export { DENSE_BACKENDS, EMBEDDING_PROVIDERS, ENVIRONMENT, LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, NODE_ENVS, RERANK_PROVIDERS } from './environment.js';
 export type { ConfigProblem, Environment, EnvironmentVariable } from './environment.js';
 
 export type NodeEnv = (typeof NODE_ENVS)[number];
 export type LogLevel = (typeof LOG_LEVELS)[number];
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** Loudly logged and refused in production; only for local development. */
 export const DEVELOPMENT_JWT_SECRET = 'dev-only-insecure-secret-change-me';
@@ -39,7 +40,8 @@ export function configFromEnvironment(env: Environment) {
     database: {
       url: env.DATABASE_URL,
       poolSize: env.DATABASE_POOL_SIZE,
-      createIfMissing: env.DATABASE_CREATE_IF_MISSING,
+      /** Unset: on, except in production (a mistyped DATABASE_URL must not create a database on whatever server it reaches). */
+      createIfMissing: env.DATABASE_CREATE_IF_MISSING ?? env.NODE_ENV !== 'production',
       migrationsRun: env.MIGRATIONS_RUN,
       statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
       lockTimeoutMs: env.DATABASE_LOCK_TIMEOUT_MS,
@@ -68,6 +70,7 @@ export function configFromEnvironment(env: Environment) {
       corsOrigins: env.CORS_ORIGINS ?? [],
     },
     logLevel: env.LOG_LEVEL,
+    logFormat: env.LOG_FORMAT,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     /** How long turns in flight may still run after SIGTERM before they are ended (`shutting_down`). */
     shutdownDrainMs: env.SHUTDOWN_DRAIN_MS ?? Math.floor((env.SHUTDOWN_TIMEOUT_MS * 3) / 4),

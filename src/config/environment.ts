@@ -18,7 +18,7 @@ import { cache, database } from './variables/stores.js';
 
 export { DENSE_BACKENDS } from './variables/knowledge.js';
 export { EMBEDDING_PROVIDERS, LLM_PROVIDERS, RERANK_PROVIDERS } from './variables/models.js';
-export { LOG_LEVELS, NODE_ENVS } from './variables/server.js';
+export { LOG_FORMATS, LOG_LEVELS, NODE_ENVS } from './variables/server.js';
 
 /** The variables in blocks, by concern. */
 export const ENVIRONMENT_BLOCKS = {

@@ -1,14 +1,41 @@
 import { LoggerService } from '@nestjs/common';
 import pino, { Logger as PinoLogger } from 'pino';
-import { LogLevel } from '../config/app-config.js';
+import pinoPretty from 'pino-pretty';
+import type { LogFormat, LogLevel, NodeEnv } from '../config/app-config.js';
 import { currentRequestId } from './request-context.js';
 import { redactSecrets } from './secret-redaction.js';
 
 /**
- * The process-wide JSON logger; every line carries the current request id
- * when there is one. Whatever a line holds (an error's message, a URL, a
- * header someone logged), API keys and JWTs are removed from it as it is
- * written (`redactSecrets`).
+ * Whether LOG_FORMAT asks for readable lines: `pretty`, or `auto` when
+ * stdout is a terminal and NODE_ENV is not production.
+ */
+export function usesPrettyLogs(format: LogFormat, nodeEnv: NodeEnv, stdoutIsTerminal = process.stdout.isTTY === true): boolean {
+  return format === 'pretty' || (format === 'auto' && stdoutIsTerminal && nodeEnv !== 'production');
+}
+
+/**
+ * Readable lines for a developer's terminal: `10:29:51.896 INFO [Context] message`,
+ * with the other fields of the entry after it on the same line. Written
+ * synchronously, as pino's own stdout destination is.
+ */
+export function prettyDestination(output: NodeJS.WritableStream | number = 1): pino.DestinationStream {
+  return pinoPretty({
+    destination: output,
+    sync: true,
+    colorize: typeof output === 'number' ? undefined : false,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,service,context',
+    singleLine: true,
+    messageFormat: (log, messageKey) => `${typeof log.context === 'string' ? `[${log.context}] ` : ''}${String(log[messageKey] ?? '')}`,
+  });
+}
+
+/**
+ * The process-wide logger: JSON lines (pino), or readable ones (see
+ * prettyDestination) when a destination says so; every line carries the
+ * current request id when there is one. Whatever a line holds (an error's
+ * message, a URL, a header someone logged), API keys and JWTs are removed
+ * from it as it is written (`redactSecrets`), before any formatting.
  */
 export function createRootLogger(level: LogLevel, destination?: pino.DestinationStream): PinoLogger {
   return pino(
@@ -27,12 +54,19 @@ export function createRootLogger(level: LogLevel, destination?: pino.Destination
   );
 }
 
+/**
+ * Nest's start-up chatter, one line per module and per route (over a hundred
+ * lines): logged at debug, not info.
+ */
+const BOOTSTRAP_DETAIL_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
+
 /** Routes Nest's own logging (and every `new Logger(...)`) into pino. */
 export class NestPinoLogger implements LoggerService {
   constructor(private readonly root: PinoLogger) {}
 
   log(message: unknown, ...rest: unknown[]): void {
-    this.write('info', message, rest);
+    const context = rest[rest.length - 1];
+    this.write(typeof context === 'string' && BOOTSTRAP_DETAIL_CONTEXTS.has(context) ? 'debug' : 'info', message, rest);
   }
   error(message: unknown, ...rest: unknown[]): void {
     this.write('error', message, rest);

@@ -2,7 +2,7 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { ChatOpenAI } from '@langchain/openai';
 import type { AppConfig } from '../config/app-config.js';
 import type { LocalModelRole } from './local-chat-model.js';
-import { openAIClientFields } from './openai-endpoint.js';
+import { modelRetryPolicy, openAIClientFields } from './openai-endpoint.js';
 import type { ModelSampling } from './sampling.js';
 
 /** LLM_PROVIDER=openai: any OpenAI-compatible chat endpoint (LLM_BASE_URL, LLM_API_KEY). */
@@ -21,6 +21,7 @@ export class OpenAIChatProvider {
       // The agent enforces LLM_TIMEOUT_MS itself (ModelTimeoutError); the client's own limit is a backstop.
       timeout: llm.timeoutMs + 1000,
       maxRetries: llm.maxRetries,
+      onFailedAttempt: modelRetryPolicy,
       temperature: sampling.temperature ?? 0,
       ...(sampling.topP !== undefined ? { topP: sampling.topP } : {}),
       ...(sampling.maxTokens !== undefined ? { maxTokens: sampling.maxTokens } : {}),

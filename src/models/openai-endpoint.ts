@@ -1,4 +1,6 @@
+import { AsyncCaller, type FailedAttemptHandler } from '@langchain/core/utils/async_caller';
 import { ConfigValidationError } from '../config/app-config.js';
+import { isHopelessModelFailure } from './model-errors.js';
 
 /** Where an OpenAI-compatible client sends its calls, and the variables that say so (for errors). */
 export interface OpenAIEndpoint {
@@ -32,3 +34,17 @@ export function openAIClientFields(endpoint: OpenAIEndpoint): { apiKey: string; 
   }
   return { apiKey: apiKey ?? KEYLESS_ENDPOINT_KEY, ...(baseUrl ? { configuration: { baseURL: baseUrl } } : {}) };
 }
+
+/** LangChain's own decision on a failed attempt (statuses not worth retrying, rate limits); it is not exported on its own. */
+const langChainRetryDecision = (new AsyncCaller({}) as unknown as { onFailedAttempt: FailedAttemptHandler }).onFailedAttempt;
+
+/**
+ * `onFailedAttempt` for LangChain's OpenAI clients: LangChain's decision,
+ * except that a refused connection or an unknown host is not tried again
+ * (isHopelessModelFailure): with LLM_MAX_RETRIES=2 its backoffs made a dead
+ * endpoint fail after about 5 s instead of at once.
+ */
+export const modelRetryPolicy: FailedAttemptHandler = (error: unknown) => {
+  if (isHopelessModelFailure(error)) throw error;
+  return langChainRetryDecision(error);
+};

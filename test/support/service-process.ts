@@ -1,6 +1,7 @@
 import { ChildProcess, spawn, SpawnOptions } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import { TEST_JWT_SECRET, TEST_REDIS_URL } from './test-env.js';
 
 /**
@@ -117,6 +118,8 @@ export type LogMatcher = RegExp | ((line: string, entry: Record<string, unknown>
 export interface StartServiceOptions {
   /** Where dist/main.js is; the repository root (Jest's working directory) by default. */
   cwd?: string;
+  /** The service's working directory (where it reads .env and KNOWLEDGE_CORPUS_DIR); `cwd` by default. */
+  workingDirectory?: string;
   startupTimeoutMs?: number;
 }
 
@@ -127,6 +130,10 @@ export interface StartServiceOptions {
  */
 export class ServiceProcess {
   readonly exited: Promise<ExitStatus>;
+  /** Resolves when the process has exited and its output has been read to the end (every line collected). */
+  readonly closed: Promise<ExitStatus>;
+  /** Resolves with the error when the process could not be spawned at all. */
+  readonly spawnError: Promise<Error>;
   readonly baseUrl: string;
   private readonly collected: string[] = [];
   private readonly listeners = new Set<(line: string) => void>();
@@ -138,6 +145,8 @@ export class ServiceProcess {
   ) {
     this.baseUrl = `http://127.0.0.1:${port}`;
     this.exited = exitOf(child);
+    this.spawnError = new Promise((resolve) => child.once('error', resolve));
+    this.closed = new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
     this.collectLines(child.stdout!);
     this.collectLines(child.stderr!);
     child.on('error', (error) => this.addLine(`[child process error] ${error.message}`));
@@ -265,9 +274,28 @@ function isListeningLine(_line: string, entry: Record<string, unknown> | undefin
  * service dies or does not come up, rejects with its output.
  */
 export async function startService(env: Record<string, string>, options: StartServiceOptions = {}): Promise<ServiceProcess> {
+  const service = await spawnService(env, options);
+  const spawnFailed = new Promise<never>((_, reject) => service.spawnError.then(reject));
+  spawnFailed.catch(() => undefined); // an error after start-up is only logged (see ServiceProcess)
+  try {
+    await Promise.race([service.waitForLog(isListeningLine, options.startupTimeoutMs ?? 20_000), spawnFailed]);
+  } catch (error) {
+    await service.stop(2_000);
+    throw error;
+  }
+  return service;
+}
+
+/**
+ * The built service as startService runs it (same defaults, a free port),
+ * without waiting for it to listen: for start-ups that are meant to fail
+ * (`await service.exited`) or to be watched line by line.
+ */
+export async function spawnService(env: Record<string, string>, options: Omit<StartServiceOptions, 'startupTimeoutMs'> = {}): Promise<ServiceProcess> {
   const port = await freePort();
-  const child = spawnTiedToParent(process.execPath, ['dist/main.js'], {
-    cwd: options.cwd ?? process.cwd(),
+  const root = options.cwd ?? process.cwd();
+  const child = spawnTiedToParent(process.execPath, [path.join(root, 'dist/main.js')], {
+    cwd: options.workingDirectory ?? root,
     env: {
       ...process.env,
       NODE_OPTIONS: '',
@@ -281,14 +309,5 @@ export async function startService(env: Record<string, string>, options: StartSe
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const service = new ServiceProcess(child, port);
-  const spawnFailed = new Promise<never>((_, reject) => child.once('error', reject));
-  spawnFailed.catch(() => undefined); // an error after start-up is only logged (see ServiceProcess)
-  try {
-    await Promise.race([service.waitForLog(isListeningLine, options.startupTimeoutMs ?? 20_000), spawnFailed]);
-  } catch (error) {
-    await service.stop(2_000);
-    throw error;
-  }
-  return service;
+  return new ServiceProcess(child, port);
 }

@@ -4,12 +4,14 @@ import { flag, integer, oneOf } from './values.js';
 
 export const NODE_ENVS = ['development', 'production', 'test'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 
 export const server = {
   NODE_ENV: oneOf(NODE_ENVS).default('development').describe('development, production or test; production requires JWT_SECRET'),
   PORT: integer(0, 65535).default(3000).describe('HTTP port'),
   HOST: z.string().default('0.0.0.0').describe('address to listen on'),
   LOG_LEVEL: oneOf(LOG_LEVELS).default('info').describe('log level (pino), or silent'),
+  LOG_FORMAT: oneOf(LOG_FORMATS).default('auto').describe('json, pretty (readable lines), or auto: pretty when stdout is a terminal and NODE_ENV is not production, else json'),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600000).default(10000).describe('how long SIGTERM waits for in-flight requests and turns'),
   SHUTDOWN_DRAIN_MS: integer(0, 600000)
     .optional()

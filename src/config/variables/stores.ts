@@ -11,7 +11,10 @@ export const database = {
   DATABASE_POOL_SIZE: integer(1, 200).default(10).describe('connections in the pool'),
   DATABASE_STATEMENT_TIMEOUT_MS: integer(100, 600000).default(15000).describe('longest statement (statement_timeout)'),
   DATABASE_LOCK_TIMEOUT_MS: integer(100, 600000).default(5000).describe('longest wait for a lock (lock_timeout)'),
-  DATABASE_CREATE_IF_MISSING: flag().default(true).describe('create the database named in DATABASE_URL at start-up when absent'),
+  DATABASE_CREATE_IF_MISSING: flag()
+    .optional()
+    .describe('create the database named in DATABASE_URL at start-up when absent; unset: true, false with NODE_ENV=production')
+    .meta({ readmeDefault: 'true (false with NODE_ENV=production)' }),
   MIGRATIONS_RUN: flag().default(true).describe('apply pending migrations at start-up'),
 };
 

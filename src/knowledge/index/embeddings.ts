@@ -1,7 +1,7 @@
 import { OpenAIEmbeddings } from '@langchain/openai';
 import { tokenize } from '../../common/text.js';
 import type { AppConfig } from '../../config/app-config.js';
-import { openAIClientFields } from '../../models/openai-endpoint.js';
+import { modelRetryPolicy, openAIClientFields } from '../../models/openai-endpoint.js';
 
 /** Turns texts into unit-length vectors; the knowledge base's dense retrieval leg. */
 export abstract class EmbeddingProvider {
@@ -144,6 +144,7 @@ export class OpenAICompatibleEmbeddings extends EmbeddingProvider {
       }),
       timeout: config.llm.timeoutMs,
       maxRetries: config.llm.maxRetries,
+      onFailedAttempt: modelRetryPolicy,
     });
   }
 

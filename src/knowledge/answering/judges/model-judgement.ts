@@ -6,6 +6,7 @@ import type { Runnable } from '@langchain/core/runnables';
 import type { z } from 'zod';
 import { clip } from '../../../common/text.js';
 import { withTimeout } from '../../../common/with-timeout.js';
+import { modelEndpointFailure } from '../../../models/model-errors.js';
 import type { JUDGE_SOURCES } from '../../../trace/trace.protocol.js';
 
 /** Who answered a judgement: `model`, `local` (no model configured) or `local_fallback` (the model failed). */
@@ -67,16 +68,17 @@ export class ModelJudgement<S extends z.ZodObject> {
 
 /**
  * Why the local judge answered, for the trace (which clients read): the kind
- * of failure in our words and the HTTP status the model endpoint answered,
- * never the endpoint's or the library's own text (that goes to the log).
+ * of failure in our words (the HTTP status the model endpoint answered, or
+ * what happened to the connection: modelEndpointFailure), never the
+ * endpoint's or the library's own text (that goes to the log).
  */
 function fallbackReason(error: unknown): string {
   if (error instanceof JudgementTimeoutError) return clip(`timeout: ${error.message}`, FALLBACK_REASON_MAX_LENGTH);
   // Our own words about what was wrong with the reply; a parser's words quote the reply itself.
   if (error instanceof InvalidJudgementError) return clip(`invalid output: ${error.message}`, FALLBACK_REASON_MAX_LENGTH);
   if (error instanceof OutputParserException) return 'invalid output: the reply held no usable structured answer';
-  const status = (error as { status?: unknown })?.status;
-  return typeof status === 'number' ? `model error: the endpoint answered HTTP ${status}` : 'model error: the call failed';
+  const failure = modelEndpointFailure(error);
+  return failure ? `model error: the endpoint ${failure}` : 'model error: the call failed';
 }
 
 /**

@@ -136,7 +136,7 @@ export const ERROR_CODES = {
   },
   "ingest_cancelled": {
     "status": 409,
-    "meaning": "The document was deleted before its ingest job ended: nothing is stored"
+    "meaning": "The document (or its collection) was deleted before its ingest job ended: nothing is stored"
   },
   "collection_not_found": {
     "status": 404,

@@ -2773,7 +2773,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document was deleted before its ingest job ended: nothing is stored) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document (or its collection) was deleted before its ingest job ended: nothing is stored) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4042,7 +4042,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document was deleted before its ingest job ended: nothing is stored) */
+            /** @description In conflict with what is going on (a turn in progress, the index, a deleted document, the key or collection limit, a collection's rules). Codes: `index_space_mismatch` (The knowledge base is indexed in another embedding space than this instance's); `ingest_cancelled` (The document (or its collection) was deleted before its ingest job ended: nothing is stored) */
             409: {
                 headers: {
                     [name: string]: unknown;

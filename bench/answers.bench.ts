@@ -14,7 +14,7 @@
  * fact, and the share that state the (first) fact in their first sentence.
  * A question of several parts has one fact per part, in the order asked.
  *
- *   npm run bench:answers
+ *   npm run bench:answers             (ANSWER_SETS=sample runs one set)
  */
 import 'reflect-metadata';
 import { readFile } from 'node:fs/promises';
@@ -39,10 +39,12 @@ interface Scored extends LabelledAnswer {
   factFirst: boolean;
 }
 
-const SETS = [
+const ALL_SETS = [
   { name: 'sample', file: 'bench/data/answers-sample.json', listMisses: true },
   { name: 'held-out', file: 'bench/data/answers-held-out.json', listMisses: process.env.SHOW_HELD_OUT === 'true' },
 ];
+const chosen = process.env.ANSWER_SETS?.split(',').map((name) => name.trim());
+const SETS = chosen ? ALL_SETS.filter((set) => chosen.includes(set.name)) : ALL_SETS;
 
 const sentenceSegmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
 const CITATION = /\[[^\]\n]+\]/;

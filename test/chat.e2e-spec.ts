@@ -79,7 +79,7 @@ describe('Chat turns with the local provider', () => {
     expect(en.body.response).toBe('Current weather in Paris: light rain, 18.5°C, wind 9.5 km/h, humidity 60%.');
     expect(en.body.rag_trace).toBeNull();
     const zh = await post(user, { message: '北京今天天气怎么样？' }).expect(200);
-    expect(zh.body.response).toBe('北京当前天气：clear sky，气温 25.1°C，风速 9.5 km/h，湿度 60%。');
+    expect(zh.body.response).toBe('北京当前天气：晴，气温 25.1°C，风速 9.5 km/h，湿度 60%。');
     expect(weather.requests.some((url) => url.includes('name=%E5%8C%97%E4%BA%AC'))).toBe(true);
   });
 

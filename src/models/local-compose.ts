@@ -33,8 +33,8 @@ const NUMBER = String.raw`(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|e
 /**
  * What a question asks for beyond its terms, and how a sentence that gives
  * it reads: "how long" wants a duration, "how much" an amount, "when" a time,
- * and so on. A sentence holding what the question asks for scores as if it
- * held one more of its terms.
+ * and so on. A sentence holding what the question asks for scores up to one
+ * average term more (see relevance).
  */
 const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
   {
@@ -53,8 +53,8 @@ const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
   },
   {
     // an amount of money
-    asks: /\bhow much\b|\bcost|\bprice|\blimit\b|\ballowance|\bfee\b|\bfees\b|\bpay\b|多少钱|费用|价格|金额|限额|额度|多少元|抵扣多少|运费/i,
-    answers: /\d[\d,.]*\s*(?:USD|EUR|GBP|CNY|RMB|dollars?|euros?|yuan|元|块)|[$€£¥]\s*\d|承担/i,
+    asks: /\bhow much\b|\bcost|\bprice|\blimit\b|\ballowance|\bfee\b|\bfees\b|\bpay\b|多少钱|费用|价格|金额|限额|额度|多少元|抵扣多少/i,
+    answers: /\d[\d,.]*\s*(?:USD|EUR|GBP|CNY|RMB|dollars?|euros?|yuan|元|块)|[$€£¥]\s*\d/i,
   },
   {
     // a count
@@ -116,16 +116,12 @@ function questionPart(part: string): QuestionPart {
 /** Sentences of the passages, without a sentence that another one holds whole (the overlap between neighbouring chunks). */
 function candidatesOf(passages: Passage[]): Candidate[] {
   const all: Candidate[] = [];
+  // Sentences repeat between overlapping passages, and headings stand above several sentences: each is read once.
+  const keysOf = new Map<string, Set<string>>();
+  const keys = (text: string) => keysOf.get(text) ?? keysOf.set(text, matchKeys(text)).get(text)!;
   passages.forEach((passage, rank) => {
     passageSentencesWithHeadings(passage.text).forEach((sentence, index) => {
-      all.push({
-        text: sentence.text,
-        passage,
-        rank,
-        order: rank * 1000 + index,
-        keys: matchKeys(sentence.text),
-        headingKeys: matchKeys(sentence.headings.join(' ')),
-      });
+      all.push({ text: sentence.text, passage, rank, order: rank * 1000 + index, keys: keys(sentence.text), headingKeys: keys(sentence.headings.join(' ')) });
     });
   });
   const normalised = all.map((candidate) => candidate.text.replace(/\s+/g, ' ').toLowerCase());

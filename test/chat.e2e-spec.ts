@@ -79,8 +79,29 @@ describe('Chat turns with the local provider', () => {
     expect(en.body.response).toBe('Current weather in Paris: light rain, 18.5°C, wind 9.5 km/h, humidity 60%.');
     expect(en.body.rag_trace).toBeNull();
     const zh = await post(user, { message: '北京今天天气怎么样？' }).expect(200);
-    expect(zh.body.response).toBe('北京当前天气：clear sky，气温 25.1°C，风速 9.5 km/h，湿度 60%。');
+    expect(zh.body.response).toBe('北京当前天气：晴，气温 25.1°C，风速 9.5 km/h，湿度 60%。');
     expect(weather.requests.some((url) => url.includes('name=%E5%8C%97%E4%BA%AC'))).toBe(true);
+  });
+
+  it('searches the knowledge base for a question that mentions a temperature or rain without asking for the weather', async () => {
+    const user = uniqueUser('not-weather');
+    const asked = weather.requests.length;
+    for (const message of ['机房温度应该控制在多少度之间？', 'Is water damage from rain covered by the Aurora X1 warranty?']) {
+      const res = await post(user, { message }).expect(200);
+      expect(res.body.rag_trace).toMatchObject({ tool_name: 'knowledge_search', query: message });
+    }
+    const rain = await post(user, { message: 'Is water damage from rain covered by the Aurora X1 warranty?' }).expect(200);
+    expect(rain.body.response).toMatch(/^According to the knowledge base: The warranty does not cover damage caused by water/);
+    expect(weather.requests.length).toBe(asked);
+  });
+
+  it('answers with the sentence that holds the fact first, in both languages', async () => {
+    const user = uniqueUser('first');
+    const warranty = await post(user, { message: 'How long is the Aurora X2 warranty?' }).expect(200);
+    expect(warranty.body.response).toMatch(/^According to the knowledge base: The Aurora X2 mesh system has a three-year limited warranty\. \[aurora-x2-mesh-manual\.md\]/);
+    const points = await post(user, { message: '会员积分多久过期？' }).expect(200);
+    expect(points.body.response).toMatch(/^根据知识库：积分自获得之日起 12 个月内有效，过期自动清零。 \[会员积分规则\.md\]/);
+    expect(points.body.response).toMatch(/\n\n来源：会员积分规则\.md$/);
   });
 
   it('explains an unreachable weather service instead of failing', async () => {

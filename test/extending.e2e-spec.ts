@@ -44,7 +44,8 @@ export class UnitConverterTool implements AgentToolPlugin {
       if (!match || !/\bconvert\b|换算/i.test(message)) return null;
       return { call: { value: Number(match[1]), unit: /^f/i.test(match[2]) ? 'ft' : 'm' } };
     },
-    compose: (_question, output) => `That is ${output}.`,
+    // One answer per language: the offline model answers in the question's.
+    compose: (_question, output) => ({ en: `That is ${output}.`, zh: `换算结果：${output}。` }),
   };
 
   create() {
@@ -321,6 +322,15 @@ describe('docs/extending.md examples', () => {
         ['convert_units', 'end'],
       ]);
       expect(stream.events.at(-1)).toMatchObject({ event: 'done', data: { response: 'That is 32.81 ft.' } });
+    });
+
+    it('answers in the language of the question', async () => {
+      const res = await request(t.app.getHttpServer())
+        .post('/api/chat')
+        .set(t.auth(uniqueUser('tool')))
+        .send({ message: '请把 10 m 换算成英尺' })
+        .expect(200);
+      expect(res.body.response).toBe('换算结果：32.81 ft。');
     });
 
     it('is offered in the offline model’s greeting, and the other tools keep working', async () => {

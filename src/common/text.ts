@@ -124,6 +124,42 @@ export function tokenize(text: string): string[] {
   return out;
 }
 
+/**
+ * The words of a text as it writes them (case kept), without stopwords and
+ * punctuation, each once, in order: what a person would read as its key
+ * words. Unlike `tokenize`, no character bigrams; Chinese characters that
+ * the segmenter's dictionary leaves single are joined to their single
+ * neighbours (退|货 → 退货, 路|由|器 → 路由器), and a character left alone
+ * is left out.
+ */
+export function contentWords(text: string): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const add = (word: string) => {
+    const key = word.toLowerCase();
+    if (word && !STOPWORDS.has(key) && !seen.has(key)) {
+      seen.add(key);
+      out.push(word);
+    }
+  };
+  let singles = '';
+  const endSingles = () => {
+    if (singles.length > 1) add(singles);
+    singles = '';
+  };
+  for (const { segment, isWordLike } of wordSegmenter.segment(text)) {
+    const word = segment.trim();
+    if (isWordLike && /^[\u3400-\u9fff\uf900-\ufaff]$/.test(word) && !STOPWORDS.has(word)) {
+      singles += word;
+      continue;
+    }
+    endSingles();
+    if (isWordLike) add(word);
+  }
+  endSingles();
+  return out;
+}
+
 /** Sentences of a text, keeping their closing punctuation (。！？.!? and line breaks). */
 export function splitSentences(text: string): string[] {
   return text

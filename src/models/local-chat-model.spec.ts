@@ -67,6 +67,28 @@ describe('local model rules', () => {
     expect(failed.content).toBe('The echo tool failed.');
   });
 
+  it('answers from a tool in the language of the question', async () => {
+    const converter: LocalToolRouting = {
+      priority: 5,
+      capability: { en: 'convert units', zh: '换算单位' },
+      route: (message) => (/convert|换算/.test(message) ? { call: { value: 10 } } : null),
+      compose: (_question, output) => ({ en: `That is ${output}.`, zh: `换算结果：${output}。` }),
+    };
+    const englishOnly: LocalToolRouting = { ...converter, compose: (_question, output) => `That is ${output}.` };
+    const turn = (question: string) => [
+      new HumanMessage(question),
+      new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'convert', args: { value: 10 } }] }),
+      new ToolMessage({ content: '32.81 ft', tool_call_id: 'c1', name: 'convert' }),
+    ];
+    const bilingual = new LocalChatModel().bindTools([tool('convert', converter)]);
+    expect((await bilingual.invoke(turn('请把 10 m 换算成英尺'))).content).toBe('换算结果：32.81 ft。');
+    expect((await bilingual.invoke(turn('Please convert 10 m to feet'))).content).toBe('That is 32.81 ft.');
+    // A tool that answers in English only: the model says in Chinese what the text is.
+    const english = new LocalChatModel().bindTools([tool('convert', englishOnly)]);
+    expect((await english.invoke(turn('请把 10 m 换算成英尺'))).content).toBe('工具 convert 的结果：That is 32.81 ft.');
+    expect((await english.invoke(turn('Please convert 10 m to feet'))).content).toBe('That is 32.81 ft.');
+  });
+
   it('composes a cited answer from the tool result that follows the question', async () => {
     const model = new LocalChatModel().bindTools([tool('knowledge_search', knowledgeRouting)]);
     const output = JSON.stringify({

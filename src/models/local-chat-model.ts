@@ -9,7 +9,7 @@ import { clip, containsCjk } from '../common/text.js';
 import { summarizeExtractively } from './local-compose.js';
 import { truncateToTokens } from './token-estimate.js';
 import { detectSmallTalk } from './local-intent.js';
-import { isLocalToolRouting, LOCAL_ROUTING_KEY, LocalToolRouting } from './local-tool-routing.js';
+import { isLocalToolRouting, LOCAL_ROUTING_KEY, LocalAnswer, LocalToolRouting } from './local-tool-routing.js';
 
 export type LocalModelRole = 'main' | 'fast';
 
@@ -180,6 +180,7 @@ export class LocalChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMe
     };
   }
 
+  /** The answer from the tools' outputs, in the language of the question. */
   private composeFromTools(question: string, results: ToolMessage[]): string {
     const zh = containsCjk(question);
     return results
@@ -188,10 +189,22 @@ export class LocalChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMe
         // The tool's own error text is for a model that can read it, not for the user.
         if (result.status === 'error') return zh ? `工具 ${result.name} 调用失败。` : `The ${result.name} tool failed.`;
         const routing = this.tools.find((tool) => tool.name === result.name)?.routing;
-        return routing ? routing.compose(question, content) : `${result.name}: ${clip(content, 1000)}`;
+        if (!routing) return zh ? `工具 ${result.name} 的结果：${clip(content, 1000)}` : `${result.name}: ${clip(content, 1000)}`;
+        return inLanguage(routing.compose(question, content), result.name ?? '', zh);
       })
       .join('\n\n');
   }
+}
+
+/**
+ * A tool's answer in the question's language: the text for that language
+ * when the tool gives one per language; a single text that has no Chinese
+ * in it, for a Chinese question, framed by a Chinese sentence naming the
+ * tool (the model cannot translate it).
+ */
+function inLanguage(answer: LocalAnswer, toolName: string, zh: boolean): string {
+  if (typeof answer !== 'string') return zh ? answer.zh : answer.en;
+  return zh && !containsCjk(answer) ? `工具 ${toolName} 的结果：${answer}` : answer;
 }
 
 function joinEnglish(phrases: string[]): string {

@@ -1,4 +1,5 @@
-import { composeFromPassages, passageSentences } from './local-compose.js';
+import { composeFromPassages } from './local-compose.js';
+import { passageSentences } from './local-passage-text.js';
 
 // Chunk texts as the chunker stores them (buildChunkTree with the default 1200,400 sizes over the files in corpus/): the
 // Markdown's line breaks became spaces, or nothing after Chinese, so headings run on inside the chunk.
@@ -25,8 +26,8 @@ describe('the local model answers in sentences without Markdown markup', () => {
       'Any node can act as the main router.',
       'Connect one node to your modem and power it on.',
       'Place the other nodes no more than two rooms away from the first one.',
-      'The app shows a signal rating for each node;',
-      'aim for "Good" or "Excellent".',
+      // A semicolon joins two clauses of one sentence.
+      'The app shows a signal rating for each node; aim for "Good" or "Excellent".',
       'To reset an Aurora X2 node, press the reset pinhole for 5 seconds with a paper clip until the light turns red.',
       'Resetting the main node resets the whole mesh network.',
       'The Aurora X2 mesh system has a three-year limited warranty.',
@@ -45,8 +46,7 @@ describe('the local model answers in sentences without Markdown markup', () => {
     expect(passageSentences(RETURNS_POLICY)).toEqual([
       '退货自签收之日起 30 天内，未使用且包装完好的商品可以申请无理由退货。',
       '定制商品、已激活的软件许可和礼品卡不支持无理由退货。',
-      '退货运费由买家承担；',
-      '如果商品存在质量问题，运费由我们承担。',
+      '退货运费由买家承担； 如果商品存在质量问题，运费由我们承担。',
       '退款退货商品入库检验合格后，退款会在 5 个工作日内原路退回。',
       '使用优惠券的订单，退款金额按实际支付金额计算，优惠券不予退还。',
     ]);
@@ -77,18 +77,21 @@ describe('the local model answers in sentences without Markdown markup', () => {
   });
 
   it('keeps what only looks like markup in prose', () => {
-    expect(passageSentences('Press 3 buttons at once. Use C# or F# for scripts. Prices range from 5 - 10 USD. snake_case_names stay.')).toEqual([
+    expect(passageSentences('Press 3 buttons at once. Use C# or F# for scripts. Prices range from 5 - 10 USD. Names like snake_case_names stay.')).toEqual([
       'Press 3 buttons at once.',
       'Use C# or F# for scripts.',
       'Prices range from 5 - 10 USD.',
-      'snake_case_names stay.',
+      'Names like snake_case_names stay.',
     ]);
   });
 
   it('composes an English answer from the sentences, cited, with the Sources line', () => {
+    // The reset and warranty sentences name the Aurora X2 too, but not what is in the box.
     expect(composeFromPassages('What is in the box of the Aurora X2?', [{ source: 'aurora-x2-mesh-manual.md', text: X2_MANUAL }])).toBe(
-      'According to the knowledge base: The Aurora X2 mesh system contains three mesh nodes, three power adapters and one Ethernet cable. [aurora-x2-mesh-manual.md] ' +
-        'To reset an Aurora X2 node, press the reset pinhole for 5 seconds with a paper clip until the light turns red. [aurora-x2-mesh-manual.md] ' +
+      'According to the knowledge base: The Aurora X2 mesh system contains three mesh nodes, three power adapters and one Ethernet cable. [aurora-x2-mesh-manual.md]\n\nSources: aurora-x2-mesh-manual.md',
+    );
+    expect(composeFromPassages('What warranty do the Aurora X2 and its add-on nodes have?', [{ source: 'aurora-x2-mesh-manual.md', text: X2_MANUAL }])).toBe(
+      'According to the knowledge base: Nodes bought separately as add-ons carry a one-year warranty. [aurora-x2-mesh-manual.md] ' +
         'The Aurora X2 mesh system has a three-year limited warranty. [aurora-x2-mesh-manual.md]\n\nSources: aurora-x2-mesh-manual.md',
     );
   });
@@ -97,7 +100,7 @@ describe('the local model answers in sentences without Markdown markup', () => {
     expect(composeFromPassages('退货政策是什么？', [{ source: '退货与保修政策.md', text: RETURNS_POLICY }])).toBe(
       '根据知识库：退货自签收之日起 30 天内，未使用且包装完好的商品可以申请无理由退货。 [退货与保修政策.md]' +
         '定制商品、已激活的软件许可和礼品卡不支持无理由退货。 [退货与保修政策.md]' +
-        '退款退货商品入库检验合格后，退款会在 5 个工作日内原路退回。 [退货与保修政策.md]\n\n来源：退货与保修政策.md',
+        '退货运费由买家承担； 如果商品存在质量问题，运费由我们承担。 [退货与保修政策.md]\n\n来源：退货与保修政策.md',
     );
   });
 

@@ -1,8 +1,13 @@
-import { fromMarkdown } from 'mdast-util-from-markdown';
-import { toString as mdastToString } from 'mdast-util-to-string';
-import { clip, containsCjk, splitSentences, tokenize } from '../common/text.js';
+import { matchKeys, wordKeys } from '../common/match-keys.js';
+import { questionParts } from '../common/question-parts.js';
+import { sentencesOf } from '../common/sentences.js';
+import { clip, containsCjk } from '../common/text.js';
+import { passageSentencesWithHeadings } from './local-passage-text.js';
 
-/** Extractive answers for the offline model: sentences taken from tool results, with citations. */
+/**
+ * Extractive answers for the offline model: the sentences of the tool's
+ * passages that answer the question, best first, each cited.
+ */
 
 export interface Passage {
   source: string;
@@ -10,239 +15,207 @@ export interface Passage {
   text: string;
 }
 
+/** At most this many sentences answer one question; a question of more parts gets one more per part beyond the second. */
 const MAX_SENTENCES = 3;
+/** A sentence that is not the best for its part joins the answer when it scores at least this share of the best. */
+const SUPPORT_SHARE = 0.75;
+/** What a question term found only in the headings above a sentence counts, against one found in the sentence. */
+const HEADING_SHARE = 0.5;
+/** What a Chinese character bigram that is not a word of the question counts, against a word. */
+const BIGRAM_SHARE = 0.5;
 
 function citation(passage: Passage): string {
   return passage.page ? `[${passage.source} p.${passage.page}]` : `[${passage.source}]`;
 }
 
-/*
- * Passages arrive as the chunker stores them: Markdown whose line breaks
- * became spaces, or nothing after Chinese ("# Manual ## Setup Connect the
- * router. ## Reset To reset…", "# 政策## 退货自签收…"), so headings, list
- * items and table rows run on inside one line. The line breaks are put back
- * first, then a Markdown parser removes the inline markup, and headings are
- * left out: they name a section, they do not answer. Where a heading ends and
- * its text begins is known at a line break or a list or quote marker, and
- * otherwise guessed from capitalisation in English; in Chinese nothing tells,
- * and the heading stays joined to its text (without its marker).
+const NUMBER = String.raw`(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|sixty|ninety|hundred|half|a|[一二两三四五六七八九十百千万半]+)`;
+
+/**
+ * What a question asks for beyond its terms, and how a sentence that gives
+ * it reads: "how long" wants a duration, "how much" an amount, "when" a time,
+ * and so on. A sentence holding what the question asks for scores up to one
+ * average term more (see relevance).
  */
+const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
+  {
+    // a duration or a time limit
+    asks: /\bhow (?:long|soon|often)\b|\bhow many (?:seconds|minutes|hours|days|weeks|months|years)\b|\bdeadline|\bexpir|\bvalid\b|多久|多长|多少(?:天|年|个月|小时|分钟)|几(?:天|年|个月|小时|分钟)|期限|有效期|过期|时限/i,
+    answers: new RegExp(
+      String.raw`\b${NUMBER}[\s-]*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b|${NUMBER}\s*个?\s*(?:秒|分钟|小时|天|日|周|星期|月|年)|工作日`,
+      'iu',
+    ),
+  },
+  {
+    // a time of day, a date or a moment
+    asks: /\bwhen\b|\bwhat time\b|什么时候|何时|几点|哪天/i,
+    answers:
+      /\b\d{1,2}(?::\d{2})?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b|\d+\s*点|\b(?:midnight|noon|before|after|within|during|until|once)\b|凌晨|上午|下午|晚上|之前|之后|以内|内/i,
+  },
+  {
+    // an amount of money
+    asks: /\bhow much\b|\bcost|\bprice|\blimit\b|\ballowance|\bfee\b|\bfees\b|\bpay\b|多少钱|费用|价格|金额|限额|额度|多少元|抵扣多少/i,
+    answers: /\d[\d,.]*\s*(?:USD|EUR|GBP|CNY|RMB|dollars?|euros?|yuan|元|块)|[$€£¥]\s*\d/i,
+  },
+  {
+    // a count
+    asks: /\bhow many\b|多少|几个|几/i,
+    answers: /\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve)\b|[一二两三四五六七八九十百千万]/i,
+  },
+  {
+    // a share
+    asks: /\bpercent|\bproportion\b|比例|百分之|几成|多少折/i,
+    answers: /\d+(?:\.\d+)?\s*%|\bpercent\b|百分之/i,
+  },
+  {
+    // a temperature
+    asks: /\btemperature|\bhow (?:hot|cold|warm)\b|\bdegrees?\b|温度|多少度|几度/i,
+    answers: /°|℃|℉|\bdegrees?\b|\d+\s*度/i,
+  },
+  {
+    // a distance or a size
+    asks: /\bhow (?:far|big|large|heavy|tall|wide)\b|\bdistance\b|多远|多大|多重|多高|距离/i,
+    answers: new RegExp(
+      String.raw`\d+(?:\.\d+)?\s*(?:mm|cm|m|km|metres?|meters?|feet|ft|inch(?:es)?|kg|g|lbs?)\b|\d+(?:\.\d+)?\s*(?:米|厘米|公里|公斤|克)|\b${NUMBER}\s+\p{L}+\s+(?:away|apart)\b`,
+      'iu',
+    ),
+  },
+];
 
-const CJK_BEFORE = '(?<=[\\u3400-\\u9fff\\uff01-\\uff1f\\u3002])';
-const SENTENCE_END = /[.!?。！？；;]/;
-const HEADING_MARKER = new RegExp(`(?:^|\\s|${CJK_BEFORE})#{1,6}[ \\t]+`, 'g');
-/** A list item or quote starting after a space or straight after Chinese text. */
-const BLOCK_MARKER = new RegExp(`(?:[ \\t]+|${CJK_BEFORE})(?:[-*+]|\\d{1,3}[.)]|>)[ \\t]+(?=\\S)`);
-/** The same at the start of a line or after a sentence: always a new line. */
-const BLOCK_MARKER_AFTER_SENTENCE = new RegExp(`(?:^|(?<=[.!?。！？:：;；])[ \\t]*|[ \\t]*${CJK_BEFORE})([-*+]|\\d{1,3}[.)]|>)[ \\t]+(?=\\S)`, 'g');
-const MAX_HEADING_WORDS = 10;
-/** Words that open an English sentence far more often than they stand capitalised inside a heading. */
-const SENTENCE_OPENERS = new Set([
-  'a',
-  'after',
-  'all',
-  'an',
-  'any',
-  'at',
-  'before',
-  'by',
-  'during',
-  'each',
-  'every',
-  'for',
-  'from',
-  'if',
-  'in',
-  'it',
-  'its',
-  'most',
-  'no',
-  'on',
-  'once',
-  'only',
-  'our',
-  'please',
-  'some',
-  'that',
-  'the',
-  'their',
-  'there',
-  'these',
-  'they',
-  'this',
-  'those',
-  'to',
-  'unlike',
-  'we',
-  'when',
-  'with',
-  'without',
-  'you',
-  'your',
-]);
-const CAPITALISED = /^["'“‘(]?\p{Lu}/u;
-const LOWER_CASE = /^["'“‘(]?\p{Ll}/u;
+interface Candidate {
+  text: string;
+  passage: Passage;
+  /** The passage's place in the retrieval's ranking. */
+  rank: number;
+  /** Document order: the passage's rank, then the sentence's place in it. */
+  order: number;
+  keys: Set<string>;
+  headingKeys: Set<string>;
+}
 
-/** Where the text after an English heading starts, guessed from capitalisation; undefined when it cannot be told. */
-function englishHeadingEnd(segment: string): number | undefined {
-  const words = [...segment.matchAll(/\S+/g)];
-  if (words.length < 2 || !/^[\p{Script=Latin}\d]/u.test(words[0][0]) || containsCjk(words[0][0])) return undefined;
-  const sentenceEnd = words.findIndex((word) => SENTENCE_END.test(word[0].slice(-1)));
-  const firstSentence = sentenceEnd < 0 ? words : words.slice(0, sentenceEnd + 1);
-  const opener = (i: number) => SENTENCE_OPENERS.has(firstSentence[i][0].replace(/^["'“‘(]/, '').toLowerCase());
-  let start: number | undefined;
-  if (LOWER_CASE.test(firstSentence[1]?.[0] ?? '')) {
-    // "Factory reset To reset the X1…": a sentence-case heading ends before a capitalised word, a sentence opener first.
-    const capitalised = firstSentence.map((_, i) => i).filter((i) => i >= 2 && CAPITALISED.test(firstSentence[i][0]));
-    start = capitalised.find(opener) ?? capitalised[0];
-  } else {
-    // "Booking Travel Employees book…", "Warranty The Aurora X1 comes…": the text starts at a sentence opener in the
-    // run of capitalised words, or else at its last word.
-    let end = 1;
-    while (end < firstSentence.length && !LOWER_CASE.test(firstSentence[end][0])) end += 1;
-    if (end < firstSentence.length) start = Array.from({ length: end - 1 }, (_, i) => i + 1).find(opener) ?? end - 1;
+/** A part of the question: its terms, each with its weight, and what it asks for beyond them. */
+interface QuestionPart {
+  terms: Map<string, number>;
+  kinds: RegExp[];
+}
+
+/** "How long", "how much"…: their second word asks (ANSWER_KINDS), it names nothing a sentence should hold. */
+const ASKING_PHRASE = /\bhow (?:long|much|many|soon|often|far|big|large|heavy|tall|wide|old|hot|cold|warm)\b/gi;
+
+function questionPart(part: string): QuestionPart {
+  const named = part.replace(ASKING_PHRASE, 'how');
+  const words = wordKeys(named);
+  const terms = new Map<string, number>();
+  for (const key of matchKeys(named)) {
+    // A Chinese word of one character ("后", "内") matches everywhere; the bigrams around it carry the meaning.
+    if (/^[\u3400-\u9fff]$/.test(key)) continue;
+    terms.set(key, words.has(key) ? 1 : BIGRAM_SHARE);
   }
-  return start !== undefined && start <= MAX_HEADING_WORDS ? firstSentence[start].index : undefined;
+  return { terms, kinds: ANSWER_KINDS.filter((kind) => kind.asks.test(part)).map((kind) => kind.answers) };
+}
+
+/** Sentences of the passages, without a sentence that another one holds whole (the overlap between neighbouring chunks). */
+function candidatesOf(passages: Passage[]): Candidate[] {
+  const all: Candidate[] = [];
+  // Sentences repeat between overlapping passages, and headings stand above several sentences: each is read once.
+  const keysOf = new Map<string, Set<string>>();
+  const keys = (text: string) => keysOf.get(text) ?? keysOf.set(text, matchKeys(text)).get(text)!;
+  passages.forEach((passage, rank) => {
+    passageSentencesWithHeadings(passage.text).forEach((sentence, index) => {
+      all.push({ text: sentence.text, passage, rank, order: rank * 1000 + index, keys: keys(sentence.text), headingKeys: keys(sentence.headings.join(' ')) });
+    });
+  });
+  const normalised = all.map((candidate) => candidate.text.replace(/\s+/g, ' ').toLowerCase());
+  return all.filter((_, i) => !normalised.some((other, j) => j !== i && other.includes(normalised[i]) && (other.length > normalised[i].length || j < i)));
+}
+
+/** How rare each key is among the candidate sentences (BM25's inverse document frequency). */
+function inverseFrequencies(candidates: Candidate[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const candidate of candidates) for (const key of candidate.keys) counts.set(key, (counts.get(key) ?? 0) + 1);
+  const n = candidates.length;
+  const idf = new Map<string, number>();
+  for (const [key, count] of counts) idf.set(key, Math.log(1 + (n - count + 0.5) / (count + 0.5)));
+  return idf;
 }
 
 /**
- * Splits what follows a heading marker into the heading and the text after
- * it. `beforeHeading`: another heading follows directly.
+ * How well a sentence answers a part of the question: the rarity of the
+ * question's terms it holds (by stem; Chinese by word and bigram), those
+ * only in its section's heading counting less. A sentence that also gives
+ * what the question asks for (a duration, an amount…) scores up to one
+ * average term more, and at most twice what its terms alone score. Zero
+ * without a term of the question.
  */
-function splitHeading(segment: string, beforeHeading: boolean): { heading: string; body: string } {
-  const lineBreak = segment.indexOf('\n');
-  if (lineBreak >= 0) return { heading: segment.slice(0, lineBreak).trim(), body: segment.slice(lineBreak + 1) };
-  const marker = BLOCK_MARKER.exec(segment);
-  const beforeMarker = marker ? segment.slice(0, marker.index) : '';
-  const atMarker = marker && !SENTENCE_END.test(beforeMarker) && beforeMarker.trim().split(/\s+/).length <= MAX_HEADING_WORDS ? marker.index : undefined;
-  const wordCount = segment.trim().split(/\s+/).length;
-  if (atMarker === undefined && !SENTENCE_END.test(segment) && (beforeHeading || wordCount <= MAX_HEADING_WORDS)) {
-    return { heading: segment.trim(), body: '' };
-  }
-  const guessed = englishHeadingEnd(segment);
-  const at = Math.min(atMarker ?? Infinity, guessed ?? Infinity);
-  return at === Infinity ? { heading: '', body: segment } : { heading: segment.slice(0, at).trim(), body: segment.slice(at) };
-}
-
-/** GFM tables, their rows on one line or several: a header row, a delimiter row (|---|:--:|) and body rows. */
-const TABLE = /((?:\|[^|\n]*)+\|)[ \t]*\n?[ \t]*(\|(?:[ \t]*:?-{3,}:?[ \t]*\|)+)((?:[ \t]*\n?[ \t]*(?:\|[^|\n]*)+\|)*)/g;
-
-/** A table as one line per body row, each cell labelled by its column ("Plan: Pro, Price: 20 USD."). */
-function tableAsLines(header: string, body: string): string {
-  const columns = header
-    .split('|')
-    .slice(1, -1)
-    .map((cell) => cell.trim());
-  const rows: string[][] = [];
-  let row: string[] = [];
-  for (const cell of body.split('|').slice(1, -1)) {
-    // Between two rows on one line ("| a | b | | c | d |") the split leaves a blank cell.
-    if (row.length === 0 && !cell.trim()) continue;
-    row.push(cell.trim());
-    if (row.length === columns.length) {
-      rows.push(row);
-      row = [];
+function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, number>, rarest: number): number {
+  let matched = 0;
+  let total = 0;
+  let known = 0;
+  for (const [term, weight] of part.terms) {
+    const rarity = idf.get(term);
+    // A term no sentence holds can still be in a heading; it adds nothing to what an average term is worth.
+    if (rarity !== undefined) {
+      total += weight * rarity;
+      known += 1;
     }
+    if (candidate.keys.has(term)) matched += weight * rarity!;
+    else if (candidate.headingKeys.has(term)) matched += HEADING_SHARE * weight * (rarity ?? rarest);
   }
-  if (row.length > 0) rows.push(row);
-  const lines = rows.map((cells) => {
-    const zh = containsCjk(cells.join(''));
-    const labelled = cells.map((cell, i) => (cell && columns[i] ? `${columns[i]}${zh ? '：' : ': '}${cell}` : cell)).filter(Boolean);
-    return labelled.join(zh ? '，' : ', ') + (zh ? '。' : '.');
+  if (matched === 0) return 0;
+  const givesWhatIsAsked = part.kinds.some((answers) => answers.test(candidate.text));
+  return matched + (givesWhatIsAsked ? Math.min(matched, total / Math.max(1, known)) : 0);
+}
+
+/**
+ * The sentences that answer the question: for each of its parts, in the
+ * order asked, the sentence that answers it best, then the sentences close
+ * to that one (at least SUPPORT_SHARE of its score), at most MAX_SENTENCES
+ * in all (one more per part beyond two). Ties go to the passage retrieval
+ * ranked higher, then to the earlier sentence.
+ */
+function answeringSentences(question: string, candidates: Candidate[]): Candidate[] {
+  const idf = inverseFrequencies(candidates);
+  const rarest = Math.max(0, ...idf.values());
+  const parts = questionParts(question).map(questionPart);
+  const limit = Math.max(MAX_SENTENCES, parts.length + 1);
+  const ranked = parts.map((part) =>
+    candidates
+      .map((candidate) => ({ candidate, score: relevance(candidate, part, idf, rarest) }))
+      .filter((scored) => scored.score > 0)
+      .sort((a, b) => b.score - a.score || a.candidate.rank - b.candidate.rank || a.candidate.order - b.candidate.order),
+  );
+  const taken = new Set<Candidate>();
+  // The best sentence of each part first, so that every part is answered…
+  const answers = ranked.map((scored) => {
+    const best = scored.find((s) => !taken.has(s.candidate));
+    if (best) taken.add(best.candidate);
+    return { best, sentences: best ? [best.candidate] : [] };
   });
-  return `\n\n${lines.join('\n')}\n\n`;
-}
-
-/** Puts list items and quotes that run on inside a line back on lines of their own. */
-function restoreBlockLines(text: string): string {
-  return text
-    .replace(BLOCK_MARKER_AFTER_SENTENCE, (_, marker: string) => `\n${marker} `)
-    .split('\n')
-    .map((line) => {
-      // In a list, items without closing punctuation run on too: "- Unplug it - Wait > Note…", "1. Unplug it 2. Wait".
-      const item = /^(?:([-*+])|(\d{1,3})([.)]))[ \t]/.exec(line);
-      if (!item) return line;
-      const [, bullet, number, delimiter] = item;
-      let next = Number(number) + 1;
-      const nextItem = bullet ? `(\\${bullet})` : `(\\d{1,3})\\${delimiter}`;
-      return line.replace(new RegExp(`[ \\t]+(?:${nextItem}|>)[ \\t]+(?=\\S)`, 'g'), (found: string, marker: string | undefined) => {
-        // Numbered items must count on (1. 2. 3.): "press 3 buttons" is no item.
-        if (marker !== undefined && !bullet && Number(marker) !== next) return found;
-        if (marker !== undefined && !bullet) next += 1;
-        return `\n${found.trim()} `;
-      });
-    })
-    .join('\n');
-}
-
-/** The passage as Markdown with its line breaks back and its headings left out. */
-function withoutHeadings(text: string): string {
-  const markers = [...text.matchAll(HEADING_MARKER)];
-  const blocks = [text.slice(0, markers[0]?.index ?? text.length)];
-  markers.forEach((marker, i) => {
-    const segment = text.slice(marker.index + marker[0].length, markers[i + 1]?.index ?? text.length);
-    blocks.push(splitHeading(segment, i + 1 < markers.length).body);
-  });
-  return blocks.map((block) => restoreBlockLines(block.trim())).join('\n\n');
-}
-
-type MarkdownBlock = ReturnType<typeof fromMarkdown>['children'][number];
-
-/** Plain text of Markdown blocks, one entry per paragraph, list item, quoted paragraph or line of code; headings left out. */
-function plainBlocks(nodes: MarkdownBlock[], out: string[] = []): string[] {
-  for (const node of nodes) {
-    if (node.type === 'paragraph') out.push(mdastToString(node, { includeHtml: false }));
-    else if (node.type === 'code') out.push(...node.value.split('\n'));
-    else if (node.type === 'list' || node.type === 'listItem' || node.type === 'blockquote') plainBlocks(node.children, out);
+  // …then each part's close seconds in turn, while there is room.
+  for (let round = 1; taken.size < limit && round < candidates.length; round += 1) {
+    let added = false;
+    answers.forEach((answer, i) => {
+      const next = answer.best && ranked[i].find((s) => !taken.has(s.candidate) && s.score >= SUPPORT_SHARE * answer.best!.score);
+      if (next && taken.size < limit) {
+        taken.add(next.candidate);
+        answer.sentences.push(next.candidate);
+        added = true;
+      }
+    });
+    if (!added) break;
   }
-  return out;
+  return answers.flatMap((answer) => answer.sentences);
 }
 
-/** A first line that is a title without Markdown's marker: short, plain, and no sentence. */
-function isBareTitle(line: string): boolean {
-  return /^[\p{L}\p{N}]/u.test(line) && !SENTENCE_END.test(line) && line.trim().split(/\s+/).length <= MAX_HEADING_WORDS;
-}
-
-/** The sentences of a passage as plain prose: without Markdown markup, and without its headings. */
-export function passageSentences(passage: string): string[] {
-  const lineBreak = passage.indexOf('\n');
-  const text = lineBreak > 0 && isBareTitle(passage.slice(0, lineBreak)) ? passage.slice(lineBreak + 1) : passage;
-  const prose: string[] = [];
-  // Code fences first, so that a "#" comment in code is not taken for a heading; every other part is Markdown.
-  text.split('```').forEach((part, i) => {
-    if (i % 2 === 1) {
-      prose.push(part.replace(/^[\w+-]*\s/, '').trim()); // without the fence's language tag
-      return;
-    }
-    const tablesAsLines = part.replace(TABLE, (_, header: string, _delimiter: string, body: string) => tableAsLines(header, body));
-    prose.push(...plainBlocks(fromMarkdown(withoutHeadings(tablesAsLines)).children));
-  });
-  return prose.flatMap((block) => splitSentences(block));
-}
-
-/** The sentences of the passages that share most terms with the question, each cited. */
+/** The sentences of the passages that answer the question, best first, each cited, with the Sources line. */
 export function composeFromPassages(question: string, passages: Passage[]): string {
   const zh = containsCjk(question);
   const nothingFound = zh ? '知识库中没有找到与这个问题相关的内容。' : 'I could not find anything about this in the knowledge base.';
-  const terms = new Set(tokenize(question));
-  const candidates: Array<{ sentence: string; passage: Passage; score: number; order: number }> = [];
-  passages.forEach((passage, rank) => {
-    passageSentences(passage.text).forEach((sentence, index) => {
-      const words = new Set(tokenize(sentence));
-      let overlap = 0;
-      for (const term of terms) if (words.has(term)) overlap += 1;
-      // Earlier passages ranked higher by retrieval; earlier sentences break ties.
-      candidates.push({ sentence, passage, score: overlap - rank * 0.5, order: rank * 1000 + index });
-    });
-  });
+  const candidates = candidatesOf(passages);
   if (candidates.length === 0) return nothingFound;
-  const best = candidates
-    .filter((c) => c.score > 0)
-    .sort((a, b) => b.score - a.score || a.order - b.order)
-    .slice(0, MAX_SENTENCES)
-    .sort((a, b) => a.order - b.order);
-  const chosen = best.length > 0 ? best : candidates.slice(0, 1);
-  const body = chosen.map((c) => `${c.sentence} ${citation(c.passage)}`).join(zh ? '' : ' ');
+  const answering = answeringSentences(question, candidates);
+  // Nothing shares a term with the question: the first sentence retrieval ranked highest.
+  const chosen = answering.length > 0 ? answering : candidates.slice(0, 1);
+  const body = chosen.map((c) => `${c.text} ${citation(c.passage)}`).join(zh ? '' : ' ');
   const sources = [...new Set(chosen.map((c) => c.passage.source))];
   return zh ? `根据知识库：${body}\n\n来源：${sources.join('、')}` : `According to the knowledge base: ${body}\n\nSources: ${sources.join(', ')}`;
 }
@@ -253,6 +226,6 @@ export function summarizeExtractively(text: string, maxChars = 1200): string {
     .split('\n')
     .map((line) => line.trim())
     .filter(Boolean)
-    .map((line) => clip(splitSentences(line)[0] ?? line, 160));
+    .map((line) => clip(sentencesOf(line)[0] ?? line, 160));
   return clip(lines.join('\n'), maxChars);
 }

@@ -8,6 +8,14 @@
  */
 export const LOCAL_ROUTING_KEY = 'local_routing';
 
+/**
+ * An answer the offline model gives from a tool's output: one text, or one
+ * per language, of which the model takes the question's. A single text in
+ * English for a Chinese question is framed by a Chinese sentence naming the
+ * tool; better to give both.
+ */
+export type LocalAnswer = string | { en: string; zh: string };
+
 export type LocalRoute =
   /** Call the tool with these arguments. */
   | { call: Record<string, unknown> }
@@ -21,8 +29,8 @@ export interface LocalToolRouting {
   capability: { en: string; zh: string };
   /** The route for this message, or null when it is not for this tool. */
   route(message: string): LocalRoute | null;
-  /** The answer to the user's question from the tool's (successful) output. */
-  compose(question: string, output: string): string;
+  /** The answer to the user's question from the tool's (successful) output: one text, or `en` and `zh` texts. */
+  compose(question: string, output: string): LocalAnswer;
 }
 
 export function isLocalToolRouting(value: unknown): value is LocalToolRouting {

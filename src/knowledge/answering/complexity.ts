@@ -1,4 +1,5 @@
-import { containsCjk, tokenize } from '../../common/text.js';
+import { questionParts } from '../../common/question-parts.js';
+import { containsCjk } from '../../common/text.js';
 import { MAX_SUB_QUESTIONS } from '../../trace/trace.protocol.js';
 
 export interface Complexity {
@@ -7,21 +8,15 @@ export interface Complexity {
   sub_questions: string[];
 }
 
-const EN_SPLIT = /\s*(?:[?;]+|,?\s+and\s+(?=(?:what|how|which|who|when|where|why|is|are|does|do|can)\b)|,?\s+(?:and\s+)?also\s+)\s*/i;
-const ZH_SPLIT = /\s*(?:[？?；;]+|，?(?:以及|还有|另外|并且|同时))\s*/;
-
 /**
  * The local complexity judge: a question that asks several things (several
- * question marks, or clauses joined by "and what/how…", 以及, 还有, 另外…)
- * is complex and split into at most four sub-questions, each with at least
- * two search terms of its own.
+ * question marks, or clauses joined by "and what/how…", 以及, 还有, 另外…;
+ * see questionParts) is complex and split into at most four sub-questions,
+ * each with at least two search terms of its own.
  */
 export function judgeComplexity(question: string): Complexity {
   const zh = containsCjk(question);
-  const parts = question
-    .split(zh ? ZH_SPLIT : EN_SPLIT)
-    .map((part) => part.trim().replace(/^[,，、]+|[,，、]+$/g, ''))
-    .filter((part) => tokenize(part).length >= 2);
+  const parts = questionParts(question);
   if (parts.length < 2) {
     return { complexity: 'simple', complexity_reason: 'One question.', sub_questions: [] };
   }

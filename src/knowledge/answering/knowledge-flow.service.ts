@@ -54,7 +54,8 @@ export class KnowledgeFlow {
     if (grade.grade_route === 'answer' && grade.evidence_relevance === 'weak') {
       const rewritten = await this.rewriting.run({ query, topK, scope, candidates: hits, trace }, context);
       const secondGrade = await this.grading.grade(query, rewritten.candidates);
-      const better = rank(secondGrade) > rank(grade);
+      // Passages beat none, however confidently "nothing was retrieved" was graded.
+      const better = rewritten.candidates.length > 0 && (hits.length === 0 || rank(secondGrade) > rank(grade));
       trace = {
         ...trace,
         ...rewritten.trace,

@@ -20,6 +20,25 @@ class RecordingRetrieval extends RetrievalService {
   }
 }
 
+/** A retrieval that finds nothing for the question and one passage for its rewrite. */
+class FoundOnRewrite extends RetrievalService {
+  private calls = 0;
+  async search(): Promise<RetrievalResult> {
+    this.calls += 1;
+    const hit = { chunk_id: '1', collection_id: COLLECTION, source: 'policy.md', page: null, text: 'Refunds reach your account within 5 working days.', score: 0.01 };
+    return { hits: this.calls === 1 ? [] : [hit], recalled: this.calls === 1 ? 0 : 1, mode: 'hybrid', pipelineId: 'test', trace: {} };
+  }
+}
+
+describe('KnowledgeFlow keeps what the rewrite found', () => {
+  it('when the question itself found nothing', async () => {
+    const flow = new KnowledgeFlow(new FoundOnRewrite(), new EvidenceJudge(null as unknown as BaseChatModel, local), new RewriteJudge(null as unknown as BaseChatModel, local));
+    const result = await flow.run('How long until my refund arrives?', 3, RetrievalScope.of([COLLECTION]));
+    expect(result.trace.retrieval_stage).toBe('rewrite');
+    expect(result.hits.map((hit) => hit.text)).toEqual(['Refunds reach your account within 5 working days.']);
+  });
+});
+
 describe('KnowledgeFlow and SubQuestionFanOut: every search of a question reads its scope', () => {
   const judges = () => [new EvidenceJudge(null as unknown as BaseChatModel, local), new RewriteJudge(null as unknown as BaseChatModel, local)] as const;
 

@@ -1,4 +1,4 @@
-import { containsCjk, tokenize } from '../../common/text.js';
+import { containsCjk, contentWords } from '../../common/text.js';
 
 export interface Rewrite {
   rewrite_mode: 'step_back' | 'hyde';
@@ -7,23 +7,43 @@ export interface Rewrite {
   hypothetical_doc: string | null;
 }
 
+/** Words that ask, or join, rather than name what is asked about. */
+const ASKING =
+  /^(?:how|long|many|much|soon|often|far|should|must|may|might|need|get|take|happen|happens|if|whether|then|than|so|but|because|while|after|before|into|over|under|between|during|within|without|through|多久|多长|多长时间|多少|几|什么时候|何时|为什么|哪里|哪儿|是否|能否|怎么办|需要|应该|分别|具体|以后|能不能|还|吗|呢)$/i;
+
+/** The question's own key words: neither stopwords nor asking words nor bare numbers. */
+function topicWords(query: string): string[] {
+  return contentWords(query).filter((word) => !ASKING.test(word) && !/^\d+$/.test(word));
+}
+
+/** The question as a topic: without its question mark and the polite or asking words it opens with. */
+function asTopic(query: string): string {
+  return query
+    .trim()
+    .replace(/[?？!！。.]+$/u, '')
+    .replace(/^(?:请问|我想知道|想问一下|please tell me|tell me|i want to know)[,，\s]*/iu, '')
+    .trim();
+}
+
 /**
  * The local rewriter for weak evidence. A long question gets a step-back
- * question (its key terms, without the specifics); a short one gets a
+ * question (its key words, without the specifics); a short one gets a
  * hypothetical passage (HyDE) that states the question as an answer would,
- * so both recall legs see answer-like wording.
+ * so both recall legs see answer-like wording. Both read as the question's
+ * own words, in its language.
  */
 export function rewriteQuery(query: string): Rewrite {
   const zh = containsCjk(query);
-  const words = [...new Set(tokenize(query))].filter((w) => !/^\d+$/.test(w));
+  const words = topicWords(query);
   const long = zh ? query.replace(/\s/g, '').length > 12 : query.trim().split(/\s+/).length > 6;
-  if (long) {
-    const core = words.filter((w) => !/\d/.test(w)).slice(0, 6);
-    const question = zh ? `关于${core.join('、')}的一般规定是什么？` : `What are the general facts about ${core.join(' ')}?`;
+  const core = words.filter((w) => !/\d/.test(w)).slice(0, 6);
+  if (long && core.length > 0) {
+    const question = zh ? `关于${core.join('、')}的一般规定是什么？` : `What are the general rules about ${core.join(' ')}?`;
     return { rewrite_mode: 'step_back', rewritten_query: question, step_back_question: question, hypothetical_doc: null };
   }
-  const doc = zh
-    ? `关于${words.join('')}：以下说明介绍了${words.join('、')}的相关规定、步骤和期限。`
-    : `About ${words.join(' ')}: this section explains the ${words.join(' ')} rules, steps and time limits.`;
+  // The key words name the topic: run together in Chinese (会员积分过期), spaced in English; the question itself when it has none.
+  const topic = words.length > 0 ? words.join(zh ? '' : ' ') : asTopic(query);
+  // Little besides the topic: words no document holds ("以下说明介绍了") only dilute the match of the ones that count.
+  const doc = zh ? `关于${topic}：${topic}的规定、步骤和期限。` : `About ${topic}: this section explains the ${topic} rules, steps and time limits.`;
   return { rewrite_mode: 'hyde', rewritten_query: doc, step_back_question: null, hypothetical_doc: doc };
 }

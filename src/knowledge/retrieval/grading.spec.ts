@@ -230,6 +230,18 @@ describe('local query rewrite', () => {
     expect(rewrite.hypothetical_doc).toMatch(/^关于/);
     expect(rewrite.step_back_question).toBeNull();
   });
+
+  it('reads as the question’s own words, without the character bigrams that straddle them', () => {
+    // Was "关于会员积分多久过期员积分多久过：以下说明介绍了会员、积分、多久、过期、员积、分多、久过的相关规定、步骤和期限。"
+    expect(rewriteQuery('会员积分多久过期？').rewritten_query).toBe('关于会员积分过期：会员积分过期的规定、步骤和期限。');
+    expect(rewriteQuery('退款多久能到账？').rewritten_query).toBe('关于退款到账：退款到账的规定、步骤和期限。');
+    expect(rewriteQuery('退货的时间限制是多少天？').rewritten_query).toBe('关于退货时间限制：退货时间限制的规定、步骤和期限。');
+    expect(rewriteQuery('X2 warranty length?').rewritten_query).toBe('About X2 warranty length: this section explains the X2 warranty length rules, steps and time limits.');
+    expect(rewriteQuery('请问会员积分的有效期和过期以后的处理是怎么规定的？').rewritten_query).toBe('关于会员、积分、有效期、过期、处理、规定的一般规定是什么？');
+    expect(rewriteQuery('Can I return the Aurora X1 router after 45 days if the box was opened?').rewritten_query).toBe(
+      'What are the general rules about return Aurora router days box opened?',
+    );
+  });
 });
 
 describe('local complexity judge', () => {

@@ -1,5 +1,5 @@
 import type { RetrievalHit } from './retrieval.service.js';
-import { matchKeys, wordKeys } from './term-match.js';
+import { matchKeys, wordKeys } from '../../common/match-keys.js';
 
 export interface Grade {
   grade_route: 'answer' | 'clarify';
@@ -135,7 +135,7 @@ function listed(titles: string[]): string {
 
 /**
  * The local judge: grades evidence by what it can measure. Coverage is the
- * share of the question's terms (compared by stem, see term-match) found in
+ * share of the question's terms (compared by stem, see common/match-keys) found in
  * the passages; relevance comes from the rerank scores (or coverage when
  * there are none). Evidence that splits between documents scoring alike,
  * told apart by title words the question does not contain (say "X1" and

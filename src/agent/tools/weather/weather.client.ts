@@ -15,7 +15,7 @@ export class WeatherUnavailableError extends Error {}
 export class PlaceNotFoundError extends Error {}
 
 /** WMO weather interpretation codes, as Open-Meteo reports them. */
-const WMO: Record<number, string> = {
+export const WMO: Record<number, string> = {
   0: 'clear sky',
   1: 'mainly clear',
   2: 'partly cloudy',

@@ -1,5 +1,5 @@
 import { stemmer } from 'stemmer';
-import { tokenize } from '../../common/text.js';
+import { tokenize } from './text.js';
 
 // Only plain English words are stemmed: numbers, model names such as "x1" and Chinese words stay as they are.
 const ENGLISH_WORD = /^[a-z]+$/;

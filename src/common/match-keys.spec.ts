@@ -1,7 +1,7 @@
-import { tokenize } from '../../common/text.js';
-import { matchKey, matchKeys, wordKeys } from './term-match.js';
+import { tokenize } from './text.js';
+import { matchKey, matchKeys, wordKeys } from './match-keys.js';
 
-describe('term matching for the local judge', () => {
+describe('term matching for the local judge and the local model', () => {
   it('gives English words one key whatever their plural, tense or case', () => {
     expect(matchKeys('Warranties WARRANTY warranty')).toEqual(new Set(['warranti']));
     expect(matchKeys('reset resets resetting')).toEqual(new Set(['reset']));

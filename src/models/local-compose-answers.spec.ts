@@ -1,0 +1,96 @@
+import { composeFromPassages } from './local-compose.js';
+
+/**
+ * Passages of the sample corpus (corpus/) as the knowledge tool hands them to
+ * the offline model: the retrieval's chunks (parents of 1200 characters after
+ * auto-merge, and a leaf), their Markdown line breaks partly kept.
+ */
+
+const X1_MANUAL = {
+  source: 'aurora-x1-router-manual.md',
+  text: '# Aurora X1 Router — User Manual\n## Setup\nConnect the Aurora X1 router to your modem with the blue Ethernet cable. Power it on and wait until the status light turns solid green, which takes about two minutes. Open the Aurora app and follow the setup wizard to name your network and choose a password. ## Factory reset\nTo reset the Aurora X1 to factory settings, press and hold the reset button on the back for 10 seconds until the status light blinks amber. The router restarts and all settings, including the Wi-Fi password, are erased. ## Wi-Fi bands\nThe Aurora X1 broadcasts on 2.4 GHz and 5 GHz. Band steering is on by default and moves capable devices to 5 GHz automatically. The 2.4 GHz band reaches further through walls; the 5 GHz band is faster at short range. ## Firmware updates\nFirmware updates install automatically between 2 a.m. and 4 a.m. local time. You can also check for updates manually in the app under Settings, then Firmware. Do not unplug the router while the status light is pulsing white during an update. ## Parental controls\nParental controls let you pause the internet for a device, set bedtime schedules and block categories of websites.',
+};
+
+const X1_MANUAL_TAIL = {
+  source: 'aurora-x1-router-manual.md',
+  text: 'Profiles are managed in the app under Family. ## Warranty\nThe Aurora X1 comes with a two-year limited hardware warranty from the date of purchase. The warranty does not cover damage caused by water, drops or unauthorized repairs.',
+};
+
+const RETURNS_POLICY = {
+  source: '退货与保修政策.md',
+  text: '# 退货与保修政策\n## 退货\n自签收之日起 30 天内，未使用且包装完好的商品可以申请无理由退货。 定制商品、已激活的软件许可和礼品卡不支持无理由退货。 退货运费由买家承担； 如果商品存在质量问题，运费由我们承担。 ## 退款\n退货商品入库检验合格后，退款会在 5 个工作日内原路退回。 使用优惠券的订单，退款金额按实际支付金额计算，优惠券不予退还。 ## 保修\n路由器类产品（包括 Aurora X1）整机保修两年，Aurora X2 网状路由系统保修三年。 电源适配器等配件保修一年。 保修期内非人为损坏的故障可免费维修或更换。 进水、摔落和私自拆修造成的损坏不在保修范围内。 ## 换货\n签收后 15 天内出现性能故障的商品，可以直接申请换货，换货商品重新计算保修期。',
+};
+
+const X2_MANUAL = {
+  source: 'aurora-x2-mesh-manual.md',
+  text: '# Aurora X2 Mesh System — User Manual\n## What is in the box\nThe Aurora X2 mesh system contains three mesh nodes, three power adapters and one Ethernet cable. Any node can act as the main router. ## Setup\nConnect one node to your modem and power it on. Place the other nodes no more than two rooms away from the first one. The app shows a signal rating for each node; aim for "Good" or "Excellent". ## Factory reset\nTo reset an Aurora X2 node, press the reset pinhole for 5 seconds with a paper clip until the light turns red. Resetting the main node resets the whole mesh network. ## Warranty\nThe Aurora X2 mesh system has a three-year limited warranty. Nodes bought separately as add-ons carry a one-year warranty.',
+};
+
+const POINTS_RULES = {
+  source: '会员积分规则.md',
+  text: '# 会员积分规则\n## 积分获取\n会员每消费 1 元可获得 1 积分，生日当月消费享受双倍积分。 参与评价并上传图片可额外获得 20 积分。 ## 积分使用\n100 积分可以抵扣 1 元，单笔订单最多抵扣订单金额的 20%。 积分不能兑换现金，也不能转让给其他账户。 ## 积分有效期\n积分自获得之日起 12 个月内有效，过期自动清零。 会员等级降级不会影响已有积分。 ## 会员等级\n年度累计消费满 2000 元升级为银卡会员，满 5000 元升级为金卡会员。 金卡会员享受免费退货运费和专属客服。',
+};
+
+const TRAVEL_POLICY = {
+  source: 'travel-expense-policy.md',
+  text: '# Travel and Expense Policy\n## Booking travel\nEmployees book flights and hotels through the company travel portal at least 14 days before departure when possible. Economy class is the default for flights under six hours; business class may be approved for longer flights. ## Hotels\nThe nightly hotel limit is 180 USD in most cities and 250 USD in high-cost cities such as New York, London and Tokyo. ## Meals\nMeals during travel are reimbursed up to 60 USD per day. Alcohol is not reimbursable. ## Submitting expenses\nSubmit expense reports within 30 days of returning, with receipts for every item above 25 USD. Reports are approved by your manager and paid with the next payroll.',
+};
+
+/** The answer's sentences without the lead-in, the citations and the Sources line. */
+function sentencesOf(answer: string): string[] {
+  const body = answer.split('\n\n')[0].replace(/^(?:According to the knowledge base: |根据知识库：)/, '');
+  return body
+    .split(/\s*\[[^\]]+\]\s*/)
+    .map((sentence) => sentence.trim())
+    .filter(Boolean);
+}
+
+describe('the local model answers what was asked, best sentence first (the questions users asked)', () => {
+  it('answers "How do I enable parental controls on the Aurora X1?" with the parental-controls sentence', () => {
+    const answer = composeFromPassages('How do I enable parental controls on the Aurora X1?', [X1_MANUAL, X1_MANUAL_TAIL, RETURNS_POLICY, X2_MANUAL]);
+    expect(sentencesOf(answer)[0]).toBe('Parental controls let you pause the internet for a device, set bedtime schedules and block categories of websites.');
+    expect(answer).not.toContain('Connect the Aurora X1 router to your modem');
+  });
+
+  it('puts the warranty first for "How long is the Aurora X2 warranty?"', () => {
+    const answer = composeFromPassages('How long is the Aurora X2 warranty?', [X2_MANUAL, X1_MANUAL_TAIL, RETURNS_POLICY, X1_MANUAL]);
+    expect(sentencesOf(answer)[0]).toBe('The Aurora X2 mesh system has a three-year limited warranty.');
+    expect(answer).not.toContain('three mesh nodes');
+  });
+
+  it('answers 会员积分多久过期 with the sentence that says how long points are valid', () => {
+    const answer = composeFromPassages('会员积分多久过期？', [POINTS_RULES]);
+    expect(sentencesOf(answer)[0]).toBe('积分自获得之日起 12 个月内有效，过期自动清零。');
+    expect(answer).toMatch(/\[会员积分规则\.md\]\n\n来源：会员积分规则\.md$/);
+  });
+
+  it('does not cut a sentence at "a.m."', () => {
+    const answer = composeFromPassages('When do firmware updates install on the X1?', [X1_MANUAL, X1_MANUAL_TAIL, RETURNS_POLICY]);
+    expect(sentencesOf(answer)[0]).toBe('Firmware updates install automatically between 2 a.m. and 4 a.m. local time.');
+  });
+
+  it('answers each part of a question of two parts, in the order asked', () => {
+    const answer = composeFromPassages('What is the nightly hotel limit in London, and what is the deadline for submitting expenses?', [TRAVEL_POLICY]);
+    const [first, second] = sentencesOf(answer);
+    expect(first).toBe('The nightly hotel limit is 180 USD in most cities and 250 USD in high-cost cities such as New York, London and Tokyo.');
+    expect(second).toBe('Submit expense reports within 30 days of returning, with receipts for every item above 25 USD.');
+    const zh = sentencesOf(composeFromPassages('退货期限是多少天？退款多久到账？', [RETURNS_POLICY]));
+    expect(zh[0]).toBe('自签收之日起 30 天内，未使用且包装完好的商品可以申请无理由退货。');
+    expect(zh[1]).toBe('退货商品入库检验合格后，退款会在 5 个工作日内原路退回。');
+  });
+
+  it('keeps the citation format: each sentence cited, one Sources line', () => {
+    expect(composeFromPassages('How long is the Aurora X2 warranty?', [{ ...X2_MANUAL, page: 2 }])).toBe(
+      'According to the knowledge base: The Aurora X2 mesh system has a three-year limited warranty. [aurora-x2-mesh-manual.md p.2] ' +
+        'Nodes bought separately as add-ons carry a one-year warranty. [aurora-x2-mesh-manual.md p.2]\n\nSources: aurora-x2-mesh-manual.md',
+    );
+  });
+
+  it('gives what the question asks for first: a duration for "how long", an amount for "how much"', () => {
+    // Both sentences name the hotel; only one gives an amount.
+    const passages = [{ source: 'hotels.md', text: 'Hotels are booked through the travel portal. The hotel limit is 180 USD per night.' }];
+    expect(sentencesOf(composeFromPassages('How much is the hotel limit?', passages))[0]).toBe('The hotel limit is 180 USD per night.');
+    const returns = [{ source: 'returns.md', text: 'Returns are handled by the service desk. Returns are accepted within 30 days.' }];
+    expect(sentencesOf(composeFromPassages('How long do I have for returns?', returns))[0]).toBe('Returns are accepted within 30 days.');
+  });
+});

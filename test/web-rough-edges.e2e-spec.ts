@@ -101,6 +101,37 @@ describeWithChromium('the web client, with the local model: rough edges', () => 
     }
   });
 
+  it('labels the options of a choice by the documents’ titles (first headings), names their files, and resumes with a chosen title', async () => {
+    const user = uniqueUser('web-hitl-titles');
+    const { context, page } = await signedInPage(browser, base, tokenOf(user));
+    try {
+      await send(page, 'How long is the Aurora warranty?');
+      const options = page.getByRole('group', { name: 'Choose an option' });
+      await options.waitFor();
+      const titles = ['Aurora X1 Router — User Manual', 'Aurora X2 Mesh System — User Manual'];
+      const buttons = options.getByRole('button');
+      expect((await buttons.evaluateAll((all) => all.map((button) => button.getAttribute('aria-label')))).sort()).toEqual(titles);
+      // The file shows beneath its title.
+      await options.getByRole('button', { name: titles[1], exact: true }).getByText('aurora-x2-mesh-manual.md', { exact: true }).waitFor();
+
+      // In the API too: options are the titles, option_sources the files, in the same order.
+      const [session] = (await http().get('/api/sessions').set(t.auth(user)).expect(200)).body.sessions;
+      const { pending_hitl } = (await http().get(`/api/sessions/${session.session_id}`).set(t.auth(user)).expect(200)).body;
+      expect(pending_hitl.options.slice().sort()).toEqual(titles);
+      expect(pending_hitl.option_sources).toEqual(
+        pending_hitl.options.map((title: string) => (title === titles[0] ? 'aurora-x1-router-manual.md' : 'aurora-x2-mesh-manual.md')),
+      );
+      expect(pending_hitl.clarification_prompt).toContain(titles[0]);
+
+      await options.getByRole('button', { name: titles[1], exact: true }).click();
+      const answer = page.locator('article[data-role="ai"][data-status="complete"][data-message-id]').nth(1);
+      await answer.waitFor();
+      expect(await answer.innerText()).toMatch(/three-year/);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('takes a comment with the feedback, stores it with the rating and shows it again after a reload', async () => {
     const user = uniqueUser('web-feedback-comment');
     const { context, page } = await signedInPage(browser, base, tokenOf(user));

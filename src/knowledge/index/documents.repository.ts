@@ -74,6 +74,23 @@ export class DocumentsRepository {
     );
   }
 
+  /**
+   * The first heading of each named document (its collection and file name), when it has one: the
+   * outermost heading of its first top-level chunk that lies under a heading, whatever chunk a search retrieved.
+   */
+  firstHeadings(documents: Array<{ collectionId: string; filename: string }>): Promise<Array<{ collection_id: string; filename: string; heading: string }>> {
+    if (documents.length === 0) return Promise.resolve([]);
+    return sqlRows(
+      this.dataSource,
+      `SELECT DISTINCT ON (d.id) d.collection_id::text AS collection_id, d.filename, c.location->'heading_path'->>0 AS heading
+         FROM knowledge_documents d
+         JOIN unnest($1::uuid[], $2::text[]) AS wanted(collection_id, filename) ON d.collection_id = wanted.collection_id AND d.filename = wanted.filename
+         JOIN knowledge_chunks c ON c.document_id = d.id AND c.level = 1 AND jsonb_typeof(c.location->'heading_path') = 'array' AND c.location->'heading_path'->>0 <> ''
+        ORDER BY d.id, c.ordinal`,
+      [documents.map((document) => document.collectionId), documents.map((document) => document.filename)],
+    );
+  }
+
   async find(id: string): Promise<KnowledgeDocument | null> {
     const [row] = await sqlRows<KnowledgeDocument>(this.dataSource, `${DOCUMENT_SELECT} WHERE d.id = $1`, [id]);
     return row ?? null;

@@ -483,11 +483,16 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
             </p>
             {!!pendingHitl.options?.length && (
               <div role="group" aria-label="Choose an option" className="hitl-options">
-                {pendingHitl.options.map((option) => (
-                  <button key={option} type="button" onClick={() => send(option)}>
-                    {option}
-                  </button>
-                ))}
+                {pendingHitl.options.map((option, i) => {
+                  // The document's title, and its file beneath it when that says something else.
+                  const file = pendingHitl.option_sources?.[i];
+                  return (
+                    <button key={option} type="button" aria-label={option} onClick={() => send(option)}>
+                      <span className="hitl-option-title">{option}</span>
+                      {file && file !== option && <span className="hitl-option-file">{file}</span>}
+                    </button>
+                  );
+                })}
               </div>
             )}
             <p className="muted small">Choose an option, or type your answer below.</p>

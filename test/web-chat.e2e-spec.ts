@@ -327,7 +327,9 @@ describeWithChromium('the chat view of the web client, in Chromium against the r
         await send(page, 'How long is the Aurora warranty?');
         const options = page.getByRole('group', { name: 'Choose an option' });
         await options.waitFor();
-        expect(await options.getByRole('button').evaluateAll((buttons) => buttons.map((button) => button.getAttribute('aria-label')))).toEqual(expect.arrayContaining(['Aurora X1 Router — User Manual', 'Aurora X2 Mesh System — User Manual']));
+        expect(await options.getByRole('button').evaluateAll((buttons) => buttons.map((button) => button.getAttribute('aria-label')))).toEqual(
+          expect.arrayContaining(['Aurora X1 Router — User Manual', 'Aurora X2 Mesh System — User Manual']),
+        );
         const sessions = page.getByRole('navigation', { name: 'Sessions' });
         if (viewport === VIEWPORTS.phone) await page.getByRole('button', { name: 'Sessions', exact: true }).click();
         await sessions.getByText('waiting for you').waitFor();

@@ -118,9 +118,7 @@ describeWithChromium('the web client, with the local model: rough edges', () => 
       const [session] = (await http().get('/api/sessions').set(t.auth(user)).expect(200)).body.sessions;
       const { pending_hitl } = (await http().get(`/api/sessions/${session.session_id}`).set(t.auth(user)).expect(200)).body;
       expect(pending_hitl.options.slice().sort()).toEqual(titles);
-      expect(pending_hitl.option_sources).toEqual(
-        pending_hitl.options.map((title: string) => (title === titles[0] ? 'aurora-x1-router-manual.md' : 'aurora-x2-mesh-manual.md')),
-      );
+      expect(pending_hitl.option_sources).toEqual(pending_hitl.options.map((title: string) => (title === titles[0] ? 'aurora-x1-router-manual.md' : 'aurora-x2-mesh-manual.md')));
       expect(pending_hitl.clarification_prompt).toContain(titles[0]);
 
       await options.getByRole('button', { name: titles[1], exact: true }).click();

@@ -188,7 +188,7 @@ export const RAG_TRACE_FIELDS_TABLE = {
   // human in the loop
   missing_conditions: { kind: 'strings', maxItems: 20, maxLength: MEDIUM },
   clarification_prompt: { kind: 'string', maxLength: MEDIUM, nullable: true },
-  clarification_options: { kind: 'strings', maxItems: 20, maxLength: MEDIUM, description: 'What the user chooses between: the documents\' titles' },
+  clarification_options: { kind: 'strings', maxItems: 20, maxLength: MEDIUM, description: "What the user chooses between: the documents' titles" },
   clarification_option_sources: {
     kind: 'strings',
     maxItems: 20,
@@ -257,7 +257,7 @@ const PENDING_HITL_STATE_TABLE = {
   task_id: { kind: 'string', maxLength: SHORT, required: true },
   original_question: { kind: 'string', maxLength: LONG, required: true, description: 'Kept across HITL rounds' },
   clarification_prompt: { kind: 'string', maxLength: MEDIUM },
-  options: { kind: 'strings', maxItems: 20, maxLength: MEDIUM, description: 'What the user chooses between: the documents\' titles (first heading, else file name)' },
+  options: { kind: 'strings', maxItems: 20, maxLength: MEDIUM, description: "What the user chooses between: the documents' titles (first heading, else file name)" },
   option_sources: {
     kind: 'strings',
     maxItems: 20,

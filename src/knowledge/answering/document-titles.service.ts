@@ -28,10 +28,12 @@ export class DocumentTitles {
       return hit ? [{ collectionId: hit.collection_id, filename }] : [];
     });
     const headings = await this.documents.firstHeadings(wanted);
-    return new Map(wanted.map(({ collectionId, filename }) => [
-      filename,
-      headings.find((row) => row.collection_id === collectionId && row.filename === filename)?.heading ?? fileTitle(filename),
-    ]));
+    return new Map(
+      wanted.map(({ collectionId, filename }) => [
+        filename,
+        headings.find((row) => row.collection_id === collectionId && row.filename === filename)?.heading ?? fileTitle(filename),
+      ]),
+    );
   }
 
   /** The grade with its options labelled by their documents' titles (an option naming no file keeps its words). */

@@ -3,7 +3,16 @@ import { tool, ToolRuntime } from '@langchain/core/tools';
 import { z } from 'zod';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
-import { boundQuery, chosenOption, clarificationPrompt, ComplexityJudge, KnowledgeFlow, KnowledgeFlowResult, MAX_QUERY_LENGTH, SubQuestionFanOut } from '../../../knowledge/public-api.js';
+import {
+  boundQuery,
+  chosenOption,
+  clarificationPrompt,
+  ComplexityJudge,
+  KnowledgeFlow,
+  KnowledgeFlowResult,
+  MAX_QUERY_LENGTH,
+  SubQuestionFanOut,
+} from '../../../knowledge/public-api.js';
 import { composeFromPassages } from '../../../models/local-compose.js';
 import type { LocalToolRouting } from '../../../models/local-tool-routing.js';
 import type { AgentStateValues, AgentToolArtifact, HitlQuestion } from '../../agent-state.js';

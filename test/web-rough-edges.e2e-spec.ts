@@ -130,6 +130,45 @@ describeWithChromium('the web client, with the local model: rough edges', () => 
     }
   });
 
+  it('names each tool an answer used in a chip, while it streams and after a reload (stored with the message)', async () => {
+    const user = uniqueUser('web-tool-chips');
+    const { context, page } = await signedInPage(browser, base, tokenOf(user));
+    const chips = (article: ReturnType<typeof lastAi>) => article.getByRole('list', { name: 'Tools used' }).getByRole('listitem').allInnerTexts();
+    try {
+      weather.hold();
+      const arrived = weather.nextRequest();
+      await send(page, 'What is the weather in Paris?');
+      await arrived;
+      // Live: the chip shows from the stream's tool event, before the answer is stored.
+      const streaming = page.locator('article[data-role="ai"][data-status="streaming"]');
+      await streaming.getByRole('list', { name: 'Tools used' }).getByText('get_weather', { exact: true }).waitFor();
+      weather.release();
+      await lastAi(page).and(page.locator('[data-status="complete"][data-message-id]')).waitFor();
+      expect(await chips(lastAi(page))).toEqual(['get_weather']);
+
+      await send(page, 'How long is the Aurora X2 warranty?');
+      await page.locator('article[data-role="ai"][data-status="complete"][data-message-id]').nth(1).waitFor();
+      expect(await chips(lastAi(page))).toEqual(['knowledge_search']);
+
+      const [session] = (await http().get('/api/sessions').set(t.auth(user)).expect(200)).body.sessions;
+      const stored = (await http().get(`/api/sessions/${session.session_id}/messages`).set(t.auth(user)).expect(200)).body.messages;
+      expect(stored.map((m: { type: string; tools: string[] }) => [m.type, m.tools])).toEqual([
+        ['human', []],
+        ['ai', ['get_weather']],
+        ['human', []],
+        ['ai', ['knowledge_search']],
+      ]);
+      await page.reload();
+      await page.locator('article[data-role="ai"][data-status="complete"][data-message-id]').nth(1).waitFor();
+      const [weatherAnswer, knowledgeAnswer] = await page.locator('article[data-role="ai"]').all();
+      expect(await chips(weatherAnswer)).toEqual(['get_weather']);
+      expect(await chips(knowledgeAnswer)).toEqual(['knowledge_search']);
+    } finally {
+      weather.release();
+      await context.close();
+    }
+  });
+
   it('takes a comment with the feedback, stores it with the rating and shows it again after a reload', async () => {
     const user = uniqueUser('web-feedback-comment');
     const { context, page } = await signedInPage(browser, base, tokenOf(user));

@@ -1071,6 +1071,13 @@ export interface components {
             /** @description ISO 8601 time the message was stored */
             timestamp: string;
             rag_trace: components["schemas"]["RagTrace"] | null;
+            /**
+             * @description An answer: the tools its turn ran, in the order first called (empty for a question, and for answers stored before tools were recorded)
+             * @example [
+             *       "knowledge_search"
+             *     ]
+             */
+            tools: string[];
             /** @description The owner's rating, null when none */
             feedback: components["schemas"]["MessageFeedback"] | null;
         };

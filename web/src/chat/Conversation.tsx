@@ -417,6 +417,7 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
         {loadingMessages && visible.length === 0 && !live && <p className="muted">Loading the conversation…</p>}
         {visible.map((m) => (
           <article key={m.id} data-testid="message" data-role={m.type === 'human' ? 'human' : 'ai'} data-status={m.status} data-message-id={m.id} className={`message ${m.type}`}>
+            {m.type === 'ai' && <ToolChips names={m.tools ?? []} />}
             <MessageBody content={m.content} trace={m.rag_trace} onCite={m.rag_trace ? (chunk) => openCitation(m.rag_trace!, chunk) : undefined} />
             {/* A stopped or failed turn says so once: on its kept answer when there is one, else on its question. */}
             {!(m.type === 'human' && m.run_id && answered.has(m.run_id)) && <StatusNote status={m.status} role={m.type} />}
@@ -457,6 +458,7 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
         )}
         {live && live.accepted && (
           <article data-testid="message" data-role="ai" data-status={live.status} className="message ai" aria-busy={live.status === 'streaming'}>
+            <ToolChips names={live.tools.map((tool) => tool.name)} />
             {live.status === 'streaming' && (live.steps.length > 0 || live.tools.length > 0) && <LiveTimeline steps={live.steps} tools={live.tools} />}
             {live.text ? (
               <MessageBody content={live.text} trace={live.trace} onCite={live.trace ? (chunk) => openCitation(live.trace!, chunk) : undefined} />
@@ -582,4 +584,19 @@ function StatusNote({ status, role }: { status: LiveStatus; role: string }) {
   if (status === 'cancelled') return <p className="status-note">{role === 'human' ? 'Stopped before an answer.' : 'Stopped — the answer is incomplete.'}</p>;
   if (status === 'failed') return <p className="status-note error">{role === 'human' ? 'No answer: the turn failed.' : 'The answer failed part way.'}</p>;
   return null;
+}
+
+/** A chip for each tool an answer used, in the order first called. */
+function ToolChips({ names }: { names: string[] }) {
+  const unique = [...new Set(names.filter(Boolean))];
+  if (unique.length === 0) return null;
+  return (
+    <ul className="tool-chips" aria-label="Tools used">
+      {unique.map((name) => (
+        <li key={name} className="tool-chip" title={`The answer used the tool ${name}`}>
+          {name}
+        </li>
+      ))}
+    </ul>
+  );
 }

@@ -169,6 +169,33 @@ describeWithChromium('the web client, with the local model: rough edges', () => 
     }
   });
 
+  it('lists the readable documents by title in the empty chat, with example questions drawn from them that ask when clicked', async () => {
+    const user = uniqueUser('web-empty-state');
+    const { context, page } = await signedInPage(browser, base, tokenOf(user));
+    try {
+      // What the knowledge base holds for this user, as the API says.
+      const listed = (await http().get('/api/knowledge/collections/default/documents').set(t.auth(user)).expect(200)).body.documents as Array<{ title: string }>;
+      const titles = listed.map((document) => document.title);
+      expect(titles).toEqual(expect.arrayContaining(['Aurora X1 Router — User Manual', '退货与保修政策']));
+      const holdings = page.getByRole('list', { name: 'Documents you can ask about' });
+      await holdings.waitFor();
+      expect((await holdings.getByRole('listitem').allInnerTexts()).map((text) => text.trim()).sort()).toEqual([...titles].sort());
+
+      const examples = page.getByRole('group', { name: 'Example questions' }).getByRole('button');
+      await examples.first().waitFor();
+      const questions = await examples.allInnerTexts();
+      expect(questions.length).toBeGreaterThanOrEqual(2);
+      // Each is drawn from a document's title.
+      for (const question of questions) expect(titles.some((title) => question.includes(title))).toBe(true);
+
+      await examples.first().click();
+      await page.locator('article[data-role="human"]').getByText(questions[0], { exact: true }).waitFor();
+      await lastAi(page).and(page.locator('[data-status="complete"]')).waitFor();
+    } finally {
+      await context.close();
+    }
+  });
+
   it('takes a comment with the feedback, stores it with the rating and shows it again after a reload', async () => {
     const user = uniqueUser('web-feedback-comment');
     const { context, page } = await signedInPage(browser, base, tokenOf(user));

@@ -1156,6 +1156,11 @@ export interface components {
              */
             collection_id: string;
             filename: string;
+            /**
+             * @description Its first heading, else its file name without extension
+             * @example Aurora X1 Router — User Manual
+             */
+            title: string;
             /** @example application/pdf */
             content_type: string;
             size_bytes: number;

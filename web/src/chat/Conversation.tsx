@@ -5,6 +5,7 @@ import { useCollections } from '../knowledge/collections';
 import { LiveTimeline, TraceViewer } from '../trace';
 import { CollectionPicker } from './CollectionPicker';
 import { Composer } from './Composer';
+import { EmptyState } from './EmptyState';
 import { describeFailure, describeStreamError, unwrap } from './errors';
 import { MessageBody, type CitedChunk } from './MessageBody';
 import { followTurn } from './runTurn';
@@ -408,12 +409,7 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
             Show earlier messages
           </button>
         )}
-        {!sessionId && !live && visible.length === 0 && (
-          <div className="empty">
-            <h2>Ask the knowledge base</h2>
-            <p>Answers cite the passages they come from; “Show trace” explains how they were found. 中文和英文都可以。</p>
-          </div>
-        )}
+        {!sessionId && !live && visible.length === 0 && <EmptyState collections={collections} onAsk={(question) => send(question)} />}
         {loadingMessages && visible.length === 0 && !live && <p className="muted">Loading the conversation…</p>}
         {visible.map((m) => (
           <article key={m.id} data-testid="message" data-role={m.type === 'human' ? 'human' : 'ai'} data-status={m.status} data-message-id={m.id} className={`message ${m.type}`}>

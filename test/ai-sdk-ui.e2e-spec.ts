@@ -144,7 +144,7 @@ describe('AI SDK UI message stream (useChat)', () => {
     expect(hitl.data).toMatchObject({
       hitl_type: 'choose',
       original_question: 'How do I reset the router?',
-      options: expect.arrayContaining(['aurora x1 router manual', 'aurora x2 mesh manual']),
+      options: expect.arrayContaining(['Aurora X1 Router — User Manual', 'Aurora X2 Mesh System — User Manual']),
     });
     expect(textOf(paused.message)).toBe(hitl.data.clarification_prompt);
     expect(dataParts(paused.message, 'data-trace')[0].data).toMatchObject({ grade_route: 'clarify', evidence_status: 'needs_choice' });

@@ -293,7 +293,7 @@ describe('Knowledge tool grading and rewrite, seen through chat turns', () => {
       hitl_type: 'choose',
       retrieval_status: 'needs_choice',
       user_supplement: null,
-      options: expect.arrayContaining(['aurora x1 router manual', 'aurora x2 mesh manual']),
+      options: expect.arrayContaining(['Aurora X1 Router — User Manual', 'Aurora X2 Mesh System — User Manual']),
     });
     expect(first.body.response).toBe(pending.clarification_prompt);
     expect(first.body.rag_trace).toMatchObject({ grade_route: 'clarify', evidence_status: 'needs_choice', evidence_ambiguity: 'needs_choice' });

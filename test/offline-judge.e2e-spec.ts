@@ -57,7 +57,7 @@ describe('the offline judge on the sample corpus', () => {
       const { grade } = await flow.run(question, 4, DEFAULT_SCOPE);
       if (grade.grade_route === 'clarify') paused.push({ question, options: [...grade.options].sort() });
     }
-    const aurora = ['aurora x1 router manual', 'aurora x2 mesh manual'];
+    const aurora = ['Aurora X1 Router — User Manual', 'Aurora X2 Mesh System — User Manual'];
     expect(paused).toEqual([
       { question: 'How long is the warranty?', options: aurora },
       { question: 'How do I reset the router?', options: aurora },

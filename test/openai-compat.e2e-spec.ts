@@ -156,7 +156,7 @@ describe('OpenAI-compatible API through the openai package (local model)', () =>
       model: 'rag-agent',
       messages: [{ role: 'user', content: 'How long is the Aurora warranty?' }],
     })) as WithRag<OpenAI.Chat.Completions.ChatCompletion>;
-    expect(paused.pending_hitl).toMatchObject({ hitl_type: 'choose', options: expect.arrayContaining(['aurora x2 mesh manual']) });
+    expect(paused.pending_hitl).toMatchObject({ hitl_type: 'choose', options: expect.arrayContaining(['Aurora X2 Mesh System — User Manual']) });
     const content = paused.choices[0].message.content!;
     expect(content.startsWith(String(paused.pending_hitl!.clarification_prompt))).toBe(true);
     for (const option of paused.pending_hitl!.options as string[]) expect(content).toContain(option);
@@ -186,7 +186,7 @@ describe('OpenAI-compatible API through the openai package (local model)', () =>
       if (chunk.choices[0]?.finish_reason) final = chunk;
     }
     expect(final?.pending_hitl).toMatchObject({ hitl_type: 'choose' });
-    expect(text).toContain('aurora x1 router manual');
+    expect(text).toContain('Aurora X1 Router — User Manual');
   });
 
   it('passes max_tokens and stop to the model (the local model honours both)', async () => {

@@ -46,7 +46,7 @@ describeWithChromium('web client: keyboard only and narrow screens', () => {
       await page.keyboard.type('How long is the Aurora warranty?');
       await page.keyboard.press('Enter');
       await page.getByRole('group', { name: 'Choose an option' }).waitFor();
-      expect(await tabTo(page, (el) => el.name === 'aurora x2 mesh manual', 60, true)).toBe(true);
+      expect(await tabTo(page, (el) => el.name === 'Aurora X2 Mesh System — User Manual', 60, true)).toBe(true);
       await page.keyboard.press('Enter');
       await page.getByRole('group', { name: 'Choose an option' }).waitFor({ state: 'detached' });
       await page

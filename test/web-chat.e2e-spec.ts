@@ -327,7 +327,9 @@ describeWithChromium('the chat view of the web client, in Chromium against the r
         await send(page, 'How long is the Aurora warranty?');
         const options = page.getByRole('group', { name: 'Choose an option' });
         await options.waitFor();
-        expect(await options.getByRole('button').allInnerTexts()).toEqual(expect.arrayContaining(['aurora x1 router manual', 'aurora x2 mesh manual']));
+        expect(await options.getByRole('button').evaluateAll((buttons) => buttons.map((button) => button.getAttribute('aria-label')))).toEqual(
+          expect.arrayContaining(['Aurora X1 Router — User Manual', 'Aurora X2 Mesh System — User Manual']),
+        );
         const sessions = page.getByRole('navigation', { name: 'Sessions' });
         if (viewport === VIEWPORTS.phone) await page.getByRole('button', { name: 'Sessions', exact: true }).click();
         await sessions.getByText('waiting for you').waitFor();
@@ -335,9 +337,9 @@ describeWithChromium('the chat view of the web client, in Chromium against the r
         await screenshot(page, 'hitl');
         // The pause outlives the page: after a reload the session (from the list's pending_hitl) offers the options again.
         await page.reload();
-        await options.getByRole('button', { name: 'aurora x2 mesh manual' }).waitFor();
+        await options.getByRole('button', { name: 'Aurora X2 Mesh System — User Manual' }).waitFor();
 
-        await options.getByRole('button', { name: 'aurora x2 mesh manual' }).click();
+        await options.getByRole('button', { name: 'Aurora X2 Mesh System — User Manual' }).click();
         await page.locator('article[data-role="ai"][data-status="complete"]').nth(1).waitFor();
         await options.waitFor({ state: 'detached' });
         const [session] = await listed(user);
@@ -345,7 +347,7 @@ describeWithChromium('the chat view of the web client, in Chromium against the r
         expect(stored.map((m) => [m.type, m.type === 'human' ? m.content : expect.any(String)])).toEqual([
           ['human', 'How long is the Aurora warranty?'],
           ['ai', expect.any(String)],
-          ['human', 'aurora x2 mesh manual'],
+          ['human', 'Aurora X2 Mesh System — User Manual'],
           ['ai', expect.any(String)],
         ]);
         expect(stored[3].content).toMatch(/three-year/);

@@ -101,6 +101,101 @@ describeWithChromium('the web client, with the local model: rough edges', () => 
     }
   });
 
+  it('labels the options of a choice by the documents’ titles (first headings), names their files, and resumes with a chosen title', async () => {
+    const user = uniqueUser('web-hitl-titles');
+    const { context, page } = await signedInPage(browser, base, tokenOf(user));
+    try {
+      await send(page, 'How long is the Aurora warranty?');
+      const options = page.getByRole('group', { name: 'Choose an option' });
+      await options.waitFor();
+      const titles = ['Aurora X1 Router — User Manual', 'Aurora X2 Mesh System — User Manual'];
+      const buttons = options.getByRole('button');
+      expect((await buttons.evaluateAll((all) => all.map((button) => button.getAttribute('aria-label')))).sort()).toEqual(titles);
+      // The file shows beneath its title.
+      await options.getByRole('button', { name: titles[1], exact: true }).getByText('aurora-x2-mesh-manual.md', { exact: true }).waitFor();
+
+      // In the API too: options are the titles, option_sources the files, in the same order.
+      const [session] = (await http().get('/api/sessions').set(t.auth(user)).expect(200)).body.sessions;
+      const { pending_hitl } = (await http().get(`/api/sessions/${session.session_id}`).set(t.auth(user)).expect(200)).body;
+      expect(pending_hitl.options.slice().sort()).toEqual(titles);
+      expect(pending_hitl.option_sources).toEqual(pending_hitl.options.map((title: string) => (title === titles[0] ? 'aurora-x1-router-manual.md' : 'aurora-x2-mesh-manual.md')));
+      expect(pending_hitl.clarification_prompt).toContain(titles[0]);
+
+      await options.getByRole('button', { name: titles[1], exact: true }).click();
+      const answer = page.locator('article[data-role="ai"][data-status="complete"][data-message-id]').nth(1);
+      await answer.waitFor();
+      expect(await answer.innerText()).toMatch(/three-year/);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('names each tool an answer used in a chip, while it streams and after a reload (stored with the message)', async () => {
+    const user = uniqueUser('web-tool-chips');
+    const { context, page } = await signedInPage(browser, base, tokenOf(user));
+    const chips = (article: ReturnType<typeof lastAi>) => article.getByRole('list', { name: 'Tools used' }).getByRole('listitem').allInnerTexts();
+    try {
+      weather.hold();
+      const arrived = weather.nextRequest();
+      await send(page, 'What is the weather in Paris?');
+      await arrived;
+      // Live: the chip shows from the stream's tool event, before the answer is stored.
+      const streaming = page.locator('article[data-role="ai"][data-status="streaming"]');
+      await streaming.getByRole('list', { name: 'Tools used' }).getByText('get_weather', { exact: true }).waitFor();
+      weather.release();
+      await lastAi(page).and(page.locator('[data-status="complete"][data-message-id]')).waitFor();
+      expect(await chips(lastAi(page))).toEqual(['get_weather']);
+
+      await send(page, 'How long is the Aurora X2 warranty?');
+      await page.locator('article[data-role="ai"][data-status="complete"][data-message-id]').nth(1).waitFor();
+      expect(await chips(lastAi(page))).toEqual(['knowledge_search']);
+
+      const [session] = (await http().get('/api/sessions').set(t.auth(user)).expect(200)).body.sessions;
+      const stored = (await http().get(`/api/sessions/${session.session_id}/messages`).set(t.auth(user)).expect(200)).body.messages;
+      expect(stored.map((m: { type: string; tools: string[] }) => [m.type, m.tools])).toEqual([
+        ['human', []],
+        ['ai', ['get_weather']],
+        ['human', []],
+        ['ai', ['knowledge_search']],
+      ]);
+      await page.reload();
+      await page.locator('article[data-role="ai"][data-status="complete"][data-message-id]').nth(1).waitFor();
+      const [weatherAnswer, knowledgeAnswer] = await page.locator('article[data-role="ai"]').all();
+      expect(await chips(weatherAnswer)).toEqual(['get_weather']);
+      expect(await chips(knowledgeAnswer)).toEqual(['knowledge_search']);
+    } finally {
+      weather.release();
+      await context.close();
+    }
+  });
+
+  it('lists the readable documents by title in the empty chat, with example questions drawn from them that ask when clicked', async () => {
+    const user = uniqueUser('web-empty-state');
+    const { context, page } = await signedInPage(browser, base, tokenOf(user));
+    try {
+      // What the knowledge base holds for this user, as the API says.
+      const listed = (await http().get('/api/knowledge/collections/default/documents').set(t.auth(user)).expect(200)).body.documents as Array<{ title: string }>;
+      const titles = listed.map((document) => document.title);
+      expect(titles).toEqual(expect.arrayContaining(['Aurora X1 Router — User Manual', '退货与保修政策']));
+      const holdings = page.getByRole('list', { name: 'Documents you can ask about' });
+      await holdings.waitFor();
+      expect((await holdings.getByRole('listitem').allInnerTexts()).map((text) => text.trim()).sort()).toEqual([...titles].sort());
+
+      const examples = page.getByRole('group', { name: 'Example questions' }).getByRole('button');
+      await examples.first().waitFor();
+      const questions = await examples.allInnerTexts();
+      expect(questions.length).toBeGreaterThanOrEqual(2);
+      // Each is drawn from a document's title.
+      for (const question of questions) expect(titles.some((title) => question.includes(title))).toBe(true);
+
+      await examples.first().click();
+      await page.locator('article[data-role="human"]').getByText(questions[0], { exact: true }).waitFor();
+      await lastAi(page).and(page.locator('[data-status="complete"]')).waitFor();
+    } finally {
+      await context.close();
+    }
+  });
+
   it('takes a comment with the feedback, stores it with the rating and shows it again after a reload', async () => {
     const user = uniqueUser('web-feedback-comment');
     const { context, page } = await signedInPage(browser, base, tokenOf(user));

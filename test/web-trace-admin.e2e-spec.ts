@@ -247,13 +247,13 @@ describeWithChromium('web client: live timeline, trace viewer and knowledge admi
           await options.waitFor();
           const complete = page.locator('article[data-testid="message"][data-role="ai"][data-status="complete"]');
           const before = await complete.count();
-          await options.getByRole('button', { name: 'aurora x2 mesh manual' }).click();
+          await options.getByRole('button', { name: 'Aurora X2 Mesh System — User Manual' }).click();
           await complete.nth(before).waitFor();
           await options.waitFor({ state: 'detached' });
           await lastAnswer(page).getByRole('button', { name: 'Show trace' }).click();
           const hitl = dialog.getByRole('region', { name: 'Human in the loop', exact: true });
           await hitl.waitFor();
-          expect(await hitl.innerText()).toMatch(/Resumed\s+yes[\s\S]*User’s answer\s+aurora x2 mesh manual/);
+          expect(await hitl.innerText()).toMatch(/Resumed\s+yes[\s\S]*User’s answer\s+Aurora X2 Mesh System — User Manual/);
           const hitlChunks = dialog.getByRole('list', { name: 'After the user’s answer (HITL)' }).locator('[data-testid="trace-chunk"]');
           expect(await hitlChunks.first().getAttribute('data-source')).toBe('aurora-x2-mesh-manual.md');
           expect(await hitl.innerText()).toMatch(/Before the pause\s+(\w+ \/ )?clarify \/ needs_choice/);

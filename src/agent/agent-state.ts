@@ -6,6 +6,9 @@ export type HitlQuestion = Record<string, unknown> & {
   original_question: string;
   clarification_prompt: string;
   retrieval_status?: string;
+  /** With a choice: the documents' titles, and parallel to them each one's file. */
+  options?: string[];
+  option_sources?: string[];
 };
 
 /**

@@ -350,7 +350,13 @@ export class ChatService {
     // The trace and a paused search's resume data are graph state channels (AgentState), kept by the checkpointer:
     // the state after the last step is what was checkpointed; it is read back only when no step completed.
     const values = graphEvents.finalValues ?? (await graph.getState({ configurable: { thread_id: threadId } })).values;
-    return { answer: graphEvents.answer, interrupt: graphEvents.interrupt, trace: values.ragTrace ?? null, resumeState: values.hitl?.resumeState ?? null };
+    return {
+      answer: graphEvents.answer,
+      interrupt: graphEvents.interrupt,
+      trace: values.ragTrace ?? null,
+      resumeState: values.hitl?.resumeState ?? null,
+      tools: graphEvents.toolsUsed,
+    };
   }
 
   /** Tells the run's followers how a committed turn ended; the turn stands whatever happens to the telling. */

@@ -37,6 +37,7 @@ export class GraphEventTranslator {
   private lastTrace: RagTrace | null = null;
   private pausedOn: Record<string, unknown> | undefined;
   private lastValues: AgentStateValues | undefined;
+  private readonly tools = new Set<string>();
 
   constructor(private readonly emit: Emit) {}
 
@@ -68,6 +69,11 @@ export class GraphEventTranslator {
     return this.lastValues;
   }
 
+  /** The tools this run called or ran (a resumed search runs again without a new call), in the order first seen. */
+  get toolsUsed(): string[] {
+    return [...this.tools];
+  }
+
   handle([mode, chunk]: GraphStreamChunk): void {
     if (mode === 'messages') this.onMessage(chunk as [BaseMessage, { langgraph_node?: string } | undefined]);
     else if (mode === 'custom') this.onCustom(chunk as { type?: string } & StepEvent);
@@ -94,7 +100,10 @@ export class GraphEventTranslator {
     for (const message of update.agent?.messages ?? []) {
       if (!(message instanceof AIMessage)) continue;
       if (message.tool_calls?.length) {
-        for (const call of message.tool_calls) this.emit('tool', { name: call.name, phase: 'start', summary: toolStartSummary(call.args) });
+        for (const call of message.tool_calls) {
+          this.tools.add(call.name);
+          this.emit('tool', { name: call.name, phase: 'start', summary: toolStartSummary(call.args) });
+        }
       } else {
         this.finalAnswer = textContent(message);
       }
@@ -103,6 +112,7 @@ export class GraphEventTranslator {
       if (!(message instanceof ToolMessage)) continue;
       // A failed call's text is for the model (and may be internal); the client is told that it failed.
       const summary = message.status === 'error' ? toolFailedSummary() : toolEndSummary(textContent(message));
+      if (message.name) this.tools.add(message.name);
       this.emit('tool', { name: message.name ?? '', phase: 'end', summary });
     }
   }

@@ -30,6 +30,8 @@ export interface GraphOutcome {
   interrupt?: Record<string, unknown>;
   trace: RagTrace | null;
   resumeState: HitlResumeState | null;
+  /** The tools the run called or ran, in the order first seen (stored with the answer). */
+  tools?: string[];
 }
 
 /** A turn's own commit: what it stores and answers, and how its followers are told once it landed. */
@@ -74,7 +76,7 @@ export function pausedAttempt(start: TurnStart, outcome: GraphOutcome & { interr
     result: { response: prompt, rag_trace: trace, session_id: sessionId, pending_hitl: pending, run_id: runId },
     messages: [
       { type: 'human', content: message, run_id: runId },
-      { type: 'ai', content: prompt, rag_trace: trace, run_id: runId },
+      { type: 'ai', content: prompt, rag_trace: trace, run_id: runId, tools: outcome.tools },
     ],
     end: { status: 'interrupted' },
     options: { metadata: { [PENDING_HITL_KEY]: pending, [HITL_RESUME_KEY]: outcome.resumeState, [HITL_ROUNDS_KEY]: start.resumed ? start.rounds + 1 : 1 } },
@@ -95,7 +97,7 @@ export function answeredAttempt(start: TurnStart, outcome: GraphOutcome, emit: E
     result: { response, rag_trace: trace, session_id: sessionId, pending_hitl: null, run_id: runId },
     messages: [
       { type: 'human', content: message, run_id: runId },
-      { type: 'ai', content: response, rag_trace: trace, run_id: runId },
+      { type: 'ai', content: response, rag_trace: trace, run_id: runId, tools: outcome.tools },
     ],
     end: { status: 'done' },
     options: start.hadPending ? { metadata: { [PENDING_HITL_KEY]: null, [HITL_RESUME_KEY]: null, [HITL_ROUNDS_KEY]: null } } : {},

@@ -21,6 +21,7 @@ import { CheckpointForgetLockOrder1764979200100 } from './migrations/17649792001
 import { ChunkLocations1764979200110 } from './migrations/1764979200110-ChunkLocations.js';
 import { KnowledgeCollections1764979200200 } from './migrations/1764979200200-KnowledgeCollections.js';
 import { ApiKeyGroups1764979200210 } from './migrations/1764979200210-ApiKeyGroups.js';
+import { MessageTools1764979200550 } from './migrations/1764979200550-MessageTools.js';
 
 export const MIGRATIONS = [
   InitialSchema1764547200000,
@@ -43,6 +44,7 @@ export const MIGRATIONS = [
   ChunkLocations1764979200110,
   KnowledgeCollections1764979200200,
   ApiKeyGroups1764979200210,
+  MessageTools1764979200550,
 ];
 
 /**

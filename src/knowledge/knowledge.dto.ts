@@ -13,6 +13,7 @@ export class KnowledgeDocumentInfo {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ format: 'uuid', description: 'The collection holding the document' }) collection_id: string;
   @ApiProperty() filename: string;
+  @ApiProperty({ example: 'Aurora X1 Router — User Manual', description: 'Its first heading, else its file name without extension' }) title: string;
   @ApiProperty({ example: 'application/pdf' }) content_type: string;
   @ApiProperty({ type: 'integer' }) size_bytes: number;
   @ApiProperty({ type: 'integer', nullable: true, description: 'Pages of a PDF; null for text' }) page_count: number | null;

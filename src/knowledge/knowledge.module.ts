@@ -14,6 +14,7 @@ import { HybridRecall } from './retrieval/hybrid-recall.service.js';
 import { IndexIdentity } from './index/index-identity.js';
 import { IngestJobs } from './ingest/jobs/ingest-jobs.service.js';
 import { KnowledgeFlow } from './answering/knowledge-flow.service.js';
+import { DocumentTitles } from './answering/document-titles.service.js';
 import { ComplexityJudge } from './answering/judges/complexity-judge.service.js';
 import { RewriteJudge } from './answering/judges/rewrite-judge.service.js';
 import { SubQuestionFanOut } from './answering/sub-question-fanout.service.js';
@@ -64,6 +65,7 @@ import { RetrievalService } from './retrieval/retrieval.service.js';
     ChunkSources,
     KnowledgeSeeder,
     KnowledgeFlow,
+    DocumentTitles,
     SubQuestionFanOut,
     EvidenceJudge,
     RewriteJudge,

@@ -36,6 +36,10 @@ export class ChatMessage {
   @Column({ name: 'rag_trace', type: 'jsonb', nullable: true })
   ragTrace: Record<string, unknown> | null;
 
+  /** The tools the turn ran (an answer's), in the order first called. */
+  @Column({ type: 'jsonb', default: () => "'[]'::jsonb" })
+  tools: string[];
+
   /** The message's id on the wire (the bigint `id` stays internal); drawn by the database at insert. */
   @Index('uq_chat_messages_public_id', { unique: true })
   @Column({ name: 'public_id', type: 'uuid' })

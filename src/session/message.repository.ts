@@ -16,10 +16,12 @@ export interface NewMessage {
   status?: MessageStatus;
   /** The run that stores the message. */
   run_id?: string;
+  /** The tools the turn ran, in the order first called (an answer's; none unless given). */
+  tools?: string[];
 }
 
 /** The columns a MessageRow is read from, on `chat_messages` aliased `m`. */
-const MESSAGE_COLUMNS = `m.public_id::text AS id, m.seq, m.type, m.status, m.run_id::text AS run_id, m.content, m.rag_trace,
+const MESSAGE_COLUMNS = `m.public_id::text AS id, m.seq, m.type, m.status, m.run_id::text AS run_id, m.content, m.rag_trace, m.tools,
   m.created_at, m.feedback_rating, m.feedback_comment, m.feedback_updated_at`;
 
 type Missing<T> = { [K in keyof T]: null };
@@ -33,10 +35,10 @@ export class MessageRepository {
   async insert(manager: EntityManager, sessionId: string, seqs: number[], messages: NewMessage[]): Promise<void> {
     if (messages.length === 0) return;
     await manager.query(
-      `INSERT INTO chat_messages (session_id, seq, type, content, rag_trace, status, run_id, created_at)
-       SELECT $1, t.seq, t.type, t.content, t.rag_trace, t.status, t.run_id, clock_timestamp()
-         FROM unnest($2::int[], $3::varchar[], $4::text[], $5::jsonb[], $6::varchar[], $7::uuid[])
-              AS t(seq, type, content, rag_trace, status, run_id)`,
+      `INSERT INTO chat_messages (session_id, seq, type, content, rag_trace, status, run_id, tools, created_at)
+       SELECT $1, t.seq, t.type, t.content, t.rag_trace, t.status, t.run_id, t.tools, clock_timestamp()
+         FROM unnest($2::int[], $3::varchar[], $4::text[], $5::jsonb[], $6::varchar[], $7::uuid[], $8::jsonb[])
+              AS t(seq, type, content, rag_trace, status, run_id, tools)`,
       [
         sessionId,
         seqs,
@@ -49,6 +51,7 @@ export class MessageRepository {
         }),
         messages.map((m) => m.status ?? 'complete'),
         messages.map((m) => m.run_id ?? null),
+        messages.map((m) => JSON.stringify(m.tools ?? [])),
       ],
     );
   }

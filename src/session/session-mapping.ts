@@ -27,6 +27,7 @@ export interface MessageRow {
   run_id: string | null;
   content: string;
   rag_trace: unknown;
+  tools: unknown;
   created_at: Date;
   feedback_rating: FeedbackRating | null;
   feedback_comment: string | null;
@@ -54,14 +55,20 @@ export function toMessageInfo(row: MessageRow): MessageInfo {
     content: row.content,
     timestamp: row.created_at.toISOString(),
     rag_trace: normalizeRagTrace(row.rag_trace),
+    tools: toolNames(row.tools),
     feedback:
       row.feedback_rating && row.feedback_updated_at ? { rating: row.feedback_rating, comment: row.feedback_comment, updated_at: row.feedback_updated_at.toISOString() } : null,
   };
 }
 
+/** A stored list of tool names (none when it is not one: cached before the column existed). */
+function toolNames(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((name): name is string => typeof name === 'string') : [];
+}
+
 /** Traces in records read from the cache or written by older versions are normalized again. */
 export function normalizeMessageRecords(records: MessageInfo[]): MessageInfo[] {
-  return records.map((record) => ({ ...record, rag_trace: normalizeRagTrace(record.rag_trace) }));
+  return records.map((record) => ({ ...record, rag_trace: normalizeRagTrace(record.rag_trace), tools: toolNames(record.tools) }));
 }
 
 /** The session metadata key of the knowledge collections saved for its turns (an array of collection ids; absent: none saved). */

@@ -71,6 +71,14 @@ export class MessageInfo {
   @ApiProperty({ type: () => RagTrace, nullable: true })
   rag_trace: RagTrace | null;
 
+  @ApiProperty({
+    type: String,
+    isArray: true,
+    description: 'An answer: the tools its turn ran, in the order first called (empty for a question, and for answers stored before tools were recorded)',
+    example: ['knowledge_search'],
+  })
+  tools: string[];
+
   @ApiProperty({ type: () => MessageFeedback, nullable: true, description: "The owner's rating, null when none" })
   feedback: MessageFeedback | null;
 }

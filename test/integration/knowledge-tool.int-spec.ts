@@ -79,7 +79,7 @@ describe('Knowledge tool on its own (AgentModule, real PostgreSQL, local model)'
       original_question: AMBIGUOUS,
       hitl_type: 'choose',
       retrieval_status: 'needs_choice',
-      options: expect.arrayContaining(['x1 router manual', 'x2 router manual']),
+      options: expect.arrayContaining(['X1 Router manual', 'X2 Router manual']),
       clarification_prompt: expect.any(String),
     });
     expect(finalAnswer(updates)).toBeUndefined(); // the turn stopped at the question, without an answer
@@ -94,6 +94,24 @@ describe('Knowledge tool on its own (AgentModule, real PostgreSQL, local model)'
 
     expect(trace).toMatchObject({ tool_used: true, grade_route: 'clarify', evidence_status: 'needs_choice', evidence_ambiguity: 'needs_choice' });
     expect(resumeState).toMatchObject({ original_question: AMBIGUOUS, hitl_route: 'choose', retrieval_status: 'needs_choice' });
+  });
+
+  it.each([
+    { by: 'number', answer: (sources: string[]) => String(sources.indexOf('x2-router-manual.md') + 1), chosen: 'x2-router-manual.md' },
+    { by: 'title', answer: () => 'x1 router MANUAL', chosen: 'x1-router-manual.md' },
+    { by: 'file name', answer: () => 'x2-router-manual.md', chosen: 'x2-router-manual.md' },
+  ])('resumes with an option picked by its $by, searched as its title and file words', async ({ answer, chosen }) => {
+    const paused = await pause();
+    const question = paused.interrupt as { options: string[]; option_sources: string[] };
+    expect(question.option_sources.slice().sort()).toEqual(['x1-router-manual.md', 'x2-router-manual.md']);
+    expect(question.options).toEqual(question.option_sources.map((source) => (source === 'x1-router-manual.md' ? 'X1 Router manual' : 'X2 Router manual')));
+    const choice = answer(question.option_sources);
+    const updates = await run(new Command({ resume: choice }), turnContext(), paused.threadId);
+    const parsed = JSON.parse(String(toolMessages(updates)[0].content)) as KnowledgeToolOutput;
+    const title = chosen === 'x1-router-manual.md' ? 'X1 Router manual' : 'X2 Router manual';
+    expect(parsed.query).toBe(`${AMBIGUOUS} ${title} ${chosen.replace('.md', '').replace(/-/g, ' ')}`);
+    expect(parsed.chunks[0].source).toBe(chosen);
+    expect((await stateOf(paused.threadId)).trace).toMatchObject({ user_supplement: choice });
   });
 
   it.each([

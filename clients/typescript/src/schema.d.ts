@@ -734,7 +734,10 @@ export interface components {
             /** @description Kept across HITL rounds */
             original_question: string;
             clarification_prompt?: string;
+            /** @description What the user chooses between: the documents' titles (first heading, else file name) */
             options?: string[];
+            /** @description Parallel to options (same length and order): the file each option stands for (empty when it names no single file) */
+            option_sources?: string[];
             hitl_type?: components["schemas"]["HitlRoute"];
             retrieval_status?: components["schemas"]["HitlRetrievalStatus"];
             user_supplement?: string | null;
@@ -925,7 +928,10 @@ export interface components {
             final_chunks?: components["schemas"]["RetrievedChunk"][];
             missing_conditions?: string[];
             clarification_prompt?: string | null;
+            /** @description What the user chooses between: the documents' titles */
             clarification_options?: string[];
+            /** @description Parallel to clarification_options: the file each option stands for (empty when it names no single file) */
+            clarification_option_sources?: string[];
             hitl_resumed?: boolean;
             user_supplement?: string | null;
             hitl_resume_strategy?: string | null;
@@ -1018,7 +1024,10 @@ export interface components {
             final_chunks?: components["schemas"]["RetrievedChunk"][];
             missing_conditions?: string[];
             clarification_prompt?: string | null;
+            /** @description What the user chooses between: the documents' titles */
             clarification_options?: string[];
+            /** @description Parallel to clarification_options: the file each option stands for (empty when it names no single file) */
+            clarification_option_sources?: string[];
             hitl_resumed?: boolean;
             user_supplement?: string | null;
             hitl_resume_strategy?: string | null;
@@ -1062,6 +1071,13 @@ export interface components {
             /** @description ISO 8601 time the message was stored */
             timestamp: string;
             rag_trace: components["schemas"]["RagTrace"] | null;
+            /**
+             * @description An answer: the tools its turn ran, in the order first called (empty for a question, and for answers stored before tools were recorded)
+             * @example [
+             *       "knowledge_search"
+             *     ]
+             */
+            tools: string[];
             /** @description The owner's rating, null when none */
             feedback: components["schemas"]["MessageFeedback"] | null;
         };
@@ -1140,6 +1156,11 @@ export interface components {
              */
             collection_id: string;
             filename: string;
+            /**
+             * @description Its first heading, else its file name without extension
+             * @example Aurora X1 Router — User Manual
+             */
+            title: string;
             /** @example application/pdf */
             content_type: string;
             size_bytes: number;
@@ -1393,7 +1414,10 @@ export interface components {
             /** @description Kept across HITL rounds */
             original_question: string;
             clarification_prompt?: string;
+            /** @description What the user chooses between: the documents' titles (first heading, else file name) */
             options?: string[];
+            /** @description Parallel to options (same length and order): the file each option stands for (empty when it names no single file) */
+            option_sources?: string[];
             hitl_type?: components["schemas"]["HitlRoute"];
             retrieval_status?: components["schemas"]["HitlRetrievalStatus"];
             user_supplement?: string | null;
@@ -1481,7 +1505,10 @@ export interface components {
             final_chunks?: components["schemas"]["RetrievedChunk"][];
             missing_conditions?: string[];
             clarification_prompt?: string | null;
+            /** @description What the user chooses between: the documents' titles */
             clarification_options?: string[];
+            /** @description Parallel to clarification_options: the file each option stands for (empty when it names no single file) */
+            clarification_option_sources?: string[];
             hitl_resumed?: boolean;
             user_supplement?: string | null;
             hitl_resume_strategy?: string | null;

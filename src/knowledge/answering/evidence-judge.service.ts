@@ -5,7 +5,7 @@ import { FAST_MODEL } from '../../models/model-tokens.js';
 import { clip } from '../../common/text.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
-import { Grade, gradeEvidence } from '../retrieval/grading.js';
+import { Grade, gradeEvidence, titleOf } from '../retrieval/grading.js';
 import { JudgeDefinition, JudgeTrace, ModelJudge } from './judges/judge.js';
 import type { RetrievalHit } from '../retrieval/retrieval.service.js';
 
@@ -35,6 +35,14 @@ interface Evidence {
   hits: RetrievalHit[];
 }
 
+const fileNameForms = (source: string) => [source, source.replace(/\.[^.]+$/, ''), titleOf(source)].map((form) => form.trim().toLowerCase());
+
+/** The retrieved file a model's option names (its file name, with or without extension, or as words), else ''. */
+function sourceNamed(option: string, hits: RetrievalHit[]): string {
+  const wanted = option.trim().toLowerCase();
+  return hits.find((hit) => fileNameForms(hit.source).includes(wanted))?.source ?? '';
+}
+
 const GRADE: JudgeDefinition<Evidence, typeof GradeSchema, Grade, 'grade'> = {
   name: 'grade',
   functionName: 'grade_evidence',
@@ -45,7 +53,7 @@ const GRADE: JudgeDefinition<Evidence, typeof GradeSchema, Grade, 'grade'> = {
     hits.length > 0
       ? `Question: ${question}\n\nPassages:\n${hits.map((hit, i) => `[${i + 1}] (${hit.source}${hit.page ? ` p.${hit.page}` : ''}) ${clip(hit.text, 800)}`).join('\n')}`
       : null,
-  verdict: (answer) => answer,
+  verdict: (answer, { hits }) => ({ ...answer, option_sources: answer.options.map((option) => sourceNamed(option, hits)) }),
   local: ({ question, hits }) => gradeEvidence(question, hits),
   fallback: (grade) => ({ ...grade, grade_reason: `${grade.grade_reason} (local judge: the LLM judge failed)` }),
 };

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { RagTraceFields } from '../../trace/trace.protocol.js';
+import { DocumentTitles } from './document-titles.service.js';
 import { EvidenceJudge, JudgedGrade } from './evidence-judge.service.js';
 import { Grade } from '../retrieval/grading.js';
 import { RewriteJudge } from './judges/rewrite-judge.service.js';
@@ -30,6 +31,7 @@ export class KnowledgeFlow {
     private readonly retrieval: RetrievalService,
     judge: EvidenceJudge,
     rewriter: RewriteJudge,
+    private readonly titles: DocumentTitles,
   ) {
     this.grading = new GradingStage(judge);
     this.rewriting = new RewriteStage(rewriter, retrieval);
@@ -69,6 +71,8 @@ export class KnowledgeFlow {
       }
     }
 
+    // The user chooses between documents by their titles; the grading told them apart by their file names.
+    grade = await this.titles.label(grade, hits);
     return {
       hits,
       grade,
@@ -80,6 +84,7 @@ export class KnowledgeFlow {
         ...(grade.grade_route === 'clarify'
           ? {
               clarification_options: grade.options,
+              clarification_option_sources: grade.option_sources,
               missing_conditions: grade.evidence_ambiguity === 'needs_choice' ? ['which of: ' + grade.options.join(' / ')] : [],
             }
           : {}),

@@ -1,7 +1,9 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../config/app-config.js';
 import { RetrievalScope } from '../collections/retrieval-scope.js';
 import { RetrievalResult, RetrievalService, SearchOptions } from '../retrieval/retrieval.service.js';
+import { DocumentTitles } from './document-titles.service.js';
 import { EvidenceJudge } from './evidence-judge.service.js';
 import { RewriteJudge } from './judges/rewrite-judge.service.js';
 import { KnowledgeFlow } from './knowledge-flow.service.js';
@@ -40,12 +42,14 @@ describe('KnowledgeFlow keeps what the rewrite found', () => {
 });
 
 describe('KnowledgeFlow and SubQuestionFanOut: every search of a question reads its scope', () => {
+  // No question here splits between documents, so no title is looked up.
+  const titles = new DocumentTitles(null as unknown as DataSource);
   const judges = () => [new EvidenceJudge(null as unknown as BaseChatModel, local), new RewriteJudge(null as unknown as BaseChatModel, local)] as const;
 
   it('searches the first time and after the rewrite in the same scope', async () => {
     const retrieval = new RecordingRetrieval();
     const scope = RetrievalScope.of([COLLECTION]);
-    const result = await new KnowledgeFlow(retrieval, ...judges()).run('How do I descale the Zephyr router firmware?', 3, scope);
+    const result = await new KnowledgeFlow(retrieval, ...judges(), titles).run('How do I descale the Zephyr router firmware?', 3, scope);
     expect(result.trace.rewrite_mode).not.toBeNull();
     expect(retrieval.searches).toHaveLength(2);
     for (const search of retrieval.searches) expect(search.scope).toBe(scope);
@@ -55,7 +59,7 @@ describe('KnowledgeFlow and SubQuestionFanOut: every search of a question reads 
     const retrieval = new RecordingRetrieval();
     const scope = RetrievalScope.of([COLLECTION]);
     const [grader, rewriter] = judges();
-    const flow = new KnowledgeFlow(retrieval, grader, rewriter);
+    const flow = new KnowledgeFlow(retrieval, grader, rewriter, titles);
     await new SubQuestionFanOut(flow, grader).run('two things', ['How do I reset the router?', 'What does the warranty cover?'], 3, scope, () => undefined);
     expect(new Set(retrieval.searches.map((search) => search.query)).size).toBeGreaterThanOrEqual(2);
     for (const search of retrieval.searches) expect(search.scope).toBe(scope);

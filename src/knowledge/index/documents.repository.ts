@@ -5,6 +5,8 @@ export interface KnowledgeDocument {
   id: string;
   collection_id: string;
   filename: string;
+  /** Its first heading, else its file name without extension. */
+  title: string;
   content_type: string;
   size_bytes: number;
   page_count: number | null;
@@ -33,7 +35,16 @@ export interface DocumentPosition {
   id: string;
 }
 
-const DOCUMENT_COLUMNS = `d.id, d.collection_id, d.filename, d.content_type, d.size_bytes, d.page_count, d.chunk_count, d.leaf_count,
+/**
+ * A document's title: the outermost heading of its first top-level chunk under a heading (read through
+ * idx_knowledge_chunks_document, in document order, stopping at the first), else its file name without extension.
+ */
+const DOCUMENT_TITLE = `COALESCE(
+    (SELECT c.location->'heading_path'->>0 FROM knowledge_chunks c
+      WHERE c.document_id = d.id AND c.level = 1 AND c.location->'heading_path'->>0 <> '' ORDER BY c.ordinal LIMIT 1),
+    NULLIF(regexp_replace(d.filename, '\\.[^.]+$', ''), ''), d.filename)`;
+
+const DOCUMENT_COLUMNS = `d.id, d.collection_id, d.filename, ${DOCUMENT_TITLE} AS title, d.content_type, d.size_bytes, d.page_count, d.chunk_count, d.leaf_count,
   d.created_by, to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
 const DOCUMENT_SELECT = `SELECT ${DOCUMENT_COLUMNS} FROM knowledge_documents d`;
@@ -71,6 +82,23 @@ export class DocumentsRepository {
           ${after ? `AND (d.created_at, d.id) < (TIMESTAMPTZ 'epoch' + $3::bigint * INTERVAL '1 microsecond', $4::uuid)` : ''}
         ORDER BY d.created_at DESC, d.id DESC LIMIT $1`,
       after ? [limit, collectionId, after.micros, after.id] : [limit, collectionId],
+    );
+  }
+
+  /**
+   * The first heading of each named document (its collection and file name), when it has one: the
+   * outermost heading of its first top-level chunk that lies under a heading, whatever chunk a search retrieved.
+   */
+  firstHeadings(documents: Array<{ collectionId: string; filename: string }>): Promise<Array<{ collection_id: string; filename: string; heading: string }>> {
+    if (documents.length === 0) return Promise.resolve([]);
+    return sqlRows(
+      this.dataSource,
+      `SELECT DISTINCT ON (d.id) d.collection_id::text AS collection_id, d.filename, c.location->'heading_path'->>0 AS heading
+         FROM knowledge_documents d
+         JOIN unnest($1::uuid[], $2::text[]) AS wanted(collection_id, filename) ON d.collection_id = wanted.collection_id AND d.filename = wanted.filename
+         JOIN knowledge_chunks c ON c.document_id = d.id AND c.level = 1 AND jsonb_typeof(c.location->'heading_path') = 'array' AND c.location->'heading_path'->>0 <> ''
+        ORDER BY d.id, c.ordinal`,
+      [documents.map((document) => document.collectionId), documents.map((document) => document.filename)],
     );
   }
 

@@ -32,6 +32,7 @@ describe('local evidence grading', () => {
     ]);
     expect(grade).toMatchObject({ grade_route: 'clarify', evidence_status: 'needs_choice', evidence_ambiguity: 'needs_choice' });
     expect(grade.options).toEqual(['aurora x1 router manual', 'aurora x2 mesh manual']);
+    expect(grade.option_sources).toEqual(['aurora-x1-router-manual.md', 'aurora-x2-mesh-manual.md']);
     expect(grade.grade_reason).toMatch(/splits between/);
   });
 

@@ -9,8 +9,10 @@ export interface Grade {
   evidence_ambiguity: 'missing_condition' | 'needs_choice' | null;
   grade_confidence: number;
   grade_reason: string;
-  /** With needs_choice: what the user should choose between (document titles). */
+  /** With needs_choice: what the user should choose between (until the knowledge flow labels them by title: file names without extension, as words). */
   options: string[];
+  /** Parallel to `options`: the file each option stands for ('' when an option names no single retrieved file). */
+  option_sources: string[];
 }
 
 const STRONG_SCORE = 0.5;
@@ -22,12 +24,14 @@ const CLOSE_RATIO = 0.8;
 const SUBJECT_COVERAGE = 0.5;
 const MAX_OPTIONS = 4;
 
-function titleOf(source: string): string {
+/** A file name's words (its extension dropped): what tells documents apart when the grading decides, not what the user reads. */
+export function titleOf(source: string): string {
   return source.replace(/\.(md|txt|pdf)$/i, '').replace(/[-_]+/g, ' ');
 }
 
 /** A retrieved document as the judge sees it: its best score, the keys of its title and of its retrieved passages. */
 interface RetrievedDocument {
+  source: string;
   title: string;
   score: number;
   titleKeys: Set<string>;
@@ -42,7 +46,7 @@ function documentsOf(hits: RetrievalHit[], hitKeys: Set<string>[]): RetrievedDoc
     let document = bySource.get(hit.source);
     if (!document) {
       const title = titleOf(hit.source);
-      document = { title, score: scoreOf(hit), titleKeys: matchKeys(title), evidenceKeys: new Set() };
+      document = { source: hit.source, title, score: scoreOf(hit), titleKeys: matchKeys(title), evidenceKeys: new Set() };
       bySource.set(hit.source, document);
     }
     document.score = Math.max(document.score, scoreOf(hit));
@@ -154,6 +158,7 @@ export function gradeEvidence(query: string, hits: RetrievalHit[]): Grade {
       grade_confidence: 0.9,
       grade_reason: hits.length === 0 ? 'Nothing was retrieved.' : 'The question has no searchable terms.',
       options: [],
+      option_sources: [],
     };
   }
   // Each passage is tokenized once, for the coverage and for telling documents apart.
@@ -180,6 +185,7 @@ export function gradeEvidence(query: string, hits: RetrievalHit[]): Grade {
       grade_confidence: Number((0.5 + 0.5 * (1 - Math.abs(first.score - second.score) / first.score)).toFixed(2)),
       grade_reason: `The evidence splits between ${listed(titles)}, which the question does not tell apart.`,
       options: titles,
+      option_sources: competing.map((document) => document.source),
     };
   }
   const status: Grade['evidence_status'] = answerability === 'sufficient' ? 'sufficient' : 'partial';
@@ -192,5 +198,6 @@ export function gradeEvidence(query: string, hits: RetrievalHit[]): Grade {
     grade_confidence: Number(Math.min(1, 0.4 + 0.6 * Math.max(coverage, top)).toFixed(2)),
     grade_reason: `${covered} of ${terms.size} question terms appear in the evidence; top relevance ${top.toFixed(2)}.`,
     options: [],
+    option_sources: [],
   };
 }

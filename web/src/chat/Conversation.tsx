@@ -5,6 +5,7 @@ import { useCollections } from '../knowledge/collections';
 import { LiveTimeline, TraceViewer } from '../trace';
 import { CollectionPicker } from './CollectionPicker';
 import { Composer } from './Composer';
+import { EmptyState } from './EmptyState';
 import { describeFailure, describeStreamError, unwrap } from './errors';
 import { MessageBody, type CitedChunk } from './MessageBody';
 import { followTurn } from './runTurn';
@@ -408,15 +409,11 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
             Show earlier messages
           </button>
         )}
-        {!sessionId && !live && visible.length === 0 && (
-          <div className="empty">
-            <h2>Ask the knowledge base</h2>
-            <p>Answers cite the passages they come from; “Show trace” explains how they were found. 中文和英文都可以。</p>
-          </div>
-        )}
+        {!sessionId && !live && visible.length === 0 && <EmptyState collections={collections} onAsk={(question) => send(question)} />}
         {loadingMessages && visible.length === 0 && !live && <p className="muted">Loading the conversation…</p>}
         {visible.map((m) => (
           <article key={m.id} data-testid="message" data-role={m.type === 'human' ? 'human' : 'ai'} data-status={m.status} data-message-id={m.id} className={`message ${m.type}`}>
+            {m.type === 'ai' && <ToolChips names={m.tools ?? []} />}
             <MessageBody content={m.content} trace={m.rag_trace} onCite={m.rag_trace ? (chunk) => openCitation(m.rag_trace!, chunk) : undefined} />
             {/* A stopped or failed turn says so once: on its kept answer when there is one, else on its question. */}
             {!(m.type === 'human' && m.run_id && answered.has(m.run_id)) && <StatusNote status={m.status} role={m.type} />}
@@ -457,6 +454,7 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
         )}
         {live && live.accepted && (
           <article data-testid="message" data-role="ai" data-status={live.status} className="message ai" aria-busy={live.status === 'streaming'}>
+            <ToolChips names={live.tools.map((tool) => tool.name)} />
             {live.status === 'streaming' && (live.steps.length > 0 || live.tools.length > 0) && <LiveTimeline steps={live.steps} tools={live.tools} />}
             {live.text ? (
               <MessageBody content={live.text} trace={live.trace} onCite={live.trace ? (chunk) => openCitation(live.trace!, chunk) : undefined} />
@@ -483,11 +481,16 @@ export function Conversation({ sessionId, session, openNonce, onSessionStarted, 
             </p>
             {!!pendingHitl.options?.length && (
               <div role="group" aria-label="Choose an option" className="hitl-options">
-                {pendingHitl.options.map((option) => (
-                  <button key={option} type="button" onClick={() => send(option)}>
-                    {option}
-                  </button>
-                ))}
+                {pendingHitl.options.map((option, i) => {
+                  // The document's title, and its file beneath it when that says something else.
+                  const file = pendingHitl.option_sources?.[i];
+                  return (
+                    <button key={option} type="button" aria-label={option} onClick={() => send(option)}>
+                      <span className="hitl-option-title">{option}</span>
+                      {file && file !== option && <span className="hitl-option-file">{file}</span>}
+                    </button>
+                  );
+                })}
               </div>
             )}
             <p className="muted small">Choose an option, or type your answer below.</p>
@@ -577,4 +580,19 @@ function StatusNote({ status, role }: { status: LiveStatus; role: string }) {
   if (status === 'cancelled') return <p className="status-note">{role === 'human' ? 'Stopped before an answer.' : 'Stopped — the answer is incomplete.'}</p>;
   if (status === 'failed') return <p className="status-note error">{role === 'human' ? 'No answer: the turn failed.' : 'The answer failed part way.'}</p>;
   return null;
+}
+
+/** A chip for each tool an answer used, in the order first called. */
+function ToolChips({ names }: { names: string[] }) {
+  const unique = [...new Set(names.filter(Boolean))];
+  if (unique.length === 0) return null;
+  return (
+    <ul className="tool-chips" aria-label="Tools used">
+      {unique.map((name) => (
+        <li key={name} className="tool-chip" title={`The answer used the tool ${name}`}>
+          {name}
+        </li>
+      ))}
+    </ul>
+  );
 }

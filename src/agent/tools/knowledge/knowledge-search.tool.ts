@@ -3,7 +3,16 @@ import { tool, ToolRuntime } from '@langchain/core/tools';
 import { z } from 'zod';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
-import { boundQuery, clarificationPrompt, ComplexityJudge, KnowledgeFlow, KnowledgeFlowResult, MAX_QUERY_LENGTH, SubQuestionFanOut } from '../../../knowledge/public-api.js';
+import {
+  boundQuery,
+  chosenOption,
+  clarificationPrompt,
+  ComplexityJudge,
+  KnowledgeFlow,
+  KnowledgeFlowResult,
+  MAX_QUERY_LENGTH,
+  SubQuestionFanOut,
+} from '../../../knowledge/public-api.js';
 import { composeFromPassages } from '../../../models/local-compose.js';
 import type { LocalToolRouting } from '../../../models/local-tool-routing.js';
 import type { AgentStateValues, AgentToolArtifact, HitlQuestion } from '../../agent-state.js';
@@ -109,12 +118,14 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
           return [JSON.stringify(output), { trace: fanOutTrace }];
         }
         // The user's answers to this search's questions, the last one this turn's message.
+        // The latest answer may pick an option by its title, number or file name: it is searched as the option's title and file words.
         const supplements = resuming?.supplements ?? [];
+        const searched = supplements.map((supplement, i) => (i === supplements.length - 1 && resuming ? chosenOption(supplement, resuming.question) : supplement));
         let result: KnowledgeFlowResult;
         let trace: Record<string, unknown>;
         if (resuming && supplements.length > 0) {
           step('hitl', 'Retrieving again with your answer', { round: supplements.length });
-          result = await this.flow.run(`${original} ${supplements.join(' ')}`, topK, turn.scope, step);
+          result = await this.flow.run(`${original} ${searched.join(' ')}`, topK, turn.scope, step);
           trace = this.hitlTrace(result, complexity, supplements, {
             query: original,
             retrieval_status: resuming.question.retrieval_status,
@@ -134,6 +145,7 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
             original_question: original,
             clarification_prompt: prompt,
             options: result.grade.options,
+            option_sources: result.grade.option_sources,
             hitl_type: hitlType,
             retrieval_status: retrievalStatus,
           };
@@ -163,7 +175,7 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
           timings: { ...((trace.timings as object) ?? {}), total: totalMs },
         };
         const output: KnowledgeToolOutput = {
-          query: supplements.length ? `${original} ${supplements.join(' ')}` : original,
+          query: searched.length ? `${original} ${searched.join(' ')}` : original,
           chunks: result.hits.map(({ source, page, text, score }) => ({ source, page, text, score })),
         };
         return [JSON.stringify(output), { trace: finalTrace }];

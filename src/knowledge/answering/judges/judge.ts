@@ -15,8 +15,8 @@ export interface JudgeDefinition<I, S extends z.ZodObject, T, N extends string> 
   instructions: string;
   /** The model's user message for `input`; null when the local judge answers whatever the provider (nothing to judge). */
   prompt: (input: I) => string | null;
-  /** The model's answer as the judgement; throws InvalidJudgementError when it cannot be used. */
-  verdict: (answer: z.infer<S>) => T;
+  /** The model's answer to `input` as the judgement; throws InvalidJudgementError when it cannot be used. */
+  verdict: (answer: z.infer<S>, input: I) => T;
   /** The local judge: offline (LLM_PROVIDER=local), and when the model fails. */
   local: (input: I) => T;
   /** How the local judge's answer reads when it stands in for a failed model (unchanged when not given). */
@@ -50,7 +50,7 @@ export class ModelJudge<I, S extends z.ZodObject, T, N extends string> {
     const message = model ? prompt(input) : null;
     const judged = await judgeWithFallback<T>(
       name,
-      model && message !== null ? async () => verdict(await model.ask(instructions, message)) : null,
+      model && message !== null ? async () => verdict(await model.ask(instructions, message), input) : null,
       () => local(input),
       this.logger,
     );

@@ -34,7 +34,12 @@ class FoundOnRewrite extends RetrievalService {
 
 describe('KnowledgeFlow keeps what the rewrite found', () => {
   it('when the question itself found nothing', async () => {
-    const flow = new KnowledgeFlow(new FoundOnRewrite(), new EvidenceJudge(null as unknown as BaseChatModel, local), new RewriteJudge(null as unknown as BaseChatModel, local));
+    const flow = new KnowledgeFlow(
+      new FoundOnRewrite(),
+      new EvidenceJudge(null as unknown as BaseChatModel, local),
+      new RewriteJudge(null as unknown as BaseChatModel, local),
+      new DocumentTitles(null as unknown as DataSource), // the passage needs no title: nothing is asked
+    );
     const result = await flow.run('How long until my refund arrives?', 3, RetrievalScope.of([COLLECTION]));
     expect(result.trace.retrieval_stage).toBe('rewrite');
     expect(result.hits.map((hit) => hit.text)).toEqual(['Refunds reach your account within 5 working days.']);

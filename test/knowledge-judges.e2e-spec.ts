@@ -170,7 +170,7 @@ describe('Knowledge judgements by the fast model, with the local judges as fallb
       llm.playFor('grade_evidence', reply('grade_evidence'));
       const result = await flow.run(question, topK, DEFAULT_SCOPE);
       expect(forced()).toEqual(['grade_evidence']);
-      const { options: _options, ...localFields } = local;
+      const { options: _options, option_sources: _sources, ...localFields } = local;
       expect(result.trace).toMatchObject({
         ...localFields,
         grade_reason: `${local.grade_reason} (local judge: the LLM judge failed)`,

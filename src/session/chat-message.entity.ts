@@ -37,7 +37,7 @@ export class ChatMessage {
   ragTrace: Record<string, unknown> | null;
 
   /** The tools the turn ran (an answer's), in the order first called. */
-  @Column({ type: 'jsonb', default: () => "'[]'::jsonb" })
+  @Column({ type: 'jsonb', default: () => "'[]'" })
   tools: string[];
 
   /** The message's id on the wire (the bigint `id` stays internal); drawn by the database at insert. */

@@ -1,5 +1,5 @@
 import type { Page } from 'playwright-core';
-import { appInChromium, describeWithChromium, signedInPage, VIEWPORTS } from './support/browser.js';
+import { appInChromium, describeWithChromium, signedInPage, VIEWPORTS, overflowing } from './support/browser.js';
 import { createCollection, uploadTo } from './support/collections.js';
 import { uniqueUser } from './support/test-app.js';
 
@@ -67,19 +67,6 @@ describeWithChromium('web client: keyboard only and narrow screens', () => {
       await context.close();
     }
   });
-
-  /** Elements of the page reaching past the window's right edge (scrolling boxes such as pre and tables excepted inside). */
-  const overflowing = (page: Page) =>
-    page.evaluate(() => {
-      const width = document.documentElement.clientWidth;
-      return [...document.querySelectorAll<HTMLElement>('body *')]
-        .filter((el) => {
-          const r = el.getBoundingClientRect();
-          return r.width > 0 && r.height > 0 && r.right > width + 1 && !el.parentElement?.closest('pre, table, .admin-table-wrap');
-        })
-        .map((el) => `${el.tagName.toLowerCase()}.${el.className} ${Math.round(el.getBoundingClientRect().width)}px`)
-        .slice(0, 4);
-    });
 
   it('the trace dialog and the knowledge admin fit 375 px', async () => {
     const admin = uniqueUser('review-narrow');

@@ -6,7 +6,7 @@ import { JwtService } from '@nestjs/jwt';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { WEB_CLIENT_DIR } from '../src/web-client.module.js';
-import { appInChromium, describeWithChromium, pageErrors, signedInPage, VIEWPORTS } from './support/browser.js';
+import { appInChromium, describeWithChromium, pageErrors, signedInPage, VIEWPORTS, overflowing } from './support/browser.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 
 if (!existsSync(path.join(WEB_CLIENT_DIR, 'index.html'))) {
@@ -117,19 +117,6 @@ describeWithChromium('web client review: hostile content and addresses', () => {
 
 describeWithChromium('web client review: wide answers at 375 px and 1440 px', () => {
   const app = appInChromium({ RATE_LIMIT_CHAT_PER_MINUTE: '0' });
-
-  /** Elements of the page reaching past the window's right edge (scrolling boxes such as pre and tables excepted inside). */
-  const overflowing = (page: Page) =>
-    page.evaluate(() => {
-      const width = document.documentElement.clientWidth;
-      return [...document.querySelectorAll<HTMLElement>('body *')]
-        .filter((el) => {
-          const r = el.getBoundingClientRect();
-          return r.width > 0 && r.height > 0 && r.right > width + 1 && !el.parentElement?.closest('pre, table, .admin-table-wrap');
-        })
-        .map((el) => `${el.tagName.toLowerCase()}.${el.className} ${Math.round(el.getBoundingClientRect().width)}px`)
-        .slice(0, 4);
-    });
 
   it.each([
     ['375 px', VIEWPORTS.phone],

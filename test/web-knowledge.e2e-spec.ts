@@ -6,7 +6,7 @@ import request from 'supertest';
 import { DEFAULT_COLLECTION_ID } from '../src/knowledge/public-api.js';
 import { WEB_CLIENT_DIR } from '../src/web-client.module.js';
 import { adminAuth } from './support/admin.js';
-import { appInChromium, describeWithChromium, pageErrors, screenshot, signedInPage, VIEWPORTS } from './support/browser.js';
+import { appInChromium, describeWithChromium, pageErrors, screenshot, signedInPage, VIEWPORTS, overflowing } from './support/browser.js';
 import { createCollection, groupAuth, type Headers, setAccess, uploadTo } from './support/collections.js';
 import { uniqueUser } from './support/test-app.js';
 
@@ -52,19 +52,6 @@ async function openKnowledge(page: Page): Promise<void> {
 }
 
 const collectionRow = (page: Page, id: string) => page.locator(`tr[data-testid="collection"][data-collection-id="${id}"]`);
-
-/** Elements reaching past the window's right edge (inside scrolling tables excepted). */
-const overflowing = (page: Page) =>
-  page.evaluate(() => {
-    const width = document.documentElement.clientWidth;
-    return [...document.querySelectorAll<HTMLElement>('body *')]
-      .filter((el) => {
-        const r = el.getBoundingClientRect();
-        return r.width > 0 && r.height > 0 && r.right > width + 1 && !el.parentElement?.closest('pre, table, .admin-table-wrap');
-      })
-      .map((el) => `${el.tagName.toLowerCase()}.${el.className} ${Math.round(el.getBoundingClientRect().width)}px`)
-      .slice(0, 4);
-  });
 
 describeWithChromium('web client: knowledge collections, the collection picker and citations that open their source (Chromium)', () => {
   const app = appInChromium({ RATE_LIMIT_CHAT_PER_MINUTE: '0', RATE_LIMIT_UPLOAD_PER_MINUTE: '0' });

@@ -99,3 +99,16 @@ export function appInChromium(env: Record<string, string> = {}): { t: TestApp; b
   });
   return suite;
 }
+
+/** Elements of the page reaching past the window's right edge (scrolling boxes such as pre and tables excepted inside). */
+export const overflowing = (page: Page) =>
+  page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    return [...document.querySelectorAll<HTMLElement>('body *')]
+      .filter((el) => {
+        const r = el.getBoundingClientRect();
+        return r.width > 0 && r.height > 0 && r.right > width + 1 && !el.parentElement?.closest('pre, table, .admin-table-wrap');
+      })
+      .map((el) => `${el.tagName.toLowerCase()}.${el.className} ${Math.round(el.getBoundingClientRect().width)}px`)
+      .slice(0, 4);
+  });

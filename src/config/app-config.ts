@@ -1,4 +1,5 @@
 import { ConfigProblem, ENVIRONMENT, Environment, environmentSchema, LOG_FORMATS, LOG_LEVELS, NODE_ENVS } from './environment.js';
+import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL } from './variables/stores.js';
 
 export { DENSE_BACKENDS, EMBEDDING_PROVIDERS, ENVIRONMENT, LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, NODE_ENVS, RERANK_PROVIDERS } from './environment.js';
 export type { ConfigProblem, Environment, EnvironmentVariable } from './environment.js';
@@ -38,7 +39,10 @@ export function configFromEnvironment(env: Environment) {
     webClientEnabled: env.WEB_CLIENT_ENABLED,
     host: env.HOST,
     database: {
-      url: env.DATABASE_URL,
+      /** A postgres:// URL, or pglite://<directory> until the embedded database is started (main.ts serves it and puts its URL here). */
+      url: env.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+      /** DATABASE_URL was left unset: when nothing answers at the default, the embedded database is used instead. */
+      defaulted: env.DATABASE_URL === undefined,
       poolSize: env.DATABASE_POOL_SIZE,
       /** Unset: on, except in production (a mistyped DATABASE_URL must not create a database on whatever server it reaches). */
       createIfMissing: env.DATABASE_CREATE_IF_MISSING ?? env.NODE_ENV !== 'production',
@@ -47,7 +51,10 @@ export function configFromEnvironment(env: Environment) {
       lockTimeoutMs: env.DATABASE_LOCK_TIMEOUT_MS,
     },
     redis: {
-      url: env.REDIS_URL,
+      /** Null: no Redis (REDIS_URL=none, or unset with nothing answering at the default); every Redis path runs in-process. */
+      url: (env.REDIS_URL === 'none' ? null : (env.REDIS_URL ?? DEFAULT_REDIS_URL)) as string | null,
+      /** REDIS_URL was left unset: when nothing answers at the default, the service runs without Redis. */
+      defaulted: env.REDIS_URL === undefined,
       ttlSeconds: env.CACHE_TTL_SECONDS,
       commandTimeoutMs: env.CACHE_COMMAND_TIMEOUT_MS,
     },

@@ -2,12 +2,18 @@
 import { z } from 'zod';
 import { flag, integer } from './values.js';
 
+export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/rag_chat';
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
 export const database = {
   DATABASE_URL: z
     .string()
-    .regex(/^postgres(ql)?:\/\/.+/, 'must be a postgres:// connection URL')
-    .default('postgres://postgres@127.0.0.1:5432/rag_chat')
-    .describe('PostgreSQL connection URL'),
+    .regex(/^(postgres(ql)?:\/\/.+|pglite:\/\/.*)$/, 'must be a postgres:// connection URL, or pglite://<directory> for the embedded database')
+    .optional()
+    .describe(
+      'PostgreSQL connection URL, or `pglite://<directory>` for the embedded database (PGlite; `pglite://` alone: `./data/pglite`); unset: the default, or the embedded database when nothing answers on 127.0.0.1:5432',
+    )
+    .meta({ readmeDefault: `${DEFAULT_DATABASE_URL}` }),
   DATABASE_POOL_SIZE: integer(1, 200).default(10).describe('connections in the pool'),
   DATABASE_STATEMENT_TIMEOUT_MS: integer(100, 600000).default(15000).describe('longest statement (statement_timeout)'),
   DATABASE_LOCK_TIMEOUT_MS: integer(100, 600000).default(5000).describe('longest wait for a lock (lock_timeout)'),
@@ -21,9 +27,12 @@ export const database = {
 export const cache = {
   REDIS_URL: z
     .string()
-    .regex(/^rediss?:\/\/.+/, 'must be a redis:// or rediss:// URL')
-    .default('redis://127.0.0.1:6379')
-    .describe('Redis URL'),
+    .regex(/^(rediss?:\/\/.+|none)$/, 'must be a redis:// or rediss:// URL, or none')
+    .optional()
+    .describe(
+      'Redis URL (`redis://` or `rediss://`, optional `/db`), or `none` to run without Redis (one instance); unset: the default, or none when nothing answers on 127.0.0.1:6379',
+    )
+    .meta({ readmeDefault: `${DEFAULT_REDIS_URL}` }),
   CACHE_TTL_SECONDS: integer(1, 86400 * 30)
     .default(300)
     .describe('lifetime of cached transcripts and session lists'),

@@ -47,6 +47,7 @@ const e2e = { ...withServers, setupFilesAfterEnv: ['<rootDir>/test/support/error
 const RESILIENCE = [
   'cache-outage',
   'concurrent-start',
+  'embedded-stores',
   'fault-support',
   'faults',
   'health-and-shutdown',

@@ -12,6 +12,7 @@ import { Readiness } from './common/readiness.js';
 import { EXIT_CONFIG, StartupFailure } from './common/startup-failure.js';
 import { AppConfig, ConfigValidationError, ENVIRONMENT, loadConfig } from './config/app-config.js';
 import { describeConfiguration } from './config/configuration-summary.js';
+import { chooseStores } from './embedded-stores.js';
 import { applyEnvFile, describeEnvFile, EnvFileOutcome } from './config/env-file.js';
 import { describeMisspelling, misspelledVariables } from './config/misspelled-variables.js';
 import { checkDatabase } from './database/ensure-database.js';
@@ -34,7 +35,8 @@ function misspellingWarnings(envFile: EnvFileOutcome | undefined): string[] {
  */
 async function checkDependencies(config: AppConfig, root: PinoLogger): Promise<void> {
   void Promise.all([checkModelEndpoint(config), checkJwks(config)]).then((warnings) => warnings.flat().forEach((line) => root.warn(line)));
-  const [database, redis] = await Promise.all([checkDatabase(config.database.url, config.database.createIfMissing), checkRedis(config.redis.url)]);
+  const redisUrl = config.redis.url;
+  const [database, redis] = await Promise.all([checkDatabase(config.database.url, config.database.createIfMissing), redisUrl === null ? { warning: undefined } : checkRedis(redisUrl)]);
   if (database.created) root.info(`created database "${database.created.name}" on PostgreSQL at ${database.created.server} (DATABASE_CREATE_IF_MISSING)`);
   if (redis.warning) root.warn(redis.warning);
 }
@@ -56,6 +58,9 @@ async function bootstrap(): Promise<void> {
   if (envFile) root.info(describeEnvFile(envFile));
   for (const warning of misspellingWarnings(envFile)) root.warn(warning);
 
+  const stores = await chooseStores(config);
+  config = stores.config;
+  if (stores.line) root.info(stores.line);
   await checkDependencies(config, root);
 
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
@@ -95,8 +100,9 @@ async function bootstrap(): Promise<void> {
     timer.unref();
     app
       .close()
+      .then(() => stores.embedded?.stop())
       .then(() => {
-        root.info('shutdown complete: HTTP server, database pool and cache closed');
+        root.info(`shutdown complete: HTTP server, database pool${stores.embedded ? ', embedded database' : ''} and cache closed`);
         process.exit(0);
       })
       .catch((error: unknown) => {

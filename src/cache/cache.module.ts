@@ -2,6 +2,7 @@ import KeyvRedis from '@keyv/redis';
 import { CacheModule as NestCacheModule } from '@nestjs/cache-manager';
 import { Global, Module } from '@nestjs/common';
 import Keyv from 'keyv';
+import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { ResilientCache } from './resilient-cache.service.js';
@@ -10,11 +11,11 @@ import { ResilientCache } from './resilient-cache.service.js';
  * A Keyv store on Redis with no background reconnect loop: a lost connection
  * is re-opened by the next cache call, and ResilientCache bounds every call's time.
  */
-export function createRedisKeyv(config: AppConfig): Keyv {
+export function createRedisKeyv(config: AppConfig, url: string): Keyv {
   const timeout = Math.max(config.redis.commandTimeoutMs, 50);
   const adapter = new KeyvRedis(
     {
-      url: config.redis.url,
+      url,
       socket: { connectTimeout: timeout, reconnectStrategy: false },
     },
     { connectionTimeout: timeout, throwOnConnectError: true, throwOnErrors: true },
@@ -29,13 +30,21 @@ export function createRedisKeyv(config: AppConfig): Keyv {
   return keyv;
 }
 
+/** Entries the in-process cache keeps (the least recently used go first). */
+const IN_PROCESS_ENTRIES = 10_000;
+
+/** Without Redis (one instance): the same versioned copies, in this process's memory. */
+export function createInProcessKeyv(): Keyv {
+  return new Keyv({ store: new LRUCache<string, NonNullable<unknown>>({ max: IN_PROCESS_ENTRIES }), useKeyPrefix: false });
+}
+
 @Global()
 @Module({
   imports: [
     NestCacheModule.registerAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({
-        stores: [createRedisKeyv(config)],
+        stores: [config.redis.url === null ? createInProcessKeyv() : createRedisKeyv(config, config.redis.url)],
         ttl: config.redis.ttlSeconds * 1000,
       }),
     }),

@@ -26,8 +26,9 @@ export class RunCancelledSignal extends Error {
 export class RunCancellation implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(RunCancellation.name);
   private readonly local = new Map<string, AbortController>();
-  private readonly publisher: RedisClient;
-  private readonly subscriber: RedisClient;
+  /** Null without Redis (one instance): every run it could cancel runs here. */
+  private readonly publisher: RedisClient | null;
+  private readonly subscriber: RedisClient | null;
   private warned = false;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
@@ -39,10 +40,12 @@ export class RunCancellation implements OnModuleInit, OnApplicationShutdown {
   listening: Promise<void> = Promise.resolve();
 
   onModuleInit(): void {
+    const subscriber = this.subscriber;
+    if (!this.publisher || !subscriber) return;
     this.publisher.connect().catch((error: Error) => this.warn(error));
-    this.listening = this.subscriber
+    this.listening = subscriber
       .connect()
-      .then(() => this.subscriber.subscribe(RUN_CANCEL_CHANNEL, (runId) => void this.abortLocal(runId)))
+      .then(() => subscriber.subscribe(RUN_CANCEL_CHANNEL, (runId) => void this.abortLocal(runId)))
       .catch((error: Error) => this.warn(error));
   }
 
@@ -78,7 +81,7 @@ export class RunCancellation implements OnModuleInit, OnApplicationShutdown {
 
   /** Asks whichever instance runs the run to abort it. */
   async request(runId: string): Promise<void> {
-    if (this.abortLocal(runId)) return;
+    if (this.abortLocal(runId) || !this.publisher) return;
     try {
       await withTimeout(this.publisher.publish(RUN_CANCEL_CHANNEL, runId), this.config.redis.commandTimeoutMs, () => new Error('Redis did not answer in time'));
     } catch (error) {

@@ -21,6 +21,17 @@ export interface FollowOptions {
   signal?: AbortSignal;
 }
 
+/** Where the events of every run are kept for rejoining from any instance. */
+interface RedisEventStore {
+  redis: RedisClient;
+  /** Each run's events on their way to its Redis stream. */
+  writer: RunEventWriter;
+  /** Reads of the events already in a run's Redis stream, for a follower that attaches. */
+  catchUp: RunEventCatchUp;
+  /** The live tail of the runs followed from here, on a blocking connection of its own. */
+  tail: RunEventTail;
+}
+
 /** In-process state of a run started on this instance. */
 class LocalRun {
   readonly events: RunEvent[] = [];
@@ -92,35 +103,42 @@ export { runEventsKey };
 export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(RunEventsService.name);
   private readonly local = new Map<string, LocalRun>();
-  private readonly redis: RedisClient;
   private warned = false;
 
   private readonly commandTimeoutMs: number;
-  /** Each run's events on their way to its Redis stream. */
-  private readonly writer: RunEventWriter;
-  /** Reads of the events already in a run's Redis stream, for a follower that attaches. */
-  private readonly catchUp: RunEventCatchUp;
-  /** The live tail of the runs followed from here, on a blocking connection of its own. */
-  private readonly tail: RunEventTail;
+  /** Null without Redis (REDIS_URL=none, one instance): a run's events are kept here, for as long as Redis would keep them. */
+  private readonly store: RedisEventStore | null;
+  /** How long a finished run's events stay in memory: a grace period, or (without Redis) the events' whole lifetime. */
+  private readonly localKeepMs: number;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.commandTimeoutMs = config.redis.commandTimeoutMs;
     const warn = (error: Error) => this.warn(error);
-    this.redis = createRedisClient(config, warn);
-    this.writer = new RunEventWriter(this.redis, this.commandTimeoutMs, config.chat.runEventsTtlSeconds, warn);
-    this.catchUp = new RunEventCatchUp(this.redis, this.commandTimeoutMs);
-    this.tail = new RunEventTail(createRedisClient(config, warn), this.redis, runEventsKey, this.commandTimeoutMs, warn);
+    const redis = createRedisClient(config, warn);
+    const tailClient = createRedisClient(config, warn);
+    this.store =
+      redis && tailClient
+        ? {
+            redis,
+            writer: new RunEventWriter(redis, this.commandTimeoutMs, config.chat.runEventsTtlSeconds, warn),
+            catchUp: new RunEventCatchUp(redis, this.commandTimeoutMs),
+            tail: new RunEventTail(tailClient, redis, runEventsKey, this.commandTimeoutMs, warn),
+          }
+        : null;
+    this.localKeepMs = this.store ? LOCAL_GRACE_MS : config.chat.runEventsTtlSeconds * 1000;
   }
 
   onModuleInit(): void {
-    this.redis.connect().catch((error: Error) => this.warn(error));
-    this.tail.connect();
+    if (!this.store) return;
+    this.store.redis.connect().catch((error: Error) => this.warn(error));
+    this.store.tail.connect();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.tail.close();
-    await this.writer.settled();
-    await closeRedisClient(this.redis, Math.max(this.commandTimeoutMs * 5, 1000));
+    if (!this.store) return;
+    await this.store.tail.close();
+    await this.store.writer.settled();
+    await closeRedisClient(this.store.redis, Math.max(this.commandTimeoutMs * 5, 1000));
   }
 
   /** Registers a run started here; its events will be published through `publish`. */
@@ -135,18 +153,18 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
     const item = runEvent(run.events.length + 1, ...args);
     run.events.push(item);
     for (const stream of run.followers) stream.push(item);
-    this.writer.persist(runId, item);
+    this.store?.writer.persist(runId, item);
     if (isTerminal(item)) {
       run.finished = true;
       run.followers.clear();
-      setTimeout(() => this.local.delete(runId), LOCAL_GRACE_MS).unref();
+      setTimeout(() => this.local.delete(runId), this.localKeepMs).unref();
     }
     return item;
   }
 
   /** Waits until every event of the run has been written to Redis (or failed to). */
   async flushed(runId: string): Promise<void> {
-    await this.writer.flushed(runId);
+    await this.store?.writer.flushed(runId);
   }
 
   /**
@@ -168,8 +186,27 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
       stream.attach(() => run.followers.delete(stream));
       return stream;
     }
-    stream.attach(await this.followFromRedis(runId, afterId, stream, status));
+    if (!this.store) {
+      await this.followLostRun(runId, afterId, stream, status);
+      return stream;
+    }
+    stream.attach(await this.followFromRedis(this.store, runId, afterId, stream, status));
     return stream;
+  }
+
+  /**
+   * Without Redis, a run this process does not hold ran in an earlier one:
+   * it is lost when it never ended, and its events are gone when it did.
+   */
+  private async followLostRun(runId: string, afterId: number, stream: RunEventStream, runStatus: RunStatusProbe): Promise<void> {
+    const status = await runStatus().catch((error: Error) => {
+      this.logger.warn({ err: error, run_id: runId }, 'run status cannot be read');
+      throw new RunEventsUnavailableError('the run cannot be read (the database did not answer); retry shortly');
+    });
+    if (status !== 'running' && status !== 'abandoned' && status !== null) {
+      throw new RunEventsGoneError(`The events of run ${runId} are no longer kept, or were all received already`);
+    }
+    stream.push(lostRunEvent(afterId + 1, status));
   }
 
   /**
@@ -181,7 +218,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
    * be read within the catch-up's budget, RunEventsGoneError when an ended
    * run has nothing left to read.
    */
-  private async followFromRedis(runId: string, afterId: number, stream: RunEventStream, runStatus: RunStatusProbe): Promise<() => void> {
+  private async followFromRedis({ catchUp, tail }: RedisEventStore, runId: string, afterId: number, stream: RunEventStream, runStatus: RunStatusProbe): Promise<() => void> {
     let stopped = false;
     let stopTail: () => void = () => undefined;
     // eslint-disable-next-line prefer-const -- assigned below, after stop() which clears it is defined
@@ -201,7 +238,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
       },
     };
     const readBatch = async (): Promise<boolean> => {
-      for (const event of await this.catchUp.eventsAfter(runId, follower.last)) {
+      for (const event of await catchUp.eventsAfter(runId, follower.last)) {
         if (event.id <= follower.last) continue;
         follower.last = event.id;
         if (stopped) return true;
@@ -228,7 +265,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
       throw new RunEventsUnavailableError('run events cannot be read (the event store did not answer); retry shortly');
     }
     // Caught up: the live tail follows it with everyone else's, one blocking read for the instance.
-    stopTail = this.tail.add(runId, follower);
+    stopTail = tail.add(runId, follower);
     // The run's status is checked on its own clock, whether or not Redis answers: a run that ended without its
     // terminal event in the stream (its instance died, its last writes failed) gets one from here.
     let checking = false;
@@ -239,7 +276,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
         try {
           const status = await runStatus();
           if (status === 'running' || stopped) return;
-          if (this.tail.readable && (await lastEventsArrive(status, readBatch).catch(() => false))) return;
+          if (tail.readable && (await lastEventsArrive(status, readBatch).catch(() => false))) return;
           if (!stopped) {
             stream.push(lostRunEvent(follower.last + 1, status));
             stop();

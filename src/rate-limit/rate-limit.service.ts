@@ -15,13 +15,17 @@ export type RateLimitVerdict = { allowed: true } | { allowed: false; retryAfterS
  * answer within the cache command timeout falls back to a per-instance
  * counter of the same budget, so limiting degrades instead of failing requests.
  */
+/** A budget's counter: shared in Redis with a per-instance insurance, or per-instance only (no Redis). */
+type Limiter = RLWrapperTimeouts | RateLimiterMemory;
+
 @Injectable()
 export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(RateLimitService.name);
-  private readonly redis: RedisClient;
-  private readonly limiters = new Map<RateLimitBucket, RLWrapperTimeouts>();
+  /** Null without Redis (one instance): each budget is counted in this process only. */
+  private readonly redis: RedisClient | null;
+  private readonly limiters = new Map<RateLimitBucket, Limiter>();
   /** The same budgets per API key, under their own prefix so no user id can name a key's counter. */
-  private readonly keyLimiters = new Map<RateLimitBucket, RLWrapperTimeouts>();
+  private readonly keyLimiters = new Map<RateLimitBucket, Limiter>();
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.redis = createRedisClient(config, () => undefined); // the per-instance counter answers meanwhile
@@ -39,8 +43,9 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  private limiter(sharedPrefix: string, localPrefix: string, points: number): RLWrapperTimeouts {
+  private limiter(sharedPrefix: string, localPrefix: string, points: number): Limiter {
     const insurance = new RateLimiterMemory({ keyPrefix: localPrefix, points, duration: 60 });
+    if (!this.redis) return insurance;
     const shared = new RateLimiterRedis({
       storeClient: this.redis,
       useRedisPackage: true,
@@ -53,7 +58,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   }
 
   onModuleInit(): void {
-    if (this.limiters.size > 0) this.redis.connect().catch(() => undefined);
+    if (this.limiters.size > 0) this.redis?.connect().catch(() => undefined);
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -87,7 +92,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  private async spend(limiter: RLWrapperTimeouts | undefined, key: string, spentBy: 'user' | 'api_key'): Promise<RateLimitVerdict> {
+  private async spend(limiter: Limiter | undefined, key: string, spentBy: 'user' | 'api_key'): Promise<RateLimitVerdict> {
     if (!limiter) return { allowed: true };
     try {
       await limiter.consume(key);

@@ -121,6 +121,10 @@ export interface StartServiceOptions {
   /** The service's working directory (where it reads .env and KNOWLEDGE_CORPUS_DIR); `cwd` by default. */
   workingDirectory?: string;
   startupTimeoutMs?: number;
+  /** Variables of this process's environment (and of the defaults) the service must not see. */
+  unset?: readonly string[];
+  /** Runs the service inside this network namespace, reached at its address (see network-namespace.ts). */
+  namespace?: { name: string; address: string };
 }
 
 /**
@@ -142,8 +146,9 @@ export class ServiceProcess {
   constructor(
     private readonly child: ChildProcess,
     readonly port: number,
+    host = '127.0.0.1',
   ) {
-    this.baseUrl = `http://127.0.0.1:${port}`;
+    this.baseUrl = `http://${host}:${port}`;
     this.exited = exitOf(child);
     this.spawnError = new Promise((resolve) => child.once('error', resolve));
     this.closed = new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
@@ -294,20 +299,20 @@ export async function startService(env: Record<string, string>, options: StartSe
 export async function spawnService(env: Record<string, string>, options: Omit<StartServiceOptions, 'startupTimeoutMs'> = {}): Promise<ServiceProcess> {
   const port = await freePort();
   const root = options.cwd ?? process.cwd();
-  const child = spawnTiedToParent(process.execPath, [path.join(root, 'dist/main.js')], {
-    cwd: options.workingDirectory ?? root,
-    env: {
-      ...process.env,
-      NODE_OPTIONS: '',
-      NODE_ENV: 'test',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      JWT_SECRET: TEST_JWT_SECRET,
-      REDIS_URL: TEST_REDIS_URL,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new ServiceProcess(child, port);
+  const environment: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_OPTIONS: '',
+    NODE_ENV: 'test',
+    PORT: String(port),
+    HOST: options.namespace ? '0.0.0.0' : '127.0.0.1',
+    LOG_LEVEL: 'info',
+    JWT_SECRET: TEST_JWT_SECRET,
+    REDIS_URL: TEST_REDIS_URL,
+    ...env,
+  };
+  for (const name of options.unset ?? []) delete environment[name];
+  const main = [process.execPath, path.join(root, 'dist/main.js')];
+  const [command, ...args] = options.namespace ? ['ip', 'netns', 'exec', options.namespace.name, ...main] : main;
+  const child = spawnTiedToParent(command, args, { cwd: options.workingDirectory ?? root, env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new ServiceProcess(child, port, options.namespace?.address);
 }

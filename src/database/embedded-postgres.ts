@@ -1,0 +1,94 @@
+import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { EXIT_CONFIG, StartupFailure } from '../common/startup-failure.js';
+
+/** Where the embedded database keeps its files when `pglite://` names no directory. */
+export const DEFAULT_EMBEDDED_DIR = './data/pglite';
+
+/** The embedded PostgreSQL (PGlite) a `pglite://` DATABASE_URL chooses, served over the PostgreSQL protocol on loopback. */
+export interface EmbeddedPostgres {
+  /** The postgres:// URL the service (TypeORM, the checkpointer, the migration lock) connects to. */
+  url: string;
+  /** The directory its files are in, as resolved. */
+  dataDir: string;
+  /** Closes the server and the database, flushing it to disk; after the service's own connections are closed. */
+  stop(): Promise<void>;
+}
+
+/** The directory a `pglite://<directory>` URL names (relative to the working directory; `pglite://` alone: ./data/pglite). */
+export function embeddedDataDir(url: string): string {
+  const named = url.replace(/^pglite:\/\//, '');
+  return path.resolve(named === '' ? DEFAULT_EMBEDDED_DIR : named);
+}
+
+/** One process at a time: PGlite has no lock of its own, and two writers would corrupt its files. */
+async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+  const lockFile = path.join(dataDir, 'service.pid');
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      const handle = await open(lockFile, 'wx');
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      return () => rm(lockFile, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number.parseInt(await readFile(lockFile, 'utf8').catch(() => ''), 10);
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && processAlive(holder)) {
+        throw new StartupFailure('DATABASE_URL', `the embedded database at ${dataDir} is in use by process ${holder}; stop it or choose another directory`, EXIT_CONFIG);
+      }
+      // Left by a process that died: taken over.
+      await rm(lockFile, { force: true });
+    }
+  }
+  throw new StartupFailure('DATABASE_URL', `the embedded database at ${dataDir} could not be locked`, EXIT_CONFIG);
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Starts PGlite (PostgreSQL compiled to WebAssembly, with pgvector) on
+ * `dataDir` and serves it on an ephemeral loopback port. PGlite is one
+ * backend: the socket server's multiplexer runs one statement at a time,
+ * and while a connection is inside a transaction every other connection
+ * waits for it to end, so transactions stay apart at the cost of running
+ * none side by side.
+ */
+export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+  await mkdir(dataDir, { recursive: true }).catch((error: Error) => {
+    throw new StartupFailure('DATABASE_URL', `the embedded database's directory ${dataDir} cannot be created: ${error.message}`, EXIT_CONFIG);
+  });
+  const unlock = await lockDataDir(dataDir);
+  // Loaded only in this mode: the WebAssembly build is large.
+  const [{ PGlite }, { vector }, { PGLiteSocketServer }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite-pgvector'),
+    import('@electric-sql/pglite-socket'),
+  ]);
+  let db: InstanceType<typeof PGlite>;
+  try {
+    db = await PGlite.create({ dataDir, extensions: { vector } });
+  } catch (error) {
+    await unlock();
+    throw new StartupFailure('DATABASE_URL', `the embedded database at ${dataDir} cannot be opened: ${(error as Error).message}`, EXIT_CONFIG);
+  }
+  // Enough for the service's pools (TypeORM, the checkpointer, the migration lock); each waits its turn.
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 64 });
+  await server.start();
+  const address = server.getServerConn();
+  return {
+    url: `postgres://postgres@${address}/postgres`,
+    dataDir,
+    async stop() {
+      await server.stop();
+      await db.close();
+      await unlock();
+    },
+  };
+}

@@ -36,14 +36,17 @@ export interface StoreChoice {
  * installed). A variable that is set is never second-guessed: a server it
  * names that does not answer stops the start-up as before.
  */
-export async function chooseStores(config: AppConfig, answers: PortProbe = portAnswers): Promise<StoreChoice> {
+export async function chooseStores(
+  config: AppConfig,
+  { answers = portAnswers, startEmbedded = startEmbeddedPostgres }: { answers?: PortProbe; startEmbedded?: (dataDir: string) => Promise<EmbeddedPostgres> } = {},
+): Promise<StoreChoice> {
   const [databaseAbsent, redisAbsent] = await Promise.all([
     config.database.defaulted ? answers('127.0.0.1', 5432).then((up) => !up) : false,
     config.redis.defaulted ? answers('127.0.0.1', 6379).then((up) => !up) : false,
   ]);
   const embeddedDir = config.database.url.startsWith('pglite://') ? embeddedDataDir(config.database.url) : databaseAbsent ? embeddedDataDir('pglite://') : null;
   const withoutRedis = config.redis.url === null || redisAbsent;
-  const embedded = embeddedDir === null ? null : await startEmbeddedPostgres(embeddedDir);
+  const embedded = embeddedDir === null ? null : await startEmbedded(embeddedDir);
   const chosen: AppConfig = {
     ...config,
     // The embedded server's own database exists: nothing to create.

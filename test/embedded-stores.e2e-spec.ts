@@ -70,6 +70,8 @@ describeWithNamespaces('Embedded stores: no PostgreSQL and no Redis reachable', 
     );
     expect(warnings(service)).toEqual([]);
     const http = () => request(service.baseUrl);
+    const health = await http().get('/health').expect(200);
+    expect(health.body).toEqual({ status: 'ok', details: { database: expect.objectContaining({ status: 'up' }), cache: { status: 'up', message: 'in this process: no Redis (one instance)' } } });
 
     const turn = await http().post('/api/chat').set(admin).send({ message: 'How long is the Aurora X2 warranty?' }).expect(200);
     expect(turn.body.response).toContain('three-year');

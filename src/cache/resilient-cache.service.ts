@@ -26,6 +26,8 @@ export const CACHE_RETRY_AFTER_MS = 1000;
 export class ResilientCache {
   private readonly logger = new Logger(ResilientCache.name);
   private readonly timeoutMs: number;
+  /** Without Redis: the cache is this process's memory (one instance). */
+  readonly inProcess: boolean;
   private readonly ttlMs: number;
   private unavailableUntil = 0;
   private degraded = false;
@@ -35,6 +37,7 @@ export class ResilientCache {
     @Inject(CACHE_MANAGER) private readonly cache: Cache,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
+    this.inProcess = config.redis.url === null;
     this.timeoutMs = config.redis.commandTimeoutMs;
     this.ttlMs = config.redis.ttlSeconds * 1000;
     // cache-manager swallows read errors and only reports them as events.

@@ -1,5 +1,8 @@
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
+import type { PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
+import { ExclusiveQueryQueue } from './embedded-query-queue.js';
 import { EXIT_CONFIG, StartupFailure } from '../common/startup-failure.js';
 
 /** Where the embedded database keeps its files when `pglite://` names no directory. */
@@ -54,10 +57,11 @@ function processAlive(pid: number): boolean {
 
 /**
  * Starts PGlite (PostgreSQL compiled to WebAssembly, with pgvector) on
- * `dataDir` and serves it on an ephemeral loopback port. PGlite is one
- * backend: the socket server's multiplexer runs one statement at a time,
- * and while a connection is inside a transaction every other connection
- * waits for it to end, so transactions stay apart at the cost of running
+ * `dataDir` and serves it on an ephemeral loopback port, each connection
+ * speaking the protocol through pglite-socket's handler. PGlite is one
+ * backend: statements run one at a time, and while a connection is inside
+ * a transaction every other connection waits for it to end
+ * (ExclusiveQueryQueue), so transactions stay apart at the cost of running
  * none side by side.
  */
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
@@ -66,7 +70,7 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   });
   const unlock = await lockDataDir(dataDir);
   // Loaded only in this mode: the WebAssembly build is large.
-  const [{ PGlite }, { vector }, { PGLiteSocketServer }] = await Promise.all([
+  const [{ PGlite }, { vector }, { PGLiteSocketHandler }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('@electric-sql/pglite-pgvector'),
     import('@electric-sql/pglite-socket'),
@@ -78,15 +82,27 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
     await unlock();
     throw new StartupFailure('DATABASE_URL', `the embedded database at ${dataDir} cannot be opened: ${(error as Error).message}`, EXIT_CONFIG);
   }
-  // Enough for the service's pools (TypeORM, the checkpointer, the migration lock); each waits its turn.
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 64 });
-  await server.start();
-  const address = server.getServerConn();
+  const queue = new ExclusiveQueryQueue(db);
+  const connections = new Set<InstanceType<typeof PGLiteSocketHandler>>();
+  const server = createServer((socket) => {
+    // The handler speaks the protocol; our queue decides whose message runs (its type names the library's own class).
+    const handler = new PGLiteSocketHandler({ queryQueue: queue as unknown as PGLiteSocketHandlerOptions['queryQueue'], closeOnDetach: true });
+    connections.add(handler);
+    handler.addEventListener('close', () => connections.delete(handler));
+    handler.addEventListener('error', () => connections.delete(handler));
+    handler.attach(socket).catch(() => socket.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
   return {
-    url: `postgres://postgres@${address}/postgres`,
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     dataDir,
     async stop() {
-      await server.stop();
+      for (const connection of connections) await connection.detach(true);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
       await db.close();
       await unlock();
     },

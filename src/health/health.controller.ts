@@ -51,7 +51,7 @@ export class HealthController {
   @ApiServiceUnavailableResponse({ type: HealthReport, description: '`error`: the database is down' })
   async check(@Res({ passthrough: true }) res: Response): Promise<HealthReport> {
     const [database, cacheUp] = await Promise.all([this.checkDatabase(), this.cache.ping()]);
-    const cache: ComponentStatus = cacheUp ? { status: 'up' } : { status: 'down', message: 'Redis unreachable or slow; sessions are served from PostgreSQL' };
+    const cache: ComponentStatus = cacheUp ? this.cacheUp() : { status: 'down', message: 'Redis unreachable or slow; sessions are served from PostgreSQL' };
     const databaseUp = database.status === 'up';
     if (!databaseUp) res.status(HttpStatus.SERVICE_UNAVAILABLE);
     return {
@@ -75,7 +75,7 @@ export class HealthController {
     const [database, cacheUp] = await Promise.all([this.checkDatabase(), this.cache.ping()]);
     const details: Record<string, ComponentStatus> = {
       database,
-      cache: cacheUp ? { status: 'up' } : { status: 'down', message: 'Redis unreachable or slow' },
+      cache: cacheUp ? this.cacheUp() : { status: 'down', message: 'Redis unreachable or slow' },
       ...this.readiness.report(),
       // A draining instance takes no new turns: the load balancer should send them elsewhere.
       ...(this.drain.draining ? { drain: { status: 'down', message: 'shutting down: no new turns' } satisfies ComponentStatus } : {}),
@@ -85,6 +85,10 @@ export class HealthController {
     const ready = Object.entries(details).every(([part, { status }]) => part === 'cache' || status === 'up');
     if (!ready) res.status(HttpStatus.SERVICE_UNAVAILABLE);
     return { status: ready ? 'ready' : 'not_ready', details };
+  }
+
+  private cacheUp(): ComponentStatus {
+    return this.cache.inProcess ? { status: 'up', message: 'in this process: no Redis (one instance)' } : { status: 'up' };
   }
 
   private async checkDatabase(): Promise<ComponentStatus> {

@@ -165,7 +165,7 @@ describe('loadConfig', () => {
       expect(lines).toEqual([
         'PORT: must be an integer from 0 to 65535',
         'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
-        'REDIS_URL: must be a redis:// or rediss:// URL',
+        'REDIS_URL: must be a redis:// or rediss:// URL, or none',
         expect.stringMatching(/^LLM_API_KEY: required when LLM_PROVIDER=openai/),
         'RERANK_URL: required when RERANK_PROVIDER=http',
         'KNOWLEDGE_CHUNK_SIZES: sizes must decrease from parent to leaf and exceed KNOWLEDGE_CHUNK_OVERLAP',

@@ -4,9 +4,14 @@
  * the seeded knowledge base, the local model, its tool routing, retrieval and
  * judges), and its answer is checked for the labelled facts.
  *
- * Two sets, each with English and Chinese questions:
+ * Three sets, each with English and Chinese questions:
  * - sample (bench/data/answers-sample.json): the questions users asked and
  *   those of bench:eval, each with the fact that answers it;
+ * - dev (bench/data/answers-dev.json): the set to improve the model against,
+ *   written before the model was changed for it: paraphrases that share few
+ *   words with the answering sentence, numbers, durations and conditions,
+ *   yes/no, which/where/who questions, enumerations, questions in the other
+ *   language than the document's, and a quarter of several parts;
  * - held-out (bench/data/answers-held-out.json): written before the model was
  *   changed and never tuned to; its misses are listed only with SHOW_HELD_OUT=true.
  *
@@ -14,7 +19,7 @@
  * fact, and the share that state the (first) fact in their first sentence.
  * A question of several parts has one fact per part, in the order asked.
  *
- *   npm run bench:answers             (ANSWER_SETS=sample runs one set)
+ *   npm run bench:answers             (ANSWER_SETS=sample or ANSWER_SETS=sample,dev runs those sets)
  */
 import 'reflect-metadata';
 import { readFile } from 'node:fs/promises';
@@ -41,6 +46,7 @@ interface Scored extends LabelledAnswer {
 
 const ALL_SETS = [
   { name: 'sample', file: 'bench/data/answers-sample.json', listMisses: true },
+  { name: 'dev', file: 'bench/data/answers-dev.json', listMisses: true },
   { name: 'held-out', file: 'bench/data/answers-held-out.json', listMisses: process.env.SHOW_HELD_OUT === 'true' },
 ];
 const chosen = process.env.ANSWER_SETS?.split(',').map((name) => name.trim());

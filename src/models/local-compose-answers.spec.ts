@@ -94,3 +94,66 @@ describe('the local model answers what was asked, best sentence first (the quest
     expect(sentencesOf(composeFromPassages('How long do I have for returns?', returns))[0]).toBe('Returns are accepted within 30 days.');
   });
 });
+
+/** The answer's first sentence for a question over the given passages, or over one passage of the given text. */
+function firstAnswer(question: string, passages: Array<{ source: string; text: string }> | string): string {
+  return sentencesOf(composeFromPassages(question, typeof passages === 'string' ? [{ source: 'doc.md', text: passages }] : passages))[0];
+}
+
+describe('how the local model scores a sentence against the question', () => {
+  it('counts a short sentence that holds the same terms as a long one higher (length normalisation)', () => {
+    // Both name the gold members; the long one by the way.
+    expect(firstAnswer('金卡会员有哪些特权？', [POINTS_RULES])).toBe('金卡会员享受免费退货运费和专属客服。');
+    expect(
+      firstAnswer(
+        'What perks do gold members have?',
+        'Customers who spend more than 5000 USD in a calendar year become gold members for the following year. Gold members get free shipping.',
+      ),
+    ).toBe('Gold members get free shipping.');
+  });
+
+  it('answers a question that names a section with the section in its order, however long its first sentence', () => {
+    expect(firstAnswer('退货政策是什么？', [RETURNS_POLICY])).toBe('自签收之日起 30 天内，未使用且包装完好的商品可以申请无理由退货。');
+    expect(
+      firstAnswer(
+        'What is the refund policy?',
+        '# Refund policy\n## Refunds\nRefunds are issued to the original payment method within ten working days of the return reaching our warehouse. Refunds exclude shipping.',
+      ),
+    ).toBe('Refunds are issued to the original payment method within ten working days of the return reaching our warehouse.');
+  });
+
+  it('matches a Chinese word that no sentence holds by its characters, in sentences that hold another term', () => {
+    // 摔坏 (broken by a fall) is in no sentence; 摔落 (a fall) is.
+    expect(firstAnswer('摔坏了还能保修吗？', [RETURNS_POLICY])).toBe('进水、摔落和私自拆修造成的损坏不在保修范围内。');
+    // 转给 (pass on to) is in no sentence; 转让给 (transfer to) is.
+    expect(firstAnswer('积分可以转给别人吗？', [POINTS_RULES])).toBe('积分不能兑换现金，也不能转让给其他账户。');
+  });
+
+  it('does not count a bigram across two words of the dictionary (分可 in 积分|可以)', () => {
+    expect(firstAnswer('积分可以转给别人吗？', '积分可以抵现。积分不能转让给其他会员的账户，也不能合并。')).toBe('积分不能转让给其他会员的账户，也不能合并。');
+  });
+
+  it('answers a comparison with the sentence that compares', () => {
+    expect(firstAnswer('Which band is quicker when my laptop sits close to the router?', [X1_MANUAL])).toBe(
+      'The 2.4 GHz band reaches further through walls; the 5 GHz band is faster at short range.',
+    );
+  });
+
+  it('answers "who" with the sentence that names who does it', () => {
+    expect(firstAnswer('Who approves expense reports?', [TRAVEL_POLICY])).toBe('Reports are approved by your manager and paid with the next payroll.');
+    expect(firstAnswer('退货的运费谁出？', [RETURNS_POLICY, POINTS_RULES])).toBe('退货运费由买家承担； 如果商品存在质量问题，运费由我们承担。');
+  });
+
+  it('answers a negative question with the sentence that denies, in other words than the question', () => {
+    const returns = 'Unused items can be returned. Items that were opened, used or damaged in transit are not accepted for return.';
+    expect(firstAnswer("Which items can't be returned?", returns)).toBe('Items that were opened, used or damaged in transit are not accepted for return.');
+    // 能不能 asks whether; it denies nothing.
+    expect(firstAnswer('礼品卡能不能在网上商城使用？', '礼品卡可以在网上商城和线下门店使用。礼品卡不能在网上商城兑换现金。')).toBe('礼品卡可以在网上商城和线下门店使用。');
+  });
+
+  it('takes "when" for a question of time only where it opens the question, not in a condition', () => {
+    const fan = 'A hot device always makes the fan loud. The fan of a hot device is loud during updates.';
+    expect(firstAnswer('Is the fan loud when the device is hot?', fan)).toBe('A hot device always makes the fan loud.');
+    expect(firstAnswer('When is the fan of a hot device loud?', fan)).toBe('The fan of a hot device is loud during updates.');
+  });
+});

@@ -21,12 +21,20 @@ const MAX_SENTENCES = 3;
 const SUPPORT_SHARE = 0.75;
 /** What a question term found only in the headings above a sentence counts, against one found in the sentence. */
 const HEADING_SHARE = 0.5;
+/** What a Chinese character of the question counts (see QuestionPart.characters), against a word. */
+const CHARACTER_SHARE = 0.25;
 /** What a Chinese character bigram that is not a word of the question counts, against a word. */
 const BIGRAM_SHARE = 0.5;
+/** BM25's length normalisation of a sentence's score: how much its length counts (0 not at all, 1 fully), and how soon a term's weight saturates. */
+const LENGTH_WEIGHT = 0.5;
+const SATURATION = 1.2;
 
 function citation(passage: Passage): string {
   return passage.page ? `[${passage.source} p.${passage.page}]` : `[${passage.source}]`;
 }
+
+const CJK_CHARACTER = /[\u3400-\u9fff]/g;
+const chineseWordSegmenter = new Intl.Segmenter('zh', { granularity: 'word' });
 
 const NUMBER = String.raw`(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|sixty|ninety|hundred|half|a|[一二两三四五六七八九十百千万半]+)`;
 
@@ -47,7 +55,8 @@ const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
   },
   {
     // a time of day, a date or a moment
-    asks: /\bwhen\b|\bwhat time\b|什么时候|何时|几点|哪天/i,
+    // "when" asks only where it opens a clause: in "is it safe when the light blinks" it sets a condition.
+    asks: /(?:^|[,;:]\s*)(?:and\s+|but\s+|so\s+)?when\b|\bwhat time\b|什么时候|何时|几点|哪天/i,
     answers:
       /\b\d{1,2}(?::\d{2})?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b|\d+\s*点|\b(?:midnight|noon|before|after|within|during|until|once)\b|凌晨|上午|下午|晚上|之前|之后|以内|内/i,
   },
@@ -65,6 +74,22 @@ const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
     // a share
     asks: /\bpercent|\bproportion\b|比例|百分之|几成|多少折/i,
     answers: /\d+(?:\.\d+)?\s*%|\bpercent\b|百分之/i,
+  },
+  {
+    // a comparison: "which band is quicker" is answered by the sentence that compares ("faster", "further")
+    asks: /\b(?:more|less|better|worse|best|worst|\p{L}{2,}(?:er|est)\s+than|quicker|faster|slower|further|farther|nearer|closer|longer|shorter|cheaper|higher|lower|larger|smaller|bigger|stronger|weaker|easier|safer|quickest|fastest|slowest|furthest|farthest|cheapest|highest|lowest|largest|smallest|biggest|strongest)\b|更|最|比较|哪个.{0,4}[快慢远近好大小高低多少]/iu,
+    answers:
+      /\b(?:more|less|better|worse|best|worst|\p{L}{2,}er\s+than|quicker|faster|slower|further|farther|nearer|closer|longer|shorter|cheaper|higher|lower|larger|smaller|bigger|stronger|weaker|easier|safer|quickest|fastest|slowest|furthest|farthest|cheapest|highest|lowest|largest|smallest|biggest|strongest)\b|更|最|比/iu,
+  },
+  {
+    // who does something: the agent of a passive ("approved by your manager", "由买家承担")
+    asks: /(?:^|[,;:]\s*)(?:and\s+|but\s+)?who(?:m|se)?\b|\bby whom\b|谁|哪位|什么人/i,
+    answers: /\bby (?:the|your|a|an|our|their|his|her|its)\b|由/i,
+  },
+  {
+    // a negative: "which items cannot be returned" is answered by the sentence that says what is not
+    asks: /\b(?:not|cannot|never|no|without)\b|n't\b|不|没|无法|非/i,
+    answers: /\b(?:not|cannot|never|no|without|neither|nor|excludes?|excluded|except)\b|n't\b|不|没|无法|非|禁止/i,
   },
   {
     // a temperature
@@ -90,27 +115,56 @@ interface Candidate {
   order: number;
   keys: Set<string>;
   headingKeys: Set<string>;
+  /** Its Chinese characters, for the question's words that no sentence holds whole. */
+  characters: Set<string>;
+  /** How many distinct words it has: a long sentence holds a question's terms by chance more often than a short one. */
+  length: number;
 }
 
 /** A part of the question: its terms, each with its weight, and what it asks for beyond them. */
 interface QuestionPart {
   terms: Map<string, number>;
+  /** The characters of its Chinese words that no sentence holds whole ("摔坏" of 摔落, "转给" of 转让给), and of its one-character words. */
+  characters: Set<string>;
   kinds: RegExp[];
 }
 
 /** "How long", "how much"…: their second word asks (ANSWER_KINDS), it names nothing a sentence should hold. */
 const ASKING_PHRASE = /\bhow (?:long|much|many|soon|often|far|big|large|heavy|tall|wide|old|hot|cold|warm)\b/gi;
 
-function questionPart(part: string): QuestionPart {
-  const named = part.replace(ASKING_PHRASE, 'how');
-  const words = wordKeys(named);
-  const terms = new Map<string, number>();
-  for (const key of matchKeys(named)) {
-    // A Chinese word of one character ("后", "内") matches everywhere; the bigrams around it carry the meaning.
-    if (/^[\u3400-\u9fff]$/.test(key)) continue;
-    terms.set(key, words.has(key) ? 1 : BIGRAM_SHARE);
+/**
+ * The character bigrams of a text that straddle two words of the
+ * segmenter's dictionary (分可 in 积分|可以): two words found whole say the
+ * bigram across them is no word. A bigram next to a single character may be
+ * one (the dictionary misses 转给 in 转|给).
+ */
+function straddlingBigrams(text: string): Set<string> {
+  const segments = [...chineseWordSegmenter.segment(text.toLowerCase())].map(({ segment }) => segment);
+  const straddling = new Set<string>();
+  for (let i = 0; i + 1 < segments.length; i += 1) {
+    const [left, right] = [segments[i], segments[i + 1]];
+    if (left.length >= 2 && right.length >= 2 && containsCjk(left.at(-1)!) && containsCjk(right[0])) straddling.add(left.at(-1)! + right[0]);
   }
-  return { terms, kinds: ANSWER_KINDS.filter((kind) => kind.asks.test(part)).map((kind) => kind.answers) };
+  return straddling;
+}
+
+/** A part of the question; `idf` has the keys the candidate sentences hold. */
+function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionPart {
+  // A yes/no question's A不A ("能不能", "是不是") asks whether; it denies nothing.
+  const asked = part.replace(/(\p{Script=Han})不\1/gu, '$1');
+  const named = asked.replace(ASKING_PHRASE, 'how');
+  const words = wordKeys(named);
+  const straddling = straddlingBigrams(named);
+  const terms = new Map<string, number>();
+  const characters = new Set<string>();
+  for (const key of matchKeys(named)) {
+    // A Chinese word of one character ("后", "内") is matched as a character (see relevance); the bigrams around it carry more.
+    if (/^[\u3400-\u9fff]$/.test(key)) characters.add(key);
+    else if (words.has(key)) terms.set(key, 1);
+    else if (!straddling.has(key)) terms.set(key, BIGRAM_SHARE);
+  }
+  for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of word.match(CJK_CHARACTER) ?? []) characters.add(character);
+  return { terms, characters, kinds: ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers) };
 }
 
 /** Sentences of the passages, without a sentence that another one holds whole (the overlap between neighbouring chunks). */
@@ -121,7 +175,16 @@ function candidatesOf(passages: Passage[]): Candidate[] {
   const keys = (text: string) => keysOf.get(text) ?? keysOf.set(text, matchKeys(text)).get(text)!;
   passages.forEach((passage, rank) => {
     passageSentencesWithHeadings(passage.text).forEach((sentence, index) => {
-      all.push({ text: sentence.text, passage, rank, order: rank * 1000 + index, keys: keys(sentence.text), headingKeys: keys(sentence.headings.join(' ')) });
+      all.push({
+        text: sentence.text,
+        passage,
+        rank,
+        order: rank * 1000 + index,
+        keys: keys(sentence.text),
+        characters: new Set(sentence.text.match(CJK_CHARACTER)),
+        headingKeys: keys(sentence.headings.join(' ')),
+        length: wordKeys(sentence.text).size,
+      });
     });
   });
   const normalised = all.map((candidate) => candidate.text.replace(/\s+/g, ' ').toLowerCase());
@@ -129,9 +192,9 @@ function candidatesOf(passages: Passage[]): Candidate[] {
 }
 
 /** How rare each key is among the candidate sentences (BM25's inverse document frequency). */
-function inverseFrequencies(candidates: Candidate[]): Map<string, number> {
+function inverseFrequencies(candidates: Candidate[], keysOf: (candidate: Candidate) => Set<string>): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const candidate of candidates) for (const key of candidate.keys) counts.set(key, (counts.get(key) ?? 0) + 1);
+  for (const candidate of candidates) for (const key of keysOf(candidate)) counts.set(key, (counts.get(key) ?? 0) + 1);
   const n = candidates.length;
   const idf = new Map<string, number>();
   for (const [key, count] of counts) idf.set(key, Math.log(1 + (n - count + 0.5) / (count + 0.5)));
@@ -140,16 +203,20 @@ function inverseFrequencies(candidates: Candidate[]): Map<string, number> {
 
 /**
  * How well a sentence answers a part of the question: the rarity of the
- * question's terms it holds (by stem; Chinese by word and bigram), those
- * only in its section's heading counting less. A sentence that also gives
- * what the question asks for (a duration, an amount…) scores up to one
- * average term more, and at most twice what its terms alone score. Zero
- * without a term of the question.
+ * question's terms it holds (by stem; Chinese by word and bigram, and by
+ * character for a word no sentence holds whole), those only in its
+ * section's heading counting less. A sentence that also gives what the
+ * question asks for (a duration, an amount…) scores up to one average term
+ * more, and at most twice what its terms alone score. Like BM25, the score
+ * is normalised by the sentence's length, a long sentence holding more
+ * terms by chance; not where its headings name every word of the question,
+ * which then asks for the whole section. Zero without a term of the question.
  */
-function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, number>, rarest: number): number {
+function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, number>, characterIdf: Map<string, number>, rarest: number, averageLength: number): number {
   let matched = 0;
   let total = 0;
   let known = 0;
+  let holdsTerm = false;
   for (const [term, weight] of part.terms) {
     const rarity = idf.get(term);
     // A term no sentence holds can still be in a heading; it adds nothing to what an average term is worth.
@@ -157,12 +224,21 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       total += weight * rarity;
       known += 1;
     }
-    if (candidate.keys.has(term)) matched += weight * rarity!;
-    else if (candidate.headingKeys.has(term)) matched += HEADING_SHARE * weight * (rarity ?? rarest);
+    if (candidate.keys.has(term)) {
+      matched += weight * rarity!;
+      holdsTerm = true;
+    } else if (candidate.headingKeys.has(term)) matched += HEADING_SHARE * weight * (rarity ?? rarest);
   }
   if (matched === 0) return 0;
+  // Characters tell apart the sentences that hold a term of the question; alone they are too weak a sign ("期" of 期限 in 保修期).
+  if (holdsTerm) for (const character of part.characters) if (candidate.characters.has(character)) matched += CHARACTER_SHARE * characterIdf.get(character)!;
   const givesWhatIsAsked = part.kinds.some((answers) => answers.test(candidate.text));
-  return matched + (givesWhatIsAsked ? Math.min(matched, total / Math.max(1, known)) : 0);
+  // A question that its section's headings name whole ("退货政策是什么？" under 退货与保修政策 / 退货) asks for the section:
+  // its sentences in their order, however long.
+  const words = [...part.terms].filter(([, weight]) => weight === 1).map(([term]) => term);
+  const namesSection = words.length > 0 && words.every((term) => candidate.headingKeys.has(term));
+  const lengthFactor = namesSection ? 1 : (SATURATION + 1) / (1 + SATURATION * (1 - LENGTH_WEIGHT + (LENGTH_WEIGHT * candidate.length) / averageLength));
+  return lengthFactor * (matched + (givesWhatIsAsked ? Math.min(matched, total / Math.max(1, known)) : 0));
 }
 
 /**
@@ -173,13 +249,15 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
  * ranked higher, then to the earlier sentence.
  */
 function answeringSentences(question: string, candidates: Candidate[]): Candidate[] {
-  const idf = inverseFrequencies(candidates);
+  const idf = inverseFrequencies(candidates, (candidate) => candidate.keys);
+  const characterIdf = inverseFrequencies(candidates, (candidate) => candidate.characters);
   const rarest = Math.max(0, ...idf.values());
-  const parts = questionParts(question).map(questionPart);
+  const averageLength = Math.max(1, candidates.reduce((sum, candidate) => sum + candidate.length, 0) / candidates.length);
+  const parts = questionParts(question).map((part) => questionPart(part, idf));
   const limit = Math.max(MAX_SENTENCES, parts.length + 1);
   const ranked = parts.map((part) =>
     candidates
-      .map((candidate) => ({ candidate, score: relevance(candidate, part, idf, rarest) }))
+      .map((candidate) => ({ candidate, score: relevance(candidate, part, idf, characterIdf, rarest, averageLength) }))
       .filter((scored) => scored.score > 0)
       .sort((a, b) => b.score - a.score || a.candidate.rank - b.candidate.rank || a.candidate.order - b.candidate.order),
   );

@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { ensureDatabase } from '../src/database/ensure-database.js';
 import { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js';
+import { IngestJobsRepository } from '../src/knowledge/ingest/jobs/ingest-jobs.repository.js';
 import { FakeEmbeddingsServer } from './support/fake-embeddings-server.js';
 import { OwnRedis } from './support/own-redis.js';
 import { createTestApp, TestApp } from './support/test-app.js';
@@ -126,12 +127,12 @@ describeWithPgvector('deferred HNSW builds of bulk loads', () => {
     const queued = (await jobs.submit('dune.txt', document('dune', 60), 'test')).job!.id;
     await asked; // the worker is embedding the load; the other upload waits for the worker
     // Once the queued upload is a lock period old, every reconciler round looks it up in the queue.
-    const queue = (jobs as unknown as { queue: { getJob: (id: string) => Promise<unknown> } }).queue;
+    const queue = (jobs as unknown as { queue: { hold: (id: string) => Promise<unknown> } }).queue;
     const lookedUp = new Promise<void>((resolve) => {
-      const getJob = queue.getJob.bind(queue);
-      queue.getJob = (id: string) => {
+      const hold = queue.hold.bind(queue);
+      queue.hold = (id: string) => {
         if (id === queued) resolve();
-        return getJob(id);
+        return hold(id);
       };
     });
     await lookedUp;
@@ -157,9 +158,8 @@ describeWithPgvector('deferred HNSW builds of bulk loads', () => {
     const t = await app({ ...settings(url), KNOWLEDGE_INGEST_CONCURRENCY: '1', KNOWLEDGE_INGEST_ATTEMPTS: '1' });
     const jobs = t.app.get(IngestJobs);
     // The connection drops at that moment (a failover, a PgBouncer restart): the check's query fails.
-    const check = jest
-      .spyOn(jobs as unknown as { otherJobsQueued: (id: string) => Promise<boolean> }, 'otherJobsQueued')
-      .mockRejectedValueOnce(new Error('Connection terminated unexpectedly'));
+    const { jobs: repository } = jobs as unknown as { jobs: IngestJobsRepository };
+    const check = jest.spyOn(repository, 'otherJobsQueued').mockRejectedValueOnce(new Error('Connection terminated unexpectedly'));
     const id = (await jobs.submit('ember.txt', document('ember', 60), 'test')).job!.id;
     const finished = await jobs.waitUntilFinished(id);
     expect(check).toHaveBeenCalledTimes(1);

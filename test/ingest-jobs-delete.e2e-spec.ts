@@ -129,10 +129,10 @@ describe('A document deleted while its ingest job runs', () => {
 
   /** The queue's job once it has finished for good (no retry left to run), as the worker's queue tells it. */
   const queueJobFinished = async (id: string) => {
-    const jobs = worker.app.get(IngestJobs) as unknown as { queue: { getJob(id: string): Promise<Job | undefined> }; events: QueueEvents };
-    const queued = await jobs.queue.getJob(id);
+    const { queue } = worker.app.get(IngestJobs) as unknown as { queue: { queue: { getJob(id: string): Promise<Job | undefined> }; events: QueueEvents } };
+    const queued = await queue.queue.getJob(id);
     expect(queued).toBeDefined();
-    await queued!.waitUntilFinished(jobs.events).catch(() => undefined);
+    await queued!.waitUntilFinished(queue.events).catch(() => undefined);
     return queued!.getState();
   };
 

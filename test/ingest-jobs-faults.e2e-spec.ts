@@ -40,7 +40,7 @@ describe('Ingest jobs through a PostgreSQL outage and a lost lock', () => {
       KNOWLEDGE_INGEST_LOCK_MS: '1000',
     });
     const admin = adminAuth(t);
-    const worker = (t.app.get(IngestJobs) as unknown as { worker: Worker }).worker;
+    const worker = (t.app.get(IngestJobs) as unknown as { queue: { worker: Worker } }).queue.worker;
     embeddings.held = true;
     const asked = embeddings.nextRequest();
     const res = await request(t.app.getHttpServer()).post('/api/knowledge/documents').set(admin).attach('file', text, 'basil.md').expect(202);
@@ -79,7 +79,7 @@ describe('Ingest jobs through a PostgreSQL outage and a lost lock', () => {
     };
     const slow = await createTestApp(env);
     let fast: TestApp | undefined;
-    const redis = new Redis(slow.config.redis.url);
+    const redis = new Redis(slow.config.redis.url!); // the app's BullMQ queue's Redis
     try {
       embeddings.held = true;
       const admin = adminAuth(slow);
@@ -101,7 +101,7 @@ describe('Ingest jobs through a PostgreSQL outage and a lost lock', () => {
       expect(await fast.app.get(IngestJobs).waitUntilFinished(id)).toMatchObject({ status: 'completed', attempts: 2 });
       // Now the slow worker's embeddings request fails. Its attempt has ended, and written all it would, when BullMQ
       // hears of it: a 'failed' event, or (its lock gone) an error for the job's failure it cannot record.
-      const slowWorker = (slow.app.get(IngestJobs) as unknown as { worker: Worker }).worker;
+      const slowWorker = (slow.app.get(IngestJobs) as unknown as { queue: { worker: Worker } }).queue.worker;
       const slowAttemptEnded = new Promise<string>((resolve) => {
         slowWorker.on('failed', (job) => job?.id === id && resolve(`failed: ${job?.failedReason}`));
         slowWorker.on('error', (error) => error.message.includes(id) && resolve(`error: ${error.message}`));

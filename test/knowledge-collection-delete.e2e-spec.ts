@@ -104,7 +104,8 @@ function deletionSuite(backend: 'memory' | 'pgvector') {
     (await request(front.app.getHttpServer()).post('/api/knowledge/search').set(front.auth(userId)).send({ query: word }).expect(200)).body.chunks.map(
       (chunk: { source: string }) => chunk.source,
     );
-  const queueJob = (id: string) => (worker.app.get(IngestJobs) as unknown as { queue: { getJob(id: string): Promise<Job | undefined> } }).queue.getJob(id);
+  /** The job in the worker instance's BullMQ queue. */
+  const queueJob = (id: string) => (worker.app.get(IngestJobs) as unknown as { queue: { queue: { getJob(id: string): Promise<Job | undefined> } } }).queue.queue.getJob(id);
 
   it('leaves no row of its documents, chunks, vectors, jobs and access list, and no job under way or queued stores anything', async () => {
     const aliceId = uniqueUser('alice');

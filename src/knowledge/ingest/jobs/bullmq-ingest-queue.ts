@@ -1,0 +1,153 @@
+import { Logger } from '@nestjs/common';
+import { Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { withTimeout } from '../../../common/with-timeout.js';
+import { IngestQueue, IngestQueueEvents, IngestQueueHold, IngestTask, PermanentIngestError } from './ingest-queue.js';
+
+export interface BullmqIngestQueueOptions {
+  redisUrl: string;
+  /** Deployments (and test runs) sharing one Redis keep their own queues: named after the database's own id. */
+  name: string;
+  /** CACHE_COMMAND_TIMEOUT_MS: how long a queue command may wait for Redis (at least a second). */
+  commandTimeoutMs: number;
+  /** KNOWLEDGE_INGEST_LOCK_MS: a dead worker's job moves on to another worker once its lock lapses. */
+  lockMs: number;
+  /** How often a job whose worker died is taken over (as often as it may be tried). */
+  maxStalledCount: number;
+}
+
+/**
+ * The ingest queue on Redis (BullMQ): jobs are shared by every instance,
+ * whose workers take them; a job whose worker died is taken over by another
+ * once its lock lapses. Its events reach the watchers on every instance.
+ */
+export class BullmqIngestQueue implements IngestQueue {
+  private readonly logger = new Logger('IngestJobs');
+  private readonly connections: Redis[] = [];
+  private readonly queue: Queue;
+  private readonly events: QueueEvents;
+  private worker: Worker | null = null;
+  private redisDown = false;
+  /** Attempts this instance's worker is running. */
+  private running = 0;
+
+  constructor(
+    private readonly options: BullmqIngestQueueOptions,
+    listeners: IngestQueueEvents,
+  ) {
+    const base = { prefix: 'rag' };
+    // Adding a job fails at once while Redis is away (the reconciler queues it later); the worker waits for Redis.
+    this.queue = new Queue(options.name, { ...base, connection: this.redis({ enableOfflineQueue: false, maxRetriesPerRequest: 1 }) });
+    this.queue.on('error', (error) => this.onRedisError(error));
+    this.events = new QueueEvents(options.name, { ...base, connection: this.redis() });
+    this.events.on('error', (error) => this.onRedisError(error));
+    for (const event of ['active', 'completed', 'failed', 'waiting', 'delayed'] as const) {
+      this.events.on(event, ({ jobId }: { jobId: string }) => listeners.moved(jobId));
+    }
+    this.events.on('progress', ({ jobId, data }: { jobId: string; data: unknown }) => listeners.progress(jobId, data));
+  }
+
+  add(id: string, attempts: number): Promise<void> {
+    const adding = this.queue.add(
+      'ingest',
+      { id },
+      {
+        jobId: id,
+        attempts,
+        backoff: { type: 'exponential', delay: 1000 },
+        removeOnComplete: { age: 24 * 3600, count: 1000 },
+        removeOnFail: { age: 7 * 24 * 3600 },
+      },
+    );
+    return this.inTime(adding).then(() => undefined);
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.inTime(this.queue.remove(id));
+  }
+
+  async hold(id: string): Promise<IngestQueueHold> {
+    const queued = await this.inTime(this.queue.getJob(id));
+    if (!queued) return 'absent';
+    return (await this.inTime(queued.getState())) === 'failed' ? 'failed' : 'held';
+  }
+
+  startWorker(process: (task: IngestTask) => Promise<unknown>, concurrency: number): void {
+    const { lockMs, maxStalledCount } = this.options;
+    this.worker = new Worker(this.queue.name, (job) => this.run(job, process), {
+      prefix: 'rag',
+      connection: this.redis(),
+      concurrency,
+      lockDuration: lockMs,
+      stalledInterval: lockMs,
+      maxStalledCount,
+    });
+    this.worker.on('error', (error) => this.onRedisError(error));
+  }
+
+  async stopWorker(budgetMs: number): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    // Jobs under way finish while they can; past the budget they are left to another instance (their lock lapses).
+    if (this.running === 0) {
+      // Nothing to finish: a graceful close would only wait for Redis to answer its blocking read.
+      await withTimeout(worker.close(true), 1000, () => new Error('timeout')).catch(() => undefined);
+      return;
+    }
+    await withTimeout(worker.close(), budgetMs, () => new Error('ingest jobs did not finish in time')).catch((error: Error) => {
+      this.logger.warn(`${error.message}: another instance takes them over`);
+      void worker.close(true).catch(() => undefined);
+    });
+  }
+
+  async close(): Promise<void> {
+    // Closing waits for Redis; an unreachable one must not hold the shutdown.
+    const closing = [this.events.close(), this.queue.close()].map((p) => withTimeout(p, 1000, () => new Error('timeout')).catch(() => undefined));
+    await Promise.all(closing);
+    for (const connection of this.connections) connection.disconnect();
+  }
+
+  private async run(job: Job, process: (task: IngestTask) => Promise<unknown>): Promise<unknown> {
+    this.running += 1;
+    try {
+      return await process({
+        id: String(job.id),
+        attemptsMade: job.attemptsMade,
+        maxAttempts: job.opts.attempts ?? 1,
+        reportProgress: (progress) => job.updateProgress(progress),
+      });
+    } catch (error) {
+      throw error instanceof PermanentIngestError ? new UnrecoverableError(error.message) : error;
+    } finally {
+      this.running -= 1;
+    }
+  }
+
+  /** A Redis that does not answer (stopped, partitioned) must not hold the caller. */
+  private inTime<T>(operation: Promise<T>): Promise<T> {
+    return withTimeout(operation, Math.max(this.options.commandTimeoutMs, 1000), () => new Error('Redis did not answer in time'));
+  }
+
+  private redis(options: { enableOfflineQueue?: boolean; maxRetriesPerRequest?: number | null } = {}): Redis {
+    const connection = new Redis(this.options.redisUrl, {
+      // BullMQ's blocking commands must wait out an outage rather than fail.
+      maxRetriesPerRequest: null,
+      connectTimeout: Math.max(this.options.commandTimeoutMs, 500),
+      retryStrategy: (attempt) => Math.min(100 * 2 ** attempt, 2000),
+      ...options,
+    });
+    connection.on('error', (error) => this.onRedisError(error));
+    connection.on('ready', () => {
+      if (this.redisDown) this.logger.log('Redis answers again: ingest jobs go on');
+      this.redisDown = false;
+    });
+    this.connections.push(connection);
+    return connection;
+  }
+
+  private onRedisError(error: Error): void {
+    if (this.redisDown) return;
+    this.redisDown = true;
+    this.logger.warn(`ingest queue: Redis unavailable (${error.message}); uploads are stored and queued when it answers`);
+  }
+}

@@ -5,6 +5,7 @@ import request from 'supertest';
 import { adminBearer } from './support/admin.js';
 import { createNetworkNamespace, namespaceSupport, NetworkNamespace } from './support/network-namespace.js';
 import { ServiceProcess, startService } from './support/service-process.js';
+import { readSse } from './support/sse-client.js';
 
 /**
  * A machine with nothing installed: the built service started where no
@@ -35,7 +36,7 @@ function warnings(service: ServiceProcess): string[] {
     .filter((message) => !message.startsWith('JWT_SECRET'));
 }
 
-describeWithNamespaces('Embedded stores: no PostgreSQL and no Redis reachable', () => {
+describeWithNamespaces('Embedded stores: the embedded database and no Redis', () => {
   let namespace: NetworkNamespace;
   let workingDirectory: string;
   const running: ServiceProcess[] = [];
@@ -61,7 +62,7 @@ describeWithNamespaces('Embedded stores: no PostgreSQL and no Redis reachable', 
     return service;
   };
 
-  it('chooses both by itself and serves a turn, an upload, a search, a pause and its resume; a restart keeps them', async () => {
+  it('with no PostgreSQL and no Redis reachable, chooses both by itself and serves a turn, an upload, a search, a pause and its resume; a restart keeps them', async () => {
     let service = await start();
     const dataDir = path.join(workingDirectory, 'data', 'pglite');
     expect(messages(service)).toContain(
@@ -77,11 +78,27 @@ describeWithNamespaces('Embedded stores: no PostgreSQL and no Redis reachable', 
     expect(turn.body.response).toContain('three-year');
     const sessionId = turn.body.session_id as string;
 
+    // A streamed turn, then a rejoin from its first event: its events are kept in this process.
+    const bearer = { ...admin, 'Content-Type': 'application/json' };
+    const streamed = await readSse(`${service.baseUrl}/api/chat/stream`, { method: 'POST', headers: bearer, body: JSON.stringify({ message: '会员积分多久过期？' }) });
+    expect(streamed.events.at(-1)?.event).toBe('done');
+    const runId = streamed.events[0].data.run_id as string;
+    const rejoined = await readSse(`${service.baseUrl}/api/chat/runs/${runId}/stream`, { headers: { ...admin, 'Last-Event-ID': '0' } });
+    expect(rejoined.events).toEqual(streamed.events);
+
     const upload = await http().post('/api/knowledge/documents?wait=true').set(admin).attach('file', Buffer.from(`# Zephyr-9 kettle\n\n${FACT}\n`), 'zephyr-9.md');
     expect(upload.status).toBe(201);
-    expect(upload.body).toMatchObject({ status: 'completed' });
+    expect(upload.body.job).toMatchObject({ status: 'completed' });
     const search = await http().post('/api/knowledge/search').set(admin).send({ query: 'How fast does the Zephyr-9 kettle boil a litre?', top_k: 3 }).expect(200);
-    expect((search.body.results as { text: string }[]).map((result) => result.text).join('\n')).toContain('97 seconds');
+    expect((search.body.chunks as { text: string }[]).map((result) => result.text).join('\n')).toContain('97 seconds');
+
+    // Turns side by side share the one embedded backend: each statement and transaction runs whole.
+    const together = await Promise.all(
+      ['How do I reset the Aurora X1?', '退货政策是什么？', 'What is the hotel limit in London?', '会员积分多久过期？', 'How long is the Aurora X2 warranty?', 'When do firmware updates install on the X1?'].map(
+        (message) => http().post('/api/chat').set(admin).send({ message }),
+      ),
+    );
+    expect(together.map((res) => res.status)).toEqual([200, 200, 200, 200, 200, 200]);
 
     const paused = await http().post('/api/chat').set(admin).send({ message: 'How long is the warranty?' }).expect(200);
     expect(paused.body.pending_hitl).toMatchObject({ hitl_type: 'choose' });
@@ -96,7 +113,23 @@ describeWithNamespaces('Embedded stores: no PostgreSQL and no Redis reachable', 
     const kept = await request(service.baseUrl).get(`/api/sessions/${sessionId}/messages`).set(admin).expect(200);
     expect(JSON.stringify(kept.body)).toContain('three-year');
     const again = await request(service.baseUrl).post('/api/knowledge/search').set(admin).send({ query: 'Zephyr-9 kettle litre', top_k: 3 }).expect(200);
-    expect((again.body.results as { text: string }[]).map((result) => result.text).join('\n')).toContain('97 seconds');
+    expect((again.body.chunks as { text: string }[]).map((result) => result.text).join('\n')).toContain('97 seconds');
+    expect((await service.stop()).code).toBe(0);
+  });
+
+  it('takes DATABASE_URL=pglite://<directory> and REDIS_URL=none as asked, with PostgreSQL and Redis up, and warns of nothing', async () => {
+    const dataDir = path.join(workingDirectory, 'explicit');
+    const service = await startService(
+      { DATABASE_URL: `pglite://${dataDir}`, REDIS_URL: 'none', KNOWLEDGE_CORPUS_DIR: path.resolve('corpus'), WEB_CLIENT_ENABLED: 'false' },
+      { workingDirectory, startupTimeoutMs: 120_000 },
+    );
+    running.push(service);
+    expect(messages(service)).toContain(
+      `running on embedded PostgreSQL (PGlite with pgvector) in ${dataDir}, one statement at a time; no Redis: cache, run events, cancels, rate limits and the ingest queue in this process, for one instance only`,
+    );
+    expect(warnings(service)).toEqual([]);
+    const turn = await request(service.baseUrl).post('/api/chat').set(admin).send({ message: '会员积分多久过期？' }).expect(200);
+    expect(turn.body.response).toContain('12 个月');
     expect((await service.stop()).code).toBe(0);
   });
 });

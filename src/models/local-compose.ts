@@ -19,8 +19,6 @@ export interface Passage {
 const MAX_SENTENCES = 3;
 /** A sentence that is not the best for its part joins the answer when it scores at least this share of the best. */
 const SUPPORT_SHARE = 0.75;
-/** An answer whose sentences hold less than this share of a part's terms (by rarity) gets the sentence that holds most of the rest. */
-const COVERED_SHARE = 0.5;
 /** What a question term found only in the headings above a sentence counts, against one found in the sentence. */
 const HEADING_SHARE = 0.5;
 /** What a Chinese character of the question counts (see QuestionPart.characters), against a word. */
@@ -349,23 +347,7 @@ function answeringSentences(question: string, candidates: Candidate[]): Candidat
       if (giving) {
         taken.add(giving.candidate);
         answer.sentences.push(giving.candidate);
-        return;
       }
-    }
-    // Its sentences hold few of its terms: the sentence holding most of the rest.
-    const weight = (terms: string[]) => terms.reduce((sum, term) => sum + part.terms.get(term)! * idf.get(term)!, 0);
-    const known = [...part.terms.keys()].filter((term) => idf.has(term));
-    const missing = known.filter((term) => !answer.sentences.some((sentence) => sentence.keys.has(term)));
-    if (weight(missing) <= (1 - COVERED_SHARE) * weight(known)) return;
-    let bestRest: { candidate: Candidate; covered: number } | undefined;
-    for (const candidate of candidates) {
-      if (taken.has(candidate)) continue;
-      const covered = weight(missing.filter((term) => candidate.keys.has(term)));
-      if (covered > (bestRest?.covered ?? 0)) bestRest = { candidate, covered };
-    }
-    if (bestRest) {
-      taken.add(bestRest.candidate);
-      answer.sentences.push(bestRest.candidate);
     }
   });
   // A part that no sentence shares a term with ("…, and what gets lost?") is most likely answered by what follows the previous part's answer.

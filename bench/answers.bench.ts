@@ -4,7 +4,7 @@
  * the seeded knowledge base, the local model, its tool routing, retrieval and
  * judges), and its answer is checked for the labelled facts.
  *
- * Three sets, each with English and Chinese questions:
+ * Four sets, each with English and Chinese questions:
  * - sample (bench/data/answers-sample.json): the questions users asked and
  *   those of bench:eval, each with the fact that answers it;
  * - dev (bench/data/answers-dev.json): the set to improve the model against,
@@ -12,6 +12,11 @@
  *   words with the answering sentence, numbers, durations and conditions,
  *   yes/no, which/where/who questions, enumerations, questions in the other
  *   language than the document's, and a quarter of several parts;
+ * - dev2 (bench/data/answers-dev2.json): a second set to improve the model
+ *   against, written before the next round of changes: questions in the other
+ *   language than the document's, paraphrases and synonyms, conditions and
+ *   requirements (需要满足什么条件, what do I need to…), and answers spread
+ *   over two sentences;
  * - held-out (bench/data/answers-held-out.json): written before the model was
  *   changed and never tuned to; its misses are listed only with SHOW_HELD_OUT=true.
  *
@@ -19,7 +24,7 @@
  * fact, and the share that state the (first) fact in their first sentence.
  * A question of several parts has one fact per part, in the order asked.
  *
- *   npm run bench:answers             (ANSWER_SETS=sample or ANSWER_SETS=sample,dev runs those sets)
+ *   npm run bench:answers             (ANSWER_SETS=sample or ANSWER_SETS=sample,dev,dev2 runs those sets)
  */
 import 'reflect-metadata';
 import { readFile } from 'node:fs/promises';
@@ -47,6 +52,7 @@ interface Scored extends LabelledAnswer {
 const ALL_SETS = [
   { name: 'sample', file: 'bench/data/answers-sample.json', listMisses: true },
   { name: 'dev', file: 'bench/data/answers-dev.json', listMisses: true },
+  { name: 'dev2', file: 'bench/data/answers-dev2.json', listMisses: true },
   { name: 'held-out', file: 'bench/data/answers-held-out.json', listMisses: process.env.SHOW_HELD_OUT === 'true' },
 ];
 const chosen = process.env.ANSWER_SETS?.split(',').map((name) => name.trim());

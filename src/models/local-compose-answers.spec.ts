@@ -157,3 +157,34 @@ describe('how the local model scores a sentence against the question', () => {
     expect(firstAnswer('When is the fan of a hot device loud?', fan)).toBe('The fan of a hot device is loud during updates.');
   });
 });
+
+describe('what the local model adds when the best sentences leave something unanswered', () => {
+  it('answers a question about conditions with the sentence that states them, though another one shares more words with it', () => {
+    // 退回 is in the refund sentence only; the return sentence says what a returned item must be.
+    expect(composeFromPassages('退回的商品需要满足什么条件？', [RETURNS_POLICY])).toContain('未使用且包装完好的商品可以申请无理由退货');
+  });
+
+  it('answers a question about a colour with the sentence that names one', () => {
+    const hub = 'The status light of the hub sits on its front. After a restart the status light of the hub turns green.';
+    expect(firstAnswer('What colour is the status light of the hub?', hub)).toBe('After a restart the status light of the hub turns green.');
+  });
+
+  it('adds the best sentence that gives what the question asks for (a time) when none of the chosen ones does', () => {
+    // A Chinese question about an English manual shares only "X1" with its sentences; the firmware sentence does not name the X1.
+    expect(composeFromPassages('X1 的固件几点自动更新？', [X1_MANUAL, X1_MANUAL_TAIL])).toContain('between 2 a.m. and 4 a.m.');
+  });
+
+  it('answers a part that shares no word with any sentence by the sentence after the previous part’s answer', () => {
+    const answer = composeFromPassages('What does the light do when I hold the X1 reset button, and what gets lost?', [X1_MANUAL]);
+    expect(sentencesOf(answer).slice(0, 2)).toEqual([
+      'To reset the Aurora X1 to factory settings, press and hold the reset button on the back for 10 seconds until the status light blinks amber.',
+      'The router restarts and all settings, including the Wi-Fi password, are erased.',
+    ]);
+  });
+
+  it('matches a unit of a Chinese question in an English sentence (几秒 → seconds)', () => {
+    expect(firstAnswer('X2 节点重置要按几秒？', [X2_MANUAL])).toBe(
+      'To reset an Aurora X2 node, press the reset pinhole for 5 seconds with a paper clip until the light turns red.',
+    );
+  });
+});

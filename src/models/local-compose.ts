@@ -1,4 +1,4 @@
-import { matchKeys, wordKeys } from '../common/match-keys.js';
+import { matchKey, matchKeys, wordKeys } from '../common/match-keys.js';
 import { questionParts } from '../common/question-parts.js';
 import { sentencesOf } from '../common/sentences.js';
 import { clip, containsCjk } from '../common/text.js';
@@ -25,6 +25,8 @@ const HEADING_SHARE = 0.5;
 const CHARACTER_SHARE = 0.25;
 /** What a Chinese character bigram that is not a word of the question counts, against a word. */
 const BIGRAM_SHARE = 0.5;
+/** What a unit translated from the question's language (秒 → seconds) counts, against a word of the question. */
+const TRANSLATED_SHARE = 0.25;
 /** BM25's length normalisation of a sentence's score: how much its length counts (0 not at all, 1 fully), and how soon a term's weight saturates. */
 const LENGTH_WEIGHT = 0.5;
 const SATURATION = 1.2;
@@ -35,6 +37,11 @@ function citation(passage: Passage): string {
 
 const CJK_CHARACTER = /[\u3400-\u9fff]/g;
 const chineseWordSegmenter = new Intl.Segmenter('zh', { granularity: 'word' });
+
+/** A question about conditions or requirements ("what do I need to…", "需要满足什么条件"): the phrase asks, it names nothing a sentence should hold. */
+const CONDITION_PHRASE =
+  /\b(?:what|which) (?:are the )?(?:conditions?|requirements?|criteria)\b|\bwhat (?:do|does|must|should) (?:i|you|we|one|it|they) (?:need|have) to\b|\bwhat (?:do|does) (?:i|you|we|one|it|they) need\b|\bwhat conditions?\b|\brequirements? for\b|需要满足什么条件|要满足什么条件|满足什么条件|需要什么条件|什么条件|有什么要求|什么要求|什么样的|什么情况下|怎样才能|如何才能/i;
+const CONDITION_ASKS = new RegExp(CONDITION_PHRASE.source, 'gi');
 
 const NUMBER = String.raw`(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|sixty|ninety|hundred|half|a|[一二两三四五六七八九十百千万半]+)`;
 
@@ -47,7 +54,7 @@ const NUMBER = String.raw`(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|e
 const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
   {
     // a duration or a time limit
-    asks: /\bhow (?:long|soon|often)\b|\bhow many (?:seconds|minutes|hours|days|weeks|months|years)\b|\bdeadline|\bexpir|\bvalid\b|多久|多长|多少(?:天|年|个月|小时|分钟)|几(?:天|年|个月|小时|分钟)|期限|有效期|过期|时限/i,
+    asks: /\bhow (?:long|soon|often)\b|\bhow many (?:seconds|minutes|hours|days|weeks|months|years)\b|\bdeadline|\bexpir|\bvalid\b|多久|多长|多少(?:秒|天|年|个月|小时|分钟)|几(?:秒|天|年|个月|小时|分钟)|期限|有效期|过期|时限/i,
     answers: new RegExp(
       String.raw`\b${NUMBER}[\s-]*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b|${NUMBER}\s*个?\s*(?:秒|分钟|小时|天|日|周|星期|月|年)|工作日`,
       'iu',
@@ -92,6 +99,17 @@ const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
     answers: /\b(?:not|cannot|never|no|without|neither|nor|excludes?|excluded|except)\b|n't\b|不|没|无法|非|禁止/i,
   },
   {
+    // a condition or a requirement: "what do I need to…", "需要满足什么条件" are answered by the sentence that says when, if or only if
+    asks: CONDITION_PHRASE,
+    answers:
+      /\b(?:if|only|unless|must|need|needs|required|requires|provided|as long as|at least|may|can|eligible|allowed)\b|如果|若|只要|只有|必须|须|需|可以|可|且|才/i,
+  },
+  {
+    // a colour
+    asks: /\bwhat colou?r\b|\bwhich colou?r\b|什么颜色|哪种颜色|颜色/i,
+    answers: /\b(?:red|green|blue|amber|orange|yellow|white|black|purple|pink|grey|gray)\b|红|绿|蓝|黄|橙|白|黑|紫/i,
+  },
+  {
     // a temperature
     asks: /\btemperature|\bhow (?:hot|cold|warm)\b|\bdegrees?\b|温度|多少度|几度/i,
     answers: /°|℃|℉|\bdegrees?\b|\d+\s*度/i,
@@ -129,6 +147,40 @@ interface QuestionPart {
   kinds: RegExp[];
 }
 
+/**
+ * Words that need no domain knowledge to translate: units and what a
+ * question asks about. A question in one language names them for sentences
+ * in the other ("按几秒" for "for 5 seconds").
+ */
+const BILINGUAL_UNITS: Array<{ zh: RegExp; en: string[] }> = [
+  { zh: /秒/, en: ['second', 'seconds'] },
+  { zh: /分钟/, en: ['minute', 'minutes'] },
+  { zh: /小时/, en: ['hour', 'hours'] },
+  { zh: /\d\s*天|几天|多少天|每天|天内/, en: ['day', 'days'] },
+  { zh: /工作日/, en: ['working', 'business'] },
+  { zh: /周|星期/, en: ['week', 'weeks'] },
+  { zh: /个月|几月|每月/, en: ['month', 'months'] },
+  { zh: /\d\s*年|几年|多少年|每年/, en: ['year', 'years'] },
+  { zh: /美元/, en: ['usd', 'dollars'] },
+  { zh: /颜色/, en: ['colour', 'color'] },
+  { zh: /几点|时间/, en: ['time'] },
+];
+
+/** The question's units in the other language: English keys for a Chinese question, Chinese characters for an English one. */
+function translatedUnits(question: string): { keys: Set<string>; characters: Set<string> } {
+  const keys = new Set<string>();
+  const characters = new Set<string>();
+  const englishWords = wordKeys(question);
+  for (const unit of BILINGUAL_UNITS) {
+    if (containsCjk(question)) {
+      if (unit.zh.test(question)) for (const word of unit.en) keys.add(matchKey(word));
+    } else if (unit.en.some((word) => englishWords.has(matchKey(word)))) {
+      for (const character of unit.zh.source.match(CJK_CHARACTER) ?? []) if (!'几多少每内'.includes(character)) characters.add(character);
+    }
+  }
+  return { keys, characters };
+}
+
 /** "How long", "how much"…: their second word asks (ANSWER_KINDS), it names nothing a sentence should hold. */
 const ASKING_PHRASE = /\bhow (?:long|much|many|soon|often|far|big|large|heavy|tall|wide|old|hot|cold|warm)\b/gi;
 
@@ -152,7 +204,7 @@ function straddlingBigrams(text: string): Set<string> {
 function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionPart {
   // A yes/no question's A不A ("能不能", "是不是") asks whether; it denies nothing.
   const asked = part.replace(/(\p{Script=Han})不\1/gu, '$1');
-  const named = asked.replace(ASKING_PHRASE, 'how');
+  const named = asked.replace(ASKING_PHRASE, 'how').replace(CONDITION_ASKS, ' ');
   const words = wordKeys(named);
   const straddling = straddlingBigrams(named);
   const terms = new Map<string, number>();
@@ -164,6 +216,9 @@ function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionP
     else if (!straddling.has(key)) terms.set(key, BIGRAM_SHARE);
   }
   for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of word.match(CJK_CHARACTER) ?? []) characters.add(character);
+  const translated = translatedUnits(named);
+  for (const key of translated.keys) if (!terms.has(key)) terms.set(key, TRANSLATED_SHARE);
+  for (const character of translated.characters) characters.add(character);
   return { terms, characters, kinds: ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers) };
 }
 
@@ -232,13 +287,13 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
   if (matched === 0) return 0;
   // Characters tell apart the sentences that hold a term of the question; alone they are too weak a sign ("期" of 期限 in 保修期).
   if (holdsTerm) for (const character of part.characters) if (candidate.characters.has(character)) matched += CHARACTER_SHARE * characterIdf.get(character)!;
-  const givesWhatIsAsked = part.kinds.some((answers) => answers.test(candidate.text));
+  const givesWhatIsAskedFor = givesWhatIsAsked(candidate, part);
   // A question that its section's headings name whole ("退货政策是什么？" under 退货与保修政策 / 退货) asks for the section:
   // its sentences in their order, however long.
   const words = [...part.terms].filter(([, weight]) => weight === 1).map(([term]) => term);
   const namesSection = words.length > 0 && words.every((term) => candidate.headingKeys.has(term));
   const lengthFactor = namesSection ? 1 : (SATURATION + 1) / (1 + SATURATION * (1 - LENGTH_WEIGHT + (LENGTH_WEIGHT * candidate.length) / averageLength));
-  return lengthFactor * (matched + (givesWhatIsAsked ? Math.min(matched, total / Math.max(1, known)) : 0));
+  return lengthFactor * (matched + (givesWhatIsAskedFor ? Math.min(matched, total / Math.max(1, known)) : 0));
 }
 
 /**
@@ -281,7 +336,35 @@ function answeringSentences(question: string, candidates: Candidate[]): Candidat
     });
     if (!added) break;
   }
+  // What the chosen sentences leave unanswered: one more sentence each, even beyond the limit.
+  answers.forEach((answer, i) => {
+    if (!answer.best) return;
+    const part = parts[i];
+    // The part asks for a time, a condition… (the most specific kind first), and none of its sentences gives it: the best sentence that does.
+    const ungiven = part.kinds.find((answers) => !answer.sentences.some((sentence) => answers.test(sentence.text)));
+    if (ungiven) {
+      const giving = ranked[i].find((s) => !taken.has(s.candidate) && ungiven.test(s.candidate.text));
+      if (giving) {
+        taken.add(giving.candidate);
+        answer.sentences.push(giving.candidate);
+      }
+    }
+  });
+  // A part that no sentence shares a term with ("…, and what gets lost?") is most likely answered by what follows the previous part's answer.
+  answers.forEach((answer, i) => {
+    if (answer.best || i === 0) return;
+    const previous = answers[i - 1].best?.candidate;
+    const next = previous && candidates.find((candidate) => candidate.passage === previous.passage && candidate.order === previous.order + 1);
+    if (next && !taken.has(next)) {
+      taken.add(next);
+      answer.sentences.push(next);
+    }
+  });
   return answers.flatMap((answer) => answer.sentences);
+}
+
+function givesWhatIsAsked(candidate: Candidate, part: QuestionPart): boolean {
+  return part.kinds.some((answers) => answers.test(candidate.text));
 }
 
 /** The sentences of the passages that answer the question, best first, each cited, with the Sources line. */

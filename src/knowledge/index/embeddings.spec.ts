@@ -133,3 +133,15 @@ describe('rerank providers', () => {
     expect(createRerankProvider(loadConfig({ RERANK_PROVIDER: 'none' }))).toBeNull();
   });
 });
+
+describe('the local rerank', () => {
+  it('scores a passage in the other script than the question by the names and numbers they share, above the default RAG_MIN_RELEVANCE', async () => {
+    const rerank = new LocalRerank(1000);
+    const [x2Reset, x1Reset] = await rerank.score('X2 节点重置要按几秒？', [
+      'To reset an Aurora X2 node, press the reset pinhole for 5 seconds with a paper clip until the light turns red.',
+      'To reset the Aurora X1 to factory settings, press and hold the reset button on the back for 10 seconds.',
+    ]);
+    expect(x2Reset).toBeGreaterThanOrEqual(loadConfig({}).knowledge.minRelevance);
+    expect(x2Reset).toBeGreaterThan(x1Reset);
+  });
+});

@@ -36,7 +36,10 @@ function misspellingWarnings(envFile: EnvFileOutcome | undefined): string[] {
 async function checkDependencies(config: AppConfig, root: PinoLogger): Promise<void> {
   void Promise.all([checkModelEndpoint(config), checkJwks(config)]).then((warnings) => warnings.flat().forEach((line) => root.warn(line)));
   const redisUrl = config.redis.url;
-  const [database, redis] = await Promise.all([checkDatabase(config.database.url, config.database.createIfMissing), redisUrl === null ? { warning: undefined } : checkRedis(redisUrl)]);
+  const [database, redis] = await Promise.all([
+    checkDatabase(config.database.url, config.database.createIfMissing),
+    redisUrl === null ? { warning: undefined } : checkRedis(redisUrl),
+  ]);
   if (database.created) root.info(`created database "${database.created.name}" on PostgreSQL at ${database.created.server} (DATABASE_CREATE_IF_MISSING)`);
   if (redis.warning) root.warn(redis.warning);
 }

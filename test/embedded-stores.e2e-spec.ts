@@ -72,7 +72,10 @@ describeWithNamespaces('Embedded stores: the embedded database and no Redis', ()
     expect(warnings(service)).toEqual([]);
     const http = () => request(service.baseUrl);
     const health = await http().get('/health').expect(200);
-    expect(health.body).toEqual({ status: 'ok', details: { database: expect.objectContaining({ status: 'up' }), cache: { status: 'up', message: 'in this process: no Redis (one instance)' } } });
+    expect(health.body).toEqual({
+      status: 'ok',
+      details: { database: expect.objectContaining({ status: 'up' }), cache: { status: 'up', message: 'in this process: no Redis (one instance)' } },
+    });
 
     const turn = await http().post('/api/chat').set(admin).send({ message: 'How long is the Aurora X2 warranty?' }).expect(200);
     expect(turn.body.response).toContain('three-year');
@@ -86,7 +89,10 @@ describeWithNamespaces('Embedded stores: the embedded database and no Redis', ()
     const rejoined = await readSse(`${service.baseUrl}/api/chat/runs/${runId}/stream`, { headers: { ...admin, 'Last-Event-ID': '0' } });
     expect(rejoined.events).toEqual(streamed.events);
 
-    const upload = await http().post('/api/knowledge/documents?wait=true').set(admin).attach('file', Buffer.from(`# Zephyr-9 kettle\n\n${FACT}\n`), 'zephyr-9.md');
+    const upload = await http()
+      .post('/api/knowledge/documents?wait=true')
+      .set(admin)
+      .attach('file', Buffer.from(`# Zephyr-9 kettle\n\n${FACT}\n`), 'zephyr-9.md');
     expect(upload.status).toBe(201);
     expect(upload.body.job).toMatchObject({ status: 'completed' });
     const search = await http().post('/api/knowledge/search').set(admin).send({ query: 'How fast does the Zephyr-9 kettle boil a litre?', top_k: 3 }).expect(200);
@@ -94,9 +100,14 @@ describeWithNamespaces('Embedded stores: the embedded database and no Redis', ()
 
     // Turns side by side share the one embedded backend: each statement and transaction runs whole.
     const together = await Promise.all(
-      ['How do I reset the Aurora X1?', '退货政策是什么？', 'What is the hotel limit in London?', '会员积分多久过期？', 'How long is the Aurora X2 warranty?', 'When do firmware updates install on the X1?'].map(
-        (message) => http().post('/api/chat').set(admin).send({ message }),
-      ),
+      [
+        'How do I reset the Aurora X1?',
+        '退货政策是什么？',
+        'What is the hotel limit in London?',
+        '会员积分多久过期？',
+        'How long is the Aurora X2 warranty?',
+        'When do firmware updates install on the X1?',
+      ].map((message) => http().post('/api/chat').set(admin).send({ message })),
     );
     expect(together.map((res) => res.status)).toEqual([200, 200, 200, 200, 200, 200]);
 

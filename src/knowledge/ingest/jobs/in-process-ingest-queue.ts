@@ -139,13 +139,16 @@ export class InProcessIngestQueue implements IngestQueue {
     job.attemptsMade += 1;
     if (error instanceof PermanentIngestError || job.attemptsMade >= job.attempts || job.removed || this.stopped) return this.end(job);
     job.state = 'delayed';
-    job.cancelRetry = this.schedule(() => {
-      job.cancelRetry = undefined;
-      job.state = 'waiting';
-      this.waiting.push(job.id);
-      this.listeners.moved(job.id);
-      this.dispatch();
-    }, this.backoffMs * 2 ** (job.attemptsMade - 1));
+    job.cancelRetry = this.schedule(
+      () => {
+        job.cancelRetry = undefined;
+        job.state = 'waiting';
+        this.waiting.push(job.id);
+        this.listeners.moved(job.id);
+        this.dispatch();
+      },
+      this.backoffMs * 2 ** (job.attemptsMade - 1),
+    );
     this.listeners.moved(job.id);
   }
 

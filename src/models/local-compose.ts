@@ -101,8 +101,7 @@ const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
   {
     // a condition or a requirement: "what do I need to…", "需要满足什么条件" are answered by the sentence that says when, if or only if
     asks: CONDITION_PHRASE,
-    answers:
-      /\b(?:if|only|unless|must|need|needs|required|requires|provided|as long as|at least|may|can|eligible|allowed)\b|如果|若|只要|只有|必须|须|需|可以|可|且|才/i,
+    answers: /\b(?:if|only|unless|must|need|needs|required|requires|provided|as long as|at least|may|can|eligible|allowed)\b|如果|若|只要|只有|必须|须|需|可以|可|且|才/i,
   },
   {
     // a colour

@@ -19,7 +19,7 @@ async function connectedRunEvents(redisUrl: string, commandTimeoutMs = '200'): P
 }
 
 function redisReady(events: RunEventsService): Promise<void> {
-  return waitUntil(async () => (events as unknown as { redis: { isReady: boolean } }).redis.isReady, 'Redis connected', 10000, 10);
+  return waitUntil(async () => (events as unknown as { store: { redis: { isReady: boolean } } }).store.redis.isReady, 'Redis connected', 10000, 10);
 }
 
 /** Reads a followed run's stream to its end (its terminal event): every event received, in order. */

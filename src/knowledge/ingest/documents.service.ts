@@ -32,7 +32,13 @@ export const TOKENIZE_BATCH = 32;
 export type IngestStage = 'parsing' | 'embedding' | 'storing' | 'indexing';
 
 /** `done` of `total` units of `stage`: leaves embedded, rows stored; parsing and indexing count 0 of 1, then 1 of 1. */
-export type IngestProgress = (stage: IngestStage, done: number, total: number) => void | Promise<void>;
+/**
+ * How far an ingest is. `inTransaction`: called inside the document's
+ * transaction, where nothing may wait on another connection (the embedded
+ * database runs one transaction at a time: such a write would wait for this
+ * one to end).
+ */
+export type IngestProgress = (stage: IngestStage, done: number, total: number, where?: { inTransaction: boolean }) => void | Promise<void>;
 
 export interface IngestOptions {
   /** The collection the document goes to (identical content is stored once per collection); unset: `default`. */
@@ -165,7 +171,7 @@ export class DocumentsService {
           createdBy,
         });
         const target = { collectionId, spaceId: this.identity.spaceId, denseEpoch, withVectorColumn: this.dense.writesVectorColumn };
-        await insertChunkTree(this.chunks, manager, id, tree, chunkSizes.length, prepare, target, (written) => onProgress?.('storing', written, rowCount));
+        await insertChunkTree(this.chunks, manager, id, tree, chunkSizes.length, prepare, target, (written) => onProgress?.('storing', written, rowCount, { inTransaction: true }));
         await options.beforeCommit?.(manager);
         await this.identity.checkBeforeCommit(manager);
         // A bulk load outside the index: when it committed (and the first since the last build) tells the jobs'

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { CodedError } from '../../../common/coded-error.js';
 import { pgErrorCode } from '../../../database/sql.js';
-import { DocumentRemovedError, DocumentsService, IngestStage } from '../documents.service.js';
+import { DocumentRemovedError, DocumentsService, IngestProgress, IngestStage } from '../documents.service.js';
 import { WATCH_POLL_MS } from './ingest-job-watchers.js';
 import { IngestJobsRepository } from './ingest-jobs.repository.js';
 import { IngestTask, PermanentIngestError } from './ingest-queue.js';
@@ -30,11 +30,11 @@ const PROGRESS_EVENT_MS = 200;
 export function progressReporter(
   task: Pick<IngestTask, 'id' | 'reportProgress'>,
   recordRow: (stage: IngestStage, done: number, total: number) => Promise<boolean>,
-): (stage: IngestStage, done: number, total: number) => Promise<void> {
+): IngestProgress {
   let lastEvent = 0;
   let lastRow = 0;
   let lastStage: IngestStage | null = null;
-  return async (stage, done, total) => {
+  return async (stage, done, total, where) => {
     const now = Date.now();
     const stageChanged = stage !== lastStage;
     const last = done >= total;
@@ -43,7 +43,9 @@ export function progressReporter(
       lastEvent = now;
       void task.reportProgress({ stage, done, total }).catch(() => undefined);
     }
-    if (stageChanged || now - lastRow >= WATCH_POLL_MS) {
+    // Inside the document's transaction the row is not written (a write on another connection would wait for the
+    // transaction on the embedded database); the queue's events carry the progress, and the commit checks the claim.
+    if (!where?.inTransaction && (stageChanged || now - lastRow >= WATCH_POLL_MS)) {
       lastRow = now;
       const ownJob = await recordRow(stage, done, total).catch(() => null);
       // The job was cancelled (its document deleted) or taken over: this attempt stops here. Indexing comes after the

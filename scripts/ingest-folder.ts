@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../src/app.module.js';
 import { loadConfig } from '../src/config/app-config.js';
+import { chooseStores } from '../src/embedded-stores.js';
 import { applyEnvFile } from '../src/config/env-file.js';
 import { ensureDatabase } from '../src/database/ensure-database.js';
 import { IngestJobs } from '../src/knowledge/ingest/jobs/ingest-jobs.service.js';
@@ -21,16 +22,21 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   applyEnvFile();
-  const config = loadConfig();
-  if (config.database.createIfMissing) await ensureDatabase(config.database.url);
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { logger: ['warn', 'error'] });
+  // The stores the service would choose: the embedded database (while no service holds it) and no Redis included.
+  const { config, embedded } = await chooseStores(loadConfig());
   let failed: number;
   try {
-    const result = await ingestFolderAsJobs(app.get(IngestJobs), folder, process.stdout);
-    failed = result.failed;
-    for (const line of result.lines) process.stdout.write(`${line}\n`);
+    if (config.database.createIfMissing) await ensureDatabase(config.database.url);
+    const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { logger: ['warn', 'error'] });
+    try {
+      const result = await ingestFolderAsJobs(app.get(IngestJobs), folder, process.stdout);
+      failed = result.failed;
+      for (const line of result.lines) process.stdout.write(`${line}\n`);
+    } finally {
+      await app.close();
+    }
   } finally {
-    await app.close();
+    await embedded?.stop();
   }
   process.exit(failed > 0 ? 1 : 0);
 }

@@ -3,6 +3,7 @@ import cliProgress from 'cli-progress';
 import { DataSource } from 'typeorm';
 import { TOKENIZER_VERSION } from '../src/common/text.js';
 import { ConfigValidationError, loadConfig } from '../src/config/app-config.js';
+import { StartupFailure } from '../src/common/startup-failure.js';
 import { applyEnvFile } from '../src/config/env-file.js';
 import { buildDataSourceOptions } from '../src/database/data-source-options.js';
 import { runMigrations } from '../src/database/database.module.js';
@@ -40,6 +41,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: Error) => {
-  process.stderr.write(`${error instanceof ConfigValidationError ? error.message : (error.stack ?? String(error))}\n`);
+  process.stderr.write(`${error instanceof ConfigValidationError || error instanceof StartupFailure ? error.message : (error.stack ?? String(error))}\n`);
   process.exit(1);
 });

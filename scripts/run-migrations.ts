@@ -1,4 +1,5 @@
 import { ConfigValidationError, loadConfig } from '../src/config/app-config.js';
+import { StartupFailure } from '../src/common/startup-failure.js';
 import { applyEnvFile } from '../src/config/env-file.js';
 import { runMigrations } from '../src/database/database.module.js';
 
@@ -14,7 +15,7 @@ async function main(): Promise<void> {
     await runMigrations(config);
     process.stdout.write('migrations are up to date\n');
   } catch (error) {
-    process.stderr.write(`${error instanceof ConfigValidationError ? error.message : ((error as Error).stack ?? String(error))}\n`);
+    process.stderr.write(`${error instanceof ConfigValidationError || error instanceof StartupFailure ? error.message : ((error as Error).stack ?? String(error))}\n`);
     process.exit(1);
   }
 }

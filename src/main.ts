@@ -12,6 +12,8 @@ import { Readiness } from './common/readiness.js';
 import { EXIT_CONFIG, StartupFailure } from './common/startup-failure.js';
 import { AppConfig, ConfigValidationError, ENVIRONMENT, loadConfig } from './config/app-config.js';
 import { describeConfiguration } from './config/configuration-summary.js';
+import { withTimeout } from './common/with-timeout.js';
+import type { EmbeddedPostgres } from './database/embedded-postgres.js';
 import { chooseStores } from './embedded-stores.js';
 import { applyEnvFile, describeEnvFile, EnvFileOutcome } from './config/env-file.js';
 import { describeMisspelling, misspelledVariables } from './config/misspelled-variables.js';
@@ -44,6 +46,18 @@ async function checkDependencies(config: AppConfig, root: PinoLogger): Promise<v
   if (redis.warning) root.warn(redis.warning);
 }
 
+/** The embedded database this process started, if any: closed on every way out, so its files are left whole. */
+let embedded: EmbeddedPostgres | null = null;
+
+/** Closes the embedded database within a short budget (a stuck close must not hold the exit). */
+async function stopEmbedded(): Promise<void> {
+  const closing = embedded;
+  embedded = null;
+  if (closing) await withTimeout(closing.stop(), EMBEDDED_STOP_BUDGET_MS, () => new Error('timeout')).catch(() => undefined);
+}
+
+const EMBEDDED_STOP_BUDGET_MS = 3000;
+
 async function bootstrap(): Promise<void> {
   const envFile = applyEnvFile();
   let config: AppConfig;
@@ -62,6 +76,7 @@ async function bootstrap(): Promise<void> {
   for (const warning of misspellingWarnings(envFile)) root.warn(warning);
 
   const stores = await chooseStores(config);
+  embedded = stores.embedded;
   config = stores.config;
   if (stores.line) root.info(stores.line);
   await checkDependencies(config, root);
@@ -98,12 +113,12 @@ async function bootstrap(): Promise<void> {
       .catch(() => undefined); // its failure is reported by app.close(), which waits for it too
     const timer = setTimeout(() => {
       root.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out; exiting');
-      process.exit(1);
+      void stopEmbedded().finally(() => process.exit(1));
     }, config.shutdownTimeoutMs);
     timer.unref();
     app
       .close()
-      .then(() => stores.embedded?.stop())
+      .then(() => stopEmbedded())
       .then(() => {
         root.info(`shutdown complete: HTTP server, database pool${stores.embedded ? ', embedded database' : ''} and cache closed`);
         process.exit(0);
@@ -117,7 +132,8 @@ async function bootstrap(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-bootstrap().catch((error: unknown) => {
+bootstrap().catch(async (error: unknown) => {
+  await stopEmbedded();
   // A dependency that could not be reached or refused the settings: one line, no stack (it is not a bug here).
   if (error instanceof StartupFailure) {
     process.stderr.write(`failed to start: ${error.message}\n`);

@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { boundedPoolOptions } from '../database/pg-clients.js';
+import { connectTimeoutMs } from '../database/data-source-options.js';
 
 /** How many forgotten threads are remembered, to drop their late writes (far more than turns end within a tool's timeout). */
 const FORGOTTEN_THREADS_KEPT = 10_000;
@@ -72,7 +73,7 @@ export class CheckpointerProvider implements OnApplicationShutdown {
     this.pool = new pg.Pool({
       connectionString: config.database.url,
       max: Math.max(2, Math.ceil(config.database.poolSize / 2)),
-      connectionTimeoutMillis: 5000,
+      connectionTimeoutMillis: connectTimeoutMs(config),
       ...boundedPoolOptions({ statementTimeoutMs: config.database.statementTimeoutMs, lockTimeoutMs: config.database.lockTimeoutMs }),
     });
     this.pool.on('error', () => undefined); // idle-client errors surface on the next query

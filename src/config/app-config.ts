@@ -43,6 +43,8 @@ export function configFromEnvironment(env: Environment) {
       url: env.DATABASE_URL ?? DEFAULT_DATABASE_URL,
       /** DATABASE_URL was left unset: when nothing answers at the default, the embedded database is used instead. */
       defaulted: env.DATABASE_URL === undefined,
+      /** Set at start-up when the service runs on the embedded database (main.ts). */
+      embedded: false as boolean,
       poolSize: env.DATABASE_POOL_SIZE,
       /** Unset: on, except in production (a mistyped DATABASE_URL must not create a database on whatever server it reaches). */
       createIfMissing: env.DATABASE_CREATE_IF_MISSING ?? env.NODE_ENV !== 'production',

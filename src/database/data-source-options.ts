@@ -1,3 +1,4 @@
+import { EXIT_CONFIG, StartupFailure } from '../common/startup-failure.js';
 import { DataSourceOptions } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { boundedPoolOptions, ListenedClient } from './pg-clients.js';
@@ -48,12 +49,30 @@ export const MIGRATIONS = [
 ];
 
 /**
+ * How long a request waits for a connection. On the embedded database
+ * connections queue behind the transaction in progress (a large upload's
+ * takes seconds): they wait as long as a statement may run instead of
+ * failing after 5 s.
+ */
+export function connectTimeoutMs(config: AppConfig): number {
+  return config.database.embedded ? Math.max(5000, config.database.statementTimeoutMs) : 5000;
+}
+
+/**
  * One definition for the app, the TypeORM CLI (ormconfig.ts) and the tests.
  * `synchronize` is never on. The app's pool bounds every statement
  * (DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_LOCK_TIMEOUT_MS); `maintenance`
  * options have no time limits, for migrations and index builds.
  */
 export function buildDataSourceOptions(config: AppConfig, use: 'app' | 'maintenance' = 'app'): DataSourceOptions {
+  if (config.database.url.startsWith('pglite://')) {
+    // The service puts the embedded server's postgres:// URL here when it starts it; a tool reading the variable as is gets this.
+    throw new StartupFailure(
+      'DATABASE_URL',
+      'pglite:// is the embedded database, which only the service opens (its migrations run when it starts); this command needs a PostgreSQL server',
+      EXIT_CONFIG,
+    );
+  }
   const limits =
     use === 'app' ? boundedPoolOptions({ statementTimeoutMs: config.database.statementTimeoutMs, lockTimeoutMs: config.database.lockTimeoutMs }) : { Client: ListenedClient };
   return {
@@ -68,7 +87,7 @@ export function buildDataSourceOptions(config: AppConfig, use: 'app' | 'maintena
     synchronize: false,
     extra: {
       max: config.database.poolSize,
-      connectionTimeoutMillis: 5000,
+      connectionTimeoutMillis: connectTimeoutMs(config),
       application_name: 'agentic-rag-chat',
       ...limits,
     },

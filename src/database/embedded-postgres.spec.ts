@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -84,11 +84,42 @@ describe('the embedded PostgreSQL server', () => {
     expect((await waiting).rows[0].count).toBe('0');
   });
 
+  it('closes a connection that holds a transaction open and sends nothing while others wait, rolling it back (idle in transaction)', async () => {
+    // A server of its own with a short limit: the others' transactions may pause longer than that on a busy machine.
+    const strict = await startEmbeddedPostgres(path.join(dir, 'strict'), { idleTransactionMs: 300 });
+    const [idle, waiting] = [new pg.Client({ connectionString: strict.url }), new pg.Client({ connectionString: strict.url })];
+    await Promise.all([idle.connect(), waiting.connect()]);
+    idle.on('error', () => undefined); // its socket is closed under it
+    await idle.query('CREATE TABLE held (n int)');
+    await idle.query('BEGIN');
+    await idle.query('INSERT INTO held VALUES (1)');
+    // Resolves only once the idle owner has been put out: nothing else frees the backend.
+    expect((await waiting.query<{ count: string }>('SELECT count(*) FROM held')).rows[0].count).toBe('0');
+    await expect(idle.query('COMMIT')).rejects.toThrow();
+    await waiting.end();
+    await strict.stop();
+  }, 60_000);
+
   it('has pgvector', async () => {
     const client = await connect();
     await client.query('CREATE EXTENSION IF NOT EXISTS vector');
     const result = await client.query<{ distance: number }>("SELECT '[1,2,3]'::vector <-> '[1,2,4]'::vector AS distance");
     expect(result.rows[0].distance).toBe(1);
+  });
+
+  it('refuses a directory that holds something else, and an unreadable lock, in one line each', async () => {
+    const notes = path.join(dir, 'notes');
+    mkdirSync(notes);
+    writeFileSync(path.join(notes, 'todo.txt'), 'mine');
+    await expect(startEmbeddedPostgres(notes)).rejects.toThrow(
+      new StartupFailure('DATABASE_URL', `${notes} is not empty and holds no database: choose an empty or new directory for the embedded database`, 78),
+    );
+    const garbled = path.join(dir, 'garbled');
+    mkdirSync(garbled);
+    writeFileSync(path.join(garbled, 'service.pid'), '');
+    await expect(startEmbeddedPostgres(garbled)).rejects.toThrow(
+      new StartupFailure('DATABASE_URL', `the embedded database at ${garbled} has an unreadable ${path.join(garbled, 'service.pid')}: remove it if no service runs on it`, 78),
+    );
   });
 
   it('refuses a directory another live process holds, naming it', async () => {

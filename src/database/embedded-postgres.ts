@@ -1,4 +1,4 @@
-import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { link, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
 import type { PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
@@ -27,23 +27,40 @@ export function embeddedDataDir(url: string): string {
 /** One process at a time: PGlite has no lock of its own, and two writers would corrupt its files. */
 async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
   const lockFile = path.join(dataDir, 'service.pid');
+  const fail = (problem: string) => new StartupFailure('DATABASE_URL', `the embedded database at ${dataDir} ${problem}`, EXIT_CONFIG);
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
-      const handle = await open(lockFile, 'wx');
-      await handle.writeFile(String(process.pid));
-      await handle.close();
+      // Written whole under a temporary name, then linked into place: a starter never reads a half-written lock.
+      const staged = `${lockFile}.${process.pid}`;
+      await writeFile(staged, String(process.pid));
+      try {
+        await link(staged, lockFile);
+      } finally {
+        await rm(staged, { force: true });
+      }
       return () => rm(lockFile, { force: true });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST') throw fail(`cannot be locked: ${(error as Error).message}`);
       const holder = Number.parseInt(await readFile(lockFile, 'utf8').catch(() => ''), 10);
-      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && processAlive(holder)) {
-        throw new StartupFailure('DATABASE_URL', `the embedded database at ${dataDir} is in use by process ${holder}; stop it or choose another directory`, EXIT_CONFIG);
-      }
+      if (!Number.isInteger(holder) || holder <= 0) throw fail(`has an unreadable ${lockFile}: remove it if no service runs on it`);
+      if (holder !== process.pid && processAlive(holder)) throw fail(`is in use by process ${holder}; stop it or choose another directory`);
       // Left by a process that died: taken over.
       await rm(lockFile, { force: true });
     }
   }
-  throw new StartupFailure('DATABASE_URL', `the embedded database at ${dataDir} could not be locked`, EXIT_CONFIG);
+  throw fail('could not be locked');
+}
+
+/** A directory that holds something other than a PGlite database is not taken over (`pglite:///` or a home directory by mistake). */
+async function checkDataDir(dataDir: string): Promise<void> {
+  const names = await readdir(dataDir).catch((error: Error) => {
+    throw new StartupFailure('DATABASE_URL', `the embedded database's directory ${dataDir} cannot be read: ${error.message}`, EXIT_CONFIG);
+  });
+  const entries = names.filter((name) => name !== 'service.pid' && !name.startsWith('service.pid.'));
+  if (entries.length > 0 && !entries.includes('PG_VERSION')) {
+    throw new StartupFailure('DATABASE_URL', `${dataDir} is not empty and holds no database: choose an empty or new directory for the embedded database`, EXIT_CONFIG);
+  }
 }
 
 function processAlive(pid: number): boolean {
@@ -64,10 +81,11 @@ function processAlive(pid: number): boolean {
  * (ExclusiveQueryQueue), so transactions stay apart at the cost of running
  * none side by side.
  */
-export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(dataDir: string, { idleTransactionMs = 30_000 }: { idleTransactionMs?: number } = {}): Promise<EmbeddedPostgres> {
   await mkdir(dataDir, { recursive: true }).catch((error: Error) => {
     throw new StartupFailure('DATABASE_URL', `the embedded database's directory ${dataDir} cannot be created: ${error.message}`, EXIT_CONFIG);
   });
+  await checkDataDir(dataDir);
   const unlock = await lockDataDir(dataDir);
   // Loaded only in this mode: the WebAssembly build is large.
   const [{ PGlite }, { vector }, { PGLiteSocketHandler }] = await Promise.all([
@@ -82,8 +100,14 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
     await unlock();
     throw new StartupFailure('DATABASE_URL', `the embedded database at ${dataDir} cannot be opened: ${(error as Error).message}`, EXIT_CONFIG);
   }
-  const queue = new ExclusiveQueryQueue(db);
   const connections = new Set<InstanceType<typeof PGLiteSocketHandler>>();
+  const queue = new ExclusiveQueryQueue(
+    db,
+    (id) => {
+      for (const connection of connections) if (connection.handlerId === id) void connection.detach(true);
+    },
+    idleTransactionMs,
+  );
   const server = createServer((socket) => {
     // The handler speaks the protocol; our queue decides whose message runs (its type names the library's own class).
     const handler = new PGLiteSocketHandler({ queryQueue: queue as unknown as PGLiteSocketHandlerOptions['queryQueue'], closeOnDetach: true });

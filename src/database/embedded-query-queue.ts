@@ -36,9 +36,24 @@ export class ExclusiveQueryQueue {
   private readonly pending: Pending[] = [];
   /** The connection that holds the backend (mid-statement or mid-transaction), or null when it is free. */
   private owner: number | null = null;
+  /** The connection whose message the backend is running now. */
+  private executing: number | null = null;
+  /** Connections that went away while their message ran: cleaned up (rolled back) once it has. */
+  private readonly gone = new Set<number>();
   private draining = false;
+  /** Set while the owner sends nothing and others wait: it fires `evict` after `idleOwnerMs`. */
+  private idleTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly db: PGlite) {}
+  /**
+   * `evict`: closes a connection that held a transaction open, sending
+   * nothing, for `idleOwnerMs` while others waited (PostgreSQL's
+   * idle_in_transaction_session_timeout, which PGlite does not enforce).
+   */
+  constructor(
+    private readonly db: PGlite,
+    private readonly evict: (connection: number) => void,
+    private readonly idleOwnerMs = 30_000,
+  ) {}
 
   enqueue(connection: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
     return new Promise((resolve, reject) => {
@@ -62,10 +77,34 @@ export class ExclusiveQueryQueue {
 
   /** A connection that went away while holding the backend: its transaction is rolled back and the others go on. */
   async clearTransactionIfNeeded(connection: number): Promise<void> {
+    if (this.executing === connection) {
+      // Its message is under way (it may be the BEGIN): rolled back once it has run, or the transaction outlives it.
+      this.gone.add(connection);
+      return;
+    }
     if (this.owner !== connection) return;
+    await this.release();
+  }
+
+  /** Rolls back what the owner left open and frees the backend for the others. */
+  private async release(): Promise<void> {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
     if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
     this.owner = null;
     void this.drain();
+  }
+
+  /** The owner holds the backend and sends nothing while others wait: after idleOwnerMs its connection is closed. */
+  private watchIdleOwner(): void {
+    if (this.idleTimer || this.owner === null || this.pending.length === 0) return;
+    const owner = this.owner;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      // Closing the connection rolls its transaction back (clearTransactionIfNeeded) and frees the backend.
+      if (this.owner === owner && this.executing !== owner) this.evict(owner);
+    }, this.idleOwnerMs);
+    this.idleTimer.unref();
   }
 
   private async drain(): Promise<void> {
@@ -74,9 +113,15 @@ export class ExclusiveQueryQueue {
     try {
       for (;;) {
         const index = this.owner === null ? 0 : this.pending.findIndex((item) => item.connection === this.owner);
-        if (index < 0 || index >= this.pending.length) return; // the owner's next message has not come yet
+        if (index < 0 || index >= this.pending.length) {
+          this.watchIdleOwner(); // the owner's next message has not come yet
+          return;
+        }
+        clearTimeout(this.idleTimer);
+        this.idleTimer = undefined;
         const [item] = this.pending.splice(index, 1);
         this.owner = item.connection;
+        this.executing = item.connection;
         let bytes = 0;
         try {
           await this.db.runExclusive(() =>
@@ -90,8 +135,15 @@ export class ExclusiveQueryQueue {
           item.resolve(bytes);
         } catch (error) {
           item.reject(error instanceof Error ? error : new Error(String(error)));
+        } finally {
+          this.executing = null;
         }
-        if (endsExchange(item.message) && !this.db.isInTransaction()) this.owner = null;
+        if (this.gone.delete(item.connection)) {
+          if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
+          this.owner = null;
+        } else if (endsExchange(item.message) && !this.db.isInTransaction()) {
+          this.owner = null;
+        }
       }
     } finally {
       this.draining = false;

@@ -95,7 +95,8 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.reconciler);
     this.watchers.stop();
-    await this.queue.stopWorker(this.config.shutdownTimeoutMs);
+    // Half the shutdown's budget: what comes after (the pool, the embedded database) must still close before its timer fires.
+    await this.queue.stopWorker(Math.floor(this.config.shutdownTimeoutMs / 2));
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -30,28 +30,29 @@ export class LocalRerank extends RerankProvider {
   }
 
   async score(query: string, passages: string[]): Promise<number[]> {
-    const terms = new Set(tokenize(query));
+    const queryTokens = tokenize(query);
+    const terms = new Set(queryTokens);
     const crossScriptTerms = containsCjk(query) ? [...terms].filter((term) => !containsCjk(term)) : [];
-    const [q] = await this.embeddings.embed([query]);
-    return Promise.all(
-      passages.map(async (passage) => {
-        const words = new Set(tokenize(passage));
-        let covered = 0;
-        for (const term of terms) if (words.has(term)) covered += 1;
-        let coverage = terms.size ? covered / terms.size : 0;
-        // A passage in another script than the question ("X2 节点重置要按几秒" and an English manual) can hold only the
-        // question's words that need no translation (names, model numbers): its share of those, at half weight.
-        if (crossScriptTerms.length > 0 && !containsCjk(passage)) {
-          coverage = Math.max(coverage, (0.5 * crossScriptTerms.filter((term) => words.has(term)).length) / crossScriptTerms.length);
-        }
-        const [p] = await this.embeddings.embed([passage]);
-        const cosine = Math.max(
-          0,
-          q.reduce((sum, v, i) => sum + v * p[i], 0),
-        );
-        return Number((0.5 * coverage + 0.5 * cosine).toFixed(4));
-      }),
-    );
+    // Each text is tokenized once, for its terms and its embedding alike.
+    const q = this.embeddings.embedTokens(queryTokens);
+    return passages.map((passage) => {
+      const tokens = tokenize(passage);
+      const words = new Set(tokens);
+      let covered = 0;
+      for (const term of terms) if (words.has(term)) covered += 1;
+      let coverage = terms.size ? covered / terms.size : 0;
+      // A passage in another script than the question ("X2 节点重置要按几秒" and an English manual) can hold only the
+      // question's words that need no translation (names, model numbers): its share of those, at half weight.
+      if (crossScriptTerms.length > 0 && !containsCjk(passage)) {
+        coverage = Math.max(coverage, (0.5 * crossScriptTerms.filter((term) => words.has(term)).length) / crossScriptTerms.length);
+      }
+      const p = this.embeddings.embedTokens(tokens);
+      const cosine = Math.max(
+        0,
+        q.reduce((sum, v, i) => sum + v * p[i], 0),
+      );
+      return Number((0.5 * coverage + 0.5 * cosine).toFixed(4));
+    });
   }
 }
 

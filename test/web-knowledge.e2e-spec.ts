@@ -214,10 +214,20 @@ describeWithChromium('web client: knowledge collections, the collection picker a
       await confirm.getByRole('button', { name: 'Cancel' }).click();
       await confirm.waitFor({ state: 'detached' });
       await again.page.getByRole('button', { name: 'Delete collection' }).click();
+      // The list's reload after the delete is held: the screen must not show the deleted collection from the list it had.
+      let releaseList: () => void = () => undefined;
+      const listHeld = new Promise<void>((resolve) => (releaseList = resolve));
+      const listRoute = /\/api\/knowledge\/collections(\?.*)?$/;
+      await again.page.route(listRoute, async (route) => {
+        if (route.request().method() === 'GET') await listHeld;
+        await route.fallback();
+      });
       await confirm.getByRole('button', { name: 'Delete collection' }).click();
       await again.page.getByRole('heading', { name: 'Knowledge', exact: true }).waitFor();
       await collectionRow(again.page, DEFAULT_COLLECTION_ID).waitFor();
       expect(await collectionRow(again.page, collectionId).count()).toBe(0);
+      releaseList();
+      await again.page.unroute(listRoute);
       await api().get(`/api/knowledge/collections/${collectionId}`).set(alice).expect(404);
     } finally {
       await again.context.close();

@@ -12,7 +12,10 @@ import './knowledge.css';
  * collection opened (its documents, upload, sharing, settings).
  */
 export function KnowledgeView() {
-  const { collections, error, reload } = useCollections();
+  const { collections: loaded, error, reload } = useCollections();
+  // Deleted here (the server said so): never listed again, even by a list read before the delete.
+  const [deletedIds, setDeletedIds] = useState<ReadonlySet<string>>(new Set());
+  const collections = loaded?.filter((c) => !deletedIds.has(c.id)) ?? null;
   const [openId, setOpenId] = useState<string | null>(null);
   const opened = collections?.find((c) => c.id === openId) ?? null;
 
@@ -27,6 +30,7 @@ export function KnowledgeView() {
           }}
           onChanged={() => void reload()}
           onDeleted={() => {
+            setDeletedIds((ids) => new Set([...ids, opened.id]));
             setOpenId(null);
             void reload();
           }}

@@ -19,22 +19,10 @@ const support = namespaceSupport();
 if (!support.ok && process.env.REQUIRE_NETNS === '1') throw new Error(`network namespaces are required (REQUIRE_NETNS=1): ${support.reason}`);
 const describeWithNamespaces = support.ok ? describe : describe.skip;
 
+/** The warning lines, but for the development JWT secret's (these tests run with it). */
+const warnings = (service: ServiceProcess) => service.messages(40).filter((message) => !message.startsWith('JWT_SECRET'));
+
 const FACT = 'The Zephyr-9 kettle boils a full litre in 97 seconds.';
-
-function messages(service: ServiceProcess): string[] {
-  return service
-    .lines()
-    .filter((line) => line.startsWith('{'))
-    .map((line) => String((JSON.parse(line) as { msg?: unknown }).msg));
-}
-
-function warnings(service: ServiceProcess): string[] {
-  return service
-    .lines()
-    .filter((line) => line.startsWith('{') && (JSON.parse(line) as { level?: unknown }).level === 40)
-    .map((line) => String((JSON.parse(line) as { msg?: unknown }).msg))
-    .filter((message) => !message.startsWith('JWT_SECRET'));
-}
 
 describeWithNamespaces('Embedded stores: the embedded database and no Redis', () => {
   let namespace: NetworkNamespace;
@@ -65,7 +53,7 @@ describeWithNamespaces('Embedded stores: the embedded database and no Redis', ()
   it('with no PostgreSQL and no Redis reachable, chooses both by itself and serves a turn, an upload, a search, a pause and its resume; a restart keeps them', async () => {
     let service = await start();
     const dataDir = path.join(workingDirectory, 'data', 'pglite');
-    expect(messages(service)).toContain(
+    expect(service.messages()).toContain(
       `running on embedded PostgreSQL (PGlite with pgvector) in ${dataDir} (DATABASE_URL unset and nothing answers on 127.0.0.1:5432), one statement at a time; ` +
         'no Redis (REDIS_URL unset and nothing answers on 127.0.0.1:6379): cache, run events, cancels, rate limits and the ingest queue in this process, for one instance only',
     );
@@ -135,7 +123,7 @@ describeWithNamespaces('Embedded stores: the embedded database and no Redis', ()
       { workingDirectory, startupTimeoutMs: 120_000 },
     );
     running.push(service);
-    expect(messages(service)).toContain(
+    expect(service.messages()).toContain(
       `running on embedded PostgreSQL (PGlite with pgvector) in ${dataDir}, one statement at a time; no Redis: cache, run events, cancels, rate limits and the ingest queue in this process, for one instance only`,
     );
     expect(warnings(service)).toEqual([]);

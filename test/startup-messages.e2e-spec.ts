@@ -17,22 +17,6 @@ import { TEST_PG_SERVER, testDatabaseUrl } from './support/test-env.js';
  * runs with.
  */
 
-/** The message of every JSON log line, in order. */
-function messages(service: ServiceProcess): string[] {
-  return service
-    .lines()
-    .filter((line) => line.startsWith('{'))
-    .map((line) => String((JSON.parse(line) as { msg?: unknown }).msg));
-}
-
-/** The warning lines (pino level 40). */
-function warnings(service: ServiceProcess): string[] {
-  return service
-    .lines()
-    .filter((line) => line.startsWith('{') && (JSON.parse(line) as { level?: unknown }).level === 40)
-    .map((line) => String((JSON.parse(line) as { msg?: unknown }).msg));
-}
-
 const base = () => ({ DATABASE_URL: testDatabaseUrl(), KNOWLEDGE_SEED_ON_START: 'false' });
 
 describe('Start-up warnings: the service runs, and says what is wrong in one line', () => {
@@ -50,8 +34,8 @@ describe('Start-up warnings: the service runs, and says what is wrong in one lin
 
   it('a misspelt variable: "did you mean", and the setting it was meant for is not applied', async () => {
     const service = await start({ ...base(), LLM_PROVDER: 'openai', WEB_CLIENT_ENABLED: 'false' });
-    expect(warnings(service)).toEqual(['LLM_PROVDER: did you mean LLM_PROVIDER? LLM_PROVDER is not a setting of this service and is ignored']);
-    expect(messages(service)).toContain(
+    expect(service.messages(40)).toEqual(['LLM_PROVDER: did you mean LLM_PROVIDER? LLM_PROVDER is not a setting of this service and is ignored']);
+    expect(service.messages()).toContain(
       'running with model local (offline, extractive); embeddings local (256 dimensions); reranker local; dense backend memory (RAG_DENSE_BACKEND=auto); web client off',
     );
   });
@@ -61,7 +45,7 @@ describe('Start-up warnings: the service runs, and says what is wrong in one lin
     const service = await start({ ...base(), LLM_PROVIDER: 'openai', LLM_BASE_URL: `http://127.0.0.1:${port}/v1`, LLM_API_KEY: 'test', WEB_CLIENT_ENABLED: 'false' });
     const warning = `LLM_BASE_URL: the model endpoint at 127.0.0.1:${port}: connection refused; chat turns fail (model_error) until it answers`;
     await service.waitForLog((_line, entry) => entry?.msg === warning);
-    expect(messages(service)).toContain(
+    expect(service.messages()).toContain(
       `running with model openai at 127.0.0.1:${port} (main gpt-4o-mini, fast gpt-4o-mini); embeddings local (256 dimensions); reranker local; dense backend memory (RAG_DENSE_BACKEND=auto); web client off`,
     );
 
@@ -75,7 +59,7 @@ describe('Start-up warnings: the service runs, and says what is wrong in one lin
   it('Redis refusing the connection: a warning, and the service runs without it', async () => {
     const port = await freePort();
     const service = await start({ ...base(), REDIS_URL: `redis://127.0.0.1:${port}/0` });
-    expect(warnings(service)).toContain(
+    expect(service.messages(40)).toContain(
       `REDIS_URL: Redis at 127.0.0.1:${port}: connection refused; starting without it (the cache falls back to PostgreSQL; rejoining runs from other instances, remote cancels and the ingest queue wait for it)`,
     );
     await request(service.baseUrl).get('/api/sessions').set(adminBearer()).expect(200);
@@ -99,7 +83,7 @@ describe('Start-up warnings: the service runs, and says what is wrong in one lin
     dirs.push(workingDirectory);
     try {
       const service = await start({ ...base(), NODE_ENV: 'development', DATABASE_URL: url.toString(), DATABASE_CREATE_IF_MISSING: '' }, workingDirectory);
-      expect(messages(service)).toContain(`created database "${name}" on PostgreSQL at ${url.hostname}:${url.port || 5432} (DATABASE_CREATE_IF_MISSING)`);
+      expect(service.messages()).toContain(`created database "${name}" on PostgreSQL at ${url.hostname}:${url.port || 5432} (DATABASE_CREATE_IF_MISSING)`);
       expect((await running.pop()!.stop()).code).toBe(0);
     } finally {
       const admin = new pg.Client({ connectionString: `${TEST_PG_SERVER}/postgres` });
@@ -115,7 +99,7 @@ describe('Start-up warnings: the service runs, and says what is wrong in one lin
     writeFileSync(path.join(workingDirectory, '.env'), '# local settings\nLLM_PROVDER=openai\nPORT=1\nRERANK_PROVIDER=none\n');
     const service = await start({ ...base(), NODE_ENV: 'development' }, workingDirectory);
     const file = path.join(workingDirectory, '.env');
-    expect(messages(service)).toEqual(
+    expect(service.messages()).toEqual(
       expect.arrayContaining([
         `read ${file}: 2 variables; 1 already set in the environment, kept from there (PORT)`,
         'LLM_PROVDER: did you mean LLM_PROVIDER? LLM_PROVDER (in .env) is not a setting of this service and is ignored',

@@ -170,6 +170,14 @@ export class ServiceProcess {
     return [...this.collected];
   }
 
+  /** The message of every JSON log line so far, in order; with `level`, of that pino level only (40: warnings). */
+  messages(level?: number): string[] {
+    return this.collected
+      .map(parseEntry)
+      .filter((entry): entry is Record<string, unknown> => entry !== undefined && (level === undefined || entry.level === level))
+      .map((entry) => String(entry.msg));
+  }
+
   output(): string {
     return this.collected.join('\n');
   }

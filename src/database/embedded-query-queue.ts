@@ -90,9 +90,13 @@ export class ExclusiveQueryQueue {
   private async release(): Promise<void> {
     clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
-    if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
+    await this.rollBackOpenTransaction();
     this.owner = null;
     void this.drain();
+  }
+
+  private async rollBackOpenTransaction(): Promise<void> {
+    if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
   }
 
   /** The owner holds the backend and sends nothing while others wait: after idleOwnerMs its connection is closed. */
@@ -139,7 +143,7 @@ export class ExclusiveQueryQueue {
           this.executing = null;
         }
         if (this.gone.delete(item.connection)) {
-          if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
+          await this.rollBackOpenTransaction();
           this.owner = null;
         } else if (endsExchange(item.message) && !this.db.isInTransaction()) {
           this.owner = null;

@@ -15,6 +15,7 @@ import { describeConfiguration } from './config/configuration-summary.js';
 import { withTimeout } from './common/with-timeout.js';
 import type { EmbeddedPostgres } from './database/embedded-postgres.js';
 import { chooseStores } from './embedded-stores.js';
+import { loadGlossary } from './common/glossary.js';
 import { applyEnvFile, describeEnvFile, EnvFileOutcome } from './config/env-file.js';
 import { describeMisspelling, misspelledVariables } from './config/misspelled-variables.js';
 import { checkDatabase } from './database/ensure-database.js';
@@ -98,6 +99,8 @@ async function bootstrap(): Promise<void> {
       webClientBuilt: existsSync(path.join(WEB_CLIENT_DIR, 'index.html')),
     }),
   );
+  // The offline components' glossary takes about a second to read: now, rather than during the first request that needs it.
+  loadGlossary();
   await app.listen(config.port, config.host);
   root.info({ port: config.port, host: config.host }, `listening on ${config.host}:${config.port}; Swagger UI at /docs`);
 

@@ -188,3 +188,19 @@ describe('what the local model adds when the best sentences leave something unan
     );
   });
 });
+
+describe('the local model answers from passages in the other language than the question (CC-CEDICT glossary)', () => {
+  it('answers an English question from a Chinese policy', () => {
+    expect(firstAnswer('Within how many working days is a refund paid back?', [RETURNS_POLICY])).toBe('退货商品入库检验合格后，退款会在 5 个工作日内原路退回。');
+  });
+
+  it('answers a Chinese question from an English policy', () => {
+    expect(firstAnswer('酒店住宿每晚限额多少？', [TRAVEL_POLICY])).toBe(
+      'The nightly hotel limit is 180 USD in most cities and 250 USD in high-cost cities such as New York, London and Tokyo.',
+    );
+  });
+
+  it('still prefers a sentence in the question’s language that holds its words', () => {
+    expect(firstAnswer('退货的时间限制是多少天？', [X1_MANUAL, RETURNS_POLICY])).toBe('自签收之日起 30 天内，未使用且包装完好的商品可以申请无理由退货。');
+  });
+});

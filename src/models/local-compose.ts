@@ -1,7 +1,8 @@
 import { matchKey, matchKeys, wordKeys } from '../common/match-keys.js';
 import { questionParts } from '../common/question-parts.js';
 import { sentencesOf } from '../common/sentences.js';
-import { clip, containsCjk } from '../common/text.js';
+import { englishKeysOf, translatedKeys } from '../common/glossary.js';
+import { clip, containsCjk, contentWords } from '../common/text.js';
 import { passageSentencesWithHeadings } from './local-passage-text.js';
 
 /**
@@ -27,6 +28,8 @@ const CHARACTER_SHARE = 0.25;
 const BIGRAM_SHARE = 0.5;
 /** What a unit translated from the question's language (秒 → seconds) counts, against a word of the question. */
 const TRANSLATED_SHARE = 0.25;
+/** What a word of the question found in a sentence of the other language through the glossary counts, against one found as written. */
+const GLOSSARY_SHARE = 0.25;
 /** BM25's length normalisation of a sentence's score: how much its length counts (0 not at all, 1 fully), and how soon a term's weight saturates. */
 const LENGTH_WEIGHT = 0.5;
 const SATURATION = 1.2;
@@ -131,6 +134,8 @@ interface Candidate {
   /** Document order: the passage's rank, then the sentence's place in it. */
   order: number;
   keys: Set<string>;
+  /** The English keys its Chinese words translate to (see common/glossary), for an English question. */
+  translatedKeys: Set<string>;
   headingKeys: Set<string>;
   /** Its Chinese characters, for the question's words that no sentence holds whole. */
   characters: Set<string>;
@@ -141,6 +146,8 @@ interface Candidate {
 /** A part of the question: its terms, each with its weight, and what it asks for beyond them. */
 interface QuestionPart {
   terms: Map<string, number>;
+  /** Each Chinese word of the part that the glossary translates, as its English keys: for English sentences. */
+  translatedWords: string[][];
   /** The characters of its Chinese words that no sentence holds whole ("摔坏" of 摔落, "转给" of 转让给), and of its one-character words. */
   characters: Set<string>;
   kinds: RegExp[];
@@ -218,7 +225,12 @@ function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionP
   const translated = translatedUnits(named);
   for (const key of translated.keys) if (!terms.has(key)) terms.set(key, TRANSLATED_SHARE);
   for (const character of translated.characters) characters.add(character);
-  return { terms, characters, kinds: ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers) };
+  // Words as a reader would cut them (出|厂 → 出厂), for the glossary.
+  const translatedWords = contentWords(named).flatMap((word) => {
+    const translations = containsCjk(word) ? englishKeysOf(word) : [];
+    return translations.length > 0 ? [[...translations]] : [];
+  });
+  return { terms, translatedWords, characters, kinds: ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers) };
 }
 
 /** Sentences of the passages, without a sentence that another one holds whole (the overlap between neighbouring chunks). */
@@ -227,6 +239,7 @@ function candidatesOf(passages: Passage[]): Candidate[] {
   // Sentences repeat between overlapping passages, and headings stand above several sentences: each is read once.
   const keysOf = new Map<string, Set<string>>();
   const keys = (text: string) => keysOf.get(text) ?? keysOf.set(text, matchKeys(text)).get(text)!;
+  const noKeys = new Set<string>();
   passages.forEach((passage, rank) => {
     passageSentencesWithHeadings(passage.text).forEach((sentence, index) => {
       all.push({
@@ -235,6 +248,7 @@ function candidatesOf(passages: Passage[]): Candidate[] {
         rank,
         order: rank * 1000 + index,
         keys: keys(sentence.text),
+        translatedKeys: containsCjk(sentence.text) ? translatedKeys(keys(sentence.text)) : noKeys,
         characters: new Set(sentence.text.match(CJK_CHARACTER)),
         headingKeys: keys(sentence.headings.join(' ')),
         length: wordKeys(sentence.text).size,
@@ -281,7 +295,22 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
     if (candidate.keys.has(term)) {
       matched += weight * rarity!;
       holdsTerm = true;
+    } else if (candidate.translatedKeys.has(term)) {
+      matched += GLOSSARY_SHARE * weight * rarity!;
+      holdsTerm = true;
     } else if (candidate.headingKeys.has(term)) matched += HEADING_SHARE * weight * (rarity ?? rarest);
+  }
+  // A Chinese word of the question in an English sentence: by its rarest translation the sentence holds.
+  for (const translations of part.translatedWords) {
+    const rarities = translations.flatMap((key) => idf.get(key) ?? []);
+    if (rarities.length === 0) continue;
+    const held = translations.flatMap((key) => (candidate.keys.has(key) ? [idf.get(key)!] : []));
+    total += GLOSSARY_SHARE * Math.max(...rarities);
+    known += 1;
+    if (held.length > 0) {
+      matched += GLOSSARY_SHARE * Math.max(...held);
+      holdsTerm = true;
+    }
   }
   if (matched === 0) return 0;
   // Characters tell apart the sentences that hold a term of the question; alone they are too weak a sign ("期" of 期限 in 保修期).
@@ -303,7 +332,7 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
  * ranked higher, then to the earlier sentence.
  */
 function answeringSentences(question: string, candidates: Candidate[]): Candidate[] {
-  const idf = inverseFrequencies(candidates, (candidate) => candidate.keys);
+  const idf = inverseFrequencies(candidates, (candidate) => (candidate.translatedKeys.size > 0 ? new Set([...candidate.keys, ...candidate.translatedKeys]) : candidate.keys));
   const characterIdf = inverseFrequencies(candidates, (candidate) => candidate.characters);
   const rarest = Math.max(0, ...idf.values());
   const averageLength = Math.max(1, candidates.reduce((sum, candidate) => sum + candidate.length, 0) / candidates.length);

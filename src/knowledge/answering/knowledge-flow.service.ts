@@ -49,12 +49,12 @@ export class KnowledgeFlow {
       retrieval_stage: 'initial',
       rewrite_mode: null,
     };
-    const graded = await this.grading.run({ query, topK, scope, candidates: first.hits, trace }, context);
+    const graded = await this.grading.run({ query, question: query, topK, scope, candidates: first.hits, trace }, context);
     let hits = first.hits;
     let grade = graded.grade;
 
     if (grade.grade_route === 'answer' && grade.evidence_relevance === 'weak') {
-      const rewritten = await this.rewriting.run({ query, topK, scope, candidates: hits, trace }, context);
+      const rewritten = await this.rewriting.run({ query, question: query, topK, scope, candidates: hits, trace }, context);
       const secondGrade = await this.grading.grade(query, rewritten.candidates);
       // Passages beat none, however confidently "nothing was retrieved" was graded.
       const better = rewritten.candidates.length > 0 && (hits.length === 0 || rank(secondGrade) > rank(grade));

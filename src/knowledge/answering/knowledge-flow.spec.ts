@@ -70,3 +70,44 @@ describe('KnowledgeFlow and SubQuestionFanOut: every search of a question reads 
     for (const search of retrieval.searches) expect(search.scope).toBe(scope);
   });
 });
+
+/** English policies: a search finds a passage only when it has English words; every rerank is against the question asked. */
+class EnglishOnly extends RetrievalService {
+  readonly searches: Array<{ query: string; question?: string }> = [];
+  async search(query: string, _topK: number, options: SearchOptions): Promise<RetrievalResult> {
+    this.searches.push({ query, question: options.question });
+    const hit = { chunk_id: '1', collection_id: COLLECTION, source: 'travel.md', page: null, text: 'The nightly hotel limit is 180 USD in most cities.', score: 0.01 };
+    const found = /\bhotel\b/.test(query);
+    return { hits: found ? [hit] : [], recalled: found ? 1 : 0, mode: 'hybrid', pipelineId: 'test', trace: {} };
+  }
+}
+
+describe('KnowledgeFlow searches in the other language when its own finds nothing', () => {
+  it('asks with the question translated by the glossary after the question and its rewrite found nothing', async () => {
+    const retrieval = new EnglishOnly();
+    const flow = new KnowledgeFlow(
+      retrieval,
+      new EvidenceJudge(null as unknown as BaseChatModel, local),
+      new RewriteJudge(null as unknown as BaseChatModel, local),
+      new DocumentTitles(null as unknown as DataSource),
+    );
+    const question = '出差酒店住宿每晚限额多少？';
+    const result = await flow.run(question, 3, RetrievalScope.of([COLLECTION]));
+    expect(retrieval.searches).toHaveLength(3);
+    expect(retrieval.searches[1].query).toMatch(/^关于/);
+    expect(retrieval.searches[2]).toEqual({ query: expect.stringMatching(/^About .*hotel/), question });
+    expect(result.trace).toMatchObject({ retrieval_stage: 'rewrite', rewrite_mode: 'hyde', rewritten_query: retrieval.searches[2].query, rewrite_judge: 'local' });
+    expect(result.hits.map((hit) => hit.source)).toEqual(['travel.md']);
+  });
+
+  it('does not search a third time when the rewrite found something', async () => {
+    const retrieval = new RecordingRetrieval();
+    await new KnowledgeFlow(
+      retrieval,
+      new EvidenceJudge(null as unknown as BaseChatModel, local),
+      new RewriteJudge(null as unknown as BaseChatModel, local),
+      new DocumentTitles(null as unknown as DataSource),
+    ).run('酒店住宿每晚限额多少？', 3, RetrievalScope.of([COLLECTION]));
+    expect(retrieval.searches).toHaveLength(2);
+  });
+});

@@ -1,3 +1,4 @@
+import { translateForSearch } from '../../common/glossary.js';
 import { containsCjk, contentWords } from '../../common/text.js';
 
 export interface Rewrite {
@@ -32,9 +33,38 @@ function asTopic(query: string): string {
  * so both recall legs see answer-like wording. Both read as the question's
  * own words, in its language.
  */
-export function rewriteQuery(query: string): Rewrite {
+export function rewriteQuery(query: string, weakPassages: ReadonlyArray<{ text: string }> = []): Rewrite {
+  const zh = containsCjk(query);
+  // Passages came back, none in the question's language: the documents are in the other one, so the rewrite asks in it.
+  if (weakPassages.length > 0 && !weakPassages.some((passage) => containsCjk(passage.text) === zh)) {
+    const translated = translatedRewrite(query);
+    if (translated) return translated;
+  }
+  return inQuestionLanguage(zh, topicWords(query), query);
+}
+
+/**
+ * The question in the other language, for documents written in it: a
+ * hypothetical passage of its names (model numbers, capitalised names) and
+ * its key words as the glossary translates them (see common/glossary); null
+ * when the glossary knows none of them.
+ */
+export function translatedRewrite(query: string): Rewrite | null {
   const zh = containsCjk(query);
   const words = topicWords(query);
+  const isName = (word: string) => /\d/.test(word) || (!containsCjk(word) && /[A-Z]/.test(word));
+  const translated = translateForSearch(words.filter((word) => !isName(word))).slice(0, MAX_TRANSLATED_WORDS);
+  if (translated.length === 0) return null;
+  const topic = [...words.filter(isName), ...translated];
+  const doc = zh ? `About ${topic.join(' ')}: the rules.` : `关于${topic.join('、')}的规定。`;
+  return { rewrite_mode: 'hyde', rewritten_query: doc, step_back_question: null, hypothetical_doc: doc };
+}
+
+/** Translated words a rewrite adds at most: beyond them, rare senses dilute the search. */
+const MAX_TRANSLATED_WORDS = 24;
+
+/** The step-back question or HyDE passage in the question's language. */
+function inQuestionLanguage(zh: boolean, words: string[], query: string): Rewrite {
   const long = zh ? query.replace(/\s/g, '').length > 12 : query.trim().split(/\s+/).length > 6;
   const core = words.filter((w) => !/\d/.test(w)).slice(0, 6);
   if (long && core.length > 0) {

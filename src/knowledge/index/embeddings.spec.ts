@@ -144,4 +144,21 @@ describe('the local rerank', () => {
     expect(x2Reset).toBeGreaterThanOrEqual(loadConfig({}).knowledge.minRelevance);
     expect(x2Reset).toBeGreaterThan(x1Reset);
   });
+
+  it('scores a passage in the other language by the translations of the question’s words (CC-CEDICT glossary)', async () => {
+    const rerank = new LocalRerank(1000);
+    const minRelevance = loadConfig({}).knowledge.minRelevance;
+    const [hotels, meals] = await rerank.score('酒店住宿每晚限额多少？', [
+      'The nightly hotel limit is 180 USD in most cities and 250 USD in high-cost cities.',
+      'Meals during travel are reimbursed up to 60 USD per day.',
+    ]);
+    expect(hotels).toBeGreaterThanOrEqual(minRelevance);
+    expect(meals).toBeLessThan(minRelevance);
+    const [refunds, gifts] = await rerank.score('When is a refund paid back after a return?', [
+      '退货商品入库检验合格后，退款会在 5 个工作日内原路退回。',
+      '礼品卡不支持兑换现金。',
+    ]);
+    expect(refunds).toBeGreaterThanOrEqual(minRelevance);
+    expect(refunds).toBeGreaterThan(gifts);
+  });
 });

@@ -1,6 +1,6 @@
 import { clarificationPrompt } from '../answering/clarification.js';
 import { gradeEvidence } from './grading.js';
-import { rewriteQuery } from '../answering/rewrite.js';
+import { rewriteQuery, translatedRewrite } from '../answering/rewrite.js';
 
 const hit = (source: string, text: string, score: number, rerank_score?: number) => ({
   chunk_id: `${source}#1`,
@@ -242,6 +242,39 @@ describe('local query rewrite', () => {
     expect(rewriteQuery('Can I return the Aurora X1 router after 45 days if the box was opened?').rewritten_query).toBe(
       'What are the general rules about return Aurora router days box opened?',
     );
+  });
+});
+
+describe('local query rewrite across languages (CC-CEDICT glossary)', () => {
+  const english = [{ text: 'Meals during travel are reimbursed up to 60 USD per day.' }];
+  const chinese = [{ text: '退货商品入库检验合格后，退款会在 5 个工作日内原路退回。' }];
+
+  it('asks in the documents’ language when every weak passage is in the other one', () => {
+    const rewrite = rewriteQuery('出差酒店住宿有什么标准？', english);
+    expect(rewrite.rewrite_mode).toBe('hyde');
+    expect(rewrite.rewritten_query).toMatch(/^About .*\bhotel\b.*\blodging\b.*: the rules\.$/);
+    expect(rewriteQuery('How soon is my refund paid?', chinese).rewritten_query).toMatch(/^关于.*退款.*的规定。$/);
+  });
+
+  it('keeps names and model numbers as they are', () => {
+    expect(translatedRewrite('Aurora X1 的保修期多长？')?.rewritten_query).toMatch(/^About Aurora X1 .*\bwarranty\b/);
+  });
+
+  it('stays in the question’s language when a weak passage is in it, or nothing came back', () => {
+    expect(rewriteQuery('出差酒店住宿有什么标准？', chinese).rewritten_query).toMatch(/^关于/);
+    expect(rewriteQuery('退款多久能到账？').rewritten_query).toBe('关于退款到账：退款到账的规定、步骤和期限。');
+  });
+
+  it('has no translation for a question the glossary knows no word of', () => {
+    expect(translatedRewrite('Zorblax qwimble?')).toBeNull();
+  });
+});
+
+describe('local evidence grading across languages', () => {
+  it('counts a question’s words that the evidence holds in the other language', () => {
+    const grade = gradeEvidence('酒店住宿每晚限额多少？', [hit('travel.md', 'The nightly hotel limit is 180 USD in most cities.', 0.02, 0.2)]);
+    expect(grade.evidence_answerability).not.toBe('none');
+    expect(grade.grade_reason).not.toMatch(/^0 of/);
   });
 });
 

@@ -1,5 +1,7 @@
 import type { RetrievalHit } from './retrieval.service.js';
-import { matchKeys, wordKeys } from '../../common/match-keys.js';
+import { englishKeysOf, translatedKeys } from '../../common/glossary.js';
+import { matchKey, matchKeys, wordKeys } from '../../common/match-keys.js';
+import { containsCjk, contentWords } from '../../common/text.js';
 
 export interface Grade {
   grade_route: 'answer' | 'clarify';
@@ -138,9 +140,31 @@ function listed(titles: string[]): string {
 }
 
 /**
+ * How many of the question's terms the evidence holds. Evidence partly or
+ * wholly in the other language than the question holds its words only as
+ * translations (see common/glossary): then the question's words are counted
+ * too (no Chinese bigrams, which no translation can hold), each held as
+ * written or translated, a model number counting twice; the better share
+ * stands.
+ */
+function coverageOf(query: string, terms: Set<string>, hits: RetrievalHit[], evidenceKeys: Set<string>): { covered: number; of: number } {
+  const asWritten = { covered: [...terms].filter((term) => evidenceKeys.has(term)).length, of: terms.size };
+  const zh = containsCjk(query);
+  const words = contentWords(query).map((word) => matchKey(word.toLowerCase()));
+  if (words.length === 0 || hits.every((hit) => containsCjk(hit.text) === zh)) return asWritten;
+  const translatedEvidence = translatedKeys(evidenceKeys);
+  const held = (word: string) => evidenceKeys.has(word) || translatedEvidence.has(word) || englishKeysOf(word).some((key) => evidenceKeys.has(key));
+  // A model number ("X2") is what a translation cannot stand in for: evidence without it is about something else.
+  const weight = (word: string) => (/\d/.test(word) ? 2 : 1);
+  const sum = (list: string[]) => list.reduce((total, word) => total + weight(word), 0);
+  const translated = { covered: sum(words.filter(held)), of: sum(words) };
+  return translated.covered / translated.of > asWritten.covered / asWritten.of ? translated : asWritten;
+}
+
+/**
  * The local judge: grades evidence by what it can measure. Coverage is the
  * share of the question's terms (compared by stem, see common/match-keys) found in
- * the passages; relevance comes from the rerank scores (or coverage when
+ * the passages, as written or translated (see common/glossary); relevance comes from the rerank scores (or coverage when
  * there are none). Evidence that splits between documents scoring alike,
  * told apart by title words the question does not contain (say "X1" and
  * "X2", "basic" and "pro", "2023" and "2024"), is ambiguous: the user must
@@ -164,9 +188,8 @@ export function gradeEvidence(query: string, hits: RetrievalHit[]): Grade {
   // Each passage is tokenized once, for the coverage and for telling documents apart.
   const hitKeys = hits.map((hit) => matchKeys(hit.text));
   const evidenceKeys = new Set(hitKeys.flatMap((keys) => [...keys]));
-  let covered = 0;
-  for (const term of terms) if (evidenceKeys.has(term)) covered += 1;
-  const coverage = covered / terms.size;
+  const { covered, of } = coverageOf(query, terms, hits, evidenceKeys);
+  const coverage = covered / of;
   const top = hits[0].rerank_score ?? coverage;
   const relevance: Grade['evidence_relevance'] = top >= STRONG_SCORE || coverage >= SUFFICIENT_COVERAGE ? 'strong' : 'weak';
   const answerability: Grade['evidence_answerability'] =
@@ -196,7 +219,7 @@ export function gradeEvidence(query: string, hits: RetrievalHit[]): Grade {
     evidence_answerability: answerability,
     evidence_ambiguity: null,
     grade_confidence: Number(Math.min(1, 0.4 + 0.6 * Math.max(coverage, top)).toFixed(2)),
-    grade_reason: `${covered} of ${terms.size} question terms appear in the evidence; top relevance ${top.toFixed(2)}.`,
+    grade_reason: `${covered} of ${of} question terms appear in the evidence; top relevance ${top.toFixed(2)}.`,
     options: [],
     option_sources: [],
   };

@@ -81,7 +81,7 @@ export class RagPipeline extends RetrievalService implements OnApplicationBootst
   }
 
   async search(query: string, topK: number, options: SearchOptions): Promise<RetrievalResult> {
-    const outcome = await runStages(this.stages, query, topK, options.scope, options.onStep ?? ignoreStep);
+    const outcome = await runStages(this.stages, query, topK, options.scope, options.onStep ?? ignoreStep, options.question);
     return {
       hits: outcome.candidates.map(toHit),
       recalled: outcome.trace.recalled_count ?? 0,

@@ -1,4 +1,6 @@
-import { containsCjk, tokenize } from '../../common/text.js';
+import { englishKeysOf, translatedKeys } from '../../common/glossary.js';
+import { matchKey } from '../../common/match-keys.js';
+import { containsCjk, contentWords, tokenize } from '../../common/text.js';
 import { AppConfig, ConfigValidationError } from '../../config/app-config.js';
 import { LocalHashEmbeddings } from '../index/embeddings.js';
 
@@ -32,7 +34,7 @@ export class LocalRerank extends RerankProvider {
   async score(query: string, passages: string[]): Promise<number[]> {
     const queryTokens = tokenize(query);
     const terms = new Set(queryTokens);
-    const crossScriptTerms = containsCjk(query) ? [...terms].filter((term) => !containsCjk(term)) : [];
+    const across = crossLanguageTerms(query, queryTokens);
     // Each text is tokenized once, for its terms and its embedding alike.
     const q = this.embeddings.embedTokens(queryTokens);
     return passages.map((passage) => {
@@ -41,10 +43,10 @@ export class LocalRerank extends RerankProvider {
       let covered = 0;
       for (const term of terms) if (words.has(term)) covered += 1;
       let coverage = terms.size ? covered / terms.size : 0;
-      // A passage in another script than the question ("X2 节点重置要按几秒" and an English manual) can hold only the
-      // question's words that need no translation (names, model numbers): its share of those, at half weight.
-      if (crossScriptTerms.length > 0 && !containsCjk(passage)) {
-        coverage = Math.max(coverage, (0.5 * crossScriptTerms.filter((term) => words.has(term)).length) / crossScriptTerms.length);
+      // A passage in the other language than the question can hold its names and model numbers as they are, and its
+      // other words only as translations: its share of those, at half weight.
+      if (across.length > 0 && containsCjk(query) !== containsCjk(passage)) {
+        coverage = Math.max(coverage, 0.5 * crossLanguageCoverage(across, tokens));
       }
       const p = this.embeddings.embedTokens(tokens);
       const cosine = Math.max(
@@ -54,6 +56,31 @@ export class LocalRerank extends RerankProvider {
       return Number((0.5 * coverage + 0.5 * cosine).toFixed(4));
     });
   }
+}
+
+/**
+ * What a passage in the other language than the question can hold of it:
+ * each Latin word (a name, a model number, or a word of an English question)
+ * as its match key, and each Chinese word of a Chinese question as the
+ * English keys it translates to (see common/glossary), when it has any.
+ */
+type CrossLanguageTerm = { latin: string } | { translations: readonly string[] };
+
+function crossLanguageTerms(query: string, queryTokens: string[]): CrossLanguageTerm[] {
+  const latin = queryTokens.filter((token) => !containsCjk(token)).map((latin) => ({ latin: matchKey(latin) }));
+  // Chinese words as a reader cuts them: the bigrams between two words (通城 of 普通|城市) are words of their own in the glossary.
+  const chinese = contentWords(query).flatMap((word) => {
+    const translations = containsCjk(word) ? englishKeysOf(word) : [];
+    return translations.length > 0 ? [{ translations }] : [];
+  });
+  return [...latin, ...chinese];
+}
+
+function crossLanguageCoverage(terms: CrossLanguageTerm[], passageTokens: string[]): number {
+  const keys = new Set(passageTokens.map(matchKey));
+  for (const key of translatedKeys(passageTokens)) keys.add(key);
+  const covered = terms.filter((term) => ('latin' in term ? keys.has(term.latin) : term.translations.some((key) => keys.has(key)))).length;
+  return covered / terms.length;
 }
 
 export class RerankUnavailableError extends Error {}

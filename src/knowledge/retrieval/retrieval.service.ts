@@ -40,6 +40,8 @@ export interface SearchOptions {
   /** The collections the search reads (every chunk it reads, in every stage, is of them). */
   scope: RetrievalScope;
   onStep?: StepReporter;
+  /** The question the user asked, when `query` is a rewrite of it: the rerank judges passages against the question. */
+  question?: string;
 }
 
 /**

@@ -41,7 +41,7 @@ const REWRITE: JudgeDefinition<WeakSearch, typeof RewriteSchema, Rewrite, 'rewri
     return `Question: ${query}\n\n${found}`;
   },
   verdict: rewriteOf,
-  local: ({ query }) => rewriteQuery(query),
+  local: ({ query, weakHits }) => rewriteQuery(query, weakHits),
 };
 
 /**

@@ -4,13 +4,13 @@ import { RerankProvider } from '../rerank.js';
 import { RetrievalStage, StageContext, StageResult, StageState } from './retrieval-stage.js';
 import { toHit } from './to-hit.js';
 
-/** Reranks the candidates (RERANK_PROVIDER); when the reranker fails or times out the fused order stands and the trace says why. */
+/** Reranks the candidates (RERANK_PROVIDER) by their relevance to the question asked; when the reranker fails or times out the fused order stands and the trace says why. */
 export class RerankStage implements RetrievalStage<RecallCandidate> {
   readonly name = 'rerank';
 
   constructor(private readonly reranker: RerankProvider | null) {}
 
-  async run({ query, candidates }: StageState<RecallCandidate>, { step, time }: StageContext): Promise<StageResult<RecallCandidate>> {
+  async run({ question, candidates }: StageState<RecallCandidate>, { step, time }: StageContext): Promise<StageResult<RecallCandidate>> {
     const reranker = this.reranker;
     let ordered = candidates;
     let applied = false;
@@ -21,7 +21,7 @@ export class RerankStage implements RetrievalStage<RecallCandidate> {
         const scores = await time('rerank', () =>
           withTimeout(
             reranker.score(
-              query,
+              question,
               candidates.map((c) => c.text),
             ),
             reranker.timeoutMs,

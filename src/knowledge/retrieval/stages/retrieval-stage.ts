@@ -18,6 +18,8 @@ export type TraceFragment = Partial<RagTraceFields>;
  */
 export interface StageState<C extends RetrievalHit> {
   readonly query: string;
+  /** The question as the user asked it: `query` itself, except in a rewrite's search, whose passages are still judged against it. */
+  readonly question: string;
   readonly topK: number;
   readonly scope: RetrievalScope;
   readonly candidates: C[];
@@ -67,6 +69,7 @@ export async function runStages<C extends RetrievalHit>(
   topK: number,
   scope: RetrievalScope,
   step: StepReporter,
+  question = query,
 ): Promise<StagesOutcome<C>> {
   const timings: Record<string, number> = {};
   const context: StageContext = {
@@ -84,7 +87,7 @@ export async function runStages<C extends RetrievalHit>(
   const trace: TraceFragment = {};
   const pipelineParts: string[] = [];
   for (const stage of stages) {
-    const result = await stage.run({ query, topK, scope, candidates, trace }, context);
+    const result = await stage.run({ query, question, topK, scope, candidates, trace }, context);
     candidates = result.candidates;
     Object.assign(trace, result.trace);
     if (result.pipelinePart !== undefined) pipelineParts.push(result.pipelinePart);

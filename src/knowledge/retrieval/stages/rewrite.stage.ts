@@ -1,4 +1,6 @@
+import { containsCjk } from '../../../common/text.js';
 import { JudgedRewrite, RewriteJudge } from '../../answering/judges/rewrite-judge.service.js';
+import { translatedRewrite } from '../../answering/rewrite.js';
 import { RetrievalHit, RetrievalService } from '../retrieval.service.js';
 import { RetrievalStage, StageContext, StageResult, StageState } from './retrieval-stage.js';
 
@@ -8,8 +10,10 @@ export interface RewriteResult extends StageResult<RetrievalHit> {
 
 /**
  * For weak evidence: rewrites the query once (RewriteJudge: step-back
- * question or hypothetical passage) and retrieves again with it. The new
- * candidates are the second recall; its timings are kept as `rewrite_<stage>`.
+ * question or hypothetical passage) and retrieves again with it; when that
+ * finds nothing either, once more with the question in the other language
+ * (the glossary's words, see answering/rewrite). The new candidates are the
+ * second recall; its timings are kept as `rewrite_<stage>`.
  */
 export class RewriteStage implements RetrievalStage<RetrievalHit> {
   readonly name = 'rewrite';
@@ -20,11 +24,22 @@ export class RewriteStage implements RetrievalStage<RetrievalHit> {
   ) {}
 
   async run({ query, topK, scope, candidates }: StageState<RetrievalHit>, { step }: StageContext): Promise<RewriteResult> {
-    const rewrite = await this.judge.rewrite(query, candidates);
+    let rewrite = await this.judge.rewrite(query, candidates);
     step('rewrite', rewrite.rewrite_mode === 'step_back' ? 'Asking a step-back question' : 'Searching with a hypothetical answer', {
       mode: rewrite.rewrite_mode,
     });
-    const second = await this.retrieval.search(rewrite.rewritten_query, topK, { scope, onStep: step });
+    let second = await this.retrieval.search(rewrite.rewritten_query, topK, { scope, onStep: step });
+    // Neither the question nor its rewrite found a passage: the documents may be in the other language.
+    const translated = second.hits.length === 0 && containsCjk(rewrite.rewritten_query) === containsCjk(query) ? translatedRewrite(query) : null;
+    if (translated) {
+      step('rewrite', containsCjk(query) ? 'Searching with the question in English' : 'Searching with the question in Chinese', { mode: translated.rewrite_mode });
+      const across = await this.retrieval.search(translated.rewritten_query, topK, { scope, onStep: step, question: query });
+
+      if (across.hits.length > 0) {
+        rewrite = { ...translated, rewrite_judge: 'local', rewrite_fallback_reason: null };
+        second = across;
+      }
+    }
     return {
       candidates: second.hits,
       rewrite,

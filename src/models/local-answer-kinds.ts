@@ -1,0 +1,86 @@
+/** What a question asks for beyond its terms (a duration, an amount, a condition…), and how a sentence that gives it reads: the local model's answer kinds. */
+
+/** A question about conditions or requirements ("what do I need to…", "需要满足什么条件"): the phrase asks, it names nothing a sentence should hold. */
+export const CONDITION_PHRASE =
+  /\b(?:what|which) (?:are the )?(?:conditions?|requirements?|criteria)\b|\bwhat (?:do|does|must|should) (?:i|you|we|one|it|they) (?:need|have) to\b|\bwhat (?:do|does) (?:i|you|we|one|it|they) need\b|\bwhat conditions?\b|\brequirements? for\b|需要满足什么条件|要满足什么条件|满足什么条件|需要什么条件|什么条件|有什么要求|什么要求|什么样的|什么情况下|怎样才能|如何才能/i;
+export const CONDITION_ASKS = new RegExp(CONDITION_PHRASE.source, 'gi');
+
+const NUMBER = String.raw`(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|sixty|ninety|hundred|half|a|[一二两三四五六七八九十百千万半]+)`;
+
+/**
+ * What a question asks for beyond its terms, and how a sentence that gives
+ * it reads: "how long" wants a duration, "how much" an amount, "when" a time,
+ * and so on. A sentence holding what the question asks for scores up to one
+ * average term more (see relevance).
+ */
+export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
+  {
+    // a duration or a time limit
+    asks: /\bhow (?:long|soon|often)\b|\bhow many (?:seconds|minutes|hours|days|weeks|months|years)\b|\bdeadline|\bexpir|\bvalid\b|多久|多长|多少(?:秒|天|年|个月|小时|分钟)|几(?:秒|天|年|个月|小时|分钟)|期限|有效期|过期|时限/i,
+    answers: new RegExp(
+      String.raw`\b${NUMBER}[\s-]*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b|${NUMBER}\s*个?\s*(?:秒|分钟|小时|天|日|周|星期|月|年)|工作日`,
+      'iu',
+    ),
+  },
+  {
+    // a time of day, a date or a moment
+    // "when" asks only where it opens a clause: in "is it safe when the light blinks" it sets a condition.
+    asks: /(?:^|[,;:]\s*)(?:and\s+|but\s+|so\s+)?when\b|\bwhat time\b|什么时候|何时|几点|哪天/i,
+    answers:
+      /\b\d{1,2}(?::\d{2})?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b|\d+\s*点|\b(?:midnight|noon|before|after|within|during|until|once)\b|凌晨|上午|下午|晚上|之前|之后|以内|内/i,
+  },
+  {
+    // an amount of money
+    asks: /\bhow much\b|\bcost|\bprice|\blimit\b|\ballowance|\bfee\b|\bfees\b|\bpay\b|多少钱|费用|价格|金额|限额|额度|多少元|抵扣多少/i,
+    answers: /\d[\d,.]*\s*(?:USD|EUR|GBP|CNY|RMB|dollars?|euros?|yuan|元|块)|[$€£¥]\s*\d/i,
+  },
+  {
+    // a count
+    asks: /\bhow many\b|多少|几个|几/i,
+    answers: /\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve)\b|[一二两三四五六七八九十百千万]/i,
+  },
+  {
+    // a share
+    asks: /\bpercent|\bproportion\b|比例|百分之|几成|多少折/i,
+    answers: /\d+(?:\.\d+)?\s*%|\bpercent\b|百分之/i,
+  },
+  {
+    // a comparison: "which band is quicker" is answered by the sentence that compares ("faster", "further")
+    asks: /\b(?:more|less|better|worse|best|worst|\p{L}{2,}(?:er|est)\s+than|quicker|faster|slower|further|farther|nearer|closer|longer|shorter|cheaper|higher|lower|larger|smaller|bigger|stronger|weaker|easier|safer|quickest|fastest|slowest|furthest|farthest|cheapest|highest|lowest|largest|smallest|biggest|strongest)\b|更|最|比较|哪个.{0,4}[快慢远近好大小高低多少]/iu,
+    answers:
+      /\b(?:more|less|better|worse|best|worst|\p{L}{2,}er\s+than|quicker|faster|slower|further|farther|nearer|closer|longer|shorter|cheaper|higher|lower|larger|smaller|bigger|stronger|weaker|easier|safer|quickest|fastest|slowest|furthest|farthest|cheapest|highest|lowest|largest|smallest|biggest|strongest)\b|更|最|比/iu,
+  },
+  {
+    // who does something: the agent of a passive ("approved by your manager", "由买家承担")
+    asks: /(?:^|[,;:]\s*)(?:and\s+|but\s+)?who(?:m|se)?\b|\bby whom\b|谁|哪位|什么人/i,
+    answers: /\bby (?:the|your|a|an|our|their|his|her|its)\b|由/i,
+  },
+  {
+    // a negative: "which items cannot be returned" is answered by the sentence that says what is not
+    asks: /\b(?:not|cannot|never|no|without)\b|n't\b|不|没|无法|非/i,
+    answers: /\b(?:not|cannot|never|no|without|neither|nor|excludes?|excluded|except)\b|n't\b|不|没|无法|非|禁止/i,
+  },
+  {
+    // a condition or a requirement: "what do I need to…", "需要满足什么条件" are answered by the sentence that says when, if or only if
+    asks: CONDITION_PHRASE,
+    answers: /\b(?:if|only|unless|must|need|needs|required|requires|provided|as long as|at least|may|can|eligible|allowed)\b|如果|若|只要|只有|必须|须|需|可以|可|且|才/i,
+  },
+  {
+    // a colour
+    asks: /\bwhat colou?r\b|\bwhich colou?r\b|什么颜色|哪种颜色|颜色/i,
+    answers: /\b(?:red|green|blue|amber|orange|yellow|white|black|purple|pink|grey|gray)\b|红|绿|蓝|黄|橙|白|黑|紫/i,
+  },
+  {
+    // a temperature
+    asks: /\btemperature|\bhow (?:hot|cold|warm)\b|\bdegrees?\b|温度|多少度|几度/i,
+    answers: /°|℃|℉|\bdegrees?\b|\d+\s*度/i,
+  },
+  {
+    // a distance or a size
+    asks: /\bhow (?:far|big|large|heavy|tall|wide)\b|\bdistance\b|多远|多大|多重|多高|距离/i,
+    answers: new RegExp(
+      String.raw`\d+(?:\.\d+)?\s*(?:mm|cm|m|km|metres?|meters?|feet|ft|inch(?:es)?|kg|g|lbs?)\b|\d+(?:\.\d+)?\s*(?:米|厘米|公里|公斤|克)|\b${NUMBER}\s+\p{L}+\s+(?:away|apart)\b`,
+      'iu',
+    ),
+  },
+];

@@ -5,6 +5,7 @@ import { DevTokenModule } from './auth/dev-token.controller.js';
 import { ChatModule } from './chat/chat.module.js';
 import { AiSdkModule } from './protocols/ai-sdk/ai-sdk.module.js';
 import { OpenAiCompatModule } from './protocols/openai/openai-compat.module.js';
+import { LangGraphModule } from './protocols/langgraph/langgraph.module.js';
 import { CacheModule } from './cache/cache.module.js';
 import { HttpExceptionFilter } from './common/http-exception.filter.js';
 import { AppConfig, loadConfig } from './config/app-config.js';
@@ -51,6 +52,7 @@ export class AppModule {
         ChatModule,
         AiSdkModule,
         OpenAiCompatModule,
+        LangGraphModule,
         HealthModule,
         ...extensions,
         // Development only, and only with the development secret (a deployment that set JWT_SECRET but forgot

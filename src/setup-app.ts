@@ -80,8 +80,10 @@ export function corsOptions(origins: readonly string[]): CorsOptions | undefined
   return {
     origin: origins.includes('*') ? '*' : [...origins],
     methods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID', 'X-Request-ID'],
-    exposedHeaders: ['X-Request-ID', 'Retry-After'],
+    // X-Api-Key, X-Auth-Scheme, Prefer and Accept: the LangGraph SDK's headers (/langgraph).
+    allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID', 'X-Request-ID', 'X-Api-Key', 'X-Auth-Scheme', 'Prefer', 'Accept'],
+    // Content-Location names a LangGraph run (useStream learns its id from it); Location is where its stream resumes.
+    exposedHeaders: ['X-Request-ID', 'Retry-After', 'Content-Location', 'Location', 'X-Pagination-Total', 'X-Pagination-Next'],
     optionsSuccessStatus: 204,
     maxAge: 600,
   };

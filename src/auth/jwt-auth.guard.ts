@@ -32,7 +32,8 @@ const CREDENTIAL_QUERY_PARAMETERS: ReadonlySet<string> = new Set([STREAM_TICKET_
  * Global guard: every route needs `Authorization: Bearer <credential>` unless
  * marked @Public(), the credential being an HS256 JWT (JWT_SECRET), an
  * RS256/ES256 token of the identity provider (JWT_JWKS_URL) or an API key
- * (`rk-…`); a route marked @AcceptsStreamTicket() also accepts
+ * (`rk-…`), which may also come as `X-Api-Key: rk-…` (the LangGraph SDK's
+ * header); a route marked @AcceptsStreamTicket() also accepts
  * `?ticket=<stream ticket>` for its own run. Credentials are never taken
  * from any other query parameter. Whether the ticket's user owns its run
  * is checked by the chat module's StreamTicketRunGuard on those routes (runs
@@ -61,8 +62,9 @@ export class JwtAuthGuard implements CanActivate {
       }
     }
     const ticket = query[STREAM_TICKET_PARAMETER];
+    const apiKeyHeader = request.headers['x-api-key'];
     if (ticket === undefined) {
-      request.user = await this.authenticate(request.headers.authorization);
+      request.user = apiKeyHeader === undefined ? await this.authenticate(request.headers.authorization) : await this.authenticateApiKeyHeader(apiKeyHeader, request.headers.authorization);
       return true;
     }
     if (!this.reflector.getAllAndOverride<boolean>(ACCEPTS_STREAM_TICKET, targets)) {
@@ -73,6 +75,15 @@ export class JwtAuthGuard implements CanActivate {
     }
     request.user = await this.authenticateTicket(ticket, (request.params as Record<string, unknown> | undefined)?.run_id);
     return true;
+  }
+
+  /** `X-Api-Key: rk-…`, sent instead of the Authorization header (both at once are refused: they might name two users). */
+  private async authenticateApiKeyHeader(header: string | string[], authorization: string | undefined): Promise<AuthUser> {
+    if (authorization !== undefined) throw new RequestError('invalid_request', 'Send either the Authorization header or X-Api-Key, not both');
+    if (typeof header !== 'string' || !header.trim().startsWith(API_KEY_PREFIX)) {
+      throw new RequestError('unauthorized', `Malformed X-Api-Key header: send one API key ("${API_KEY_PREFIX}…")`);
+    }
+    return this.apiKeys.authenticate(header.trim());
   }
 
   private async authenticateTicket(ticket: unknown, pathRunId: unknown): Promise<AuthUser> {

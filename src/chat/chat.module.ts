@@ -37,7 +37,7 @@ import { TurnScopes } from './turn-scopes.service.js';
     TurnAdmissionGuard,
     TurnScopes,
   ],
-  exports: [ChatService, RunEventsService, RunRegistry, TurnDrain, TurnAdmissionGuard, TurnScopes],
+  exports: [ChatService, RunEventsService, RunRegistry, RunControl, TurnDrain, TurnAdmissionGuard, TurnScopes],
 })
 export class ChatModule implements BeforeApplicationShutdown {
   constructor(

@@ -87,10 +87,10 @@ export class ChatService {
    * Opens the session (creating it for a first turn, so it exists for its
    * owner only from now on) and claims its run slot; throws
    * SessionNotFoundError (another user's or deleted session) or RunInProgressError.
+   * `runId` names the run when the caller announced it already.
    */
-  async prepare(userId: string, message: string, sessionId?: string): Promise<PreparedTurn> {
+  async prepare(userId: string, message: string, sessionId?: string, runId: string = randomUUID()): Promise<PreparedTurn> {
     const id = sessionId ?? randomUUID();
-    const runId = randomUUID();
     for (let attempt = 0; attempt < 2; attempt += 1) {
       try {
         // The session and its run slot commit together: a session a first turn creates exists with its run.

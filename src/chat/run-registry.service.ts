@@ -6,7 +6,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { isUniqueViolation } from '../database/sql.js';
 import { SessionWrites } from '../session/session-writes.service.js';
 import { RunNotRunningError } from './chat.errors.js';
-import { EndedRun, RunRecord, RunRepository, RunStatus } from './run.repository.js';
+import { EndedRun, RunRecord, RunRepository, RunRow, RunStatus } from './run.repository.js';
 
 export { RUN_STATUSES } from './run.repository.js';
 export type { RunRecord, RunStatus } from './run.repository.js';
@@ -147,16 +147,26 @@ export class RunRegistry {
   /** The run as its owner may see it; null for another user's run and for a missing one alike. */
   async info(runId: string, userId: string): Promise<RunInfoRecord | null> {
     const row = await this.runs.info(runId, userId);
-    if (!row) return null;
+    return row ? this.toInfo(row) : null;
+  }
+
+  private async toInfo(row: RunRow): Promise<RunInfoRecord> {
     return {
       run_id: row.run_id,
       session_id: row.session_id,
       // A `running` run whose heartbeat stopped is answered as abandoned, as its followers see it.
-      status: row.status === 'running' ? ((await this.status(runId)) ?? row.status) : row.status,
+      status: row.status === 'running' ? ((await this.status(row.run_id)) ?? row.status) : row.status,
       started_at: new Date(row.started_at).toISOString(),
       finished_at: row.finished_at ? new Date(row.finished_at).toISOString() : null,
       message: row.message ?? null,
     };
+  }
+
+
+  /** The user's runs in a session, newest first (optionally of one status), as `info` answers them. */
+  async listInSession(sessionId: string, userId: string, page: { limit: number; offset: number; status: RunStatus | null }): Promise<RunInfoRecord[]> {
+    const rows = await this.runs.listForSession(sessionId, userId, page.limit, page.offset, page.status);
+    return Promise.all(rows.map((row) => this.toInfo(row)));
   }
 
   /** The running run of a session, if any. */

@@ -158,6 +158,17 @@ export class RunRepository {
     return row ?? null;
   }
 
+  /** The session's runs of the user, newest first, optionally of one status. */
+  async listForSession(sessionId: string, userId: string, limit: number, offset: number, status: RunStatus | null): Promise<RunRow[]> {
+    return await sqlRows<RunRow>(
+      this.dataSource,
+      `SELECT id AS run_id, session_id, status, created_at AS started_at, finished_at, message FROM chat_runs
+        WHERE session_id = $1 AND user_id = $2 AND ($5::varchar IS NULL OR status = $5)
+        ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
+      [sessionId, userId, limit, offset, status],
+    );
+  }
+
   /** The running run of a session, if any. */
   async runningIn(sessionId: string): Promise<string | null> {
     const [row] = await sqlRows<{ id: string }>(this.dataSource, `SELECT id FROM chat_runs WHERE session_id = $1 AND status = 'running'`, [sessionId]);

@@ -38,6 +38,13 @@ export const ERROR_CODES = {
   internal_error: { status: 500, meaning: 'An unexpected error; the request id finds it in the logs' },
   // SSE only: a followed run ended but its last events were not kept
   events_incomplete: { status: 503, meaning: 'The followed run ended but its last events were not kept: reload the session' },
+  // the LangGraph Server API (/langgraph)
+  thread_not_found: { status: 404, meaning: 'No such thread (session) for this user' },
+  assistant_not_found: { status: 404, meaning: 'No such assistant: this service serves the graph `agent`' },
+  thread_exists: { status: 409, meaning: 'A thread with this id exists already (`if_exists: "raise"`)' },
+  nothing_to_resume: { status: 409, meaning: 'The thread has no interrupt waiting for `command.resume`' },
+  checkpoint_not_found: { status: 404, meaning: 'No such checkpoint in this thread' },
+  not_supported: { status: 405, meaning: 'This part of the LangGraph Server API is not served here (crons, store, assistant changes…)' },
   // knowledge
   invalid_document_name: { status: 400, meaning: "The document's file name is not acceptable" },
   unsupported_document: { status: 415, meaning: 'Unsupported document type: send .txt, .md, .pdf, .docx, .xlsx, .csv or .html (macro-enabled Office files are refused)' },
@@ -67,7 +74,7 @@ export const ERROR_CODES = {
   identity_provider_unavailable: { status: 503, meaning: "The identity provider's keys could not be fetched; retry later" },
   // the instance is draining for shutdown: a new turn is refused (with Retry-After), a turn that outlasts the drain ends with it
   shutting_down: { status: 503, meaning: 'The instance is shutting down: no new turns (retry after Retry-After, on another instance)' },
-} as const satisfies Record<string, { status: 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429 | 500 | 502 | 503 | 504; meaning: string }>;
+} as const satisfies Record<string, { status: 400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 422 | 429 | 500 | 502 | 503 | 504; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 

@@ -10,7 +10,7 @@ import { SESSION_COLLECTION_IDS_KEY, type SessionRow } from './session-mapping.j
  * clause of the statement that changes the list, so the bump and the change
  * commit together (the statement runs it whether or not it reads it).
  */
-const BUMP_LIST_VERSION = `bump AS (
+export const BUMP_LIST_VERSION = `bump AS (
   INSERT INTO chat_user_versions (user_id) VALUES ($2)
   ON CONFLICT (user_id) DO UPDATE SET version = nextval('chat_cache_version_seq')
 )`;

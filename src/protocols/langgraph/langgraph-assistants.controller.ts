@@ -1,0 +1,171 @@
+import { All, Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { AgentFactory } from '../../agent/agent.factory.js';
+import { Public } from '../../auth/public.decorator.js';
+import { MAX_NAMED_COLLECTIONS } from '../../common/collection-ids.js';
+import { RequestError } from '../../common/coded-error.js';
+import { checkAssistant } from './langgraph-request.js';
+import { isRecord, pageOf } from './langgraph-params.js';
+import { ASSISTANT_ID, GRAPH_ID } from './langgraph-state.js';
+
+/** When the assistant "was created": it is the service's own, so the time the process started. */
+const STARTED_AT = new Date().toISOString();
+
+const ASSISTANT = {
+  assistant_id: ASSISTANT_ID,
+  graph_id: GRAPH_ID,
+  name: GRAPH_ID,
+  description: 'The agentic RAG chat agent: answers from the knowledge base and its tools, asks when a question is ambiguous',
+  config: {},
+  context: {},
+  metadata: { created_by: 'system' },
+  version: 1,
+  created_at: STARTED_AT,
+  updated_at: STARTED_AT,
+};
+
+const MESSAGE_SCHEMA = {
+  type: 'object',
+  properties: { type: { type: 'string', enum: ['human', 'ai', 'system', 'tool'] }, content: { oneOf: [{ type: 'string' }, { type: 'array' }] }, id: { type: 'string' } },
+  required: ['type', 'content'],
+};
+
+const CONTEXT_SCHEMA = {
+  type: 'object',
+  properties: {
+    collection_ids: { type: 'array', items: { type: 'string' }, maxItems: MAX_NAMED_COLLECTIONS, description: 'The knowledge collections the turn searches' },
+    temperature: { type: 'number', minimum: 0, maximum: 2 },
+    top_p: { type: 'number', minimum: 0, maximum: 1 },
+    max_tokens: { type: 'integer', minimum: 1 },
+  },
+};
+
+const SCHEMAS = {
+  graph_id: GRAPH_ID,
+  input_schema: { type: 'object', properties: { messages: { type: 'array', items: MESSAGE_SCHEMA } }, required: ['messages'] },
+  output_schema: { type: 'object', properties: { messages: { type: 'array', items: MESSAGE_SCHEMA } } },
+  state_schema: { type: 'object', properties: { messages: { type: 'array', items: MESSAGE_SCHEMA } } },
+  config_schema: { type: 'object', properties: { configurable: CONTEXT_SCHEMA } },
+  context_schema: CONTEXT_SCHEMA,
+};
+
+/** The LangGraph Server API's description of the service and its one assistant (the agent). */
+@ApiTags('langgraph')
+@ApiBearerAuth()
+@Controller('langgraph')
+export class LangGraphAssistantsController {
+  constructor(private readonly agents: AgentFactory) {}
+
+  @Get('info')
+  @Public()
+  @ApiOperation({ summary: 'The server: {version, flags}' })
+  info(): Record<string, unknown> {
+    return { version: '0.1.0', context: 'js', flags: { assistants: true, crons: false, langsmith: false, store: false } };
+  }
+
+  @Get('ok')
+  @Public()
+  @ApiOperation({ summary: '{ok: true}' })
+  ok(): Record<string, unknown> {
+    return { ok: true };
+  }
+
+  @Post('assistants/search')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'The assistants: the one agent this service runs' })
+  search(@Body() raw: unknown, @Res({ passthrough: true }) res: Response): Array<Record<string, unknown>> {
+    const body = isRecord(raw) ? raw : {};
+    const { offset } = pageOf(body.limit, body.offset, 10, 1000);
+    const matches = (body.graph_id === undefined || body.graph_id === GRAPH_ID) && (body.name === undefined || body.name === GRAPH_ID) && metadataMatches(body.metadata);
+    const found = matches && offset === 0 ? [ASSISTANT] : [];
+    res.setHeader('X-Pagination-Total', String(found.length));
+    if (!Array.isArray(body.select)) return found;
+    const keys = new Set(body.select.filter((key): key is string => typeof key === 'string'));
+    return found.map((assistant) => Object.fromEntries(Object.entries(assistant).filter(([key]) => keys.has(key))));
+  }
+
+  @Post('assistants/count')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'How many assistants match' })
+  count(@Body() raw: unknown): number {
+    const body = isRecord(raw) ? raw : {};
+    return (body.graph_id === undefined || body.graph_id === GRAPH_ID) && metadataMatches(body.metadata) ? 1 : 0;
+  }
+
+  @Get('assistants/:assistant_id')
+  @ApiOperation({ summary: 'The assistant (by its id, or by the graph id `agent`)' })
+  get(@Param('assistant_id') id: string): Record<string, unknown> {
+    checkAssistant(id);
+    return ASSISTANT;
+  }
+
+  @Get('assistants/:assistant_id/schemas')
+  @ApiOperation({ summary: "The graph's input, output, state and context schemas" })
+  schemas(@Param('assistant_id') id: string): Record<string, unknown> {
+    checkAssistant(id);
+    return SCHEMAS;
+  }
+
+  @Get('assistants/:assistant_id/graph')
+  @ApiOperation({ summary: "The graph's nodes and edges" })
+  async graph(@Param('assistant_id') id: string, @Query('xray') xray: unknown): Promise<Record<string, unknown>> {
+    checkAssistant(id);
+    const drawable = await this.agents.graph.getGraphAsync({ xray: xray === 'true' || xray === '1' });
+    return drawable.toJSON() as Record<string, unknown>;
+  }
+
+  @Get('assistants/:assistant_id/subgraphs')
+  @ApiOperation({ summary: 'The subgraphs: none' })
+  subgraphs(@Param('assistant_id') id: string): Record<string, unknown> {
+    checkAssistant(id);
+    return {};
+  }
+
+  @Post('assistants')
+  @HttpCode(405)
+  @ApiOperation({ summary: 'Not supported: the assistant is the service\'s own (405)' })
+  createAssistant(): never {
+    return refuse('Assistants are read-only here: the one assistant is the agent this service runs');
+  }
+
+  @All('assistants/:assistant_id/versions')
+  @HttpCode(405)
+  @ApiOperation({ summary: 'Not supported (405)' })
+  assistantVersions(): never {
+    return refuse('Assistants are read-only here: the one assistant is the agent this service runs');
+  }
+}
+
+/** The parts of the LangGraph Server API this service does not serve: 405 with a JSON body (a 5xx would make the SDK retry). */
+@ApiTags('langgraph')
+@ApiBearerAuth()
+@Controller('langgraph')
+export class LangGraphRefusedController {
+  @All(['runs/crons', 'runs/crons/*path', 'threads/:thread_id/runs/crons'])
+  @ApiOperation({ summary: 'Not supported: crons (405)' })
+  crons(): never {
+    return refuse('Crons are not supported by this service');
+  }
+
+  @All(['store', 'store/*path'])
+  @ApiOperation({ summary: 'Not supported: the store (405)' })
+  store(): never {
+    return refuse('The store is not supported by this service');
+  }
+
+  @All(['runs', 'runs/batch', 'runs/cancel', 'threads/prune', 'threads/:thread_id/copy'])
+  @ApiOperation({ summary: 'Not supported: background thread-less runs, batches, bulk cancel, prune, copy (405)' })
+  others(): never {
+    return refuse('This LangGraph Server API route is not supported by this service');
+  }
+}
+
+function refuse(message: string): never {
+  throw new RequestError('not_supported', message);
+}
+
+function metadataMatches(filter: unknown): boolean {
+  if (!isRecord(filter)) return true;
+  return Object.entries(filter).every(([key, value]) => (ASSISTANT.metadata as Record<string, unknown>)[key] === value);
+}

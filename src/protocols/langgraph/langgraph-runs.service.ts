@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AIMessage, BaseMessage, HumanMessage, SystemMessage } from '@langchain/core/messages';
+import { TurnContext } from '../../agent/turn-context.js';
+import type { AuthUser } from '../../auth/auth-user.js';
+import { RunInProgressError, TurnFailedError } from '../../chat/chat.errors.js';
+import { ChatService } from '../../chat/chat.service.js';
+import { RunEvent, runEvent } from '../../chat/run-event.js';
+import { RunEventsService } from '../../chat/run-events.service.js';
+import { RunControl } from '../../chat/run-control.service.js';
+import { RunInfoRecord, RunRegistry } from '../../chat/run-registry.service.js';
+import { TurnScopes } from '../../chat/turn-scopes.service.js';
+import { CodedError, RequestError } from '../../common/coded-error.js';
+import { SessionReads } from '../../session/session-reads.service.js';
+import { SessionThread, SessionThreads } from '../../session/session-threads.service.js';
+import type { MessageInfo } from '../../session/session.dto.js';
+import { answerMessage, humanMessage, LcMessage, questionMessageId, toLcMessage } from './langgraph-messages.js';
+import { LgRunRequest, InputMessage } from './langgraph-request.js';
+import { ASSISTANT_ID, GRAPH_ID, seqOfCheckpoint } from './langgraph-state.js';
+import type { RunView } from './langgraph-stream.js';
+
+/** How many times a run that cancels (interrupt, rollback) or waits for (enqueue) the thread's run tries to take the thread. */
+const TAKE_ATTEMPTS = 20;
+
+/** The LangGraph status of one of our runs. */
+export function lgRunStatus(status: RunInfoRecord['status'] | 'pending'): string {
+  switch (status) {
+    case 'pending':
+    case 'running':
+      return status;
+    case 'done':
+      return 'success';
+    case 'interrupted':
+    case 'cancelled':
+      return 'interrupted';
+    default:
+      return 'error';
+  }
+}
+
+/** A run as the API answers it. */
+export function runOf(run: RunInfoRecord, extra: { multitask_strategy?: string; metadata?: Record<string, unknown> } = {}): Record<string, unknown> {
+  return {
+    run_id: run.run_id,
+    thread_id: run.session_id,
+    assistant_id: ASSISTANT_ID,
+    created_at: run.started_at,
+    updated_at: run.finished_at ?? run.started_at,
+    status: lgRunStatus(run.status),
+    metadata: extra.metadata ?? {},
+    multitask_strategy: extra.multitask_strategy ?? 'reject',
+    kwargs: {},
+  };
+}
+
+/**
+ * Runs of the LangGraph Server API over this service's chat turns: a run on
+ * a thread is a turn of its session (claimed, streamed, committed and
+ * cancelled as every turn is); a thread-less run is a stateless turn. The
+ * multitask strategies decide what a run does when its thread is busy.
+ */
+@Injectable()
+export class LangGraphRuns {
+  constructor(
+    private readonly chat: ChatService,
+    private readonly runs: RunRegistry,
+    private readonly control: RunControl,
+    private readonly events: RunEventsService,
+    private readonly threads: SessionThreads,
+    private readonly reads: SessionReads,
+    private readonly scopes: TurnScopes,
+  ) {}
+
+  /** The user's thread; thread_not_found otherwise (another user's included). */
+  async thread(user: AuthUser, threadId: string): Promise<SessionThread> {
+    const thread = await this.threads.get(user.userId, threadId);
+    if (!thread) throw new RequestError('thread_not_found', `Thread ${threadId} not found`);
+    return thread;
+  }
+
+  /** What `approve` answers to the thread's paused question: its first option. */
+  async suggestedAnswer(user: AuthUser, threadId: string): Promise<string | null> {
+    const thread = await this.threads.get(user.userId, threadId);
+    return thread?.pending_hitl?.options?.[0] ?? null;
+  }
+
+  /**
+   * Starts a run on the thread (creating the thread first with
+   * `if_not_exists: "create"`). A busy thread: `reject` answers 409;
+   * `interrupt` and `rollback` cancel its run (rollback removes what the
+   * cancelled run kept) and take the thread; `enqueue` waits for its run to
+   * end, on whichever instance it runs, then takes it.
+   */
+  async start(user: AuthUser, threadId: string, request: LgRunRequest, signal: AbortSignal): Promise<{ runId: string; view: RunView }> {
+    let thread = await this.threads.get(user.userId, threadId);
+    if (!thread) {
+      if (request.ifNotExists !== 'create') throw new RequestError('thread_not_found', `Thread ${threadId} not found`);
+      await this.threads.create(user.userId, threadId, { graph_id: GRAPH_ID, assistant_id: ASSISTANT_ID, ...request.metadata });
+      thread = await this.thread(user, threadId);
+    }
+    if (request.resume && thread.status !== 'interrupted' && thread.status !== 'busy') {
+      throw new RequestError('nothing_to_resume', `Thread ${threadId} has no interrupt to resume: send input.messages instead`);
+    }
+    if (request.checkpointId !== null) await this.checkHead(user, thread, request.checkpointId);
+    if (request.message === null) throw new RequestError('invalid_request', "input.messages must end with the user's message (or send command.resume)");
+    const scope = await this.scopes.forTurn(user, request.collectionIds, threadId);
+    const turn = await this.take(user, threadId, request, signal);
+    await this.threads.addMissingMetadata(user.userId, threadId, { graph_id: GRAPH_ID, assistant_id: ASSISTANT_ID });
+    const view = await this.view(user, threadId, turn.runId, turn.message);
+    this.chat.startStreaming(turn, TurnContext.of(turn, 'stream', { scope, sampling: request.sampling }));
+    return { runId: turn.runId, view };
+  }
+
+  /** A run of the thread as a RunView (its question and the thread before it); null when it is not one of the user's runs of this thread. */
+  async existing(user: AuthUser, threadId: string, runId: string): Promise<{ run: RunInfoRecord; view: RunView } | null> {
+    const run = await this.runs.info(runId, user.userId);
+    if (!run || run.session_id !== threadId) return null;
+    return { run, view: await this.view(user, threadId, runId, run.message) };
+  }
+
+  /** Cancels the user's run of the thread; `rollback` also removes what it kept. Null when there is no such run. */
+  async cancel(user: AuthUser, threadId: string, runId: string, action: 'interrupt' | 'rollback'): Promise<RunInfoRecord | null> {
+    const run = await this.runs.info(runId, user.userId);
+    if (!run || run.session_id !== threadId) return null;
+    const after = (await this.control.cancel(runId, user.userId)) ?? run;
+    if (action === 'rollback' && after.status === 'cancelled') await this.threads.removeCancelledRun(user.userId, threadId, runId);
+    return after;
+  }
+
+  /** The thread's runs, newest first. */
+  list(user: AuthUser, threadId: string, page: { limit: number; offset: number }): Promise<RunInfoRecord[]> {
+    return this.runs.listInSession(threadId, user.userId, { ...page, status: null });
+  }
+
+  /**
+   * A thread-less run: a stateless turn over the input's conversation,
+   * nothing stored; `events` receives its events as a thread's run has them
+   * (metadata first, then done or error). `signal` stops it.
+   */
+  async stateless(user: AuthUser, request: LgRunRequest, write: (event: RunEvent, view: RunView) => Promise<void>, signal: AbortSignal): Promise<void> {
+    if (request.message === null) throw new RequestError('invalid_request', "input.messages must end with the user's message");
+    if (request.resume) throw new RequestError('nothing_to_resume', 'A thread-less run has no interrupt to resume: its pauses are not kept');
+    const scope = await this.scopes.forTurn(user, request.collectionIds);
+    const runId = randomUUID();
+    const conversation = request.conversation.map((message, i) => inputLcMessage(message, `${runId}-${i}`));
+    let answer: LcMessage | null = null;
+    const view: RunView = {
+      runId,
+      threadId: null,
+      before: conversation.slice(0, -1),
+      question: conversation.at(-1) ?? null,
+      finalMessages: async () => [...conversation, ...(answer ? [answer] : [])],
+    };
+    let id = 0;
+    let chain = write(runEvent((id += 1), 'metadata', { run_id: runId, session_id: runId }), view);
+    const context = TurnContext.of({ userId: user.userId, sessionId: runId, runId }, 'stream', { scope, sampling: request.sampling });
+    let paused = false;
+    try {
+      const result = await this.chat.runStateless(
+        request.conversation.map(toBaseMessage),
+        context,
+        (...event) => {
+          if (event[0] === 'hitl') paused = true;
+          chain = chain.then(() => write(runEvent((id += 1), ...event), view));
+        },
+        signal,
+      );
+      await chain;
+      if (result.pending_hitl && !paused) await write(runEvent((id += 1), 'hitl', result.pending_hitl), view);
+      answer = answerMessage(runId, result.response, result.rag_trace);
+      await write(runEvent((id += 1), 'done', { response: result.response, session_id: runId }), view);
+    } catch (error) {
+      await chain.catch(() => undefined);
+      const failure = error instanceof CodedError ? error : new TurnFailedError('internal_error', 'The run failed on an internal error. Nothing was saved.', false);
+      await write(runEvent((id += 1), 'error', { code: failure.code, message: failure.message }), view);
+    }
+  }
+
+  /** Claims the thread for the run by its multitask strategy. */
+  private async take(user: AuthUser, threadId: string, request: LgRunRequest, signal: AbortSignal) {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.chat.prepare(user.userId, request.message!, threadId);
+      } catch (error) {
+        if (!(error instanceof RunInProgressError) || request.strategy === 'reject' || attempt >= TAKE_ATTEMPTS || signal.aborted) throw error;
+        const running = error.runId ?? (await this.runs.runningIn(threadId));
+        if (!running) continue;
+        if (request.strategy === 'enqueue') await this.waitForEnd(running, signal);
+        else await this.cancel(user, threadId, running, request.strategy);
+      }
+    }
+  }
+
+  /** Resolves when the run has ended, on whichever instance it runs (its events' end), or when `signal` aborts. */
+  private async waitForEnd(runId: string, signal: AbortSignal): Promise<void> {
+    const events = await this.events.follow(runId, 0, { status: () => this.runs.status(runId), signal });
+    for await (const event of events) if (event.event === 'done' || event.event === 'error') break;
+  }
+
+  /** A run may name the thread's latest checkpoint (useStream does); an earlier one would fork the thread, which is not supported. */
+  private async checkHead(user: AuthUser, thread: SessionThread, checkpointId: string): Promise<void> {
+    const messages = (await this.reads.getSessionMessages(user.userId, thread.session_id)) ?? [];
+    const seq = seqOfCheckpoint(checkpointId, messages);
+    if (seq === null) throw new RequestError('checkpoint_not_found', `Checkpoint ${checkpointId.slice(0, 64)} not found in thread ${thread.session_id}`);
+    if (seq !== thread.message_count) {
+      throw new RequestError('not_supported', 'Running from an earlier checkpoint (a fork: regenerate, edit) is not supported: a thread keeps one line of messages');
+    }
+  }
+
+  /** The thread as the run sees it: the messages before it, its question, and (after its end) the thread as stored. */
+  private async view(user: AuthUser, threadId: string, runId: string, question: string | null): Promise<RunView> {
+    const read = async (): Promise<MessageInfo[]> => (await this.reads.getSessionMessages(user.userId, threadId)) ?? [];
+    const stored = await read();
+    const first = stored.findIndex((message) => message.run_id === runId);
+    let final: Promise<LcMessage[]> | null = null;
+    return {
+      runId,
+      threadId,
+      before: (first >= 0 ? stored.slice(0, first) : stored).map(toLcMessage),
+      question: question === null ? null : humanMessage(questionMessageId(runId), question),
+      finalMessages: () =>
+        (final ??= read().then((messages) => {
+          const last = messages.findLastIndex((message) => message.run_id === runId);
+          return (last >= 0 ? messages.slice(0, last + 1) : messages).map(toLcMessage);
+        })),
+    };
+  }
+}
+
+function inputLcMessage(message: InputMessage, id: string): LcMessage {
+  return { type: message.role, id, content: message.text, additional_kwargs: {}, response_metadata: {} };
+}
+
+function toBaseMessage(message: InputMessage): BaseMessage {
+  if (message.role === 'ai') return new AIMessage(message.text);
+  if (message.role === 'system') return new SystemMessage(message.text);
+  return new HumanMessage(message.text);
+}

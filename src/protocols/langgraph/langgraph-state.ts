@@ -1,0 +1,112 @@
+import type { SessionThread } from '../../session/session-threads.service.js';
+import type { MessageInfo } from '../../session/session.dto.js';
+import { interruptOf, LcMessage, LgInterrupt, toLcMessage } from './langgraph-messages.js';
+
+/** The one graph this service serves, and its assistant's id: uuid5("agent", the URL namespace), as the LangGraph servers derive it. */
+export const GRAPH_ID = 'agent';
+export const ASSISTANT_ID = 'fe096781-5601-53d2-b2f6-0d3403f7e9ca';
+
+export interface LgCheckpoint {
+  thread_id: string;
+  checkpoint_ns: '';
+  checkpoint_id: string;
+  checkpoint_map: null;
+}
+
+export interface LgTask {
+  id: string;
+  name: string;
+  path: string[];
+  error: string | null;
+  interrupts: LgInterrupt[];
+  checkpoint: null;
+  state: null;
+  result: null;
+}
+
+export interface LgThreadState {
+  values: { messages?: LcMessage[] };
+  next: string[];
+  tasks: LgTask[];
+  checkpoint: LgCheckpoint | null;
+  parent_checkpoint: LgCheckpoint | null;
+  metadata: Record<string, unknown> | undefined;
+  created_at: string | null;
+}
+
+const ROOT_CHECKPOINT = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * The checkpoint after message `seq`: its first group is the sequence number
+ * (so ids sort in conversation order, as the clients expect), the rest comes
+ * from the message's own id (so a sequence number reused after a rollback
+ * names a new checkpoint).
+ */
+export function checkpointIdOf(message: MessageInfo | null): string {
+  if (!message) return ROOT_CHECKPOINT;
+  return `${message.seq.toString(16).padStart(8, '0')}${message.id.slice(8)}`;
+}
+
+/** The sequence number a checkpoint id names, when it names one of these messages (0: before the first); null otherwise. */
+export function seqOfCheckpoint(checkpointId: string, messages: readonly MessageInfo[]): number | null {
+  if (checkpointId === ROOT_CHECKPOINT) return 0;
+  const match = /^([0-9a-f]{8})-/.exec(checkpointId);
+  if (!match) return null;
+  const seq = parseInt(match[1], 16);
+  const message = messages.find((m) => m.seq === seq);
+  return message && checkpointIdOf(message) === checkpointId ? seq : null;
+}
+
+/** The thread's states, one after each message (and the empty one before the first), oldest first. */
+export function threadStates(thread: SessionThread, messages: readonly MessageInfo[]): LgThreadState[] {
+  if (messages.length === 0) return [];
+  const states: LgThreadState[] = [];
+  const checkpoint = (message: MessageInfo | null): LgCheckpoint => ({
+    thread_id: thread.session_id,
+    checkpoint_ns: '',
+    checkpoint_id: checkpointIdOf(message),
+    checkpoint_map: null,
+  });
+  const lcMessages = messages.map(toLcMessage);
+  for (let i = 0; i <= messages.length; i += 1) {
+    const last = i === 0 ? null : messages[i - 1];
+    states.push({
+      values: { messages: lcMessages.slice(0, i) },
+      next: [],
+      tasks: [],
+      checkpoint: checkpoint(last),
+      parent_checkpoint: i === 0 ? null : checkpoint(i === 1 ? null : messages[i - 2]),
+      metadata: { source: i === 0 ? 'input' : 'loop', step: i - 1, parents: {}, run_id: last?.run_id ?? null, graph_id: GRAPH_ID, assistant_id: ASSISTANT_ID, ...thread.client_metadata },
+      created_at: last?.timestamp ?? thread.created_at.toISOString(),
+    });
+  }
+  const head = states[states.length - 1];
+  if (thread.status === 'interrupted' && thread.pending_hitl) {
+    // The paused task: the only place a client finds the interrupt once the run's stream has closed.
+    head.next = [GRAPH_ID];
+    head.tasks = [
+      { id: thread.pending_hitl.task_id ?? 'pending', name: GRAPH_ID, path: ['__pregel_pull', GRAPH_ID], error: null, interrupts: [interruptOf(thread.pending_hitl)], checkpoint: null, state: null, result: null },
+    ];
+  }
+  return states;
+}
+
+/** The state of a thread without messages. */
+export const EMPTY_STATE: LgThreadState = { values: {}, next: [], tasks: [], checkpoint: null, parent_checkpoint: null, metadata: undefined, created_at: null };
+
+/** A thread as the API answers it. */
+export function threadOf(thread: SessionThread, messages: readonly MessageInfo[] | null): Record<string, unknown> {
+  const interrupt = thread.status === 'interrupted' && thread.pending_hitl ? interruptOf(thread.pending_hitl) : null;
+  return {
+    thread_id: thread.session_id,
+    created_at: thread.created_at.toISOString(),
+    updated_at: thread.updated_at.toISOString(),
+    state_updated_at: thread.updated_at.toISOString(),
+    metadata: thread.client_metadata,
+    status: thread.status,
+    config: {},
+    values: messages && messages.length > 0 ? { messages: messages.map(toLcMessage) } : null,
+    interrupts: interrupt ? { [interrupt.id]: [interrupt] } : {},
+    error: null,
+  };
+}

@@ -1,0 +1,168 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { AuthUser } from '../../auth/auth-user.js';
+import { CurrentUser } from '../../auth/current-user.decorator.js';
+import { RequestError } from '../../common/coded-error.js';
+import { SessionReads } from '../../session/session-reads.service.js';
+import { SESSION_THREAD_STATUSES, SessionThreadStatus, SessionThreads, THREAD_SORT_COLUMNS, ThreadSortColumn } from '../../session/session-threads.service.js';
+import { SessionWrites } from '../../session/session-writes.service.js';
+import { isRecord, optionalEnum, pageOf, threadIdOf } from './langgraph-params.js';
+import { EMPTY_STATE, LgThreadState, seqOfCheckpoint, threadOf, threadStates } from './langgraph-state.js';
+import { LangGraphRuns } from './langgraph-runs.service.js';
+
+const HISTORY_MAX = 1000;
+
+/** Threads of the LangGraph Server API: a thread is a session of the caller. */
+@ApiTags('langgraph')
+@ApiBearerAuth()
+@Controller('langgraph/threads')
+export class LangGraphThreadsController {
+  constructor(
+    private readonly threads: SessionThreads,
+    private readonly reads: SessionReads,
+    private readonly writes: SessionWrites,
+    private readonly runs: LangGraphRuns,
+  ) {}
+
+  @Post()
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Create a thread (an empty session): {thread_id?, metadata?, if_exists?: raise|do_nothing}' })
+  async create(@CurrentUser() user: AuthUser, @Body() raw: unknown): Promise<Record<string, unknown>> {
+    const body = isRecord(raw) ? raw : {};
+    if (!isRecord(raw)) throw new RequestError('invalid_request', 'The body must be a JSON object');
+    const threadId = body.thread_id === undefined || body.thread_id === null ? crypto.randomUUID() : threadIdOf(body.thread_id, 'thread_id');
+    if (body.metadata !== undefined && body.metadata !== null && !isRecord(body.metadata)) throw new RequestError('invalid_request', 'metadata must be an object');
+    const ifExists = optionalEnum(body.if_exists, ['raise', 'do_nothing'] as const, 'if_exists') ?? 'raise';
+    const outcome = await this.threads.create(user.userId, threadId, isRecord(body.metadata) ? body.metadata : {});
+    if (outcome === 'exists') {
+      const existing = await this.threads.get(user.userId, threadId);
+      if (!existing || ifExists === 'raise') throw new RequestError('thread_exists', `Thread ${threadId} already exists`);
+      return threadOf(existing, await this.reads.getSessionMessages(user.userId, threadId));
+    }
+    return threadOf(await this.runs.thread(user, threadId), []);
+  }
+
+  @Post('search')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Search the caller\'s threads: {ids?, metadata?, status?, limit?, offset?, sort_by?, sort_order?}' })
+  async search(@CurrentUser() user: AuthUser, @Body() raw: unknown, @Res({ passthrough: true }) res: Response): Promise<Array<Record<string, unknown>>> {
+    const body = isRecord(raw) ? raw : {};
+    const { limit, offset } = pageOf(body.limit, body.offset, 10, 1000);
+    if (body.metadata !== undefined && body.metadata !== null && !isRecord(body.metadata)) throw new RequestError('invalid_request', 'metadata must be an object');
+    if (body.ids !== undefined && (!Array.isArray(body.ids) || body.ids.length > 1000)) throw new RequestError('invalid_request', 'ids must be a list of thread ids');
+    const found = await this.threads.search(user.userId, {
+      ids: Array.isArray(body.ids) ? body.ids.map((id, i) => threadIdOf(id, `ids[${i}]`)) : undefined,
+      metadata: isRecord(body.metadata) ? body.metadata : undefined,
+      status: optionalEnum(body.status, SESSION_THREAD_STATUSES, 'status') as SessionThreadStatus | undefined,
+      limit,
+      offset,
+      sortBy: (optionalEnum(body.sort_by, THREAD_SORT_COLUMNS, 'sort_by') ?? 'updated_at') as ThreadSortColumn,
+      sortOrder: optionalEnum(body.sort_order, ['asc', 'desc'] as const, 'sort_order') ?? 'desc',
+    });
+    res.setHeader('X-Pagination-Total', String(offset + found.length + (found.length === limit ? 1 : 0)));
+    if (found.length === limit) res.setHeader('X-Pagination-Next', String(offset + limit));
+    return Promise.all(found.map(async (thread) => threadOf(thread, await this.reads.getSessionMessages(user.userId, thread.session_id))));
+  }
+
+  @Post('count')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Count the caller\'s threads matching {metadata?, status?}' })
+  async count(@CurrentUser() user: AuthUser, @Body() raw: unknown): Promise<number> {
+    const body = isRecord(raw) ? raw : {};
+    const found = await this.threads.search(user.userId, {
+      metadata: isRecord(body.metadata) ? body.metadata : undefined,
+      status: optionalEnum(body.status, SESSION_THREAD_STATUSES, 'status') as SessionThreadStatus | undefined,
+      limit: 100_000,
+      offset: 0,
+      sortBy: 'created_at',
+      sortOrder: 'desc',
+    });
+    return found.length;
+  }
+
+  @Get(':thread_id')
+  @ApiOperation({ summary: 'A thread: {thread_id, status (idle, busy, interrupted, error), metadata, values, interrupts, …}' })
+  async get(@CurrentUser() user: AuthUser, @Param('thread_id') id: string): Promise<Record<string, unknown>> {
+    const threadId = threadIdOf(id);
+    const thread = await this.runs.thread(user, threadId);
+    return threadOf(thread, await this.reads.getSessionMessages(user.userId, threadId));
+  }
+
+  @Patch(':thread_id')
+  @ApiOperation({ summary: "Merge {metadata} into the thread's metadata" })
+  async update(@CurrentUser() user: AuthUser, @Param('thread_id') id: string, @Body() raw: unknown): Promise<Record<string, unknown>> {
+    const threadId = threadIdOf(id);
+    const body = isRecord(raw) ? raw : {};
+    if (body.metadata !== undefined && body.metadata !== null && !isRecord(body.metadata)) throw new RequestError('invalid_request', 'metadata must be an object');
+    if (!(await this.threads.mergeMetadata(user.userId, threadId, isRecord(body.metadata) ? body.metadata : {}))) {
+      throw new RequestError('thread_not_found', `Thread ${threadId} not found`);
+    }
+    return this.get(user, threadId);
+  }
+
+  @Delete(':thread_id')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a thread: the session, its messages and runs' })
+  async remove(@CurrentUser() user: AuthUser, @Param('thread_id') id: string): Promise<void> {
+    const threadId = threadIdOf(id);
+    if (!(await this.writes.deleteSession(user.userId, threadId))) throw new RequestError('thread_not_found', `Thread ${threadId} not found`);
+  }
+
+  @Get(':thread_id/state')
+  @ApiOperation({ summary: "The thread's latest state: {values: {messages}, next, tasks (a paused question's interrupt), checkpoint, parent_checkpoint, metadata, created_at}" })
+  async state(@CurrentUser() user: AuthUser, @Param('thread_id') id: string): Promise<LgThreadState> {
+    return (await this.states(user, threadIdOf(id))).at(-1) ?? EMPTY_STATE;
+  }
+
+  @Get(':thread_id/state/:checkpoint_id')
+  @ApiOperation({ summary: 'The thread\'s state at a checkpoint' })
+  async stateAt(@CurrentUser() user: AuthUser, @Param('thread_id') id: string, @Param('checkpoint_id') checkpointId: string): Promise<LgThreadState> {
+    return this.stateAtCheckpoint(user, threadIdOf(id), checkpointId);
+  }
+
+  @Post(':thread_id/state/checkpoint')
+  @HttpCode(200)
+  @ApiOperation({ summary: "The thread's state at {checkpoint: {checkpoint_id}}" })
+  async stateAtPosted(@CurrentUser() user: AuthUser, @Param('thread_id') id: string, @Body() raw: unknown): Promise<LgThreadState> {
+    const checkpoint = isRecord(raw) && isRecord(raw.checkpoint) ? raw.checkpoint.checkpoint_id : undefined;
+    if (typeof checkpoint !== 'string') throw new RequestError('invalid_request', 'checkpoint.checkpoint_id must be a checkpoint id');
+    return this.stateAtCheckpoint(user, threadIdOf(id), checkpoint);
+  }
+
+  @Post(':thread_id/state')
+  @HttpCode(405)
+  @ApiOperation({ summary: 'Not supported: a thread changes by its runs only (405)' })
+  updateState(): never {
+    throw new RequestError('not_supported', "Updating a thread's state directly is not supported: run the thread (runs.stream, runs.wait) instead");
+  }
+
+  @Post(':thread_id/history')
+  @HttpCode(200)
+  @ApiOperation({ summary: "The thread's states, newest first: {limit?, before?: checkpoint id}" })
+  async history(@CurrentUser() user: AuthUser, @Param('thread_id') id: string, @Body() raw: unknown): Promise<LgThreadState[]> {
+    const body = isRecord(raw) ? raw : {};
+    const { limit } = pageOf(body.limit, 0, 10, HISTORY_MAX);
+    const threadId = threadIdOf(id);
+    let states = (await this.states(user, threadId)).reverse();
+    const before = isRecord(body.before) && isRecord(body.before.configurable) ? body.before.configurable.checkpoint_id : body.before;
+    if (typeof before === 'string') {
+      const at = states.findIndex((state) => state.checkpoint?.checkpoint_id === before);
+      states = at >= 0 ? states.slice(at + 1) : [];
+    }
+    return states.slice(0, limit);
+  }
+
+  private async states(user: AuthUser, threadId: string): Promise<LgThreadState[]> {
+    const thread = await this.runs.thread(user, threadId);
+    return threadStates(thread, (await this.reads.getSessionMessages(user.userId, threadId)) ?? []);
+  }
+
+  private async stateAtCheckpoint(user: AuthUser, threadId: string, checkpointId: string): Promise<LgThreadState> {
+    const thread = await this.runs.thread(user, threadId);
+    const messages = (await this.reads.getSessionMessages(user.userId, threadId)) ?? [];
+    const seq = seqOfCheckpoint(checkpointId, messages);
+    if (seq === null) throw new RequestError('checkpoint_not_found', `Checkpoint ${checkpointId.slice(0, 64)} not found in thread ${threadId}`);
+    return threadStates(thread, messages)[seq];
+  }
+}

@@ -131,7 +131,7 @@ describe('LangGraph Server API through @langchain/langgraph-sdk', () => {
     expect(history[0].parent_checkpoint?.checkpoint_id).toBe(history[1].checkpoint.checkpoint_id);
     expect(history[2].parent_checkpoint).toBeNull();
     expect([...history.map((s) => s.checkpoint.checkpoint_id)].sort().reverse()).toEqual(history.map((s) => s.checkpoint.checkpoint_id));
-    expect((await lg.threads.getState(thread.thread_id, history[1].checkpoint.checkpoint_id)).values).toEqual(history[1].values);
+    expect((await lg.threads.getState(thread.thread_id, history[1].checkpoint.checkpoint_id!)).values).toEqual(history[1].values);
 
     const searched = await lg.threads.search({ metadata: { app: 'lg-e2e', user } });
     expect(searched.map((s) => s.thread_id)).toEqual([thread.thread_id]);

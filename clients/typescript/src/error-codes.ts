@@ -98,6 +98,30 @@ export const ERROR_CODES = {
     "status": 503,
     "meaning": "The followed run ended but its last events were not kept: reload the session"
   },
+  "thread_not_found": {
+    "status": 404,
+    "meaning": "No such thread (session) for this user"
+  },
+  "assistant_not_found": {
+    "status": 404,
+    "meaning": "No such assistant: this service serves the graph `agent`"
+  },
+  "thread_exists": {
+    "status": 409,
+    "meaning": "A thread with this id exists already (`if_exists: \"raise\"`)"
+  },
+  "nothing_to_resume": {
+    "status": 409,
+    "meaning": "The thread has no interrupt waiting for `command.resume`"
+  },
+  "checkpoint_not_found": {
+    "status": 404,
+    "meaning": "No such checkpoint in this thread"
+  },
+  "not_supported": {
+    "status": 405,
+    "meaning": "This part of the LangGraph Server API is not served here (crons, store, assistant changes…)"
+  },
   "invalid_document_name": {
     "status": 400,
     "meaning": "The document's file name is not acceptable"

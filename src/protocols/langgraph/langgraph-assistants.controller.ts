@@ -1,5 +1,5 @@
 import { All, Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiExcludeEndpoint, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AgentFactory } from '../../agent/agent.factory.js';
 import { Public } from '../../auth/public.decorator.js';
@@ -130,32 +130,31 @@ export class LangGraphAssistantsController {
   }
 
   @All('assistants/:assistant_id/versions')
-  @HttpCode(405)
-  @ApiOperation({ summary: 'Not supported (405)' })
+  @ApiExcludeEndpoint()
   assistantVersions(): never {
     return refuse('Assistants are read-only here: the one assistant is the agent this service runs');
   }
 }
 
-/** The parts of the LangGraph Server API this service does not serve: 405 with a JSON body (a 5xx would make the SDK retry). */
+/** The parts of the LangGraph Server API this service does not serve: 405 with a JSON body (a 5xx would make the SDK retry); docs/protocol.md lists them. */
 @ApiTags('langgraph')
 @ApiBearerAuth()
 @Controller('langgraph')
 export class LangGraphRefusedController {
   @All(['runs/crons', 'runs/crons/*path', 'threads/:thread_id/runs/crons'])
-  @ApiOperation({ summary: 'Not supported: crons (405)' })
+  @ApiExcludeEndpoint()
   crons(): never {
     return refuse('Crons are not supported by this service');
   }
 
   @All(['store', 'store/*path'])
-  @ApiOperation({ summary: 'Not supported: the store (405)' })
+  @ApiExcludeEndpoint()
   store(): never {
     return refuse('The store is not supported by this service');
   }
 
   @All(['runs', 'runs/batch', 'runs/cancel', 'threads/prune', 'threads/:thread_id/copy'])
-  @ApiOperation({ summary: 'Not supported: background thread-less runs, batches, bulk cancel, prune, copy (405)' })
+  @ApiExcludeEndpoint()
   others(): never {
     return refuse('This LangGraph Server API route is not supported by this service');
   }

@@ -70,6 +70,7 @@ const RESILIENCE = [
 const BROWSER = [
   'browser-cors',
   'docs-headers',
+  'langgraph-use-stream',
   'web-accessibility',
   'web-chat',
   'web-cross-origin',

@@ -265,7 +265,12 @@ describe('LangGraph Server API through @langchain/langgraph-sdk', () => {
     expect(lastAi(values)).toMatch(/three-year/);
     const streamed = await collect(lg.runs.stream(null, 'agent', { input: human(WARRANTY), streamMode: ['messages-tuple'] }) as AsyncIterable<Part>);
     expect(streamed[0].event).toBe('metadata');
-    expect(streamed.filter((part) => part.event === 'messages').map((part) => part.data[0].content).join('')).toMatch(/three-year/);
+    expect(
+      streamed
+        .filter((part) => part.event === 'messages')
+        .map((part) => part.data[0].content)
+        .join(''),
+    ).toMatch(/three-year/);
     // Nothing stored.
     expect(await lg.threads.search({})).toEqual([]);
 

@@ -64,7 +64,8 @@ export class JwtAuthGuard implements CanActivate {
     const ticket = query[STREAM_TICKET_PARAMETER];
     const apiKeyHeader = request.headers['x-api-key'];
     if (ticket === undefined) {
-      request.user = apiKeyHeader === undefined ? await this.authenticate(request.headers.authorization) : await this.authenticateApiKeyHeader(apiKeyHeader, request.headers.authorization);
+      request.user =
+        apiKeyHeader === undefined ? await this.authenticate(request.headers.authorization) : await this.authenticateApiKeyHeader(apiKeyHeader, request.headers.authorization);
       return true;
     }
     if (!this.reflector.getAllAndOverride<boolean>(ACCEPTS_STREAM_TICKET, targets)) {

@@ -162,7 +162,6 @@ export class RunRegistry {
     };
   }
 
-
   /** The user's runs in a session, newest first (optionally of one status), as `info` answers them. */
   async listInSession(sessionId: string, userId: string, page: { limit: number; offset: number; status: RunStatus | null }): Promise<RunInfoRecord[]> {
     const rows = await this.runs.listForSession(sessionId, userId, page.limit, page.offset, page.status);

@@ -115,10 +115,7 @@ export class SessionThreadRepository {
    */
   async removeCancelledRun(userId: string, sessionId: string, runId: string): Promise<number> {
     return this.dataSource.transaction(async (manager) => {
-      const [session] = await sqlRows<{ message_count: number }>(manager, 'SELECT message_count FROM chat_sessions WHERE id = $1 AND user_id = $2 FOR UPDATE', [
-        sessionId,
-        userId,
-      ]);
+      const [session] = await sqlRows<{ message_count: number }>(manager, 'SELECT message_count FROM chat_sessions WHERE id = $1 AND user_id = $2 FOR UPDATE', [sessionId, userId]);
       if (!session) return 0;
       const [range] = await sqlRows<{ from_seq: number | null; others_after: boolean }>(
         manager,

@@ -124,7 +124,7 @@ export class LangGraphAssistantsController {
 
   @Post('assistants')
   @HttpCode(405)
-  @ApiOperation({ summary: 'Not supported: the assistant is the service\'s own (405)' })
+  @ApiOperation({ summary: "Not supported: the assistant is the service's own (405)" })
   createAssistant(): never {
     return refuse('Assistants are read-only here: the one assistant is the agent this service runs');
   }

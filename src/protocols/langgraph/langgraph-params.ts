@@ -23,7 +23,8 @@ export function pageOf(limit: unknown, offset: unknown, fallback: number, max: n
   const integer = (value: unknown, name: string, min: number, top: number, otherwise: number): number => {
     if (value === undefined || value === null || value === '') return otherwise;
     const number = typeof value === 'string' && /^[0-9]{1,9}$/.test(value) ? Number(value) : value;
-    if (typeof number !== 'number' || !Number.isInteger(number) || number < min || number > top) throw new RequestError('invalid_request', `${name} must be an integer from ${min} to ${top}`);
+    if (typeof number !== 'number' || !Number.isInteger(number) || number < min || number > top)
+      throw new RequestError('invalid_request', `${name} must be an integer from ${min} to ${top}`);
     return number;
   };
   return { limit: integer(limit, 'limit', 1, max, fallback), offset: integer(offset, 'offset', 0, 1_000_000_000, 0) };

@@ -140,7 +140,8 @@ export function resumeText(resume: unknown, suggested: string | null): string {
       if (isRecord(args) && typeof args.answer === 'string') return args.answer;
       return fail(`command.resume.decisions[0].edited_action.args.answer must be text (the action is "${CLARIFY_ACTION}")`);
     }
-    if ((decision.type === 'reject' || decision.type === 'response') && typeof (decision.message ?? decision.args) === 'string') return (decision.message ?? decision.args) as string;
+    if ((decision.type === 'reject' || decision.type === 'response') && typeof (decision.message ?? decision.args) === 'string')
+      return (decision.message ?? decision.args) as string;
     return fail('command.resume.decisions[0] must be approve, edit (edited_action.args.answer) or reject (message)');
   }
   // A map of interrupt id to its answer: this service pauses on one question at a time.

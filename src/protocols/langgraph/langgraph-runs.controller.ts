@@ -62,7 +62,7 @@ export class LangGraphRunsController {
   @HttpCode(200)
   @RateLimit('chat')
   @StartsTurn()
-  @ApiOperation({ summary: "Run the thread and answer its final values (`__interrupt__` when it paused; `__error__` when it failed)" })
+  @ApiOperation({ summary: 'Run the thread and answer its final values (`__interrupt__` when it paused; `__error__` when it failed)' })
   async wait(@CurrentUser() user: AuthUser, @Param('thread_id') id: string, @Body() raw: unknown, @Res({ passthrough: true }) res: Response): Promise<Record<string, unknown>> {
     const threadId = threadIdOf(id);
     const request = await this.request(user, threadId, raw);
@@ -75,7 +75,7 @@ export class LangGraphRunsController {
   @HttpCode(200)
   @RateLimit('chat')
   @StartsTurn()
-  @ApiOperation({ summary: "A thread-less run, streamed: `input.messages` is the whole conversation; nothing is stored; leaving stops it" })
+  @ApiOperation({ summary: 'A thread-less run, streamed: `input.messages` is the whole conversation; nothing is stored; leaving stops it' })
   async streamStateless(@CurrentUser() user: AuthUser, @Body() raw: unknown, @Res() res: Response): Promise<void> {
     const request = await parseRunRequest(raw, async () => null);
     const stop = new AbortController();

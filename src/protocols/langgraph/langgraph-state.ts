@@ -76,7 +76,15 @@ export function threadStates(thread: SessionThread, messages: readonly MessageIn
       tasks: [],
       checkpoint: checkpoint(last),
       parent_checkpoint: i === 0 ? null : checkpoint(i === 1 ? null : messages[i - 2]),
-      metadata: { source: i === 0 ? 'input' : 'loop', step: i - 1, parents: {}, run_id: last?.run_id ?? null, graph_id: GRAPH_ID, assistant_id: ASSISTANT_ID, ...thread.client_metadata },
+      metadata: {
+        source: i === 0 ? 'input' : 'loop',
+        step: i - 1,
+        parents: {},
+        run_id: last?.run_id ?? null,
+        graph_id: GRAPH_ID,
+        assistant_id: ASSISTANT_ID,
+        ...thread.client_metadata,
+      },
       created_at: last?.timestamp ?? thread.created_at.toISOString(),
     });
   }
@@ -85,7 +93,16 @@ export function threadStates(thread: SessionThread, messages: readonly MessageIn
     // The paused task: the only place a client finds the interrupt once the run's stream has closed.
     head.next = [GRAPH_ID];
     head.tasks = [
-      { id: thread.pending_hitl.task_id ?? 'pending', name: GRAPH_ID, path: ['__pregel_pull', GRAPH_ID], error: null, interrupts: [interruptOf(thread.pending_hitl)], checkpoint: null, state: null, result: null },
+      {
+        id: thread.pending_hitl.task_id ?? 'pending',
+        name: GRAPH_ID,
+        path: ['__pregel_pull', GRAPH_ID],
+        error: null,
+        interrupts: [interruptOf(thread.pending_hitl)],
+        checkpoint: null,
+        state: null,
+        result: null,
+      },
     ];
   }
   return states;

@@ -45,7 +45,7 @@ export class LangGraphThreadsController {
 
   @Post('search')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Search the caller\'s threads: {ids?, metadata?, status?, limit?, offset?, sort_by?, sort_order?}' })
+  @ApiOperation({ summary: "Search the caller's threads: {ids?, metadata?, status?, limit?, offset?, sort_by?, sort_order?}" })
   async search(@CurrentUser() user: AuthUser, @Body() raw: unknown, @Res({ passthrough: true }) res: Response): Promise<Array<Record<string, unknown>>> {
     const body = isRecord(raw) ? raw : {};
     const { limit, offset } = pageOf(body.limit, body.offset, 10, 1000);
@@ -67,7 +67,7 @@ export class LangGraphThreadsController {
 
   @Post('count')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Count the caller\'s threads matching {metadata?, status?}' })
+  @ApiOperation({ summary: "Count the caller's threads matching {metadata?, status?}" })
   async count(@CurrentUser() user: AuthUser, @Body() raw: unknown): Promise<number> {
     const body = isRecord(raw) ? raw : {};
     const found = await this.threads.search(user.userId, {
@@ -116,7 +116,7 @@ export class LangGraphThreadsController {
   }
 
   @Get(':thread_id/state/:checkpoint_id')
-  @ApiOperation({ summary: 'The thread\'s state at a checkpoint' })
+  @ApiOperation({ summary: "The thread's state at a checkpoint" })
   async stateAt(@CurrentUser() user: AuthUser, @Param('thread_id') id: string, @Param('checkpoint_id') checkpointId: string): Promise<LgThreadState> {
     return this.stateAtCheckpoint(user, threadIdOf(id), checkpointId);
   }

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { BROWSER_WAIT_MS, describeWithChromium, launchChromium } from './support/browser.js';
+import { BROWSER_WAIT_MS, describeWithChromium, launchChromium, signedInPage } from './support/browser.js';
 import { FakeWeatherServer } from './support/fake-weather-server.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 
@@ -80,6 +80,12 @@ describeWithChromium('useStream from @langchain/langgraph-sdk/react against /lan
     expect(threadId).toMatch(/^[0-9a-f-]{36}$/);
     // The question and its answer, once each (the stream's chunks and the history agree on the answer's id).
     expect(await on.locator('li.message').allTextContents()).toEqual(['How long is the Aurora X2 warranty?', expect.stringContaining('three-year')]);
+
+    // The thread is a session: the service's own web client lists it and shows its turn.
+    const web = await signedInPage(browser, base, t.auth(user).Authorization.slice('Bearer '.length));
+    await web.page.getByRole('navigation', { name: 'Sessions' }).getByText('How long is the Aurora X2 warranty?').click();
+    await web.page.getByText(/three-year/).first().waitFor();
+    await web.context.close();
 
     await ask(on, 'How long is the Aurora warranty?');
     const option = on.locator('#interrupt button.option', { hasText: 'Aurora X2 Mesh System' });

@@ -280,6 +280,14 @@ describe('LangGraph Server API through @langchain/langgraph-sdk', () => {
     expect(await statusOf(stranger.threads.getState(thread.thread_id))).toBe(404);
     expect(await statusOf(stranger.runs.wait(thread.thread_id, 'agent', { input: human(WARRANTY) }))).toBe(404);
     expect(await statusOf(stranger.threads.delete(thread.thread_id))).toBe(404);
+    // An API key as the SDK sends it (X-Api-Key) acts as its owner; with a bearer token beside it, it is refused.
+    const { key } = (await request(t.app.getHttpServer()).post('/api/keys').set(t.auth(user)).send({ name: 'langgraph' }).expect(201)).body;
+    const keyed = new Client({ apiUrl: `${base}/langgraph`, apiKey: key, callerOptions: { maxRetries: 0 } });
+    expect((await keyed.threads.get(thread.thread_id)).thread_id).toBe(thread.thread_id);
+    const both = new Client({ apiUrl: `${base}/langgraph`, apiKey: key, defaultHeaders: t.auth(user), callerOptions: { maxRetries: 0 } });
+    expect(await statusOf(both.threads.get(thread.thread_id))).toBe(400);
+    const forged = new Client({ apiUrl: `${base}/langgraph`, apiKey: 'rk-forged', callerOptions: { maxRetries: 0 } });
+    expect(await statusOf(forged.threads.get(thread.thread_id))).toBe(401);
     const anonymous = new Client({ apiUrl: `${base}/langgraph`, callerOptions: { maxRetries: 0 } });
     expect(await statusOf(anonymous.threads.search({}))).toBe(401);
     expect(await statusOf(anonymous.runs.wait(null, 'agent', { input: human(WARRANTY) }))).toBe(401);

@@ -230,14 +230,27 @@ describe('LangGraph Server API through @langchain/langgraph-sdk', () => {
     ]);
     expect(afterRollback.some((m) => m.content === WEATHER && m.status === 'cancelled' && afterRollback.indexOf(m) > 0)).toBe(false);
 
-    // enqueue: the new run starts once the held one has finished, on its own.
+    // enqueue: the new run is queued (pending, on every instance) and starts once the held one has finished.
     const fourth = await heldRun(lg, tid);
-    const queued = lg.runs.wait(tid, 'agent', { input: human(WARRANTY), multitaskStrategy: 'enqueue' });
-    const waiting = await Promise.race([queued.then(() => 'done'), lg.runs.get(tid, fourth.run_id).then((run) => run.status)]);
-    expect(waiting).toBe('running');
+    const queued = await lg.runs.create(tid, 'agent', { input: human(WARRANTY), multitaskStrategy: 'enqueue' });
+    expect(queued.status).toBe('pending');
+    const elsewhere = client(user, otherBase);
+    expect((await elsewhere.runs.get(tid, queued.run_id)).status).toBe('pending');
+    // A run queued and cancelled before its turn never starts.
+    const dropped = await lg.runs.create(tid, 'agent', { input: human('Never asked'), multitaskStrategy: 'enqueue' });
+    expect((await lg.runs.list(tid)).slice(0, 3).map((run) => [run.run_id, run.status])).toEqual([
+      [dropped.run_id, 'pending'],
+      [queued.run_id, 'pending'],
+      [fourth.run_id, 'running'],
+    ]);
+    await lg.runs.cancel(tid, dropped.run_id);
+    expect(await statusOf(lg.runs.get(tid, dropped.run_id))).toBe(404);
+    // Joined from the other instance while still queued: the join waits for it to start and to end.
+    const joined = elsewhere.runs.join(tid, queued.run_id);
     weather.release();
-    expect(lastAi(await queued)).toMatch(/three-year/);
+    expect(lastAi(await joined)).toMatch(/three-year/);
     expect((await lg.runs.get(tid, fourth.run_id)).status).toBe('success');
+    expect((await lg.runs.get(tid, queued.run_id)).status).toBe('success');
     const afterEnqueue = (await transcript(user, tid)).slice(5);
     expect(afterEnqueue.map((m) => [m.type, m.type === 'human' ? m.content : m.status])).toEqual([
       ['human', WEATHER],

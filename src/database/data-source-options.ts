@@ -23,6 +23,7 @@ import { ChunkLocations1764979200110 } from './migrations/1764979200110-ChunkLoc
 import { KnowledgeCollections1764979200200 } from './migrations/1764979200200-KnowledgeCollections.js';
 import { ApiKeyGroups1764979200210 } from './migrations/1764979200210-ApiKeyGroups.js';
 import { MessageTools1764979200550 } from './migrations/1764979200550-MessageTools.js';
+import { LangGraphPendingRuns1764979200620 } from './migrations/1764979200620-LangGraphPendingRuns.js';
 
 export const MIGRATIONS = [
   InitialSchema1764547200000,
@@ -46,6 +47,7 @@ export const MIGRATIONS = [
   KnowledgeCollections1764979200200,
   ApiKeyGroups1764979200210,
   MessageTools1764979200550,
+  LangGraphPendingRuns1764979200620,
 ];
 
 /**

@@ -40,7 +40,8 @@ export class LangGraphRunsController {
     const request = await this.request(user, threadId, raw);
     const waiting = new AbortController();
     res.on('close', () => waiting.abort());
-    const { runId, view } = await this.runs.start(user, threadId, request, waiting.signal);
+    const { runId, started } = await this.runs.start(user, threadId, request, waiting.signal);
+    const view = await started;
     await this.pipe(res, view, request.modes, { afterEvent: 0, skip: 0 }, () => this.registry.status(runId), request.onDisconnect === 'cancel' ? user : null);
   }
 
@@ -52,10 +53,13 @@ export class LangGraphRunsController {
   async create(@CurrentUser() user: AuthUser, @Param('thread_id') id: string, @Body() raw: unknown, @Res({ passthrough: true }) res: Response): Promise<Record<string, unknown>> {
     const threadId = threadIdOf(id);
     const request = await this.request(user, threadId, raw);
-    const { runId } = await this.runs.start(user, threadId, request, new AbortController().signal);
+    const { runId, queued, started } = await this.runs.start(user, threadId, request, new AbortController().signal);
+    // A queued run answers at once, `pending`; it starts when the thread is free.
+    if (!queued) await started;
     res.setHeader('Content-Location', runPathOf(threadId, runId));
-    const run = await this.registry.info(runId, user.userId);
-    return runOf(run!, { multitask_strategy: request.strategy, metadata: request.metadata });
+    const run = await this.runs.run(user, threadId, runId);
+    if (!run) throw new RequestError('run_not_found', `Run ${runId} not found`);
+    return runOf(run, { multitask_strategy: request.strategy, metadata: request.metadata });
   }
 
   @Post('threads/:thread_id/runs/wait')
@@ -66,7 +70,8 @@ export class LangGraphRunsController {
   async wait(@CurrentUser() user: AuthUser, @Param('thread_id') id: string, @Body() raw: unknown, @Res({ passthrough: true }) res: Response): Promise<Record<string, unknown>> {
     const threadId = threadIdOf(id);
     const request = await this.request(user, threadId, raw);
-    const { runId, view } = await this.runs.start(user, threadId, request, new AbortController().signal);
+    const { runId, started } = await this.runs.start(user, threadId, request, new AbortController().signal);
+    const view = await started;
     res.setHeader('Content-Location', runPathOf(threadId, runId));
     return this.finalValues(view);
   }
@@ -138,14 +143,20 @@ export class LangGraphRunsController {
   @Get('threads/:thread_id/runs/:run_id')
   @ApiOperation({ summary: 'A run of the thread' })
   async get(@CurrentUser() user: AuthUser, @Param('thread_id') id: string, @Param('run_id') rid: string): Promise<Record<string, unknown>> {
-    const { run } = await this.existing(user, id, rid);
+    const run = await this.runs.run(user, threadIdOf(id), threadIdOf(rid, 'run_id'));
+    if (!run) throw new RequestError('run_not_found', `Run ${rid} not found`);
     return runOf(run);
   }
 
   @Get('threads/:thread_id/runs/:run_id/join')
   @ApiOperation({ summary: "Wait for a run's end: its final values" })
-  async join(@CurrentUser() user: AuthUser, @Param('thread_id') id: string, @Param('run_id') rid: string): Promise<Record<string, unknown>> {
-    const { view } = await this.existing(user, id, rid);
+  async join(
+    @CurrentUser() user: AuthUser,
+    @Param('thread_id') id: string,
+    @Param('run_id') rid: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<Record<string, unknown>> {
+    const { view } = await this.existing(user, id, rid, res);
     return this.finalValues(view);
   }
 
@@ -161,7 +172,7 @@ export class LangGraphRunsController {
   ): Promise<void> {
     const cursor = parseLgLastEventId(lastEventId);
     if (!cursor) throw new RequestError('invalid_request', LG_LAST_EVENT_ID_RULE);
-    const { run, view } = await this.existing(user, id, rid);
+    const { run, view } = await this.existing(user, id, rid, res);
     const modes = parseStreamModes(query.stream_mode, [...JOIN_DEFAULT_MODES]);
     const cancelOnLeave = query.cancel_on_disconnect === '1' || query.cancel_on_disconnect === 'true';
     await this.pipe(res, view, modes, cursor, () => this.registry.status(run.run_id), cancelOnLeave ? user : null);
@@ -189,8 +200,11 @@ export class LangGraphRunsController {
     return parseRunRequest(raw, () => this.runs.suggestedAnswer(user, threadId));
   }
 
-  private async existing(user: AuthUser, threadId: string, runId: string): Promise<{ run: Awaited<ReturnType<RunRegistry['info']>> & object; view: RunView }> {
-    const found = await this.runs.existing(user, threadIdOf(threadId), threadIdOf(runId, 'run_id'));
+  /** The run, once it has started (a queued one is waited for while the client stays). */
+  private async existing(user: AuthUser, threadId: string, runId: string, res: Response): Promise<{ run: Awaited<ReturnType<RunRegistry['info']>> & object; view: RunView }> {
+    const left = new AbortController();
+    res.on('close', () => left.abort());
+    const found = await this.runs.existing(user, threadIdOf(threadId), threadIdOf(runId, 'run_id'), AbortSignal.any([left.signal, this.drain.signal]));
     if (!found) throw new RequestError('run_not_found', `Run ${runId} not found`);
     return found;
   }

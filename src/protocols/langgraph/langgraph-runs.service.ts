@@ -9,6 +9,7 @@ import { RunEvent, runEvent } from '../../chat/run-event.js';
 import { RunEventsService } from '../../chat/run-events.service.js';
 import { RunControl } from '../../chat/run-control.service.js';
 import { RunInfoRecord, RunRegistry } from '../../chat/run-registry.service.js';
+import { TurnDrain } from '../../chat/turn-drain.service.js';
 import { TurnScopes } from '../../chat/turn-scopes.service.js';
 import { CodedError, RequestError } from '../../common/coded-error.js';
 import { SessionReads } from '../../session/session-reads.service.js';
@@ -18,12 +19,32 @@ import { answerMessage, humanMessage, LcMessage, questionMessageId, toLcMessage 
 import { LgRunRequest, InputMessage } from './langgraph-request.js';
 import { ASSISTANT_ID, GRAPH_ID, seqOfCheckpoint } from './langgraph-state.js';
 import type { RunView } from './langgraph-stream.js';
+import { PendingRunRepository, PendingRunRow } from './pending-run.repository.js';
 
-/** How many times a run that cancels (interrupt, rollback) or waits for (enqueue) the thread's run tries to take the thread. */
+/** How many times a run that cancels the thread's run (interrupt, rollback) tries to take the thread. */
 const TAKE_ATTEMPTS = 20;
 
+/** How often a queued run, or a reader waiting for one, looks again while the run ahead of it has not started yet. */
+const QUEUE_POLL_MS = 100;
+
+/** A run of the API: one of our runs, or one still queued (`pending`). */
+export type LgRunRecord = Omit<RunInfoRecord, 'status'> & { status: RunInfoRecord['status'] | 'pending' };
+
+/** A run that was started or queued: its id, and its view once it has started (rejects when it never does). */
+export interface StartedRun {
+  runId: string;
+  queued: boolean;
+  started: Promise<RunView>;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
+
 /** The LangGraph status of one of our runs. */
-export function lgRunStatus(status: RunInfoRecord['status'] | 'pending'): string {
+export function lgRunStatus(status: LgRunRecord['status']): string {
   switch (status) {
     case 'pending':
     case 'running':
@@ -39,7 +60,7 @@ export function lgRunStatus(status: RunInfoRecord['status'] | 'pending'): string
 }
 
 /** A run as the API answers it. */
-export function runOf(run: RunInfoRecord, extra: { multitask_strategy?: string; metadata?: Record<string, unknown> } = {}): Record<string, unknown> {
+export function runOf(run: LgRunRecord, extra: { multitask_strategy?: string; metadata?: Record<string, unknown> } = {}): Record<string, unknown> {
   return {
     run_id: run.run_id,
     thread_id: run.session_id,
@@ -69,6 +90,8 @@ export class LangGraphRuns {
     private readonly threads: SessionThreads,
     private readonly reads: SessionReads,
     private readonly scopes: TurnScopes,
+    private readonly pending: PendingRunRepository,
+    private readonly drain: TurnDrain,
   ) {}
 
   /** The user's thread; thread_not_found otherwise (another user's included). */
@@ -91,7 +114,7 @@ export class LangGraphRuns {
    * cancelled run kept) and take the thread; `enqueue` waits for its run to
    * end, on whichever instance it runs, then takes it.
    */
-  async start(user: AuthUser, threadId: string, request: LgRunRequest, signal: AbortSignal): Promise<{ runId: string; view: RunView }> {
+  async start(user: AuthUser, threadId: string, request: LgRunRequest, signal: AbortSignal): Promise<StartedRun> {
     let thread = await this.threads.get(user.userId, threadId);
     if (!thread) {
       if (request.ifNotExists !== 'create') throw new RequestError('thread_not_found', `Thread ${threadId} not found`);
@@ -104,32 +127,64 @@ export class LangGraphRuns {
     if (request.checkpointId !== null) await this.checkHead(user, thread, request.checkpointId);
     if (request.message === null) throw new RequestError('invalid_request', "input.messages must end with the user's message (or send command.resume)");
     const scope = await this.scopes.forTurn(user, request.collectionIds, threadId);
-    const turn = await this.take(user, threadId, request, signal);
-    await this.threads.addMissingMetadata(user.userId, threadId, { graph_id: GRAPH_ID, assistant_id: ASSISTANT_ID });
-    const view = await this.view(user, threadId, turn.runId, turn.message);
-    this.chat.startStreaming(turn, TurnContext.of(turn, 'stream', { scope, sampling: request.sampling }));
-    return { runId: turn.runId, view };
+    const begin = async (turn: Awaited<ReturnType<ChatService['prepare']>>): Promise<RunView> => {
+      await this.threads.addMissingMetadata(user.userId, threadId, { graph_id: GRAPH_ID, assistant_id: ASSISTANT_ID });
+      const view = await this.view(user, threadId, turn.runId, turn.message);
+      this.chat.startStreaming(turn, TurnContext.of(turn, 'stream', { scope, sampling: request.sampling }));
+      return view;
+    };
+    const taken = await this.take(user, threadId, request, signal);
+    if (taken) return { runId: taken.runId, queued: false, started: begin(taken) };
+    // enqueue on a busy thread: the run is queued, known to every instance, and started here when its turn comes.
+    const runId = randomUUID();
+    if (!(await this.pending.insert(runId, threadId, user.userId))) throw new RequestError('thread_not_found', `Thread ${threadId} not found`);
+    const started = this.startWhenFree(user, threadId, runId, request.message).then(begin);
+    started.catch(() => undefined);
+    return { runId, queued: true, started };
+  }
+
+  /** The user's run of the thread, started or queued; null when there is none. */
+  async run(user: AuthUser, threadId: string, runId: string): Promise<LgRunRecord | null> {
+    const run = await this.runs.info(runId, user.userId);
+    if (run) return run.session_id === threadId ? run : null;
+    const queued = await this.pending.find(runId, user.userId, this.runs.staleAfterMs);
+    return queued && queued.session_id === threadId ? queuedRecord(queued) : null;
   }
 
   /** A run of the thread as a RunView (its question and the thread before it); null when it is not one of the user's runs of this thread. */
-  async existing(user: AuthUser, threadId: string, runId: string): Promise<{ run: RunInfoRecord; view: RunView } | null> {
-    const run = await this.runs.info(runId, user.userId);
-    if (!run || run.session_id !== threadId) return null;
-    return { run, view: await this.view(user, threadId, runId, run.message) };
+  async existing(user: AuthUser, threadId: string, runId: string, signal: AbortSignal): Promise<{ run: RunInfoRecord; view: RunView } | null> {
+    for (;;) {
+      const run = await this.runs.info(runId, user.userId);
+      if (run) return run.session_id === threadId ? { run, view: await this.view(user, threadId, runId, run.message) } : null;
+      // A queued run is waited for until it starts; one cancelled meanwhile, or whose instance died, is not found.
+      const queued = await this.pending.find(runId, user.userId, this.runs.staleAfterMs);
+      if (!queued || queued.lost || queued.session_id !== threadId || signal.aborted) return null;
+      await sleep(QUEUE_POLL_MS, signal);
+    }
   }
 
   /** Cancels the user's run of the thread; `rollback` also removes what it kept. Null when there is no such run. */
-  async cancel(user: AuthUser, threadId: string, runId: string, action: 'interrupt' | 'rollback'): Promise<RunInfoRecord | null> {
+  async cancel(user: AuthUser, threadId: string, runId: string, action: 'interrupt' | 'rollback'): Promise<LgRunRecord | null> {
     const run = await this.runs.info(runId, user.userId);
-    if (!run || run.session_id !== threadId) return null;
+    if (!run) {
+      // A queued run leaves the queue: it never starts.
+      const queued = await this.pending.find(runId, user.userId, this.runs.staleAfterMs);
+      if (!queued || queued.session_id !== threadId || !(await this.pending.remove(runId, user.userId))) return null;
+      return { ...queuedRecord(queued), status: 'cancelled' };
+    }
+    if (run.session_id !== threadId) return null;
     const after = (await this.control.cancel(runId, user.userId)) ?? run;
     if (action === 'rollback' && after.status === 'cancelled') await this.threads.removeCancelledRun(user.userId, threadId, runId);
     return after;
   }
 
   /** The thread's runs, newest first. */
-  list(user: AuthUser, threadId: string, page: { limit: number; offset: number }): Promise<RunInfoRecord[]> {
-    return this.runs.listInSession(threadId, user.userId, { ...page, status: null });
+  async list(user: AuthUser, threadId: string, page: { limit: number; offset: number }): Promise<LgRunRecord[]> {
+    const queued = (await this.pending.listForSession(threadId, user.userId, this.runs.staleAfterMs)).reverse().map(queuedRecord);
+    const fromQueue = queued.slice(page.offset, page.offset + page.limit);
+    const offset = Math.max(0, page.offset - queued.length);
+    const started = await this.runs.listInSession(threadId, user.userId, { limit: page.limit - fromQueue.length, offset, status: null });
+    return [...fromQueue, ...started];
   }
 
   /**
@@ -176,18 +231,56 @@ export class LangGraphRuns {
     }
   }
 
-  /** Claims the thread for the run by its multitask strategy. */
+  /** Claims the thread for the run by its multitask strategy; null when the run is to be queued (enqueue, a busy thread). */
   private async take(user: AuthUser, threadId: string, request: LgRunRequest, signal: AbortSignal) {
     for (let attempt = 1; ; attempt += 1) {
+      // A run queued before this one goes first.
+      if (request.strategy === 'enqueue' && (await this.pending.listForSession(threadId, user.userId, this.runs.staleAfterMs)).some((run) => !run.lost)) return null;
       try {
         return await this.chat.prepare(user.userId, request.message!, threadId);
       } catch (error) {
         if (!(error instanceof RunInProgressError) || request.strategy === 'reject' || attempt >= TAKE_ATTEMPTS || signal.aborted) throw error;
+        if (request.strategy === 'enqueue') return null;
         const running = error.runId ?? (await this.runs.runningIn(threadId));
-        if (!running) continue;
-        if (request.strategy === 'enqueue') await this.waitForEnd(running, signal);
-        else await this.cancel(user, threadId, running, request.strategy);
+        if (running) await this.cancel(user, threadId, running, request.strategy);
       }
+    }
+  }
+
+  /**
+   * Starts a queued run once the thread is free and every run queued before it has started: it follows the thread's
+   * running run to its end (on whichever instance it runs) and beats the queued run's heartbeat meanwhile. Rejects
+   * when the run was cancelled while queued, or the instance shuts down.
+   */
+  private async startWhenFree(user: AuthUser, threadId: string, runId: string, message: string) {
+    const signal = this.drain.signal;
+    const beating = setInterval(() => void this.pending.beat(runId).catch(() => undefined), this.runs.heartbeatMs);
+    beating.unref();
+    try {
+      for (;;) {
+        if (signal.aborted || !(await this.pending.beat(runId))) throw new RequestError('run_not_found', `Run ${runId} was cancelled before it started`);
+        const running = await this.runs.runningIn(threadId);
+        if (running) {
+          await this.waitForEnd(running, signal);
+          continue;
+        }
+        if (!(await this.pending.isFirst(runId, threadId, this.runs.staleAfterMs))) {
+          await sleep(QUEUE_POLL_MS, signal);
+          continue;
+        }
+        try {
+          const turn = await this.chat.prepare(user.userId, message, threadId, runId);
+          await this.pending.remove(runId);
+          return turn;
+        } catch (error) {
+          if (!(error instanceof RunInProgressError)) {
+            await this.pending.remove(runId).catch(() => undefined);
+            throw error;
+          }
+        }
+      }
+    } finally {
+      clearInterval(beating);
     }
   }
 
@@ -225,6 +318,12 @@ export class LangGraphRuns {
         })),
     };
   }
+}
+
+function queuedRecord(row: PendingRunRow): LgRunRecord {
+  const at = new Date(row.created_at).toISOString();
+  // A queued run whose instance died never starts.
+  return { run_id: row.run_id, session_id: row.session_id, status: row.lost ? 'abandoned' : 'pending', started_at: at, finished_at: null, message: null };
 }
 
 function inputLcMessage(message: InputMessage, id: string): LcMessage {

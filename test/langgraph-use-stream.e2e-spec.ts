@@ -84,7 +84,10 @@ describeWithChromium('useStream from @langchain/langgraph-sdk/react against /lan
     // The thread is a session: the service's own web client lists it and shows its turn.
     const web = await signedInPage(browser, base, t.auth(user).Authorization.slice('Bearer '.length));
     await web.page.getByRole('navigation', { name: 'Sessions' }).getByText('How long is the Aurora X2 warranty?').click();
-    await web.page.getByText(/three-year/).first().waitFor();
+    await web.page
+      .getByText(/three-year/)
+      .first()
+      .waitFor();
     await web.context.close();
 
     await ask(on, 'How long is the Aurora warranty?');

@@ -193,6 +193,12 @@ describe('LangGraph Server API through @langchain/langgraph-sdk', () => {
       expect(rest).toEqual(whole.slice(at + 1));
     }
     expect(lastAi(await elsewhere.runs.join(thread.thread_id, run.run_id))).toMatch(/three-year/);
+    // The events and debug modes: LangChain stream events, checkpoints and tool tasks.
+    const traced = await collect(elsewhere.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: '-1', streamMode: ['events', 'debug'] }) as AsyncIterable<Part>);
+    const kinds = traced.filter((part) => part.event === 'events').map((part) => part.data.event);
+    expect(kinds).toEqual(expect.arrayContaining(['on_chain_start', 'on_chat_model_stream', 'on_tool_start', 'on_tool_end', 'on_custom_event', 'on_chain_end']));
+    expect(traced.filter((part) => part.event === 'debug').map((part) => part.data.type)).toEqual(expect.arrayContaining(['checkpoint', 'task', 'task_result']));
+    expect(traced.some((part) => part.event === 'values' || part.event === 'messages')).toBe(false);
   });
 
   it('applies the multitask strategies to a busy thread: reject refuses, interrupt and rollback cancel the running run, enqueue waits for it', async () => {

@@ -2,12 +2,12 @@ import type { RunEvent } from '../../chat/run-event.js';
 import { answerMessageId, humanMessage, interruptOf, LcMessage, LgInterrupt } from './langgraph-messages.js';
 import { ASSISTANT_ID, GRAPH_ID } from './langgraph-state.js';
 
-/** The stream modes this service produces; the others a client may name (`events`, `debug`, `tasks`…) are accepted and give nothing. */
-export const PRODUCED_MODES = ['values', 'messages-tuple', 'updates', 'custom'] as const;
+/** The stream modes this service produces; the others a client may name (`tasks`, `checkpoints`, `tools`…) are accepted and give nothing. */
+export const PRODUCED_MODES = ['values', 'messages-tuple', 'updates', 'custom', 'events', 'debug'] as const;
 export type ProducedMode = (typeof PRODUCED_MODES)[number];
 
-/** What a join without `stream_mode` gets: every mode this service produces. */
-export const JOIN_DEFAULT_MODES: ReadonlySet<string> = new Set(PRODUCED_MODES);
+/** What a join without `stream_mode` gets: the modes a chat client reads. */
+export const JOIN_DEFAULT_MODES: ReadonlySet<string> = new Set(['values', 'messages-tuple', 'updates', 'custom']);
 
 /** One event of the LangGraph stream. */
 export interface LgEvent {
@@ -72,11 +72,17 @@ const TUPLE_METADATA = (view: RunView) => ({
  * - `hitl` → `updates`/`values` `{__interrupt__: [{id, value}]}`, `custom {type: "hitl", hitl}`;
  * - `trace` → `custom {type: "rag_trace", trace}`;
  * - `done` → `updates {agent: {messages: [answer]}}`, `values` (the thread as stored), `end`;
- * - `error` → `error {error: code, message}`, `end` (a cancelled run: the thread as stored, then `end`).
+ * - `error` → `error {error: code, message}`, `end` (a cancelled run: the thread as stored, then `end`);
+ *
+ * and, before any `error` or `end`, the `events` parts (LangChain stream events: the run's chain start and end, the
+ * model's chunks, the tools, the retrieval's steps and trace as custom events) and the `debug` parts (the checkpoints
+ * at the start and the end, and a task per tool call).
  */
 export class LgStreamMapper {
   private readonly openCalls: Array<{ name: string; id: string }> = [];
   private calls = 0;
+  /** The id of the tool call the last `tool` event was about. */
+  private lastCall = '';
   private interrupt: LgInterrupt | null = null;
 
   constructor(
@@ -109,7 +115,88 @@ export class LgStreamMapper {
     return this.modes.has(name === 'messages' ? 'messages-tuple' : name);
   }
 
+  /** The event's parts: those of values, messages, updates and custom, then those of events and debug, then error and end. */
   private async parts(event: RunEvent): Promise<Array<Omit<LgEvent, 'id'>>> {
+    const parts = await this.modeParts(event);
+    const terminal = parts.findIndex((part) => part.event === 'error' || part.event === 'end');
+    const at = terminal < 0 ? parts.length : terminal;
+    return [...parts.slice(0, at), ...(await this.traceParts(event)), ...parts.slice(at)];
+  }
+
+  /**
+   * The `events` (LangChain stream events) and `debug` (checkpoints and tasks) parts of an event: the run's start and
+   * end, the model's chunks, the tools' start and end, and the retrieval's steps and trace as custom events.
+   */
+  private async traceParts(event: RunEvent): Promise<Array<Omit<LgEvent, 'id'>>> {
+    const { view } = this;
+    const base = { run_id: view.runId, tags: [] as string[], metadata: TUPLE_METADATA(view), parent_ids: [] as string[] };
+    const checkpoint = (values: Record<string, unknown>, next: string[], source: string) => ({
+      event: 'debug',
+      data: {
+        type: 'checkpoint',
+        step: source === 'input' ? -1 : 1,
+        timestamp: new Date().toISOString(),
+        payload: { config: { configurable: { thread_id: view.threadId, checkpoint_ns: '' } }, values, metadata: { source, run_id: view.runId }, next, tasks: [] },
+      },
+    });
+    switch (event.event) {
+      case 'metadata': {
+        const input = { messages: [...view.before, ...(view.question ? [view.question] : [])] };
+        return [{ event: 'events', data: { ...base, event: 'on_chain_start', name: 'LangGraph', data: { input } } }, checkpoint(input, [GRAPH_ID], 'input')];
+      }
+      case 'token':
+        return [
+          {
+            event: 'events',
+            data: { ...base, event: 'on_chat_model_stream', name: 'model', run_id: `${view.runId}-model`, parent_ids: [view.runId], data: { chunk: this.chunk(event.data.text) } },
+          },
+        ];
+      case 'step':
+      case 'trace':
+        return [{ event: 'events', data: { ...base, event: 'on_custom_event', name: event.event === 'step' ? 'rag_step' : 'rag_trace', data: event.data } }];
+      case 'tool': {
+        const call = this.lastCall;
+        const started = event.data.phase === 'start';
+        return [
+          {
+            event: 'events',
+            data: {
+              ...base,
+              event: started ? 'on_tool_start' : event.data.summary.failed ? 'on_tool_error' : 'on_tool_end',
+              name: event.data.name,
+              run_id: call,
+              parent_ids: [view.runId],
+              data: started ? { input: event.data.summary.args ?? {} } : { output: event.data.summary.output ?? null },
+            },
+          },
+          {
+            event: 'debug',
+            data: {
+              type: started ? 'task' : 'task_result',
+              step: 1,
+              timestamp: new Date().toISOString(),
+              payload: started
+                ? { id: call, name: 'tools', input: event.data.summary.args ?? {}, triggers: ['branch:to:tools'] }
+                : { id: call, name: 'tools', error: event.data.summary.failed ? 'the tool failed' : null, result: [['output', event.data.summary.output ?? null]], interrupts: [] },
+            },
+          },
+        ];
+      }
+      case 'hitl':
+        return [];
+      case 'done': {
+        const messages = await view.finalMessages();
+        return [
+          { event: 'events', data: { ...base, event: 'on_chain_end', name: 'LangGraph', data: { output: { messages } } } },
+          checkpoint({ messages }, this.interrupt ? [GRAPH_ID] : [], 'loop'),
+        ];
+      }
+      case 'error':
+        return [{ event: 'events', data: { ...base, event: 'on_chain_error', name: 'LangGraph', data: { error: { error: event.data.code, message: event.data.message } } } }];
+    }
+  }
+
+  private async modeParts(event: RunEvent): Promise<Array<Omit<LgEvent, 'id'>>> {
     const { view } = this;
     switch (event.event) {
       case 'metadata':
@@ -177,6 +264,7 @@ export class LgStreamMapper {
       this.calls += 1;
       const call = { name: tool.name, id: `call-${this.view.runId}-${this.calls}` };
       this.openCalls.push(call);
+      this.lastCall = call.id;
       const request: LcMessage = {
         type: 'ai',
         id: `${answerMessageId(this.view.runId)}-call-${this.calls}`,
@@ -193,6 +281,7 @@ export class LgStreamMapper {
     }
     const at = this.openCalls.findIndex((call) => call.name === tool.name);
     const call = at >= 0 ? this.openCalls.splice(at, 1)[0] : { name: tool.name, id: `call-${this.view.runId}-${(this.calls += 1)}` };
+    this.lastCall = call.id;
     const result: LcMessage = {
       ...humanMessage(`${call.id}-result`, tool.summary.output ?? ''),
       type: 'tool',

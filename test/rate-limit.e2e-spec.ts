@@ -39,6 +39,19 @@ describe('Per-user rate limits on chat turns and searches', () => {
       .expect(200);
   });
 
+  it('counts the LangGraph API runs as chat turns, thread-less ones too', async () => {
+    const user = uniqueUser('limited-langgraph');
+    const input = { messages: [{ type: 'human', content: 'hello' }] };
+    const thread = await request(a.app.getHttpServer()).post('/langgraph/threads').set(a.auth(user)).send({}).expect(200);
+    await request(a.app.getHttpServer()).post(`/langgraph/threads/${thread.body.thread_id}/runs/wait`).set(a.auth(user)).send({ assistant_id: 'agent', input }).expect(200);
+    await request(b.app.getHttpServer()).post('/langgraph/runs/wait').set(b.auth(user)).send({ assistant_id: 'agent', input }).expect(200);
+    const refused = await request(a.app.getHttpServer()).post(`/langgraph/threads/${thread.body.thread_id}/runs/stream`).set(a.auth(user)).send({ assistant_id: 'agent', input });
+    expect(refused.status).toBe(429);
+    expect(refused.body.message).toMatch(/Too many chat turns/);
+    // Reading threads is not a turn.
+    await request(b.app.getHttpServer()).post('/langgraph/threads/search').set(b.auth(user)).send({}).expect(200);
+  });
+
   it('limits run cancels and stream tickets together, apart from chat turns', async () => {
     const user = uniqueUser('controller');
     const turn = await request(a.app.getHttpServer()).post('/api/chat').set(a.auth(user)).send({ message: 'hello' }).expect(200);

@@ -130,6 +130,9 @@ describe('LangGraph Server API through @langchain/langgraph-sdk', () => {
     expect(history.map((s) => (s.values as any).messages.length)).toEqual([2, 1, 0]);
     expect(history[0].parent_checkpoint?.checkpoint_id).toBe(history[1].checkpoint.checkpoint_id);
     expect(history[2].parent_checkpoint).toBeNull();
+    // The history repeats every message in every state: the answers' traces are left out there (the state has them).
+    expect((history[0].values as any).messages[1].additional_kwargs.rag_trace).toBeUndefined();
+    expect((state.values as any).messages[1].additional_kwargs.rag_trace).toMatchObject({ retrieval_stage: expect.any(String) });
     expect([...history.map((s) => s.checkpoint.checkpoint_id)].sort().reverse()).toEqual(history.map((s) => s.checkpoint.checkpoint_id));
     expect((await lg.threads.getState(thread.thread_id, history[1].checkpoint.checkpoint_id!)).values).toEqual(history[1].values);
 
@@ -175,6 +178,31 @@ describe('LangGraph Server API through @langchain/langgraph-sdk', () => {
     expect((await lg.threads.getState(thread.thread_id)).tasks).toEqual([]);
     // A resume with nothing to resume is refused.
     expect(await statusOf(lg.runs.wait(thread.thread_id, 'agent', { command: { resume: 'X2' } }))).toBe(409);
+  });
+
+  it('forks from an earlier checkpoint as agent-chat-ui regenerates and edits: the messages after it are replaced', async () => {
+    const user = uniqueUser('lg-fork');
+    const lg = client(user);
+    const thread = await lg.threads.create();
+    const tid = thread.thread_id;
+    await lg.runs.wait(tid, 'agent', { input: human('What is the weather in Paris?') });
+    await lg.runs.wait(tid, 'agent', { input: human(WARRANTY) });
+    const history = await lg.threads.getHistory(tid, { limit: 10 });
+    // Regenerate: no input, from the state after the second question (its parent_checkpoint as agent-chat-ui finds it).
+    const afterQuestion = history.find((state) => (state.values as any).messages.length === 3)!;
+    const regenerated = (await lg.runs.wait(tid, 'agent', { checkpoint: afterQuestion.checkpoint })) as any;
+    expect(regenerated.messages.map((m: any) => m.type)).toEqual(['human', 'ai', 'human', 'ai']);
+    expect(lastAi(regenerated)).toMatch(/three-year/);
+    expect((await transcript(user, tid)).map((m) => m.content.slice(0, 20))).toEqual(['What is the weather ', expect.any(String), WARRANTY.slice(0, 20), expect.any(String)]);
+    // Edit: a new question from the state before the second one.
+    const beforeQuestion = (await lg.threads.getHistory(tid, { limit: 10 })).find((state) => (state.values as any).messages.length === 2)!;
+    const edited = (await lg.runs.wait(tid, 'agent', { input: human('How long is the Aurora X1 warranty?'), checkpoint: beforeQuestion.checkpoint })) as any;
+    expect(edited.messages.map((m: any) => m.content.slice(0, 20))).toEqual(['What is the weather ', expect.any(String), 'How long is the Auro', expect.any(String)]);
+    expect(edited.messages[2].content).toBe('How long is the Aurora X1 warranty?');
+    expect((await transcript(user, tid)).length).toBe(4);
+    // A checkpoint that is not the thread's, and a regenerate from a state that does not end with a question, are refused.
+    expect(await statusOf(lg.runs.wait(tid, 'agent', { checkpointId: '00000002-0000-0000-0000-000000000000' }))).toBe(404);
+    expect(await statusOf(lg.runs.wait(tid, 'agent', { checkpoint: beforeQuestion.checkpoint }))).toBe(400);
   });
 
   it('joins a background run from another instance with a last event id: the rest of the stream, without duplicates or gaps', async () => {

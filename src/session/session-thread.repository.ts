@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { sqlRows } from '../database/sql.js';
 import { normalizePendingHitl } from '../trace/trace.normalizer.js';
 import type { PendingHitlState } from '../trace/trace.protocol.js';
@@ -125,14 +125,32 @@ export class SessionThreadRepository {
         [sessionId, runId],
       );
       if (range?.from_seq == null || range.others_after) return 0;
-      const removed = await sqlRows<{ seq: number }>(manager, 'DELETE FROM chat_messages WHERE session_id = $1 AND seq >= $2 RETURNING seq', [sessionId, range.from_seq]);
-      await manager.query(
-        `WITH ${BUMP_LIST_VERSION}
-         UPDATE chat_sessions SET message_count = $3, version = nextval('chat_cache_version_seq'), updated_at = clock_timestamp() WHERE id = $1 AND user_id = $2`,
-        [sessionId, userId, range.from_seq - 1],
-      );
-      return removed.length;
+      return this.truncateLocked(manager, userId, sessionId, range.from_seq - 1, []);
     });
+  }
+
+  /**
+   * Cuts the transcript back to its first `keepSeq` messages (the later ones are deleted and their sequence numbers
+   * given back) and removes `metadataKeys` from the session's metadata; the number of messages removed, or null when
+   * the user has no such session.
+   */
+  async truncate(userId: string, sessionId: string, keepSeq: number, metadataKeys: string[]): Promise<number | null> {
+    return this.dataSource.transaction(async (manager) => {
+      const [session] = await sqlRows<{ id: string }>(manager, 'SELECT id FROM chat_sessions WHERE id = $1 AND user_id = $2 FOR UPDATE', [sessionId, userId]);
+      if (!session) return null;
+      return this.truncateLocked(manager, userId, sessionId, keepSeq, metadataKeys);
+    });
+  }
+
+  private async truncateLocked(manager: EntityManager, userId: string, sessionId: string, keepSeq: number, metadataKeys: string[]): Promise<number> {
+    const removed = await sqlRows<{ seq: number }>(manager, 'DELETE FROM chat_messages WHERE session_id = $1 AND seq > $2 RETURNING seq', [sessionId, keepSeq]);
+    await manager.query(
+      `WITH ${BUMP_LIST_VERSION}
+       UPDATE chat_sessions SET message_count = $3, version = nextval('chat_cache_version_seq'), updated_at = clock_timestamp(), metadata = metadata - $4::text[]
+        WHERE id = $1 AND user_id = $2`,
+      [sessionId, userId, keepSeq, metadataKeys],
+    );
+    return removed.length;
   }
 
   /** The user's sessions as threads, filtered, sorted and paged. */

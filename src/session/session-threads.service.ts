@@ -43,6 +43,16 @@ export class SessionThreads {
     return removed;
   }
 
+  /**
+   * Cuts the transcript back to its first `keepSeq` messages (a LangGraph fork: regenerate, edit) and removes
+   * `metadataKeys` from the session's metadata; the number of messages removed, or null when the user has no such session.
+   */
+  async truncate(userId: string, sessionId: string, keepSeq: number, metadataKeys: string[]): Promise<number | null> {
+    const removed = await this.threads.truncate(userId, sessionId, keepSeq, metadataKeys);
+    if (removed !== null) await this.reads.forget(userId, sessionId);
+    return removed;
+  }
+
   /** One of the user's sessions as a thread; null when the user has none by that id. */
   async get(userId: string, sessionId: string): Promise<SessionThread | null> {
     const [thread] = await this.threads.search(userId, { ids: [sessionId], limit: 1, offset: 0, sortBy: 'created_at', sortOrder: 'desc' });

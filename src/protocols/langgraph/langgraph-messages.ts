@@ -46,8 +46,11 @@ function messageIdOf(message: MessageInfo): string {
   return message.type === 'ai' ? answerMessageId(message.run_id) : message.type === 'human' ? questionMessageId(message.run_id) : message.id;
 }
 
-/** A stored message as a LangChain message dict; an answer carries its trace, status and tools in `additional_kwargs`. */
-export function toLcMessage(message: MessageInfo): LcMessage {
+/**
+ * A stored message as a LangChain message dict; an answer carries its status, tools and (unless `withTrace` is false:
+ * the history and thread lists, which repeat every message) its trace in `additional_kwargs`.
+ */
+export function toLcMessage(message: MessageInfo, withTrace = true): LcMessage {
   const id = messageIdOf(message);
   const kwargs: Record<string, unknown> = { seq: message.seq, status: message.status, timestamp: message.timestamp };
   if (message.type === 'ai') {
@@ -55,7 +58,7 @@ export function toLcMessage(message: MessageInfo): LcMessage {
       type: 'ai',
       id,
       content: message.content,
-      additional_kwargs: { ...kwargs, tools: message.tools, ...(message.rag_trace ? { rag_trace: message.rag_trace } : {}) },
+      additional_kwargs: { ...kwargs, tools: message.tools, ...(withTrace && message.rag_trace ? { rag_trace: message.rag_trace } : {}) },
       response_metadata: {},
       tool_calls: [],
       invalid_tool_calls: [],

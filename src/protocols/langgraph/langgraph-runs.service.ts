@@ -4,7 +4,8 @@ import { AIMessage, BaseMessage, HumanMessage, SystemMessage } from '@langchain/
 import { TurnContext } from '../../agent/turn-context.js';
 import type { AuthUser } from '../../auth/auth-user.js';
 import { RunInProgressError, TurnFailedError } from '../../chat/chat.errors.js';
-import { ChatService } from '../../chat/chat.service.js';
+import { ChatService, HITL_ROUNDS_KEY, PENDING_HITL_KEY } from '../../chat/chat.service.js';
+import { ConversationSummaryService, SUMMARY_KEY, SUMMARY_UPTO_KEY } from '../../chat/conversation-summary.service.js';
 import { RunEvent, runEvent } from '../../chat/run-event.js';
 import { RunEventsService } from '../../chat/run-events.service.js';
 import { RunControl } from '../../chat/run-control.service.js';
@@ -16,7 +17,7 @@ import { SessionReads } from '../../session/session-reads.service.js';
 import { SessionThread, SessionThreads } from '../../session/session-threads.service.js';
 import type { MessageInfo } from '../../session/session.dto.js';
 import { answerMessage, humanMessage, LcMessage, questionMessageId, toLcMessage } from './langgraph-messages.js';
-import { LgRunRequest, InputMessage } from './langgraph-request.js';
+import { InputMessage, LgRunRequest, MultitaskStrategy } from './langgraph-request.js';
 import { ASSISTANT_ID, GRAPH_ID, seqOfCheckpoint } from './langgraph-state.js';
 import type { RunView } from './langgraph-stream.js';
 import { PendingRunRepository, PendingRunRow } from './pending-run.repository.js';
@@ -124,21 +125,24 @@ export class LangGraphRuns {
     if (request.resume && thread.status !== 'interrupted' && thread.status !== 'busy') {
       throw new RequestError('nothing_to_resume', `Thread ${threadId} has no interrupt to resume: send input.messages instead`);
     }
-    if (request.checkpointId !== null) await this.checkHead(user, thread, request.checkpointId);
-    if (request.message === null) throw new RequestError('invalid_request', "input.messages must end with the user's message (or send command.resume)");
+    const fork = request.checkpointId === null ? null : await this.forkPoint(user, thread, request, request.checkpointId);
+    const message = request.message ?? fork?.question ?? null;
+    if (message === null) throw new RequestError('invalid_request', "input.messages must end with the user's message (or send command.resume)");
     const scope = await this.scopes.forTurn(user, request.collectionIds, threadId);
     const begin = async (turn: Awaited<ReturnType<ChatService['prepare']>>): Promise<RunView> => {
+      // The run holds the thread: the messages after the checkpoint go before it reads the thread.
+      if (fork) await this.threads.truncate(user.userId, threadId, fork.keepSeq, await this.forkedMetadataKeys(user, threadId, fork.keepSeq));
       await this.threads.addMissingMetadata(user.userId, threadId, { graph_id: GRAPH_ID, assistant_id: ASSISTANT_ID });
       const view = await this.view(user, threadId, turn.runId, turn.message);
       this.chat.startStreaming(turn, TurnContext.of(turn, 'stream', { scope, sampling: request.sampling }));
       return view;
     };
-    const taken = await this.take(user, threadId, request, signal);
+    const taken = await this.take(user, threadId, message, request.strategy, signal);
     if (taken) return { runId: taken.runId, queued: false, started: begin(taken) };
     // enqueue on a busy thread: the run is queued, known to every instance, and started here when its turn comes.
     const runId = randomUUID();
     if (!(await this.pending.insert(runId, threadId, user.userId))) throw new RequestError('thread_not_found', `Thread ${threadId} not found`);
-    const started = this.startWhenFree(user, threadId, runId, request.message).then(begin);
+    const started = this.startWhenFree(user, threadId, runId, message).then(begin);
     started.catch(() => undefined);
     return { runId, queued: true, started };
   }
@@ -232,17 +236,17 @@ export class LangGraphRuns {
   }
 
   /** Claims the thread for the run by its multitask strategy; null when the run is to be queued (enqueue, a busy thread). */
-  private async take(user: AuthUser, threadId: string, request: LgRunRequest, signal: AbortSignal) {
+  private async take(user: AuthUser, threadId: string, message: string, strategy: MultitaskStrategy, signal: AbortSignal) {
     for (let attempt = 1; ; attempt += 1) {
       // A run queued before this one goes first.
-      if (request.strategy === 'enqueue' && (await this.pending.listForSession(threadId, user.userId, this.runs.staleAfterMs)).some((run) => !run.lost)) return null;
+      if (strategy === 'enqueue' && (await this.pending.listForSession(threadId, user.userId, this.runs.staleAfterMs)).some((run) => !run.lost)) return null;
       try {
-        return await this.chat.prepare(user.userId, request.message!, threadId);
+        return await this.chat.prepare(user.userId, message, threadId);
       } catch (error) {
-        if (!(error instanceof RunInProgressError) || request.strategy === 'reject' || attempt >= TAKE_ATTEMPTS || signal.aborted) throw error;
-        if (request.strategy === 'enqueue') return null;
+        if (!(error instanceof RunInProgressError) || strategy === 'reject' || attempt >= TAKE_ATTEMPTS || signal.aborted) throw error;
+        if (strategy === 'enqueue') return null;
         const running = error.runId ?? (await this.runs.runningIn(threadId));
-        if (running) await this.cancel(user, threadId, running, request.strategy);
+        if (running) await this.cancel(user, threadId, running, strategy);
       }
     }
   }
@@ -290,14 +294,28 @@ export class LangGraphRuns {
     for await (const event of events) if (event.event === 'done' || event.event === 'error') break;
   }
 
-  /** A run may name the thread's latest checkpoint (useStream does); an earlier one would fork the thread, which is not supported. */
-  private async checkHead(user: AuthUser, thread: SessionThread, checkpointId: string): Promise<void> {
+  /**
+   * Where a run that names a checkpoint starts from. The thread's latest checkpoint (useStream sends it) is no fork:
+   * null. An earlier one forks the thread, which keeps one line of messages: the messages after the checkpoint are
+   * replaced by the run's. Without input (regenerate), the checkpoint must follow a question, which is asked again.
+   */
+  private async forkPoint(user: AuthUser, thread: SessionThread, request: LgRunRequest, checkpointId: string): Promise<{ keepSeq: number; question: string | null } | null> {
     const messages = (await this.reads.getSessionMessages(user.userId, thread.session_id)) ?? [];
     const seq = seqOfCheckpoint(checkpointId, messages);
     if (seq === null) throw new RequestError('checkpoint_not_found', `Checkpoint ${checkpointId.slice(0, 64)} not found in thread ${thread.session_id}`);
-    if (seq !== thread.message_count) {
-      throw new RequestError('not_supported', 'Running from an earlier checkpoint (a fork: regenerate, edit) is not supported: a thread keeps one line of messages');
-    }
+    if (seq === thread.message_count) return null;
+    if (request.resume) throw new RequestError('not_supported', "command.resume answers the thread's latest state: send it without a checkpoint");
+    if (request.message !== null) return { keepSeq: seq, question: null };
+    const asked = messages.find((message) => message.seq === seq);
+    if (asked?.type !== 'human') throw new RequestError('invalid_request', "A run without input starts again from a question: name the checkpoint after the user's message");
+    return { keepSeq: seq - 1, question: asked.content };
+  }
+
+  /** The session metadata a fork makes stale: a paused question (always cut off by it), and a summary of messages it removes. */
+  private async forkedMetadataKeys(user: AuthUser, threadId: string, keepSeq: number): Promise<string[]> {
+    const metadata = (await this.reads.sessionMetadata(user.userId, threadId)) ?? {};
+    const { upto } = ConversationSummaryService.read(metadata);
+    return [PENDING_HITL_KEY, HITL_ROUNDS_KEY, ...(upto > keepSeq ? [SUMMARY_KEY, SUMMARY_UPTO_KEY] : [])];
   }
 
   /** The thread as the run sees it: the messages before it, its question, and (after its end) the thread as stored. */
@@ -309,12 +327,12 @@ export class LangGraphRuns {
     return {
       runId,
       threadId,
-      before: (first >= 0 ? stored.slice(0, first) : stored).map(toLcMessage),
+      before: (first >= 0 ? stored.slice(0, first) : stored).map((message) => toLcMessage(message)),
       question: question === null ? null : humanMessage(questionMessageId(runId), question),
       finalMessages: () =>
         (final ??= read().then((messages) => {
           const last = messages.findLastIndex((message) => message.run_id === runId);
-          return (last >= 0 ? messages.slice(0, last + 1) : messages).map(toLcMessage);
+          return (last >= 0 ? messages.slice(0, last + 1) : messages).map((message) => toLcMessage(message));
         })),
     };
   }

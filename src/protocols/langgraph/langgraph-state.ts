@@ -57,8 +57,8 @@ export function seqOfCheckpoint(checkpointId: string, messages: readonly Message
   return message && checkpointIdOf(message) === checkpointId ? seq : null;
 }
 
-/** The thread's states, one after each message (and the empty one before the first), oldest first. */
-export function threadStates(thread: SessionThread, messages: readonly MessageInfo[]): LgThreadState[] {
+/** The thread's states, one after each message (and the empty one before the first), oldest first; `withTraces` as toLcMessage. */
+export function threadStates(thread: SessionThread, messages: readonly MessageInfo[], withTraces = true): LgThreadState[] {
   if (messages.length === 0) return [];
   const states: LgThreadState[] = [];
   const checkpoint = (message: MessageInfo | null): LgCheckpoint => ({
@@ -67,7 +67,7 @@ export function threadStates(thread: SessionThread, messages: readonly MessageIn
     checkpoint_id: checkpointIdOf(message),
     checkpoint_map: null,
   });
-  const lcMessages = messages.map(toLcMessage);
+  const lcMessages = messages.map((message) => toLcMessage(message, withTraces));
   for (let i = 0; i <= messages.length; i += 1) {
     const last = i === 0 ? null : messages[i - 1];
     states.push({
@@ -111,8 +111,8 @@ export function threadStates(thread: SessionThread, messages: readonly MessageIn
 /** The state of a thread without messages. */
 export const EMPTY_STATE: LgThreadState = { values: {}, next: [], tasks: [], checkpoint: null, parent_checkpoint: null, metadata: undefined, created_at: null };
 
-/** A thread as the API answers it. */
-export function threadOf(thread: SessionThread, messages: readonly MessageInfo[] | null): Record<string, unknown> {
+/** A thread as the API answers it (its messages without their traces in a list of threads: `withTraces`). */
+export function threadOf(thread: SessionThread, messages: readonly MessageInfo[] | null, withTraces = true): Record<string, unknown> {
   const interrupt = thread.status === 'interrupted' && thread.pending_hitl ? interruptOf(thread.pending_hitl) : null;
   return {
     thread_id: thread.session_id,
@@ -122,7 +122,7 @@ export function threadOf(thread: SessionThread, messages: readonly MessageInfo[]
     metadata: thread.client_metadata,
     status: thread.status,
     config: {},
-    values: messages && messages.length > 0 ? { messages: messages.map(toLcMessage) } : null,
+    values: messages && messages.length > 0 ? { messages: messages.map((message) => toLcMessage(message, withTraces)) } : null,
     interrupts: interrupt ? { [interrupt.id]: [interrupt] } : {},
     error: null,
   };

@@ -62,7 +62,7 @@ export class LangGraphThreadsController {
     });
     res.setHeader('X-Pagination-Total', String(offset + found.length + (found.length === limit ? 1 : 0)));
     if (found.length === limit) res.setHeader('X-Pagination-Next', String(offset + limit));
-    return Promise.all(found.map(async (thread) => threadOf(thread, await this.reads.getSessionMessages(user.userId, thread.session_id))));
+    return Promise.all(found.map(async (thread) => threadOf(thread, await this.reads.getSessionMessages(user.userId, thread.session_id), false)));
   }
 
   @Post('count')
@@ -144,7 +144,7 @@ export class LangGraphThreadsController {
     const body = isRecord(raw) ? raw : {};
     const { limit } = pageOf(body.limit, 0, 10, HISTORY_MAX);
     const threadId = threadIdOf(id);
-    let states = (await this.states(user, threadId)).reverse();
+    let states = (await this.states(user, threadId, false)).reverse();
     const before = isRecord(body.before) && isRecord(body.before.configurable) ? body.before.configurable.checkpoint_id : body.before;
     if (typeof before === 'string') {
       const at = states.findIndex((state) => state.checkpoint?.checkpoint_id === before);
@@ -153,9 +153,9 @@ export class LangGraphThreadsController {
     return states.slice(0, limit);
   }
 
-  private async states(user: AuthUser, threadId: string): Promise<LgThreadState[]> {
+  private async states(user: AuthUser, threadId: string, withTraces = true): Promise<LgThreadState[]> {
     const thread = await this.runs.thread(user, threadId);
-    return threadStates(thread, (await this.reads.getSessionMessages(user.userId, threadId)) ?? []);
+    return threadStates(thread, (await this.reads.getSessionMessages(user.userId, threadId)) ?? [], withTraces);
   }
 
   private async stateAtCheckpoint(user: AuthUser, threadId: string, checkpointId: string): Promise<LgThreadState> {

@@ -1,4 +1,5 @@
 import { RequestError } from '../../common/coded-error.js';
+import { storableTextProblem } from '../../common/storable-text.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -28,4 +29,33 @@ export function pageOf(limit: unknown, offset: unknown, fallback: number, max: n
     return number;
   };
   return { limit: integer(limit, 'limit', 1, max, fallback), offset: integer(offset, 'offset', 0, 1_000_000_000, 0) };
+}
+
+/** The largest thread metadata kept (its JSON), and the most keys of an object in it. */
+export const METADATA_MAX_BYTES = 64 * 1024;
+
+/**
+ * Thread metadata as it is kept (JSONB): an object (absent or null: `{}`), its strings and keys storable text
+ * (no NUL, no lone surrogate), at most METADATA_MAX_BYTES of JSON. 400 naming `name` otherwise.
+ */
+export function metadataOf(value: unknown, name = 'metadata'): Record<string, unknown> {
+  if (value === undefined || value === null) return {};
+  if (!isRecord(value)) throw new RequestError('invalid_request', `${name} must be an object`);
+  const visit = (node: unknown, at: string): void => {
+    if (typeof node === 'string') {
+      const problem = storableTextProblem(node);
+      if (problem) throw new RequestError('invalid_request', `${at} ${problem}`);
+    } else if (Array.isArray(node)) {
+      node.forEach((item, i) => visit(item, `${at}[${i}]`));
+    } else if (isRecord(node)) {
+      for (const [key, item] of Object.entries(node)) {
+        const problem = storableTextProblem(key);
+        if (problem) throw new RequestError('invalid_request', `a key of ${at} ${problem}`);
+        visit(item, `${at}.${key.slice(0, 40)}`);
+      }
+    }
+  };
+  visit(value, name);
+  if (Buffer.byteLength(JSON.stringify(value)) > METADATA_MAX_BYTES) throw new RequestError('invalid_request', `${name} must be at most ${METADATA_MAX_BYTES} bytes of JSON`);
+  return value;
 }

@@ -5,6 +5,7 @@ import { collectionIdsProblem } from '../../common/collection-ids.js';
 import { RequestError } from '../../common/coded-error.js';
 import type { ModelSampling } from '../../models/sampling.js';
 import { CLARIFY_ACTION } from './langgraph-messages.js';
+import { isRecord, metadataOf } from './langgraph-params.js';
 import { ASSISTANT_ID, GRAPH_ID } from './langgraph-state.js';
 
 export const MULTITASK_STRATEGIES = ['reject', 'interrupt', 'rollback', 'enqueue'] as const;
@@ -35,10 +36,6 @@ export interface LgRunRequest {
 }
 
 const MAX_STREAM_MODES = 16;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 function fail(message: string): never {
   throw new RequestError('invalid_request', message);
@@ -211,7 +208,7 @@ export async function parseRunRequest(raw: unknown, suggested: () => Promise<str
     if (problem) fail(`collection_ids ${problem}`);
     collectionIds = configurable.collection_ids as string[];
   }
-  if (raw.metadata !== undefined && raw.metadata !== null && !isRecord(raw.metadata)) fail('metadata must be an object');
+  const metadata = metadataOf(raw.metadata);
   const checkpoint = isRecord(raw.checkpoint) ? raw.checkpoint.checkpoint_id : raw.checkpoint_id;
   if (checkpoint !== undefined && checkpoint !== null && (typeof checkpoint !== 'string' || checkpoint.length > 64)) fail('checkpoint_id must be a checkpoint id of the thread');
   return {
@@ -222,7 +219,7 @@ export async function parseRunRequest(raw: unknown, suggested: () => Promise<str
     onDisconnect: oneOf(raw.on_disconnect, ['cancel', 'continue'], 'on_disconnect', 'continue'),
     strategy: oneOf(raw.multitask_strategy, MULTITASK_STRATEGIES, 'multitask_strategy', 'reject'),
     ifNotExists: oneOf(raw.if_not_exists, ['reject', 'create'], 'if_not_exists', 'reject'),
-    metadata: isRecord(raw.metadata) ? raw.metadata : {},
+    metadata,
     collectionIds,
     sampling: samplingOf(configurable),
     checkpointId: typeof checkpoint === 'string' ? checkpoint : null,

@@ -7,7 +7,7 @@ import { RequestError } from '../../common/coded-error.js';
 import { SessionReads } from '../../session/session-reads.service.js';
 import { SESSION_THREAD_STATUSES, SessionThreadStatus, SessionThreads, THREAD_SORT_COLUMNS, ThreadSortColumn } from '../../session/session-threads.service.js';
 import { SessionWrites } from '../../session/session-writes.service.js';
-import { isRecord, optionalEnum, pageOf, threadIdOf } from './langgraph-params.js';
+import { isRecord, metadataOf, optionalEnum, pageOf, threadIdOf } from './langgraph-params.js';
 import { EMPTY_STATE, LgThreadState, seqOfCheckpoint, threadOf, threadStates } from './langgraph-state.js';
 import { LangGraphRuns } from './langgraph-runs.service.js';
 
@@ -32,9 +32,9 @@ export class LangGraphThreadsController {
     const body = isRecord(raw) ? raw : {};
     if (!isRecord(raw)) throw new RequestError('invalid_request', 'The body must be a JSON object');
     const threadId = body.thread_id === undefined || body.thread_id === null ? crypto.randomUUID() : threadIdOf(body.thread_id, 'thread_id');
-    if (body.metadata !== undefined && body.metadata !== null && !isRecord(body.metadata)) throw new RequestError('invalid_request', 'metadata must be an object');
+    const metadata = metadataOf(body.metadata);
     const ifExists = optionalEnum(body.if_exists, ['raise', 'do_nothing'] as const, 'if_exists') ?? 'raise';
-    const outcome = await this.threads.create(user.userId, threadId, isRecord(body.metadata) ? body.metadata : {});
+    const outcome = await this.threads.create(user.userId, threadId, metadata);
     if (outcome === 'exists') {
       const existing = await this.threads.get(user.userId, threadId);
       if (!existing || ifExists === 'raise') throw new RequestError('thread_exists', `Thread ${threadId} already exists`);
@@ -49,11 +49,11 @@ export class LangGraphThreadsController {
   async search(@CurrentUser() user: AuthUser, @Body() raw: unknown, @Res({ passthrough: true }) res: Response): Promise<Array<Record<string, unknown>>> {
     const body = isRecord(raw) ? raw : {};
     const { limit, offset } = pageOf(body.limit, body.offset, 10, 1000);
-    if (body.metadata !== undefined && body.metadata !== null && !isRecord(body.metadata)) throw new RequestError('invalid_request', 'metadata must be an object');
+    const metadata = metadataOf(body.metadata);
     if (body.ids !== undefined && (!Array.isArray(body.ids) || body.ids.length > 1000)) throw new RequestError('invalid_request', 'ids must be a list of thread ids');
     const found = await this.threads.search(user.userId, {
       ids: Array.isArray(body.ids) ? body.ids.map((id, i) => threadIdOf(id, `ids[${i}]`)) : undefined,
-      metadata: isRecord(body.metadata) ? body.metadata : undefined,
+      metadata,
       status: optionalEnum(body.status, SESSION_THREAD_STATUSES, 'status') as SessionThreadStatus | undefined,
       limit,
       offset,
@@ -71,7 +71,7 @@ export class LangGraphThreadsController {
   async count(@CurrentUser() user: AuthUser, @Body() raw: unknown): Promise<number> {
     const body = isRecord(raw) ? raw : {};
     const found = await this.threads.search(user.userId, {
-      metadata: isRecord(body.metadata) ? body.metadata : undefined,
+      metadata: metadataOf(body.metadata),
       status: optionalEnum(body.status, SESSION_THREAD_STATUSES, 'status') as SessionThreadStatus | undefined,
       limit: 100_000,
       offset: 0,
@@ -94,8 +94,7 @@ export class LangGraphThreadsController {
   async update(@CurrentUser() user: AuthUser, @Param('thread_id') id: string, @Body() raw: unknown): Promise<Record<string, unknown>> {
     const threadId = threadIdOf(id);
     const body = isRecord(raw) ? raw : {};
-    if (body.metadata !== undefined && body.metadata !== null && !isRecord(body.metadata)) throw new RequestError('invalid_request', 'metadata must be an object');
-    if (!(await this.threads.mergeMetadata(user.userId, threadId, isRecord(body.metadata) ? body.metadata : {}))) {
+    if (!(await this.threads.mergeMetadata(user.userId, threadId, metadataOf(body.metadata)))) {
       throw new RequestError('thread_not_found', `Thread ${threadId} not found`);
     }
     return this.get(user, threadId);

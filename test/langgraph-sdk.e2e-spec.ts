@@ -1,8 +1,10 @@
+import { createClient } from '@keyv/redis';
 import { Client } from '@langchain/langgraph-sdk';
 import request from 'supertest';
 import { ASSISTANT_ID } from '../src/protocols/langgraph/langgraph-state.js';
 import { FakeWeatherServer } from './support/fake-weather-server.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
+import { TEST_REDIS_URL } from './support/test-env.js';
 
 /** A streamed part as the SDK yields it. */
 interface Part {
@@ -227,6 +229,16 @@ describe('LangGraph Server API through @langchain/langgraph-sdk', () => {
     expect(kinds).toEqual(expect.arrayContaining(['on_chain_start', 'on_chat_model_stream', 'on_tool_start', 'on_tool_end', 'on_custom_event', 'on_chain_end']));
     expect(traced.filter((part) => part.event === 'debug').map((part) => part.data.type)).toEqual(expect.arrayContaining(['checkpoint', 'task', 'task_result']));
     expect(traced.some((part) => part.event === 'values' || part.event === 'messages')).toBe(false);
+
+    // Once its events have expired from Redis, the ended run is told from what it stored.
+    const redis = createClient({ url: TEST_REDIS_URL });
+    await redis.connect();
+    await redis.del(`chat_run_events:${run.run_id}`);
+    await redis.quit();
+    expect(lastAi(await elsewhere.runs.join(thread.thread_id, run.run_id))).toMatch(/three-year/);
+    const told = await collect(elsewhere.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: '-1' }) as AsyncIterable<Part>);
+    expect(told.map((part) => part.event)).toEqual(['metadata', 'values', 'updates', 'values', 'end']);
+    expect(lastAi(told.at(-2)!.data)).toMatch(/three-year/);
   });
 
   it('applies the multitask strategies to a busy thread: reject refuses, interrupt and rollback cancel the running run, enqueue waits for it', async () => {

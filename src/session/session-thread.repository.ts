@@ -87,16 +87,20 @@ export class SessionThreadRepository {
     return rows.length === 0 ? 'exists' : 'created';
   }
 
-  /** Shallow-merges into the client metadata (keys whose value is null are kept as null); false when the user has no such session. */
-  async mergeMetadata(userId: string, sessionId: string, patch: Record<string, unknown>): Promise<boolean> {
-    const rows = await sqlRows<{ id: string }>(
+  /** Shallow-merges into the client metadata, unless the result's JSON would be over `maxBytes`. */
+  async mergeMetadata(userId: string, sessionId: string, patch: Record<string, unknown>, maxBytes: number): Promise<'merged' | 'missing' | 'too_large'> {
+    const merged = `COALESCE(metadata->'${CLIENT_METADATA_KEY}', '{}'::jsonb) || $3::jsonb`;
+    const [row] = await sqlRows<{ fits: boolean }>(
       this.dataSource,
-      `UPDATE chat_sessions
-          SET metadata = jsonb_set(metadata, '{${CLIENT_METADATA_KEY}}', COALESCE(metadata->'${CLIENT_METADATA_KEY}', '{}'::jsonb) || $3::jsonb)
-        WHERE id = $1 AND user_id = $2 RETURNING id`,
-      [sessionId, userId, JSON.stringify(patch)],
+      `WITH target AS (SELECT id, octet_length((${merged})::text) <= $4 AS fits FROM chat_sessions WHERE id = $1 AND user_id = $2 FOR UPDATE),
+       changed AS (
+         UPDATE chat_sessions s SET metadata = jsonb_set(s.metadata, '{${CLIENT_METADATA_KEY}}', ${merged.replace(/metadata->/g, 's.metadata->')})
+           FROM target WHERE s.id = target.id AND target.fits RETURNING s.id
+       )
+       SELECT fits FROM target`,
+      [sessionId, userId, JSON.stringify(patch), maxBytes],
     );
-    return rows.length > 0;
+    return !row ? 'missing' : row.fits ? 'merged' : 'too_large';
   }
 
   /** Merges keys into the client metadata only where they are absent (a run names its graph and assistant on its thread). */
@@ -153,31 +157,26 @@ export class SessionThreadRepository {
     return removed.length;
   }
 
+  /** How many of the user's sessions match. */
+  async count(userId: string, filter: SessionThreadMatch): Promise<number> {
+    const { params, where } = whereOf(userId, filter);
+    const [row] = await sqlRows<{ n: number }>(this.dataSource, `SELECT count(*)::int AS n FROM chat_sessions s WHERE ${where}`, params);
+    return row.n;
+  }
+
   /** The user's sessions as threads, filtered, sorted and paged. */
   async search(userId: string, filter: SessionThreadFilter): Promise<SessionThread[]> {
-    const params: unknown[] = [userId, filter.limit, filter.offset];
-    const conditions: string[] = [];
-    if (filter.ids) {
-      params.push(filter.ids);
-      conditions.push(`s.id = ANY($${params.length}::uuid[])`);
-    }
-    if (filter.metadata && Object.keys(filter.metadata).length > 0) {
-      params.push(JSON.stringify(filter.metadata));
-      conditions.push(`COALESCE(s.metadata->'${CLIENT_METADATA_KEY}', '{}'::jsonb) @> $${params.length}::jsonb`);
-    }
-    if (filter.status) {
-      params.push(filter.status);
-      conditions.push(`(${STATUS_SQL}) = $${params.length}`);
-    }
+    const { params, where } = whereOf(userId, filter);
+    params.push(filter.limit, filter.offset);
     const order = filter.sortOrder === 'asc' ? 'ASC' : 'DESC';
     const rows = await sqlRows<ThreadRow>(
       this.dataSource,
       `SELECT s.id::text AS session_id, s.created_at, s.updated_at, s.metadata->'${CLIENT_METADATA_KEY}' AS client_metadata,
               ${STATUS_SQL} AS status, s.active_run_id::text AS active_run_id, s.metadata->'pending_hitl' AS pending_hitl, s.message_count
          FROM chat_sessions s
-        WHERE s.user_id = $1 ${conditions.map((condition) => `AND ${condition}`).join(' ')}
+        WHERE ${where}
         ORDER BY ${SORT_SQL[filter.sortBy]} ${order}, s.id ${order}
-        LIMIT $2 OFFSET $3`,
+        LIMIT $${params.length - 1} OFFSET $${params.length}`,
       params,
     );
     return rows.map((row) => ({
@@ -191,6 +190,27 @@ export class SessionThreadRepository {
       message_count: row.message_count,
     }));
   }
+}
+
+/** How many of the user's sessions match the filter (its paging aside). */
+export type SessionThreadMatch = Pick<SessionThreadFilter, 'ids' | 'metadata' | 'status'>;
+
+function whereOf(userId: string, filter: SessionThreadMatch): { params: unknown[]; where: string } {
+  const params: unknown[] = [userId];
+  const conditions = ['s.user_id = $1'];
+  if (filter.ids) {
+    params.push(filter.ids);
+    conditions.push(`s.id = ANY($${params.length}::uuid[])`);
+  }
+  if (filter.metadata && Object.keys(filter.metadata).length > 0) {
+    params.push(JSON.stringify(filter.metadata));
+    conditions.push(`COALESCE(s.metadata->'${CLIENT_METADATA_KEY}', '{}'::jsonb) @> $${params.length}::jsonb`);
+  }
+  if (filter.status) {
+    params.push(filter.status);
+    conditions.push(`(${STATUS_SQL}) = $${params.length}`);
+  }
+  return { params, where: conditions.join(' AND ') };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

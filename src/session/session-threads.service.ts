@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { SessionReads } from './session-reads.service.js';
-import { SessionThread, SessionThreadFilter, SessionThreadRepository } from './session-thread.repository.js';
+import { SessionThread, SessionThreadFilter, SessionThreadMatch, SessionThreadRepository } from './session-thread.repository.js';
 
 export { CLIENT_METADATA_KEY, SESSION_THREAD_STATUSES, THREAD_SORT_COLUMNS } from './session-thread.repository.js';
-export type { SessionThread, SessionThreadFilter, SessionThreadStatus, ThreadSortColumn } from './session-thread.repository.js';
+export type { SessionThread, SessionThreadFilter, SessionThreadMatch, SessionThreadStatus, ThreadSortColumn } from './session-thread.repository.js';
 
 /**
  * Sessions seen as threads (the LangGraph Server API): created empty, with
@@ -26,9 +26,9 @@ export class SessionThreads {
     return outcome;
   }
 
-  /** Shallow-merges into the client metadata; false when the user has no such session. */
-  mergeMetadata(userId: string, sessionId: string, patch: Record<string, unknown>): Promise<boolean> {
-    return this.threads.mergeMetadata(userId, sessionId, patch);
+  /** Shallow-merges into the client metadata, unless its JSON would be over `maxBytes`. */
+  mergeMetadata(userId: string, sessionId: string, patch: Record<string, unknown>, maxBytes: number): Promise<'merged' | 'missing' | 'too_large'> {
+    return this.threads.mergeMetadata(userId, sessionId, patch, maxBytes);
   }
 
   /** Sets keys of the client metadata only where they are absent (a run names its graph and assistant on its thread). */
@@ -57,6 +57,11 @@ export class SessionThreads {
   async get(userId: string, sessionId: string): Promise<SessionThread | null> {
     const [thread] = await this.threads.search(userId, { ids: [sessionId], limit: 1, offset: 0, sortBy: 'created_at', sortOrder: 'desc' });
     return thread ?? null;
+  }
+
+  /** How many of the user's sessions match (ids, metadata, status). */
+  count(userId: string, filter: SessionThreadMatch): Promise<number> {
+    return this.threads.count(userId, filter);
   }
 
   /** The user's sessions as threads, filtered, sorted and paged. */

@@ -1,4 +1,4 @@
-import { All, Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { All, Body, Controller, Get, Header, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiExcludeEndpoint, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AgentFactory } from '../../agent/agent.factory.js';
@@ -6,7 +6,7 @@ import { Public } from '../../auth/public.decorator.js';
 import { MAX_NAMED_COLLECTIONS } from '../../common/collection-ids.js';
 import { RequestError } from '../../common/coded-error.js';
 import { checkAssistant } from './langgraph-request.js';
-import { isRecord, pageOf } from './langgraph-params.js';
+import { bodyOf, isRecord, pageOf } from './langgraph-params.js';
 import { ASSISTANT_ID, GRAPH_ID } from './langgraph-state.js';
 
 /** When the assistant "was created": it is the service's own, so the time the process started. */
@@ -75,7 +75,7 @@ export class LangGraphAssistantsController {
   @HttpCode(200)
   @ApiOperation({ summary: 'The assistants: the one agent this service runs' })
   search(@Body() raw: unknown, @Res({ passthrough: true }) res: Response): Array<Record<string, unknown>> {
-    const body = isRecord(raw) ? raw : {};
+    const body = bodyOf(raw);
     const { offset } = pageOf(body.limit, body.offset, 10, 1000);
     const matches = (body.graph_id === undefined || body.graph_id === GRAPH_ID) && (body.name === undefined || body.name === GRAPH_ID) && metadataMatches(body.metadata);
     const found = matches && offset === 0 ? [ASSISTANT] : [];
@@ -87,9 +87,10 @@ export class LangGraphAssistantsController {
 
   @Post('assistants/count')
   @HttpCode(200)
+  @Header('Content-Type', 'application/json; charset=utf-8')
   @ApiOperation({ summary: 'How many assistants match' })
   count(@Body() raw: unknown): number {
-    const body = isRecord(raw) ? raw : {};
+    const body = bodyOf(raw);
     return (body.graph_id === undefined || body.graph_id === GRAPH_ID) && metadataMatches(body.metadata) ? 1 : 0;
   }
 

@@ -7,6 +7,13 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/** A JSON body: an object (absent: `{}`); anything else is a 400. */
+export function bodyOf(raw: unknown): Record<string, unknown> {
+  if (raw === undefined || raw === null) return {};
+  if (!isRecord(raw)) throw new RequestError('invalid_request', 'The body must be a JSON object');
+  return raw;
+}
+
 /** A thread or run id: a UUID (sessions and runs are named by UUIDs), lower-cased. */
 export function threadIdOf(value: unknown, name = 'thread_id'): string {
   if (typeof value !== 'string' || !UUID.test(value)) throw new RequestError('invalid_request', `${name} must be a UUID`);

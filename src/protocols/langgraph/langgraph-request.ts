@@ -2,6 +2,8 @@ import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
 import { ChatRequest } from '../../chat/chat.dto.js';
 import { collectionIdsProblem } from '../../common/collection-ids.js';
+import { storableTextProblem } from '../../common/storable-text.js';
+import { OPENAI_MAX_MESSAGES, OPENAI_MESSAGE_MAX_LENGTH } from '../openai/openai-request.js';
 import { RequestError } from '../../common/coded-error.js';
 import type { ModelSampling } from '../../models/sampling.js';
 import { CLARIFY_ACTION } from './langgraph-messages.js';
@@ -98,16 +100,21 @@ function inputMessages(input: unknown): InputMessage[] {
   const raw = input.messages;
   if (raw === undefined) return [];
   const list = Array.isArray(raw) ? raw : [raw];
+  if (list.length > OPENAI_MAX_MESSAGES) fail(`input.messages must hold at most ${OPENAI_MAX_MESSAGES} messages`);
   const messages: InputMessage[] = [];
   list.forEach((item, index) => {
     const at = `input.messages[${index}]`;
     if (typeof item === 'string') return messages.push({ role: 'human', text: item });
     // A [role, content] pair, as LangChain accepts.
     const [role, content] = Array.isArray(item) && item.length === 2 ? item : isRecord(item) ? [item.type ?? item.role, item.content] : [undefined, undefined];
-    const kind = typeof role === 'string' ? ROLES[role] : undefined;
+    const kind = typeof role === 'string' && Object.hasOwn(ROLES, role) ? ROLES[role] : undefined;
     if (!kind) fail(`${at}: a message needs a type (human, ai, system or tool) and content`);
     if (kind === 'skip') return;
-    messages.push({ role: kind, text: textOf(content, at) });
+    const text = textOf(content, at);
+    const problem = storableTextProblem(text);
+    if (problem) fail(`${at}: its text ${problem}`);
+    if (text.length > OPENAI_MESSAGE_MAX_LENGTH) fail(`${at}: its text must be at most ${OPENAI_MESSAGE_MAX_LENGTH} characters`);
+    messages.push({ role: kind, text });
   });
   return messages;
 }

@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import type { AuthUser } from '../../auth/auth-user.js';
 import { CurrentUser } from '../../auth/current-user.decorator.js';
 import { isTerminal, RunEvent } from '../../chat/run-event.js';
-import { RunEventsService } from '../../chat/run-events.service.js';
+import { RunEventsGoneError, RunEventsService } from '../../chat/run-events.service.js';
 import { RunRegistry } from '../../chat/run-registry.service.js';
 import { StartsTurn, TurnDrain } from '../../chat/turn-drain.service.js';
 import { RequestError } from '../../common/coded-error.js';
@@ -42,6 +42,11 @@ export class LangGraphRunsController {
     res.on('close', () => waiting.abort());
     const { runId, started } = await this.runs.start(user, threadId, request, waiting.signal);
     const view = await started;
+    if (waiting.signal.aborted) {
+      // The client left while the run was being started (a cancel, a queue): it goes on only if it was to.
+      if (request.onDisconnect === 'cancel') await this.runs.cancel(user, threadId, runId, 'interrupt');
+      return;
+    }
     await this.pipe(res, view, request.modes, { afterEvent: 0, skip: 0 }, () => this.registry.status(runId), request.onDisconnect === 'cancel' ? user : null);
   }
 
@@ -115,6 +120,11 @@ export class LangGraphRunsController {
     const request = await parseRunRequest(raw, async () => null);
     let mapper: LgStreamMapper | null = null;
     let values: Record<string, unknown> = {};
+    // Nothing is kept of a thread-less run: a client that leaves stops it.
+    const left = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) left.abort();
+    });
     await this.runs.stateless(
       user,
       request,
@@ -126,7 +136,7 @@ export class LangGraphRunsController {
         await mapper.sse(event);
         if (isTerminal(event)) values = await mapper.finalValues(event);
       },
-      this.drain.signal,
+      AbortSignal.any([left.signal, this.drain.signal]),
     );
     return values;
   }
@@ -209,10 +219,22 @@ export class LangGraphRunsController {
     return found;
   }
 
+  /** The run's events from its first; an ended run whose events expired is told from what it stored (LangGraphRuns.storedEvents). */
+  private async followOrStored(view: RunView, isRunning: () => Promise<string | null>, signal: AbortSignal): Promise<AsyncIterable<RunEvent> | RunEvent[]> {
+    try {
+      return await this.events.follow(view.runId, 0, { status: isRunning as never, signal });
+    } catch (error) {
+      if (!(error instanceof RunEventsGoneError)) throw error;
+      const stored = await this.runs.storedEvents(view);
+      if (!stored) throw error;
+      return stored;
+    }
+  }
+
   /** Follows a run to its end and answers its final values. */
   private async finalValues(view: RunView): Promise<Record<string, unknown>> {
     const mapper = new LgStreamMapper(view, new Set());
-    const events = await this.events.follow(view.runId, 0, { status: () => this.registry.status(view.runId), signal: this.drain.signal });
+    const events = await this.followOrStored(view, () => this.registry.status(view.runId), this.drain.signal);
     let last: RunEvent | null = null;
     for await (const event of events) {
       await mapper.sse(event);
@@ -239,7 +261,7 @@ export class LangGraphRunsController {
     });
     let ended = false;
     try {
-      const events = await this.events.follow(view.runId, 0, { status: isRunning as never, signal: AbortSignal.any([writer.signal, following.signal]) });
+      const events = await this.followOrStored(view, isRunning, AbortSignal.any([writer.signal, following.signal]));
       writer.open();
       writer.startHeartbeat();
       for await (const event of events) {

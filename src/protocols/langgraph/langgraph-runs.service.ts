@@ -16,11 +16,12 @@ import { CodedError, RequestError } from '../../common/coded-error.js';
 import { SessionReads } from '../../session/session-reads.service.js';
 import { SessionThread, SessionThreads } from '../../session/session-threads.service.js';
 import type { MessageInfo } from '../../session/session.dto.js';
-import { answerMessage, humanMessage, LcMessage, questionMessageId, toLcMessage } from './langgraph-messages.js';
+import { answerMessage, answerMessageId, humanMessage, LcMessage, questionMessageId, toLcMessage } from './langgraph-messages.js';
 import { InputMessage, LgRunRequest, MultitaskStrategy } from './langgraph-request.js';
 import { ASSISTANT_ID, GRAPH_ID, seqOfCheckpoint } from './langgraph-state.js';
 import type { RunView } from './langgraph-stream.js';
 import { PendingRunRepository, PendingRunRow } from './pending-run.repository.js';
+import { OPENAI_CONVERSATION_MAX_LENGTH } from '../openai/openai-request.js';
 
 /** How many times a run that cancels the thread's run (interrupt, rollback) tries to take the thread. */
 const TAKE_ATTEMPTS = 20;
@@ -167,6 +168,33 @@ export class LangGraphRuns {
     }
   }
 
+  /**
+   * An ended run's events told from what it stored, once its own events have expired: its metadata, then its end
+   * (the answer, a pause with its question, a cancel, or a failure whose details were not kept). Null for a run that
+   * has not ended.
+   */
+  async storedEvents(view: RunView): Promise<RunEvent[] | null> {
+    if (!view.threadId) return null;
+    const run = await this.runs.info(view.runId, view.userId);
+    if (!run || run.status === 'running') return null;
+    const events: RunEvent[] = [runEvent(1, 'metadata', { run_id: run.run_id, session_id: run.session_id })];
+    const messages = await view.finalMessages();
+    const answer = messages.find((message) => message.id === answerMessageId(run.run_id));
+    const thread = await this.threads.get(view.userId, view.threadId);
+    const end = (data: Extract<RunEvent, { event: 'error' }>['data']) => events.push(runEvent(events.length + 1, 'error', data));
+    if (run.status === 'done' || run.status === 'interrupted') {
+      // A pause still waiting is this run's when its question is the thread's last message.
+      const paused = run.status === 'interrupted' && thread?.pending_hitl && messages.at(-1)?.id === answerMessageId(run.run_id) ? thread.pending_hitl : null;
+      if (paused) events.push(runEvent(events.length + 1, 'hitl', paused));
+      events.push(runEvent(events.length + 1, 'done', { response: answer?.content ?? '', session_id: run.session_id }));
+    } else if (run.status === 'cancelled') {
+      end({ code: 'cancelled', message: 'The turn was cancelled.' });
+    } else {
+      end({ code: 'events_incomplete', message: 'The run ended without an answer; its events are no longer kept.' });
+    }
+    return events;
+  }
+
   /** Cancels the user's run of the thread; `rollback` also removes what it kept. Null when there is no such run. */
   async cancel(user: AuthUser, threadId: string, runId: string, action: 'interrupt' | 'rollback'): Promise<LgRunRecord | null> {
     const run = await this.runs.info(runId, user.userId);
@@ -199,6 +227,13 @@ export class LangGraphRuns {
   async stateless(user: AuthUser, request: LgRunRequest, write: (event: RunEvent, view: RunView) => Promise<void>, signal: AbortSignal): Promise<void> {
     if (request.message === null) throw new RequestError('invalid_request', "input.messages must end with the user's message");
     if (request.resume) throw new RequestError('nothing_to_resume', 'A thread-less run has no interrupt to resume: its pauses are not kept');
+    const total = request.conversation.reduce((sum, message) => sum + message.text.length, 0);
+    if (total > OPENAI_CONVERSATION_MAX_LENGTH) {
+      throw new RequestError(
+        'invalid_request',
+        `input.messages: a thread-less run's conversation must be at most ${OPENAI_CONVERSATION_MAX_LENGTH} characters in all; run it on a thread to keep a longer one`,
+      );
+    }
     const scope = await this.scopes.forTurn(user, request.collectionIds);
     const runId = randomUUID();
     const conversation = request.conversation.map((message, i) => inputLcMessage(message, `${runId}-${i}`));
@@ -206,6 +241,7 @@ export class LangGraphRuns {
     const view: RunView = {
       runId,
       threadId: null,
+      userId: user.userId,
       before: conversation.slice(0, -1),
       question: conversation.at(-1) ?? null,
       finalMessages: async () => [...conversation, ...(answer ? [answer] : [])],
@@ -327,6 +363,7 @@ export class LangGraphRuns {
     return {
       runId,
       threadId,
+      userId: user.userId,
       before: (first >= 0 ? stored.slice(0, first) : stored).map((message) => toLcMessage(message)),
       question: question === null ? null : humanMessage(questionMessageId(runId), question),
       finalMessages: () =>

@@ -57,55 +57,84 @@ export function seqOfCheckpoint(checkpointId: string, messages: readonly Message
   return message && checkpointIdOf(message) === checkpointId ? seq : null;
 }
 
-/** The thread's states, one after each message (and the empty one before the first), oldest first; `withTraces` as toLcMessage. */
-export function threadStates(thread: SessionThread, messages: readonly MessageInfo[], withTraces = true): LgThreadState[] {
-  if (messages.length === 0) return [];
-  const states: LgThreadState[] = [];
-  const checkpoint = (message: MessageInfo | null): LgCheckpoint => ({
-    thread_id: thread.session_id,
-    checkpoint_ns: '',
-    checkpoint_id: checkpointIdOf(message),
-    checkpoint_map: null,
-  });
-  const lcMessages = messages.map((message) => toLcMessage(message, withTraces));
-  for (let i = 0; i <= messages.length; i += 1) {
+/** The most messages a history answer repeats across its states; older states are left out past it (newest come first). */
+export const HISTORY_MESSAGE_BUDGET = 20_000;
+
+/**
+ * The thread's states: one after each message, and the empty one before the first (none for a thread without
+ * messages). Built on demand, since each state holds every message before it: `at(i)` is the state after the
+ * first `i` messages, `head()` the latest, `newestFirst(limit, beforeId)` a page of the history.
+ */
+export class ThreadStates {
+  private readonly lcMessages: LcMessage[];
+
+  constructor(
+    private readonly thread: SessionThread,
+    private readonly messages: readonly MessageInfo[],
+    withTraces = true,
+  ) {
+    this.lcMessages = messages.map((message) => toLcMessage(message, withTraces));
+  }
+
+  get count(): number {
+    return this.messages.length === 0 ? 0 : this.messages.length + 1;
+  }
+
+  head(): LgThreadState {
+    return this.count === 0 ? EMPTY_STATE : this.at(this.messages.length);
+  }
+
+  /** The states before the one named `beforeId` (all without it), newest first, at most `limit` and HISTORY_MESSAGE_BUDGET messages in all. */
+  newestFirst(limit: number, beforeId?: string): LgThreadState[] {
+    let from = this.count - 1;
+    if (beforeId !== undefined) {
+      const seq = seqOfCheckpoint(beforeId, this.messages);
+      from = seq === null ? -1 : seq - 1;
+    }
+    const states: LgThreadState[] = [];
+    let budget = HISTORY_MESSAGE_BUDGET;
+    for (let i = from; i >= 0 && states.length < limit && (states.length === 0 || budget >= i); i -= 1) {
+      states.push(this.at(i));
+      budget -= i;
+    }
+    return states;
+  }
+
+  /** The state after the first `i` messages (0: the empty root); the head carries a paused question as its task. */
+  at(i: number): LgThreadState {
+    const { thread, messages } = this;
     const last = i === 0 ? null : messages[i - 1];
-    states.push({
-      values: { messages: lcMessages.slice(0, i) },
+    const state: LgThreadState = {
+      values: { messages: this.lcMessages.slice(0, i) },
       next: [],
       tasks: [],
-      checkpoint: checkpoint(last),
-      parent_checkpoint: i === 0 ? null : checkpoint(i === 1 ? null : messages[i - 2]),
-      metadata: {
-        source: i === 0 ? 'input' : 'loop',
-        step: i - 1,
-        parents: {},
-        run_id: last?.run_id ?? null,
-        graph_id: GRAPH_ID,
-        assistant_id: ASSISTANT_ID,
-        ...thread.client_metadata,
-      },
+      checkpoint: this.checkpoint(last),
+      parent_checkpoint: i === 0 ? null : this.checkpoint(i === 1 ? null : messages[i - 2]),
+      metadata: { source: i === 0 ? 'input' : 'loop', step: i - 1, parents: {}, run_id: last?.run_id ?? null, graph_id: GRAPH_ID, assistant_id: ASSISTANT_ID },
       created_at: last?.timestamp ?? thread.created_at.toISOString(),
-    });
+    };
+    if (i === messages.length && thread.status === 'interrupted' && thread.pending_hitl) {
+      // The paused task: the only place a client finds the interrupt once the run's stream has closed.
+      state.next = [GRAPH_ID];
+      state.tasks = [
+        {
+          id: thread.pending_hitl.task_id ?? 'pending',
+          name: GRAPH_ID,
+          path: ['__pregel_pull', GRAPH_ID],
+          error: null,
+          interrupts: [interruptOf(thread.pending_hitl)],
+          checkpoint: null,
+          state: null,
+          result: null,
+        },
+      ];
+    }
+    return state;
   }
-  const head = states[states.length - 1];
-  if (thread.status === 'interrupted' && thread.pending_hitl) {
-    // The paused task: the only place a client finds the interrupt once the run's stream has closed.
-    head.next = [GRAPH_ID];
-    head.tasks = [
-      {
-        id: thread.pending_hitl.task_id ?? 'pending',
-        name: GRAPH_ID,
-        path: ['__pregel_pull', GRAPH_ID],
-        error: null,
-        interrupts: [interruptOf(thread.pending_hitl)],
-        checkpoint: null,
-        state: null,
-        result: null,
-      },
-    ];
+
+  private checkpoint(message: MessageInfo | null): LgCheckpoint {
+    return { thread_id: this.thread.session_id, checkpoint_ns: '', checkpoint_id: checkpointIdOf(message), checkpoint_map: null };
   }
-  return states;
 }
 
 /** The state of a thread without messages. */

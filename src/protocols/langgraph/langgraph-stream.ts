@@ -39,6 +39,7 @@ export function parseLgLastEventId(header: string | undefined): LgCursor | null 
 export interface RunView {
   runId: string;
   threadId: string | null;
+  userId: string;
   /** The thread's messages before the run, and the run's own question. */
   before: LcMessage[];
   question: LcMessage | null;

@@ -131,6 +131,10 @@ export function resumeText(resume: unknown, suggested: string | null): string {
   if (Array.isArray(resume) && resume.length > 0) return resumeText(resume[0], suggested);
   if (!isRecord(resume)) return fail('command.resume must be text, {answer}, or {decisions: [...]}');
   if (typeof resume.answer === 'string') return resume.answer;
+  // The older HumanResponse ({type: "response", args: text} | {type: "accept"} | {type: "edit", args: {args: {answer}}}).
+  if (resume.type === 'response' && typeof resume.args === 'string') return resume.args;
+  if (resume.type === 'accept' && suggested) return suggested;
+  if (resume.type === 'edit' && isRecord(resume.args) && isRecord(resume.args.args) && typeof resume.args.args.answer === 'string') return resume.args.args.answer;
   if (Array.isArray(resume.decisions) && resume.decisions.length > 0) {
     const decision = resume.decisions[0] as Record<string, unknown>;
     if (!isRecord(decision)) return fail('command.resume.decisions[0] must be an object');

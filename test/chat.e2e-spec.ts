@@ -317,6 +317,9 @@ describe('Knowledge tool grading and rewrite, seen through chat turns', () => {
         pre_resume_snapshot: { evidence_status: 'needs_choice', grade_route: 'clarify' },
       });
       expect(resumed.body.rag_trace.hitl_chunks[0].source).toBe('aurora-x2-mesh-manual.md');
+      // The answer comes from the document chosen, not from the one the choice set aside.
+      expect(resumed.body.response).not.toMatch(/two-year|X1/);
+      expect(resumed.body.rag_trace.hitl_chunks.map((chunk: { source: string }) => chunk.source)).not.toContain('aurora-x1-router-manual.md');
       const after = await request(restarted.app.getHttpServer()).get('/api/sessions').set(restarted.auth(user)).expect(200);
       expect(after.body.sessions[0].pending_hitl).toBeNull();
       const [{ n: left }] = await restarted.dataSource.query('SELECT count(*)::int AS n FROM checkpoints WHERE thread_id = $1', [pending.task_id]);

@@ -5,7 +5,7 @@
  */
 export { KnowledgeModule } from './knowledge.module.js';
 export { boundQuery, MAX_QUERY_LENGTH } from './answering/bounded-query.js';
-export { chosenOption, clarificationPrompt } from './answering/clarification.js';
+export { chosenOption, clarificationPrompt, setAsideSources } from './answering/clarification.js';
 export { ComplexityJudge } from './answering/judges/complexity-judge.service.js';
 export { KnowledgeFlow, type KnowledgeFlowResult } from './answering/knowledge-flow.service.js';
 export { SubQuestionFanOut } from './answering/sub-question-fanout.service.js';

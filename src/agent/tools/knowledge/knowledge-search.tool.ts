@@ -6,6 +6,7 @@ import { APP_CONFIG } from '../../../config/config.module.js';
 import {
   boundQuery,
   chosenOption,
+  setAsideSources,
   clarificationPrompt,
   ComplexityJudge,
   KnowledgeFlow,
@@ -126,6 +127,10 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
         if (resuming && supplements.length > 0) {
           step('hitl', 'Retrieving again with your answer', { round: supplements.length });
           result = await this.flow.run(`${original} ${searched.join(' ')}`, topK, turn.scope, step);
+          // The documents the user's choice set aside are not answered from.
+          const setAside = new Set(setAsideSources(supplements.at(-1)!, resuming.question));
+          const kept = result.hits.filter((hit) => !setAside.has(hit.source));
+          if (kept.length > 0 && kept.length < result.hits.length) result = { ...result, hits: kept };
           trace = this.hitlTrace(result, complexity, supplements, {
             query: original,
             retrieval_status: resuming.question.retrieval_status,

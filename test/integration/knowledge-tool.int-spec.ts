@@ -129,8 +129,11 @@ describe('Knowledge tool on its own (AgentModule, real PostgreSQL, local model)'
     expect(updates.some((update) => update.__interrupt__?.length)).toBe(false);
     const [output] = toolMessages(updates);
     const parsed = JSON.parse(String(output.content)) as KnowledgeToolOutput;
-    expect(parsed.query).toBe(`${AMBIGUOUS} ${choice}`);
+    // The choice picks its option (a word only that option's title holds), searched as its title and file words.
+    expect(parsed.query).toBe(`${AMBIGUOUS} ${choice} Router manual ${chosen.replace(/-/g, ' ').replace(/\.md$/, '')}`);
     expect(parsed.chunks[0].source).toBe(chosen);
+    // The manual the choice set aside is not answered from.
+    expect(parsed.chunks.map((chunk) => chunk.source)).not.toContain(other);
     const answer = finalAnswer(updates)!;
     // The offline model cites the passages it quotes, best first: the chosen manual leads.
     expect(answer).toContain(fact);

@@ -131,12 +131,18 @@ export class LangGraphRuns {
     if (message === null) throw new RequestError('invalid_request', "input.messages must end with the user's message (or send command.resume)");
     const scope = await this.scopes.forTurn(user, request.collectionIds, threadId);
     const begin = async (turn: Awaited<ReturnType<ChatService['prepare']>>): Promise<RunView> => {
-      // The run holds the thread: the messages after the checkpoint go before it reads the thread.
-      if (fork) await this.threads.truncate(user.userId, threadId, fork.keepSeq, await this.forkedMetadataKeys(user, threadId, fork.keepSeq));
-      await this.threads.addMissingMetadata(user.userId, threadId, { graph_id: GRAPH_ID, assistant_id: ASSISTANT_ID });
-      const view = await this.view(user, threadId, turn.runId, turn.message);
+      try {
+        // The run holds the thread: the messages after the checkpoint go before it reads the thread.
+        if (fork) await this.threads.truncate(user.userId, threadId, fork.keepSeq, await this.forkedMetadataKeys(user, threadId, fork.keepSeq));
+        await this.threads.addMissingMetadata(user.userId, threadId, { graph_id: GRAPH_ID, assistant_id: ASSISTANT_ID });
+      } catch (error) {
+        // A run that could not start does not hold its thread until its heartbeat is found stale.
+        await this.runs.finish(turn.runId, 'error', 'the run could not start').catch(() => undefined);
+        throw error;
+      }
       this.chat.startStreaming(turn, TurnContext.of(turn, 'stream', { scope, sampling: request.sampling }));
-      return view;
+      // Read after the start: the run's own messages, once stored, are told apart by their run id.
+      return this.view(user, threadId, turn.runId, turn.message);
     };
     const taken = await this.take(user, threadId, message, request.strategy, signal);
     if (taken) return { runId: taken.runId, queued: false, started: begin(taken) };

@@ -4,8 +4,8 @@ import type { Response } from 'express';
 import type { AuthUser } from '../../auth/auth-user.js';
 import { CurrentUser } from '../../auth/current-user.decorator.js';
 import { isTerminal, RunEvent } from '../../chat/run-event.js';
-import { RunEventsGoneError, RunEventsService } from '../../chat/run-events.service.js';
-import { RunRegistry } from '../../chat/run-registry.service.js';
+import { RunEventsGoneError, RunEventsService, RunStatusProbe } from '../../chat/run-events.service.js';
+import { RunInfoRecord, RunRegistry } from '../../chat/run-registry.service.js';
 import { StartsTurn, TurnDrain } from '../../chat/turn-drain.service.js';
 import { RequestError } from '../../common/coded-error.js';
 import type { AppConfig } from '../../config/app-config.js';
@@ -211,7 +211,7 @@ export class LangGraphRunsController {
   }
 
   /** The run, once it has started (a queued one is waited for while the client stays). */
-  private async existing(user: AuthUser, threadId: string, runId: string, res: Response): Promise<{ run: Awaited<ReturnType<RunRegistry['info']>> & object; view: RunView }> {
+  private async existing(user: AuthUser, threadId: string, runId: string, res: Response): Promise<{ run: RunInfoRecord; view: RunView }> {
     const left = new AbortController();
     res.on('close', () => left.abort());
     const found = await this.runs.existing(user, threadIdOf(threadId), threadIdOf(runId, 'run_id'), AbortSignal.any([left.signal, this.drain.signal]));
@@ -220,9 +220,9 @@ export class LangGraphRunsController {
   }
 
   /** The run's events from its first; an ended run whose events expired is told from what it stored (LangGraphRuns.storedEvents). */
-  private async followOrStored(view: RunView, isRunning: () => Promise<string | null>, signal: AbortSignal): Promise<AsyncIterable<RunEvent> | RunEvent[]> {
+  private async followOrStored(view: RunView, isRunning: RunStatusProbe, signal: AbortSignal): Promise<AsyncIterable<RunEvent> | RunEvent[]> {
     try {
-      return await this.events.follow(view.runId, 0, { status: isRunning as never, signal });
+      return await this.events.follow(view.runId, 0, { status: isRunning, signal });
     } catch (error) {
       if (!(error instanceof RunEventsGoneError)) throw error;
       const stored = await this.runs.storedEvents(view);
@@ -251,7 +251,7 @@ export class LangGraphRunsController {
    * run by leaving. When the instance drains, the stream closes without
    * `end`: the SDK asks for the run's status and joins again elsewhere.
    */
-  private async pipe(res: Response, view: RunView, modes: Set<string>, cursor: LgCursor, isRunning: () => Promise<string | null>, cancelOnLeave: AuthUser | null): Promise<void> {
+  private async pipe(res: Response, view: RunView, modes: Set<string>, cursor: LgCursor, isRunning: RunStatusProbe, cancelOnLeave: AuthUser | null): Promise<void> {
     const writer = lgSseWriter(res, this.config.chat.sseHeartbeatMs, runPathOf(view.threadId, view.runId));
     const mapper = new LgStreamMapper(view, modes, cursor);
     const following = new AbortController();

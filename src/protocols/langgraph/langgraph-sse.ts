@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import { SseTransport, SseWriter } from '../../common/sse-stream.js';
 
 /** The headers of a LangGraph run stream (the service's SSE headers) naming the run. */
-export function lgSseTransport(heartbeatMs: number, runPath: string | null): SseTransport {
+function lgSseTransport(heartbeatMs: number, runPath: string | null): SseTransport {
   return {
     headers: [
       ['Content-Type', 'text/event-stream; charset=utf-8'],

@@ -2,10 +2,6 @@ import type { RunEvent } from '../../chat/run-event.js';
 import { answerMessageId, humanMessage, interruptOf, LcMessage, LgInterrupt } from './langgraph-messages.js';
 import { ASSISTANT_ID, GRAPH_ID } from './langgraph-state.js';
 
-/** The stream modes this service produces; the others a client may name (`tasks`, `checkpoints`, `tools`…) are accepted and give nothing. */
-export const PRODUCED_MODES = ['values', 'messages-tuple', 'updates', 'custom', 'events', 'debug'] as const;
-export type ProducedMode = (typeof PRODUCED_MODES)[number];
-
 /** What a join without `stream_mode` gets: the modes a chat client reads. */
 export const JOIN_DEFAULT_MODES: ReadonlySet<string> = new Set(['values', 'messages-tuple', 'updates', 'custom']);
 

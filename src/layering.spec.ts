@@ -3,7 +3,7 @@ import path from 'node:path';
 import ts from 'typescript';
 
 /**
- * Imports run one way: config → logging, common → database, trace, models →
+ * Imports run one way: config → logging, common, observability → database, trace, models →
  * auth, cache → rate-limit → session, knowledge, health → agent → chat →
  * protocols (adapters for existing clients: OpenAI, AI SDK) and a
  * deployment's extensions (src/extensions) → the application's root files. A module may import its own folder and any
@@ -13,6 +13,7 @@ const RANK: Record<string, number> = {
   config: 0,
   logging: 1,
   common: 2,
+  observability: 2,
   database: 3,
   trace: 3,
   models: 3,

@@ -153,6 +153,8 @@ export function configFromEnvironment(env: Environment) {
       /** The agent's model id on /v1 (OpenAI-compatible). */
       openAiModelId: env.OPENAI_COMPAT_MODEL,
     },
+    /** The OpenTelemetry SDK reads the OTEL_* variables itself (src/tracing.ts); the service only decides what spans hold. */
+    tracing: { captureContent: env.OTEL_GENAI_CAPTURE_CONTENT },
   };
 }
 

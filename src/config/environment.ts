@@ -15,10 +15,12 @@ import { dense, knowledge, retrieval } from './variables/knowledge.js';
 import { embeddings, llm, rerank } from './variables/models.js';
 import { http, rateLimit, server } from './variables/server.js';
 import { cache, database } from './variables/stores.js';
+import { tracing } from './variables/tracing.js';
 
 export { DENSE_BACKENDS } from './variables/knowledge.js';
 export { EMBEDDING_PROVIDERS, LLM_PROVIDERS, RERANK_PROVIDERS } from './variables/models.js';
 export { LOG_FORMATS, LOG_LEVELS, NODE_ENVS } from './variables/server.js';
+export { OTEL_SDK_VARIABLES } from './variables/tracing.js';
 
 /** The variables in blocks, by concern. */
 export const ENVIRONMENT_BLOCKS = {
@@ -36,6 +38,7 @@ export const ENVIRONMENT_BLOCKS = {
   embeddings,
   dense,
   chat,
+  tracing,
 };
 
 /** Every variable, by name. */
@@ -54,6 +57,7 @@ export const ENVIRONMENT = {
   ...embeddings,
   ...dense,
   ...chat,
+  ...tracing,
 };
 
 export type EnvironmentVariable = keyof typeof ENVIRONMENT;

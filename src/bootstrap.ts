@@ -10,8 +10,8 @@ import { checkRedis } from './cache/redis-check.js';
 import { TurnDrain } from './chat/turn-drain.service.js';
 import { Readiness } from './common/readiness.js';
 import { EXIT_CONFIG, StartupFailure } from './common/startup-failure.js';
-import { AppConfig, ConfigValidationError, ENVIRONMENT, loadConfig } from './config/app-config.js';
-import { OTEL_SDK_VARIABLES } from './config/environment.js';
+import { AppConfig, ConfigValidationError, loadConfig } from './config/app-config.js';
+import { KNOWN_VARIABLE_NAMES } from './config/environment.js';
 import { describeConfiguration } from './config/configuration-summary.js';
 import { withTimeout } from './common/with-timeout.js';
 import type { EmbeddedPostgres } from './database/embedded-postgres.js';
@@ -29,9 +29,7 @@ import { WEB_CLIENT_DIR } from './web-client.module.js';
 /** One warning per set variable that looks like a misspelling of one of ours (`LLM_PROVDER`); the OpenTelemetry SDK's own variables count as known. */
 function misspellingWarnings(envFile: EnvFileOutcome | undefined): string[] {
   const fromFile = new Set(envFile?.applied ?? []);
-  return misspelledVariables(Object.keys(process.env), [...Object.keys(ENVIRONMENT), ...OTEL_SDK_VARIABLES]).map((found) =>
-    describeMisspelling(found, fromFile.has(found.name) ? '.env' : undefined),
-  );
+  return misspelledVariables(Object.keys(process.env), KNOWN_VARIABLE_NAMES).map((found) => describeMisspelling(found, fromFile.has(found.name) ? '.env' : undefined));
 }
 
 /**

@@ -15,12 +15,11 @@ import { dense, knowledge, retrieval } from './variables/knowledge.js';
 import { embeddings, llm, rerank } from './variables/models.js';
 import { http, rateLimit, server } from './variables/server.js';
 import { cache, database } from './variables/stores.js';
-import { tracing } from './variables/tracing.js';
+import { OTEL_SDK_VARIABLES, tracing } from './variables/tracing.js';
 
 export { DENSE_BACKENDS } from './variables/knowledge.js';
 export { EMBEDDING_PROVIDERS, LLM_PROVIDERS, RERANK_PROVIDERS } from './variables/models.js';
 export { LOG_FORMATS, LOG_LEVELS, NODE_ENVS } from './variables/server.js';
-export { OTEL_SDK_VARIABLES } from './variables/tracing.js';
 
 /** The variables in blocks, by concern. */
 export const ENVIRONMENT_BLOCKS = {
@@ -61,6 +60,12 @@ export const ENVIRONMENT = {
 };
 
 export type EnvironmentVariable = keyof typeof ENVIRONMENT;
+
+/**
+ * Every name a set variable may have without being taken for a misspelling:
+ * ours, and the OpenTelemetry SDK's own (it reads them itself).
+ */
+export const KNOWN_VARIABLE_NAMES: readonly string[] = [...Object.keys(ENVIRONMENT), ...OTEL_SDK_VARIABLES];
 
 const variablesSchema = z.object(ENVIRONMENT);
 

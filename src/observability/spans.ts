@@ -41,7 +41,7 @@ import {
  * function call, and nothing is computed for attributes (they are only
  * filled in when the span records).
  */
-const tracer = trace.getTracer('agentic-rag-chat');
+export const TRACER_NAME = 'agentic-rag-chat';
 
 /** Attribute names of this service's own fields (not GenAI conventions). */
 export const ATTR_RUN_ID = 'rag.run.id';
@@ -77,7 +77,8 @@ export async function inSpan<T>(
   work: () => Promise<T>,
   describe?: (result: T, span: Span) => Attributes | Promise<Attributes> | void,
 ): Promise<T> {
-  return tracer.startActiveSpan(name, { kind }, async (span) => {
+  // Asked of the global provider each time: it is registered after this module loads (tests register and drop theirs).
+  return trace.getTracer(TRACER_NAME).startActiveSpan(name, { kind }, async (span) => {
     const recording = span.isRecording();
     if (recording) span.setAttributes(attributes());
     try {

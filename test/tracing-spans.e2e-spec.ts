@@ -3,6 +3,7 @@ import { InMemorySpanExporter, ReadableSpan, SimpleSpanProcessor } from '@opente
 import { SpanKind } from '@opentelemetry/api';
 import { ChatService } from '../src/chat/chat.service.js';
 import { startTracing } from '../src/observability/tracing-sdk.js';
+import { EndedSpans } from './support/ended-spans.js';
 import { readSse } from './support/sse-client.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 
@@ -19,10 +20,11 @@ const QUESTION = 'How do I reset the Aurora X1 router to factory settings?';
 describe('OpenTelemetry spans of a streamed knowledge turn (in-memory exporter)', () => {
   const exporter = new InMemorySpanExporter();
   const processor = new SimpleSpanProcessor({ exporter });
+  const ended = new EndedSpans();
   let sdk: NodeSDK;
 
   beforeAll(() => {
-    sdk = startTracing({ spanProcessors: [processor], instrumentations: [] });
+    sdk = startTracing({ spanProcessors: [ended, processor], instrumentations: [] });
   });
   afterAll(() => sdk.shutdown());
 
@@ -38,11 +40,13 @@ describe('OpenTelemetry spans of a streamed knowledge turn (in-memory exporter)'
     expect(status).toBe(200);
     expect(events.at(-1)?.event).toBe('done');
     await t.app.get(ChatService).drain();
-    await processor.forceFlush();
     const metadata = events[0];
     expect(metadata.event).toBe('metadata');
     const traceId: string = metadata.data.trace_id;
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    // The model calls' spans end once their token counts are in, a little after the calls.
+    await ended.waitFor((spans) => spans.filter((span) => span.spanContext().traceId === traceId && span.name === 'chat local').length === 2, 'both chat spans');
+    await processor.forceFlush();
     const spans = exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === traceId);
     const named = (name: string) => spans.filter((span) => span.name === name);
     const one = (name: string) => {

@@ -1,6 +1,6 @@
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
-import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { InMemorySpanExporter, ReadableSpan, SimpleSpanProcessor, SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { CONTENT_MAX_CHARS, boundedContent, setContentCapture } from './content-capture.js';
 import { traceFieldAttributes, traceModelCall, traceRetrieval, traceToolCall } from './spans.js';
 import { currentTraceId } from './trace-context.js';
@@ -28,9 +28,36 @@ describe('tracingRequested: tracing is off unless an endpoint or an exporter is 
 describe('span helpers', () => {
   const exporter = new InMemorySpanExporter();
   const processor = new SimpleSpanProcessor({ exporter });
-  const provider = new TracerProvider({ spanProcessors: [processor] });
-  /** The one span exported (SimpleSpanProcessor exports after a microtask: flushed first). */
+  /** Spans ended since the last reset (a model call's span ends once its token counts are in, after the call returns). */
+  let endedCount = 0;
+  const endWaiters = new Set<() => void>();
+  const endSignal: SpanProcessor = {
+    onStart: () => undefined,
+    onEnd: (_span: ReadableSpan) => {
+      endedCount += 1;
+      for (const waiter of [...endWaiters]) waiter();
+    },
+    forceFlush: async () => undefined,
+    shutdown: async () => undefined,
+  };
+  const provider = new TracerProvider({ spanProcessors: [endSignal, processor] });
+  const someSpanEnded = () =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (endedCount === 0) return;
+        endWaiters.delete(check);
+        resolve();
+      };
+      endWaiters.add(check);
+      check();
+    });
+  const resetSpans = () => {
+    exporter.reset();
+    endedCount = 0;
+  };
+  /** The one span exported, once it ended (SimpleSpanProcessor exports a microtask later: flushed first). */
   const only = async () => {
+    await someSpanEnded();
     await processor.forceFlush();
     const spans = exporter.getFinishedSpans();
     expect(spans).toHaveLength(1);
@@ -38,7 +65,7 @@ describe('span helpers', () => {
   };
 
   afterEach(() => {
-    exporter.reset();
+    resetSpans();
     setContentCapture(false);
     trace.disable();
   });
@@ -102,7 +129,7 @@ describe('span helpers', () => {
       await expect(traceModelCall({ provider: 'local', model: 'local' }, () => Promise.reject(new TimeoutLike('slow')))).rejects.toThrow('slow');
       expect((await only()).status).toEqual({ code: SpanStatusCode.ERROR, message: 'slow' });
       expect((await only()).attributes['error.type']).toBe('TimeoutLike');
-      exporter.reset();
+      resetSpans();
       const coded = Object.assign(new Error('no'), { code: 'model_timeout' });
       await expect(traceModelCall({ provider: 'local', model: 'local' }, () => Promise.reject(coded))).rejects.toBe(coded);
       expect((await only()).attributes['error.type']).toBe('model_timeout');
@@ -120,7 +147,7 @@ describe('span helpers', () => {
         'error.type': 'tool_error',
       });
       expect((await only()).status.code).toBe(SpanStatusCode.ERROR);
-      exporter.reset();
+      resetSpans();
       setContentCapture(true);
       await traceToolCall({ name: 'knowledge_search', callId: 'call-1', args: { query: 'secret' } }, async () => failed);
       expect((await only()).attributes).toMatchObject({ 'gen_ai.tool.call.arguments': '{"query":"secret"}', 'gen_ai.tool.call.result': 'Error: bad query' });
@@ -141,7 +168,7 @@ describe('span helpers', () => {
         'gen_ai.request.top_k': 4,
         'rag.retrieval.documents_count': 1,
       });
-      exporter.reset();
+      resetSpans();
       setContentCapture(true);
       await search();
       expect((await only()).attributes['gen_ai.retrieval.query.text']).toBe('secret');

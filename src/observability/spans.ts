@@ -68,7 +68,9 @@ export function recordFailure(span: Span, error: unknown, type = errorType(error
 /**
  * Runs `work` in a new active span named `name`: ended when the work
  * settles, marked failed when it throws. `describe` adds attributes from the
- * result, only when the span records.
+ * result, only when the span records; when it must wait for something (a
+ * token count), the result is returned at once and the span ends once the
+ * attributes are in, with the time the work ended.
  */
 export async function inSpan<T>(
   name: string,
@@ -81,19 +83,28 @@ export async function inSpan<T>(
   return trace.getTracer(TRACER_NAME).startActiveSpan(name, { kind }, async (span) => {
     const recording = span.isRecording();
     if (recording) span.setAttributes(attributes());
+    let result: T;
     try {
-      const result = await work();
-      if (recording && describe) {
-        const more = await describe(result, span);
-        if (more) span.setAttributes(more);
-      }
-      return result;
+      result = await work();
     } catch (error) {
       if (recording) recordFailure(span, error);
+      span.end();
       throw error;
-    } finally {
+    }
+    const more = recording && describe ? describe(result, span) : undefined;
+    if (more instanceof Promise) {
+      const endTime = performance.timeOrigin + performance.now();
+      void more
+        .then(
+          (added) => span.setAttributes(added),
+          () => undefined,
+        )
+        .finally(() => span.end(endTime));
+    } else {
+      if (more) span.setAttributes(more);
       span.end();
     }
+    return result;
   });
 }
 

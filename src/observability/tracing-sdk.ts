@@ -24,13 +24,15 @@ export function untracedRequest(url: string | undefined): boolean {
  * the Express router; its middleware layers are left out), PostgreSQL and
  * Redis (node-redis for the cache, ioredis for the ingest queue), the last
  * two only inside a traced request or turn (`requireParentSpan`), so queue
- * polling and keep-alives make no traces of their own.
+ * polling and keep-alives make no traces of their own; pool checkouts and
+ * connects are left out (the queries are the operations).
  */
 export function instrumentations(): Instrumentation[] {
   return [
     new HttpInstrumentation({ ignoreIncomingRequestHook: (request: IncomingMessage) => untracedRequest(request.url) }),
     new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
-    new PgInstrumentation({ requireParentSpan: true }),
+    // A connection taken from the pool is no operation of its own: its queries are.
+    new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
     new RedisInstrumentation({ requireParentSpan: true }),
     new IORedisInstrumentation({ requireParentSpan: true }),
   ];

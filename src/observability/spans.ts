@@ -1,4 +1,5 @@
-import { Attributes, AttributeValue, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { Attributes, AttributeValue, context, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { suppressTracing } from '@opentelemetry/core';
 import { BaseMessage, isAIMessage, isToolMessage } from '@langchain/core/messages';
 import { boundedContent, capturesContent } from './content-capture.js';
 import {
@@ -357,5 +358,20 @@ export function traceEmbeddings<T>(call: EmbeddingCall, work: () => Promise<T>):
       'rag.embeddings.inputs': call.inputs,
     }),
     work,
+  );
+}
+
+/**
+ * A batch of a run's events written to Redis in one MULTI: one span
+ * (`run_events write`, with the number of events) instead of the Redis
+ * instrumentation's span per command, as a streamed answer writes an event
+ * per token.
+ */
+export function traceEventBatch<T>(events: number, work: () => Promise<T>): Promise<T> {
+  return inSpan(
+    'run_events write',
+    SpanKind.INTERNAL,
+    () => ({ 'rag.run_events.count': events }),
+    () => context.with(suppressTracing(context.active()), work),
   );
 }

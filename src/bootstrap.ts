@@ -23,7 +23,7 @@ import { checkDatabase } from './database/ensure-database.js';
 import { createRootLogger, NestPinoLogger, prettyDestination, usesPrettyLogs } from './logging/logger.js';
 import { checkModelEndpoint } from './models/model-endpoint-check.js';
 import { applyHttpTimeouts, setupApp } from './setup-app.js';
-import { stopTracing } from './tracing.js';
+import { stopTracing, tracingEnabled } from './tracing.js';
 import { WEB_CLIENT_DIR } from './web-client.module.js';
 
 /** One warning per set variable that looks like a misspelling of one of ours (`LLM_PROVDER`); the OpenTelemetry SDK's own variables count as known. */
@@ -105,6 +105,7 @@ async function start(envFile: EnvFileOutcome | undefined): Promise<void> {
     describeConfiguration(config, {
       denseBackend: typeof denseBackend === 'string' ? denseBackend : undefined,
       webClientBuilt: existsSync(path.join(WEB_CLIENT_DIR, 'index.html')),
+      tracing: tracingEnabled(),
     }),
   );
   await app.listen(config.port, config.host);

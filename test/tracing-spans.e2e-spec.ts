@@ -1,9 +1,11 @@
 import type { NodeSDK } from '@opentelemetry/sdk-node';
 import { InMemorySpanExporter, ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
-import { SpanKind } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { ChatService } from '../src/chat/chat.service.js';
 import { startTracing } from '../src/observability/tracing-sdk.js';
 import { EndedSpans } from './support/ended-spans.js';
+import request from 'supertest';
+import { freePort } from './support/service-process.js';
 import { readSse } from './support/sse-client.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 
@@ -141,7 +143,7 @@ describe('OpenTelemetry spans of a streamed knowledge turn (in-memory exporter)'
       ]) {
         expect(spans.filter((span) => key in span.attributes).map((span) => span.name)).toEqual([]);
       }
-      expect(spans.every((span) => span.status.code !== 2)).toBe(true);
+      expect(spans.every((span) => span.status.code !== SpanStatusCode.ERROR)).toBe(true);
     });
   });
 
@@ -171,6 +173,31 @@ describe('OpenTelemetry spans of a streamed knowledge turn (in-memory exporter)'
       const documents = JSON.parse(String(retrieval.attributes['gen_ai.retrieval.documents'])) as Array<{ id: string; score: number; content: string }>;
       expect(documents.length).toBe(retrieval.attributes['rag.retrieval.documents_count']);
       expect(documents[0]).toEqual({ id: expect.any(String), score: expect.any(Number), content: expect.any(String) });
+    });
+  });
+  describe('a failed turn', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      // A model endpoint that refuses the connection: the turn fails with model_error.
+      const port = await freePort();
+      t = await createTestApp({ LLM_PROVIDER: 'openai', LLM_BASE_URL: `http://127.0.0.1:${port}/v1`, LLM_API_KEY: 'test', LLM_MAX_RETRIES: '0' });
+    });
+    afterAll(() => t.close());
+
+    it('the turn and the model call are status ERROR with error.type', async () => {
+      const from = ended.spans.length;
+      const res = await request(t.app.getHttpServer())
+        .post('/api/chat')
+        .set(t.auth(uniqueUser('failing')))
+        .send({ message: QUESTION })
+        .expect(502);
+      expect(res.body.code).toBe('model_error');
+      const turn = await ended.waitFor((spans) => spans.slice(from).find((span) => span.name === 'invoke_agent agent'), 'the failed turn’s span');
+      expect(turn.status.code).toBe(SpanStatusCode.ERROR);
+      expect(turn.attributes['error.type']).toBe('model_error');
+      const chat = ended.spans.slice(from).find((span) => span.name === 'chat gpt-4o-mini' && span.spanContext().traceId === turn.spanContext().traceId);
+      expect(chat?.status.code).toBe(SpanStatusCode.ERROR);
+      expect(chat?.attributes).toMatchObject({ 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o-mini', 'error.type': expect.any(String) });
     });
   });
 });

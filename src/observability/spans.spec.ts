@@ -4,6 +4,7 @@ import { InMemorySpanExporter, ReadableSpan, SimpleSpanProcessor, SpanProcessor,
 import { CONTENT_MAX_CHARS, boundedContent, setContentCapture } from './content-capture.js';
 import { traceFieldAttributes, traceModelCall, traceRetrieval, traceToolCall } from './spans.js';
 import { currentTraceId } from './trace-context.js';
+import { untracedRequest } from './tracing-sdk.js';
 import { tracingRequested } from './tracing-switch.js';
 
 describe('tracingRequested: tracing is off unless an endpoint or an exporter is named', () => {
@@ -22,6 +23,22 @@ describe('tracingRequested: tracing is off unless an endpoint or an exporter is 
     [{ OTEL_SERVICE_NAME: 'chat', OTEL_BSP_SCHEDULE_DELAY: '100' }, false],
   ])('%j → %s', (env, on) => {
     expect(tracingRequested(env as NodeJS.ProcessEnv)).toBe(on);
+  });
+});
+
+describe('untracedRequest: probes and scrapes are not traced', () => {
+  it.each([
+    ['/health', true],
+    ['/health/ready', true],
+    ['/healthz', true],
+    ['/metrics', true],
+    ['/metrics?name[]=x', true],
+    ['/api/chat', false],
+    ['/api/health', false],
+    ['/metricsx', false],
+    [undefined, false],
+  ])('%s → %s', (url, untraced) => {
+    expect(untracedRequest(url)).toBe(untraced);
   });
 });
 

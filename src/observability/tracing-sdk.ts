@@ -11,8 +11,8 @@ import type { IncomingMessage } from 'node:http';
 /** The service's name in traces when OTEL_SERVICE_NAME does not say otherwise (as in its log lines). */
 export const DEFAULT_SERVICE_NAME = 'agentic-rag-chat';
 
-/** Probes and scrapes: not traced. */
-const UNTRACED_PATHS = /^\/(health(\/|$|\?)|metrics(\/|$|\?))/;
+/** Probes (`/health`, `/health/ready`, any `/health…`) and scrapes (`/metrics`): not traced. */
+const UNTRACED_PATHS = /^\/(health|metrics(?=[/?]|$))/;
 
 export function untracedRequest(url: string | undefined): boolean {
   return UNTRACED_PATHS.test(url ?? '');

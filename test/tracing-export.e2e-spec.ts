@@ -57,22 +57,7 @@ describe('Tracing exported over OTLP/HTTP by the built service', () => {
 
     const ofTrace = (spans: ReceivedSpan[]) => spans.filter((span) => span.traceId === traceId);
     const serverSpanOf = (spans: ReceivedSpan[]) => ofTrace(spans).find((span) => span.scope === '@opentelemetry/instrumentation-http' && span.kind === OTLP_SPAN_KIND.SERVER);
-    // The HTTP span ends with the response, the turn's span once the turn is stored and cleaned up: both exported.
-    const spans = await receiver.waitFor(
-      (all) => serverSpanOf(all) && ofTrace(all).some((span) => span.name === 'invoke_agent agent') && ofTrace(all),
-      'HTTP server span and invoke_agent span of the turn',
-    );
-    const server = serverSpanOf(spans)!;
-    expect(server.parentSpanId).toBeUndefined();
-    expect(server.attributes).toMatchObject({ 'http.route': '/api/chat/stream', 'http.request.method': 'POST', 'http.response.status_code': 200 });
-
-    const byId = new Map(spans.map((span) => [span.spanId, span]));
-    const underServer = (span: ReceivedSpan) => {
-      for (let at: ReceivedSpan | undefined = span; at; at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined) if (at === server) return true;
-      return false;
-    };
-    const named = (name: string) => spans.filter((span) => span.name === name);
-    for (const name of [
+    const expected = [
       'invoke_agent agent',
       'chat local',
       'execute_tool knowledge_search',
@@ -84,7 +69,47 @@ describe('Tracing exported over OTLP/HTTP by the built service', () => {
       'retrieval_stage threshold',
       'retrieval_stage grade',
       'embeddings local-hash-1',
-    ]) {
+    ];
+    const eventsWritten = (spans: ReceivedSpan[]) =>
+      spans.filter((span) => span.name === 'run_events write').reduce((sum, span) => sum + Number(span.attributes['rag.run_events.count']), 0);
+    // Batches may arrive in any order: wait until every span this test looks at has come (the HTTP span ends with the
+    // response, the turn's once it is stored and cleaned up; the last chat span once its tokens are counted), every
+    // span's parent with it.
+    /** What the spans received so far still lack (empty: everything the test looks at is there). */
+    const lacking = (all: ReceivedSpan[]): string[] => {
+      const traced = ofTrace(all);
+      const ids = new Set(traced.map((span) => span.spanId));
+      return [
+        ...(serverSpanOf(all) ? [] : ['the HTTP server span']),
+        ...expected.filter((name) => !traced.some((span) => span.name === name)),
+        ...(traced.filter((span) => span.name === 'chat local').length === 2 ? [] : ['the second chat span']),
+        ...(traced.some((span) => span.attributes['db.system.name'] === 'postgresql') ? [] : ['a pg span']),
+        ...(traced.some((span) => span.attributes['db.system.name'] === 'redis') ? [] : ['a redis span']),
+        // At least: a batch retried (its reply late) writes its events again.
+        ...(eventsWritten(traced) >= events.length ? [] : [`run_events write spans for ${events.length} events (${eventsWritten(traced)})`]),
+        ...traced.filter((span) => span.parentSpanId && !ids.has(span.parentSpanId)).map((span) => `the parent of ${span.name}`),
+      ];
+    };
+    let lastLacking: string[] = [];
+    const spans = await receiver
+      .waitFor((all) => {
+        lastLacking = lacking(all);
+        return lastLacking.length === 0 && ofTrace(all);
+      }, 'every span of the turn')
+      .catch((error: Error) => {
+        throw new Error(`${error.message}\nlacking: ${lastLacking.join('; ')}`);
+      });
+    const server = serverSpanOf(spans)!;
+    expect(server.parentSpanId).toBeUndefined();
+    expect(server.attributes).toMatchObject({ 'http.route': '/api/chat/stream', 'http.request.method': 'POST', 'http.response.status_code': 200 });
+
+    const byId = new Map(spans.map((span) => [span.spanId, span]));
+    const underServer = (span: ReceivedSpan) => {
+      for (let at: ReceivedSpan | undefined = span; at; at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined) if (at === server) return true;
+      return false;
+    };
+    const named = (name: string) => spans.filter((span) => span.name === name);
+    for (const name of expected) {
       expect({ name, found: named(name).length > 0, underServer: named(name).every(underServer) }).toEqual({ name, found: true, underServer: true });
     }
     const turn = named('invoke_agent agent')[0];
@@ -102,7 +127,7 @@ describe('Tracing exported over OTLP/HTTP by the built service', () => {
     const batches = named('run_events write');
     expect(batches.length).toBeGreaterThan(0);
     expect(batches.every(underServer)).toBe(true);
-    expect(batches.reduce((sum, span) => sum + Number(span.attributes['rag.run_events.count']), 0)).toBe(events.length);
+    expect(eventsWritten(spans)).toBeGreaterThanOrEqual(events.length);
     expect(redis.filter((span) => String(span.attributes['db.query.text']).startsWith('XADD'))).toEqual([]);
 
     expect(receiver.spans.filter((span) => String(span.attributes['url.path'] ?? '').startsWith('/health'))).toEqual([]);

@@ -78,26 +78,26 @@ export class RunEventWriter {
     });
   }
 
+  /** One MULTI, traced as one span (not a span per command: a streamed answer writes an event per token). */
+  private write(runId: string, batch: RunEvent[]): Promise<void> {
+    return traceEventBatch(batch.length, () => this.send(runId, batch));
+  }
+
   /** One MULTI: the batch's events and the stream's TTL, bounded by the command timeout. */
-  private async write(runId: string, batch: RunEvent[]): Promise<void> {
+  private async send(runId: string, batch: RunEvent[]): Promise<void> {
     if (!this.redis.isReady) throw new Error('Redis is not connected');
     const key = runEventsKey(runId);
-    const exec = () => {
-      const multi = this.redis.multi();
-      for (const item of batch) multi.xAdd(key, `${item.id}-0`, { payload: JSON.stringify(item) });
-      multi.expire(key, this.ttlSeconds);
-      return multi.exec();
-    };
+    const multi = this.redis.multi();
+    for (const item of batch) multi.xAdd(key, `${item.id}-0`, { payload: JSON.stringify(item) });
+    multi.expire(key, this.ttlSeconds);
     // Bounded, so a stalled Redis neither holds the chain (and shutdown) nor grows it without end.
-    await withTimeout(traceEventBatch(batch.length, exec), this.commandTimeoutMs, () => new Error(`Redis did not answer within ${this.commandTimeoutMs} ms`)).catch(
-      (error: Error) => {
-        // An id already there: an earlier attempt landed although its reply did not come back (EXEC runs every
-        // command of the batch, so the others were written). node-redis reports them among a MultiErrorReply's replies.
-        const replies = ((error as { replies?: unknown[] }).replies ?? []).filter((reply) => reply instanceof Error) as Error[];
-        const duplicate = (text: string) => /equal or smaller than the target stream top item/i.test(text);
-        if (replies.length > 0 ? replies.every((reply) => duplicate(reply.message)) : duplicate(error.message)) return;
-        throw error;
-      },
-    );
+    await withTimeout(multi.exec(), this.commandTimeoutMs, () => new Error(`Redis did not answer within ${this.commandTimeoutMs} ms`)).catch((error: Error) => {
+      // An id already there: an earlier attempt landed although its reply did not come back (EXEC runs every
+      // command of the batch, so the others were written). node-redis reports them among a MultiErrorReply's replies.
+      const replies = ((error as { replies?: unknown[] }).replies ?? []).filter((reply) => reply instanceof Error) as Error[];
+      const duplicate = (text: string) => /equal or smaller than the target stream top item/i.test(text);
+      if (replies.length > 0 ? replies.every((reply) => duplicate(reply.message)) : duplicate(error.message)) return;
+      throw error;
+    });
   }
 }

@@ -62,6 +62,7 @@ const RESILIENCE = [
   'shutdown-drain',
   'startup-failures',
   'startup-messages',
+  'tracing-export',
   'turn-integrity',
   'turn-outcome',
   'turn-stall',

@@ -5,8 +5,17 @@
  *     MessagesAnnotation + PostgresSaver (whole history in the checkpointed
  *     state, one thread per session), same local model and tools.
  * (b) Time from request to the first SSE event and to `done` on POST /api/chat/stream.
+ * (c) Tracing overhead: two instances of the built service (`node dist/main.js`)
+ *     on the same database and Redis, one with tracing off, one exporting to an
+ *     OTLP/HTTP receiver on loopback (OTEL_EXPORTER_OTLP_ENDPOINT, http/protobuf,
+ *     the SDK's default batching); tracing is process-wide, hence two processes.
+ *     Turns alternate between them (ABAB…, the first of each pair alternating),
+ *     each instance's sessions renewed every 10 turns; the median of each, and
+ *     their ratio (goal: at most 1.1). Builds the service first (SKIP_NEST_BUILD=true
+ *     uses dist/ as it is); TRACING_TURNS=0 skips it; TRACING_ENV (JSON) adds
+ *     variables to the traced instance.
  *
- *   npm run bench:chat          (TURNS=205, STREAMS=40)
+ *   npm run bench:chat          (TURNS=205, STREAMS=40, TRACING_TURNS=100)
  */
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
@@ -26,12 +35,99 @@ import { TurnContext } from '../src/agent/turn-context.js';
 import { CheckpointerProvider } from '../src/agent/checkpointer.provider.js';
 import { setupApp } from '../src/setup-app.js';
 import { benchConfig, fmt, median, percentile, runBench } from './support.js';
+import { buildService, Instance, startInstance, stopChild } from './service-instances.js';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { RetrievalScope } from '../src/knowledge/collections/retrieval-scope.js';
 import { DEFAULT_COLLECTION_ID } from '../src/knowledge/public-api.js';
 
 const TURNS = Number(process.env.TURNS ?? 205);
 const STREAMS = Number(process.env.STREAMS ?? 40);
+const TRACING_TURNS = Number(process.env.TRACING_TURNS ?? 100);
+/** More variables for the traced instance, as JSON (a sampler, say: `{"OTEL_TRACES_SAMPLER":"always_off"}`). */
+const TRACING_ENV = JSON.parse(process.env.TRACING_ENV ?? '{}') as Record<string, string>;
 const QUESTIONS = ['How do I reset the Aurora X1 router?', '退货政策是什么？', 'How long is the Aurora X2 warranty?', '积分的有效期是多久？', 'What is the hotel limit in Tokyo?'];
+
+/** An OTLP/HTTP receiver on loopback that accepts every export (any protocol) and counts requests and bytes. */
+async function startOtlpSink(): Promise<{ url: string; exports: () => number; bytes: () => number; close: () => Promise<void> }> {
+  let exports = 0;
+  let bytes = 0;
+  const server = http.createServer((req, res) => {
+    req.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    req.on('end', () => {
+      exports += 1;
+      res.writeHead(200, { 'Content-Type': req.headers['content-type'] ?? 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    exports: () => exports,
+    bytes: () => bytes,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** One sync turn on an instance: its latency in ms and the session it belongs to. */
+async function timedTurn(port: number, headers: Record<string, string>, message: string, session?: string): Promise<{ ms: number; session: string }> {
+  const started = performance.now();
+  const res = await fetch(`http://127.0.0.1:${port}/api/chat`, { method: 'POST', headers, body: JSON.stringify({ message, ...(session ? { session_id: session } : {}) }) });
+  const body = (await res.json()) as { session_id: string };
+  const ms = performance.now() - started;
+  if (res.status !== 200) throw new Error(`turn on port ${port}: HTTP ${res.status} ${JSON.stringify(body)}`);
+  return { ms, session: body.session_id };
+}
+
+/** One streamed turn on an instance: ms until its `done` event. */
+async function timedStream(port: number, headers: Record<string, string>, message: string): Promise<number> {
+  const started = performance.now();
+  const res = await fetch(`http://127.0.0.1:${port}/api/chat/stream`, { method: 'POST', headers, body: JSON.stringify({ message }) });
+  const text = await res.text();
+  if (!text.includes('event: done')) throw new Error(`stream on port ${port} ended without done: ${text.slice(-300)}`);
+  return performance.now() - started;
+}
+
+/** (c): the same turns on an instance with tracing off and one exporting to a loopback receiver, interleaved. */
+async function tracingOverhead(databaseUrl: string, redisUrl: string, jwtSecret: string, headers: Record<string, string>): Promise<void> {
+  buildService();
+  const sink = await startOtlpSink();
+  const arms: Array<{ label: string; instance: Instance; sync: number[]; streams: number[]; session?: string }> = [];
+  try {
+    arms.push({ label: 'tracing off', instance: await startInstance(databaseUrl, redisUrl, jwtSecret), sync: [], streams: [] });
+    arms.push({
+      label: 'tracing on, OTLP to loopback',
+      instance: await startInstance(databaseUrl, redisUrl, jwtSecret, { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, ...TRACING_ENV }),
+      sync: [],
+      streams: [],
+    });
+    console.log(`tracing overhead: ${TRACING_TURNS} sync and ${TRACING_TURNS} streamed turns per instance, interleaved (built service, local provider)`);
+    for (let i = 0; i < 20; i += 1) for (const arm of arms) await timedTurn(arm.instance.port, headers, QUESTIONS[i % QUESTIONS.length]);
+    for (let i = 0; i < TRACING_TURNS; i += 1) {
+      const order = i % 2 === 0 ? arms : [...arms].reverse();
+      for (const arm of order) {
+        if (i % 10 === 0) arm.session = undefined;
+        const turn = await timedTurn(arm.instance.port, headers, QUESTIONS[i % QUESTIONS.length], arm.session);
+        arm.sync.push(turn.ms);
+        arm.session = turn.session;
+        arm.streams.push(await timedStream(arm.instance.port, headers, QUESTIONS[(i + 1) % QUESTIONS.length]));
+      }
+    }
+  } finally {
+    for (const arm of arms) await stopChild(arm.instance.child);
+    await sink.close();
+  }
+  for (const arm of arms) {
+    console.log(
+      `${arm.label.padEnd(30)} POST /api/chat p50 ${fmt(median(arm.sync)).padStart(10)} (p95 ${fmt(percentile(arm.sync, 95))}); ` +
+        `/api/chat/stream to done p50 ${fmt(median(arm.streams)).padStart(10)} (p95 ${fmt(percentile(arm.streams, 95))})`,
+    );
+  }
+  const [off, on] = arms;
+  console.log(
+    `tracing on / off: POST /api/chat p50 ${(median(on.sync) / median(off.sync)).toFixed(3)}, stream to done p50 ${(median(on.streams) / median(off.streams)).toFixed(3)}; ` +
+      `the receiver got ${sink.exports()} exports (${(sink.bytes() / 1e6).toFixed(2)} MB)`,
+  );
+}
 
 /** Median of the turns within ±5 of `at` (1-based). */
 function around(times: number[], at: number): number {
@@ -159,4 +255,7 @@ runBench('bench_chat', async (databaseUrl, onClose) => {
         `done p50 ${fmt(median(done))} (p95 ${fmt(percentile(done, 95))})`,
     );
   }
+
+  // (c) tracing overhead
+  if (TRACING_TURNS > 0) await tracingOverhead(databaseUrl, config.redis.url ?? 'redis://127.0.0.1:6379/14', config.auth.jwtSecret, headers);
 });

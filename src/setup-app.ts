@@ -10,6 +10,8 @@ import { SAME_ORIGIN_PAGE_POLICY } from './common/page-policy.js';
 import { bodyParserCode, bodyParserMessage, bodyParserStatus, buildErrorBody, errorBodyFor } from './common/http-exception.filter.js';
 import { AppConfig } from './config/app-config.js';
 import { httpLogging } from './logging/http-logging.js';
+import { setContentCapture } from './observability/content-capture.js';
+import { TRACEPARENT_HEADER, traceparentHeader } from './observability/trace-context.js';
 import { HitlResumeState, PendingHitlState, RagTrace } from './trace/trace.protocol.js';
 
 export function buildOpenApiDocument(app: INestApplication) {
@@ -35,6 +37,8 @@ export function buildOpenApiDocument(app: INestApplication) {
  * same app. The app must be created with `bodyParser: false`.
  */
 export function setupApp(app: NestExpressApplication, config: AppConfig, logger: PinoLogger): void {
+  setContentCapture(config.tracing.captureContent);
+  app.use(traceparentHeader);
   app.use(httpLogging(logger));
   // After the request log, so preflights are logged and carry x-request-id too.
   const cors = corsOptions(config.http.corsOrigins);
@@ -83,7 +87,8 @@ export function corsOptions(origins: readonly string[]): CorsOptions | undefined
     // X-Api-Key, X-Auth-Scheme, Prefer and Accept: the LangGraph SDK's headers (/langgraph).
     allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID', 'X-Request-ID', 'X-Api-Key', 'X-Auth-Scheme', 'Prefer', 'Accept'],
     // Content-Location names a LangGraph run (useStream learns its id from it); Location is where its stream resumes.
-    exposedHeaders: ['X-Request-ID', 'Retry-After', 'Content-Location', 'Location', 'X-Pagination-Total', 'X-Pagination-Next'],
+    // traceparent: the request's trace, when tracing is on.
+    exposedHeaders: ['X-Request-ID', 'Retry-After', 'Content-Location', 'Location', 'X-Pagination-Total', 'X-Pagination-Next', TRACEPARENT_HEADER],
     optionsSuccessStatus: 204,
     maxAge: 600,
   };

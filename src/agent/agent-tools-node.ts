@@ -7,6 +7,7 @@ import { Command, isGraphBubbleUp, LangGraphRunnableConfig } from '@langchain/la
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { CodedError } from '../common/coded-error.js';
 import { isDatabaseUnavailable } from '../common/database-unavailable.js';
+import { traceToolCall } from '../observability/spans.js';
 import { normalizeAndValidateRagTrace, normalizeHitlResumeState } from '../trace/trace.normalizer.js';
 import type { AgentStateValues, AgentToolArtifact } from './agent-state.js';
 import { ToolReportedError } from './tools/agent-tool.js';
@@ -56,7 +57,11 @@ export class AgentToolsNode extends ToolNode {
     return update;
   }
 
-  protected override async runTool(call: ToolCall, config: LangGraphRunnableConfig, state: unknown): Promise<ToolMessage | Command> {
+  protected override runTool(call: ToolCall, config: LangGraphRunnableConfig, state: unknown): Promise<ToolMessage | Command> {
+    return traceToolCall({ name: call.name, callId: call.id, args: call.args }, () => this.runToolSorted(call, config, state));
+  }
+
+  private async runToolSorted(call: ToolCall, config: LangGraphRunnableConfig, state: unknown): Promise<ToolMessage | Command> {
     try {
       return await super.runTool(call, config, state);
     } catch (error) {

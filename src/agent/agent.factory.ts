@@ -1,13 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { AIMessage, SystemMessage } from '@langchain/core/messages';
+import { AIMessage, BaseMessage, SystemMessage } from '@langchain/core/messages';
 import { BaseCheckpointSaver, END, interrupt, Runtime, START, StateGraph } from '@langchain/langgraph';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { MAIN_MODEL, SAMPLED_MAIN_MODEL } from '../models/chat-models.js';
+import { MAIN_MODEL, modelIdentity, SAMPLED_MAIN_MODEL } from '../models/chat-models.js';
 import type { ModelSampling, SampledModelFactory } from '../models/chat-models.js';
 import { samplingKey } from '../models/sampling.js';
 import { ModelCallError, ModelTimeoutError } from '../models/model-errors.js';
+import { traceModelCall } from '../observability/spans.js';
 import { AgentState, AgentStateValues } from './agent-state.js';
 import { AgentToolsNode } from './agent-tools-node.js';
 import { CheckpointerProvider } from './checkpointer.provider.js';
@@ -15,6 +16,10 @@ import { EphemeralSaver } from './ephemeral-saver.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { ToolRegistry } from './tools/tool-registry.service.js';
 import { AgentRunContext, AgentRunContextSchema } from './turn-context.js';
+import { turnUsage } from './turn-usage.js';
+
+/** The agent's name (gen_ai.agent.name in traces; the graph id of the LangGraph API). */
+export const AGENT_NAME = 'agent';
 
 /** Tool rounds allowed in one turn before the graph stops (each round is two super-steps). */
 export const MAX_TOOL_ROUNDS = 4;
@@ -49,7 +54,9 @@ function bindAgentTools(model: BaseChatModel, tools: ToolRegistry) {
   return model.bindTools(tools.tools);
 }
 
-function buildAgentGraph(model: BaseChatModel, sampledModel: SampledModelFactory, tools: ToolRegistry, checkpointer: BaseCheckpointSaver, timeoutMs: number) {
+function buildAgentGraph(model: BaseChatModel, sampledModel: SampledModelFactory, tools: ToolRegistry, checkpointer: BaseCheckpointSaver, llm: AppConfig['llm']) {
+  const { timeoutMs } = llm;
+  const identity = modelIdentity(llm, 'main');
   const bound = bindAgentTools(model, tools);
   const sampled = new Map<string, typeof bound>();
   const modelFor = (sampling: ModelSampling | undefined) => {
@@ -71,7 +78,11 @@ function buildAgentGraph(model: BaseChatModel, sampledModel: SampledModelFactory
     const signal = config.signal ? AbortSignal.any([config.signal, deadline]) : deadline;
     try {
       const prompt = [new SystemMessage(buildSystemPrompt(promptRules, turn.summary)), ...state.messages];
-      const response = await modelFor(turn.sampling).invoke(prompt, { ...config, signal });
+      const response = await traceModelCall(
+        { ...identity, messages: prompt },
+        () => modelFor(turn.sampling).invoke(prompt, { ...config, signal }),
+        (reply) => estimatedTokens(prompt, reply),
+      );
       turn.modelCalls.push({ prompt, response });
       return { messages: [response] };
     } catch (error) {
@@ -94,6 +105,12 @@ function buildAgentGraph(model: BaseChatModel, sampledModel: SampledModelFactory
 
 export type AgentGraph = ReturnType<typeof buildAgentGraph>;
 
+/** A call's tokens for its span when the model did not report them (the offline model): the turn usage's estimate. */
+async function estimatedTokens(prompt: BaseMessage[], response: BaseMessage): Promise<{ input: number; output: number }> {
+  const usage = await turnUsage([{ prompt, response }]);
+  return { input: usage.prompt_tokens, output: usage.completion_tokens };
+}
+
 /**
  * The agent's graph around the shared model and every registered tool,
  * compiled once (on first use, after the tools are discovered). Each run
@@ -115,13 +132,13 @@ export class AgentFactory {
   ) {}
 
   get graph(): AgentGraph {
-    this.compiled ??= buildAgentGraph(this.model, this.sampledModel, this.tools, this.checkpointer.saver, this.config.llm.timeoutMs);
+    this.compiled ??= buildAgentGraph(this.model, this.sampledModel, this.tools, this.checkpointer.saver, this.config.llm);
     return this.compiled;
   }
 
   /** The same graph for turns that store nothing (the OpenAI-compatible route without a session): checkpoints in `ephemeralSaver`. */
   get statelessGraph(): AgentGraph {
-    this.compiledStateless ??= buildAgentGraph(this.model, this.sampledModel, this.tools, this.ephemeralSaver, this.config.llm.timeoutMs);
+    this.compiledStateless ??= buildAgentGraph(this.model, this.sampledModel, this.tools, this.ephemeralSaver, this.config.llm);
     return this.compiledStateless;
   }
 }

@@ -12,10 +12,28 @@ export interface TurnUsage {
 /** Each message's estimate, kept while the message lives: a turn's prompts repeat the earlier messages at every model call. */
 const estimates = new WeakMap<BaseMessage, number>();
 
+/**
+ * The estimates of the texts counted last, by text: the system prompt and a
+ * session's recent messages come back in new message objects at every call
+ * and every turn (read from the checkpoint or the session).
+ */
+const byText = new Map<string, number>();
+const TEXTS_KEPT = 512;
+/** Longer texts are not kept by text (a tool's passages, a pasted document): counted again if they come back. */
+const KEPT_TEXT_MAX_LENGTH = 4000;
+
 async function estimateMessage(message: BaseMessage): Promise<number> {
   let tokens = estimates.get(message);
   if (tokens === undefined) {
-    tokens = await estimateTokens(messageText(message));
+    const text = messageText(message);
+    tokens = byText.get(text);
+    if (tokens === undefined) {
+      tokens = await estimateTokens(text);
+      if (text.length <= KEPT_TEXT_MAX_LENGTH) {
+        if (byText.size >= TEXTS_KEPT) byText.delete(byText.keys().next().value!);
+        byText.set(text, tokens);
+      }
+    }
     estimates.set(message, tokens);
   }
   return tokens;

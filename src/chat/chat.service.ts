@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { BaseMessage, HumanMessage } from '@langchain/core/messages';
 import { Command, INTERRUPT } from '@langchain/langgraph';
-import { AgentFactory, AgentGraph, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
+import { AGENT_NAME, AgentFactory, AgentGraph, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
 import { CheckpointerProvider } from '../agent/checkpointer.provider.js';
 import { TurnContext } from '../agent/turn-context.js';
 import { withTimeout } from '../common/with-timeout.js';
@@ -16,6 +16,8 @@ import { SessionReads } from '../session/session-reads.service.js';
 import { titleFrom } from '../session/session-title.js';
 import { SessionWrites } from '../session/session-writes.service.js';
 import { SessionNotFoundError } from '../session/session.errors.js';
+import { traceAgentTurn } from '../observability/spans.js';
+import { currentTraceId } from '../observability/trace-context.js';
 import { normalizePendingHitl } from '../trace/trace.normalizer.js';
 import { RunInProgressError, RunNotRunningError, TurnFailedError } from './chat.errors.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
@@ -115,7 +117,7 @@ export class ChatService {
 
   /** Runs a prepared turn to the end and answers it whole (POST /api/chat). */
   async runSync(turn: PreparedTurn, context: TurnContext): Promise<TurnResult> {
-    return this.track(this.execute(turn, context, () => undefined));
+    return this.track(this.traced(turn, () => this.execute(turn, context, () => undefined)));
   }
 
   /**
@@ -126,7 +128,8 @@ export class ChatService {
   startStreaming(turn: PreparedTurn, context: TurnContext): void {
     this.events.open(turn.runId);
     const emit: Emit = (...event) => this.events.publish(turn.runId, ...event);
-    void this.track(this.execute(turn, context, emit)).catch(() => undefined);
+    // Started in the request's trace context: the turn's spans nest under the request's, however long it outlives it.
+    void this.track(this.traced(turn, () => this.execute(turn, context, emit))).catch(() => undefined);
   }
 
   /**
@@ -142,7 +145,7 @@ export class ChatService {
     const saver = this.agents.ephemeralSaver;
     saver.begin(threadId);
     return this.track(
-      (async () => {
+      traceAgentTurn({ agentName: AGENT_NAME, runId: context.runId }, async () => {
         try {
           const outcome = await this.runGraph(context, { messages }, threadId, signal, new GraphEventTranslator(emit), this.agents.statelessGraph);
           const { trace } = outcome;
@@ -161,13 +164,18 @@ export class ChatService {
         } finally {
           await saver.end(threadId);
         }
-      })(),
+      }),
     );
   }
 
   /** Resolves when every turn started by this instance has finished (graceful shutdown, tests). */
   async drain(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** A session turn's span (`invoke_agent`), the session its conversation. */
+  private traced<T>(turn: PreparedTurn, work: () => Promise<T>): Promise<T> {
+    return traceAgentTurn({ agentName: AGENT_NAME, conversationId: turn.sessionId, runId: turn.runId }, work);
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {
@@ -180,7 +188,8 @@ export class ChatService {
     const run = this.control.watch(turn.runId, turn.sessionId);
     // What the model said before the turn stopped: kept with a cancelled turn.
     const graphEvents = new GraphEventTranslator(emit);
-    emit('metadata', { run_id: turn.runId, session_id: turn.sessionId });
+    const traceId = currentTraceId();
+    emit('metadata', { run_id: turn.runId, session_id: turn.sessionId, ...(traceId ? { trace_id: traceId } : {}) });
     const progress: TurnProgress = { threadId: turn.runId, attempt: null, committed: null };
     try {
       const { start, input, summary } = await this.startTurn(turn);

@@ -4,7 +4,8 @@ import { HumanMessage, SystemMessage } from '@langchain/core/messages';
 import { clip } from '../common/text.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { FAST_MODEL } from '../models/chat-models.js';
+import { FAST_MODEL, modelIdentity } from '../models/chat-models.js';
+import { traceModelCall } from '../observability/spans.js';
 import { SessionReads } from '../session/session-reads.service.js';
 import { SessionWrites } from '../session/session-writes.service.js';
 
@@ -61,13 +62,14 @@ export class ConversationSummaryService {
     try {
       const older = await this.storage.getMessageRange(userId, sessionId, upto, foldTo);
       const transcript = older.map((m) => `${m.type}: ${clip(m.content.replace(/\s+/g, ' '), 400)}`).join('\n');
-      const response = await this.fastModel.invoke([
+      const prompt = [
         new SystemMessage(
           'Update the running summary of a conversation with the new lines. Keep facts, names, numbers and open questions; ' +
             'write in the language of the conversation; at most 150 words.',
         ),
         new HumanMessage(`${summary ? `Summary so far:\n${summary}\n\n` : ''}New lines:\n${transcript}`),
-      ]);
+      ];
+      const response = await traceModelCall({ ...modelIdentity(this.config.llm, 'fast'), messages: prompt }, () => this.fastModel.invoke(prompt));
       const text = typeof response.content === 'string' ? response.content : JSON.stringify(response.content);
       // Keep the newest part when a summary outgrows its budget.
       const merged = text.length > SUMMARY_MAX_CHARS ? `…${text.slice(-SUMMARY_MAX_CHARS + 1)}` : text;

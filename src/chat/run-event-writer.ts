@@ -1,6 +1,7 @@
 import pRetry from 'p-retry';
 import { RedisClient } from '../common/redis-client.js';
 import { withTimeout } from '../common/with-timeout.js';
+import { traceEventBatch } from '../observability/spans.js';
 import { RunEvent, TERMINAL_EVENTS } from './run-event.js';
 
 export function runEventsKey(runId: string): string {
@@ -77,8 +78,13 @@ export class RunEventWriter {
     });
   }
 
+  /** One MULTI, traced as one span (not a span per command: a streamed answer writes an event per token). */
+  private write(runId: string, batch: RunEvent[]): Promise<void> {
+    return traceEventBatch(batch.length, () => this.send(runId, batch));
+  }
+
   /** One MULTI: the batch's events and the stream's TTL, bounded by the command timeout. */
-  private async write(runId: string, batch: RunEvent[]): Promise<void> {
+  private async send(runId: string, batch: RunEvent[]): Promise<void> {
     if (!this.redis.isReady) throw new Error('Redis is not connected');
     const key = runEventsKey(runId);
     const multi = this.redis.multi();

@@ -19,6 +19,12 @@ export class MetadataEvent {
 
   @ApiProperty({ format: 'uuid', description: 'The session the turn belongs to (new when the request named none)' })
   session_id: string;
+
+  @ApiPropertyOptional({
+    pattern: '^[0-9a-f]{32}$',
+    description: "The OpenTelemetry trace id of the turn (32 hex digits), when tracing is on: find the turn's spans with it",
+  })
+  trace_id?: string;
 }
 
 export const STEP_STAGES = [

@@ -153,6 +153,18 @@ export function configFromEnvironment(env: Environment) {
       /** The agent's model id on /v1 (OpenAI-compatible). */
       openAiModelId: env.OPENAI_COMPAT_MODEL,
     },
+    /** The OpenTelemetry SDK reads the OTEL_* variables itself (src/tracing.ts); the service only decides what spans hold. */
+    tracing: {
+      captureContent: env.OTEL_GENAI_CAPTURE_CONTENT,
+      /** Where spans go, for the start-up summary (the SDK reads the variables itself). */
+      endpoint: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT,
+      exporter: env.OTEL_TRACES_EXPORTER,
+      protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
+      /** Whether export headers are set (their values may be credentials: never shown). */
+      withHeaders: env.OTEL_EXPORTER_OTLP_HEADERS !== undefined,
+      serviceName: env.OTEL_SERVICE_NAME ?? 'agentic-rag-chat',
+      sdkDisabled: env.OTEL_SDK_DISABLED?.toLowerCase() === 'true',
+    },
   };
 }
 

@@ -33,6 +33,20 @@ describe('describeConfiguration (the start-up line)', () => {
     expect(line).not.toMatch(/secret|pass|token|sk-/);
   });
 
+  it('with tracing on, where traces go: host and port, protocol, whether headers are sent, never their values', () => {
+    const config = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://pk:sk@cloud.langfuse.com/api/public/otel',
+      OTEL_EXPORTER_OTLP_HEADERS: 'Authorization=Basic%20c2VjcmV0',
+      OTEL_GENAI_CAPTURE_CONTENT: 'true',
+    });
+    const line = describeConfiguration(config, { denseBackend: 'memory', webClientBuilt: true, tracing: true });
+    expect(line).toMatch(/; traces to cloud\.langfuse\.com \(OTLP http\/protobuf, with headers\) as agentic-rag-chat, message content included$/);
+    expect(line).not.toMatch(/c2VjcmV0|pk:sk|Basic/);
+    const phoenix = loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://localhost:6006/v1/traces', OTEL_TRACES_EXPORTER: 'otlp,console', OTEL_SERVICE_NAME: 'chat-eu' });
+    expect(describeConfiguration(phoenix, { webClientBuilt: true, tracing: true })).toMatch(/; traces to localhost:6006 \(OTLP http\/protobuf\) and console as chat-eu$/);
+    expect(describeConfiguration(config, { webClientBuilt: true, tracing: false })).not.toMatch(/traces/);
+  });
+
   it('says when the public OpenAI API is used, and when the web client is not built', () => {
     const config = loadConfig({ LLM_PROVIDER: 'openai', LLM_API_KEY: 'sk-x', RERANK_PROVIDER: 'none' });
     expect(describeConfiguration(config, { webClientBuilt: false })).toBe(

@@ -6,6 +6,8 @@ export interface ResolvedParts {
   denseBackend?: string;
   /** Whether web/dist holds a build. */
   webClientBuilt: boolean;
+  /** Whether this process exports traces (src/tracing.ts started the SDK). */
+  tracing?: boolean;
 }
 
 /** host:port of an endpoint URL, never its credentials, path or query. */
@@ -40,5 +42,18 @@ export function describeConfiguration(config: AppConfig, resolved: ResolvedParts
       ? `dense backend ${resolved.denseBackend} (RAG_DENSE_BACKEND=${dense.backend})`
       : `dense backend ${resolved.denseBackend ?? dense.backend}`;
   const webClient = !config.webClientEnabled ? 'web client off' : resolved.webClientBuilt ? 'web client at /' : 'web client not built (npm run build)';
-  return `running with ${model}; ${embedder}; ${reranker}; ${denseBackend}; ${webClient}`;
+  return `running with ${model}; ${embedder}; ${reranker}; ${denseBackend}; ${webClient}${resolved.tracing ? `; ${describeTracing(config.tracing)}` : ''}`;
+}
+
+/** Where traces go: `traces to collector:4318 (OTLP http/protobuf, with headers) as agentic-rag-chat`; never the headers' values. */
+function describeTracing(tracing: AppConfig['tracing']): string {
+  const exporters = (tracing.exporter ?? 'otlp')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name && name !== 'none');
+  const otlp = exporters.includes('otlp')
+    ? `${tracing.endpoint ? endpointHost(tracing.endpoint) : 'localhost:4318'} (OTLP ${tracing.protocol}${tracing.withHeaders ? ', with headers' : ''})`
+    : undefined;
+  const others = exporters.filter((name) => name !== 'otlp');
+  return `traces to ${[otlp, ...others].filter(Boolean).join(' and ')} as ${tracing.serviceName}${tracing.captureContent ? ', message content included' : ''}`;
 }

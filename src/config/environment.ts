@@ -15,6 +15,7 @@ import { dense, knowledge, retrieval } from './variables/knowledge.js';
 import { embeddings, llm, rerank } from './variables/models.js';
 import { http, rateLimit, server } from './variables/server.js';
 import { cache, database } from './variables/stores.js';
+import { OTEL_SDK_VARIABLES, tracing } from './variables/tracing.js';
 
 export { DENSE_BACKENDS } from './variables/knowledge.js';
 export { EMBEDDING_PROVIDERS, LLM_PROVIDERS, RERANK_PROVIDERS } from './variables/models.js';
@@ -36,6 +37,7 @@ export const ENVIRONMENT_BLOCKS = {
   embeddings,
   dense,
   chat,
+  tracing,
 };
 
 /** Every variable, by name. */
@@ -54,9 +56,16 @@ export const ENVIRONMENT = {
   ...embeddings,
   ...dense,
   ...chat,
+  ...tracing,
 };
 
 export type EnvironmentVariable = keyof typeof ENVIRONMENT;
+
+/**
+ * Every name a set variable may have without being taken for a misspelling:
+ * ours, and the OpenTelemetry SDK's own (it reads them itself).
+ */
+export const KNOWN_VARIABLE_NAMES: readonly string[] = [...Object.keys(ENVIRONMENT), ...OTEL_SDK_VARIABLES];
 
 const variablesSchema = z.object(ENVIRONMENT);
 

@@ -1,4 +1,5 @@
 import { ENVIRONMENT } from './app-config.js';
+import { KNOWN_VARIABLE_NAMES } from './environment.js';
 import { describeMisspelling, misspelledVariables } from './misspelled-variables.js';
 
 const KNOWN = Object.keys(ENVIRONMENT);
@@ -20,6 +21,26 @@ describe('misspelledVariables', () => {
   it('leaves our own variables, and the rest of a shell’s environment, alone', () => {
     const shell = ['PATH', 'HOME', 'NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'HTTP_PROXY', 'npm_config_cache', 'REDIS_HOST', 'REDIS_PASSWORD', 'LOGNAME', 'HOSTNAME'];
     expect(suggestions([...KNOWN, ...shell])).toEqual([]);
+  });
+
+  it("leaves the OpenTelemetry SDK's standard variables alone (with the SDK's names known, as at start-up), not a misspelling of ours", () => {
+    const standard = [
+      'OTEL_BSP_SCHEDULE_DELAY',
+      'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+      'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
+      'OTEL_RESOURCE_ATTRIBUTES',
+      'OTEL_TRACES_SAMPLER',
+      'OTEL_TRACES_SAMPLER_ARG',
+      'OTEL_LOG_LEVEL',
+      'OTEL_METRICS_EXPORTER',
+      'OTEL_LOGS_EXPORTER',
+    ];
+    const found = (names: string[]) => misspelledVariables(names, KNOWN_VARIABLE_NAMES).map(({ name, suggestion }) => `${name} → ${suggestion}`);
+    expect(found(standard)).toEqual([]);
+    expect(found(['OTEL_GENAI_CAPTURE_CONTNT', 'OTEL_EXPORTER_OTLP_ENDPONT'])).toEqual([
+      'OTEL_GENAI_CAPTURE_CONTNT → OTEL_GENAI_CAPTURE_CONTENT',
+      'OTEL_EXPORTER_OTLP_ENDPONT → OTEL_EXPORTER_OTLP_ENDPOINT',
+    ]);
   });
 
   it('leaves names too far from any of ours', () => {

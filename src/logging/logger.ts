@@ -1,4 +1,5 @@
 import { LoggerService } from '@nestjs/common';
+import { context, isSpanContextValid, trace } from '@opentelemetry/api';
 import pino, { Logger as PinoLogger } from 'pino';
 import pinoPretty from 'pino-pretty';
 import type { LogFormat, LogLevel, NodeEnv } from '../config/app-config.js';
@@ -33,7 +34,9 @@ export function prettyDestination(output: NodeJS.WritableStream | number = 1): p
 /**
  * The process-wide logger: JSON lines (pino), or readable ones (see
  * prettyDestination) when a destination says so; every line carries the
- * current request id when there is one. Whatever a line holds (an error's
+ * current request id when there is one, and, when tracing is on, the
+ * active span's `trace_id` and `span_id` (a line written during a request
+ * or a turn joins its trace). Whatever a line holds (an error's
  * message, a URL, a header someone logged), API keys and JWTs are removed
  * from it as it is written (`redactSecrets`), before any formatting.
  */
@@ -43,15 +46,23 @@ export function createRootLogger(level: LogLevel, destination?: pino.Destination
       level,
       base: { service: 'agentic-rag-chat' },
       timestamp: pino.stdTimeFunctions.isoTime,
-      mixin: () => {
-        const requestId = currentRequestId();
-        return requestId ? { request_id: requestId } : {};
-      },
+      mixin: () => ({ ...requestFields(), ...traceFields() }),
       redact: ['req.headers.authorization', 'req.headers.cookie'],
       hooks: { streamWrite: redactSecrets },
     },
     destination,
   );
+}
+
+function requestFields(): Record<string, string> {
+  const requestId = currentRequestId();
+  return requestId ? { request_id: requestId } : {};
+}
+
+/** The active span's ids; none when tracing is off (the API's no-op context has no span). */
+export function traceFields(): Record<string, string> {
+  const spanContext = trace.getSpan(context.active())?.spanContext();
+  return spanContext && isSpanContextValid(spanContext) ? { trace_id: spanContext.traceId, span_id: spanContext.spanId } : {};
 }
 
 /**

@@ -12,3 +12,12 @@ export type { ModelSampling, SampledModelFactory } from './sampling.js';
 export function createChatModel(config: AppConfig, role: ChatModelRole, sampling?: ModelSampling): BaseChatModel {
   return CHAT_MODEL_PROVIDERS.create(config, role, sampling);
 }
+
+/**
+ * The provider and model a role's calls go to, as traces name them
+ * (gen_ai.provider.name, gen_ai.request.model): the offline model is `local`.
+ */
+export function modelIdentity(llm: AppConfig['llm'], role: ChatModelRole): { provider: string; model: string } {
+  if (llm.provider === 'local') return { provider: 'local', model: 'local' };
+  return { provider: llm.provider, model: role === 'main' ? llm.model : llm.fastModel };
+}

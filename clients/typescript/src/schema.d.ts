@@ -1771,6 +1771,8 @@ export interface components {
              * @description The session the turn belongs to (new when the request named none)
              */
             session_id: string;
+            /** @description The OpenTelemetry trace id of the turn (32 hex digits), when tracing is on: find the turn's spans with it */
+            trace_id?: string;
         };
         StepEvent: {
             /**

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { traceFieldAttributes, traceRetrieval, traceStage } from '../../observability/spans.js';
 import type { RagTraceFields } from '../../trace/trace.protocol.js';
 import { DocumentTitles } from './document-titles.service.js';
 import { EvidenceJudge, JudgedGrade } from './evidence-judge.service.js';
@@ -38,7 +39,11 @@ export class KnowledgeFlow {
   }
 
   /** Answers `query` from the collections of `scope`: the first retrieval and the rewrite's both read those only. */
-  async run(query: string, topK: number, scope: RetrievalScope, onStep: StepReporter = () => undefined): Promise<KnowledgeFlowResult> {
+  run(query: string, topK: number, scope: RetrievalScope, onStep: StepReporter = () => undefined): Promise<KnowledgeFlowResult> {
+    return traceRetrieval({ collectionIds: scope.collectionIds, query, topK }, () => this.retrieve(query, topK, scope, onStep), retrievalFindings);
+  }
+
+  private async retrieve(query: string, topK: number, scope: RetrievalScope, onStep: StepReporter): Promise<KnowledgeFlowResult> {
     // Grading and rewrite are not timed: `timings` holds the retrieval stages (the rewrite's recall as rewrite_*).
     const context: StageContext = { step: onStep, time: (_stage, work) => work() };
     const first = await this.retrieval.search(query, topK, { scope, onStep });
@@ -49,13 +54,28 @@ export class KnowledgeFlow {
       retrieval_stage: 'initial',
       rewrite_mode: null,
     };
-    const graded = await this.grading.run({ query, question: query, topK, scope, candidates: first.hits, trace }, context);
+    const graded = await traceStage(
+      'grade',
+      first.hits.length,
+      () => this.grading.run({ query, question: query, topK, scope, candidates: first.hits, trace }, context),
+      gradeAttributes,
+    );
     let hits = first.hits;
     let grade = graded.grade;
 
     if (grade.grade_route === 'answer' && grade.evidence_relevance === 'weak') {
-      const rewritten = await this.rewriting.run({ query, question: query, topK, scope, candidates: hits, trace }, context);
-      const secondGrade = await this.grading.grade(query, rewritten.candidates);
+      const rewritten = await traceStage(
+        'rewrite',
+        hits.length,
+        () => this.rewriting.run({ query, question: query, topK, scope, candidates: hits, trace }, context),
+        stageAttributes,
+      );
+      const secondGrade = await traceStage(
+        'grade',
+        rewritten.candidates.length,
+        () => this.grading.grade(query, rewritten.candidates),
+        (grade) => traceFieldAttributes(gradeTrace(grade)),
+      );
       // Passages beat none, however confidently "nothing was retrieved" was graded.
       const better = rewritten.candidates.length > 0 && (hits.length === 0 || rank(secondGrade) > rank(grade));
       trace = {
@@ -91,6 +111,31 @@ export class KnowledgeFlow {
       },
     };
   }
+}
+
+/** A stage's span attributes: the candidates it left and its trace fields. */
+function stageAttributes(result: { candidates: unknown[]; trace: Record<string, unknown> }) {
+  return { 'rag.stage.candidates_out': result.candidates.length, ...traceFieldAttributes(result.trace) };
+}
+
+function gradeAttributes(result: { candidates: unknown[]; grade: JudgedGrade }) {
+  return { 'rag.stage.candidates_out': result.candidates.length, ...traceFieldAttributes(gradeTrace(result.grade)) };
+}
+
+/** The retrieval span's findings: the passages answered from, the verdict and which retrieval they came from. */
+function retrievalFindings(result: KnowledgeFlowResult) {
+  const { trace } = result;
+  return {
+    documents: result.hits,
+    attributes: traceFieldAttributes({
+      retrieval_stage: trace.retrieval_stage,
+      pipeline_id: trace.pipeline_id,
+      grade_route: trace.grade_route,
+      evidence_status: trace.evidence_status,
+      rewrite_mode: trace.rewrite_mode,
+      final_empty: trace.final_empty,
+    }),
+  };
 }
 
 const ANSWERABILITY = { none: 0, partial: 1, sufficient: 2 } as const;

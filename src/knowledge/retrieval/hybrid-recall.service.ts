@@ -2,11 +2,12 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { pgErrorCode } from '../../database/sql.js';
+import { ATTR_CANDIDATES_OUT, TRACE_FIELD_PREFIX, traceStage } from '../../observability/spans.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import type { RetrievalScope } from '../collections/retrieval-scope.js';
 import { ChunksRepository } from '../index/chunks.repository.js';
-import { DenseRecall } from '../index/dense/dense-recall.service.js';
+import { DenseRanking, DenseRecall } from '../index/dense/dense-recall.service.js';
 import { EmbeddingProvider } from '../index/embeddings.js';
 import { RetrievalHit } from './retrieval.service.js';
 import { fullTextQueryTerms } from '../index/search-text.js';
@@ -58,6 +59,25 @@ export interface FullTextRanking {
   error?: string;
 }
 
+/** The recall legs' span attributes: how many ids each ranked, and why one came back degraded. */
+function fullTextSpanAttributes(ranking: FullTextRanking) {
+  return {
+    [ATTR_CANDIDATES_OUT]: ranking.ids.length,
+    [`${TRACE_FIELD_PREFIX}full_text_terms`]: ranking.terms,
+    [`${TRACE_FIELD_PREFIX}full_text_terms_dropped`]: ranking.dropped,
+    ...(ranking.error ? { [`${TRACE_FIELD_PREFIX}full_text_error`]: ranking.error } : {}),
+  };
+}
+
+function denseSpanAttributes(ranking: DenseRanking) {
+  return {
+    [ATTR_CANDIDATES_OUT]: ranking.ids.length,
+    'rag.dense.backend': ranking.backend,
+    ...(ranking.error ? { 'rag.dense.error': ranking.error } : {}),
+    ...(ranking.skipped ? { [`${TRACE_FIELD_PREFIX}dense_skipped`]: ranking.skipped } : {}),
+  };
+}
+
 /**
  * Hybrid recall over the leaf chunks: a PostgreSQL full-text ranking (GIN
  * index; Chinese segmented into words and bigrams) and a dense ranking by
@@ -87,7 +107,10 @@ export class HybridRecall {
 
   /** The `recallK` best leaves of the scope's collections by fused rank, best first: each ranking is of those leaves only. */
   async recall(query: string, recallK: number, scope: RetrievalScope): Promise<RecallResult> {
-    const [fullText, dense] = await Promise.all([this.fullTextRecall(query, recallK, scope), this.dense.rank(query, recallK, scope)]);
+    const [fullText, dense] = await Promise.all([
+      traceStage('full_text', undefined, () => this.fullTextRecall(query, recallK, scope), fullTextSpanAttributes),
+      traceStage('dense', undefined, () => this.dense.rank(query, recallK, scope), denseSpanAttributes),
+    ]);
     const fused = reciprocalRankFusion([fullText.ids, dense.ids]).slice(0, recallK);
     const details = await this.chunkDetails(
       fused.map((f) => f.id),

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { z } from 'zod';
 import type { AppConfig } from '../../../config/app-config.js';
+import { modelIdentity } from '../../../models/chat-models.js';
 import { JudgeSource, judgeWithFallback, ModelJudgement } from './model-judgement.js';
 
 /** What a judgement is: how the fast model is asked it, how its answer is read, and the local judge that answers without it. */
@@ -41,7 +42,8 @@ export class ModelJudge<I, S extends z.ZodObject, T, N extends string> {
     model: BaseChatModel,
     config: AppConfig,
   ) {
-    this.model = config.llm.provider === 'local' ? null : new ModelJudgement(model, definition.schema, definition.functionName, config.llm.judgeTimeoutMs);
+    this.model =
+      config.llm.provider === 'local' ? null : new ModelJudgement(model, definition.schema, definition.functionName, config.llm.judgeTimeoutMs, modelIdentity(config.llm, 'fast'));
   }
 
   async judge(input: I): Promise<T & JudgeTrace<N>> {

@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { clip } from '../../../common/text.js';
 import { withTimeout } from '../../../common/with-timeout.js';
 import { modelEndpointFailure } from '../../../models/model-errors.js';
+import { ModelCall, traceModelCall } from '../../../observability/spans.js';
 import type { JUDGE_SOURCES } from '../../../trace/trace.protocol.js';
 
 /** Who answered a judgement: `model`, `local` (no model configured) or `local_fallback` (the model failed). */
@@ -40,25 +41,29 @@ export class ModelJudgement<S extends z.ZodObject> {
     schema: S,
     readonly functionName: string,
     private readonly timeoutMs: number,
+    /** The provider and model, as its `chat` span names them. */
+    private readonly identity: ModelCall = { provider: 'unknown', model: 'unknown' },
   ) {
     this.runnable = model.withStructuredOutput<z.infer<S>>(schema, { name: functionName, method: 'functionCalling' });
   }
 
   async ask(instructions: string, input: string): Promise<z.infer<S>> {
     const controller = new AbortController();
-    const verdict = await withTimeout(
-      this.runnable.invoke(
-        [
-          { role: 'system', content: instructions },
-          { role: 'user', content: input },
-        ],
-        { signal: controller.signal },
+    const verdict = await traceModelCall(this.identity, () =>
+      withTimeout(
+        this.runnable.invoke(
+          [
+            { role: 'system', content: instructions },
+            { role: 'user', content: input },
+          ],
+          { signal: controller.signal },
+        ),
+        this.timeoutMs,
+        () => {
+          controller.abort();
+          return new JudgementTimeoutError(`no answer within ${this.timeoutMs} ms`);
+        },
       ),
-      this.timeoutMs,
-      () => {
-        controller.abort();
-        return new JudgementTimeoutError(`no answer within ${this.timeoutMs} ms`);
-      },
     );
     // The parser yields nothing when the reply holds no call of the function (text instead, or unparseable arguments).
     if (verdict == null) throw new InvalidJudgementError(`no valid ${this.functionName} call in the reply`);

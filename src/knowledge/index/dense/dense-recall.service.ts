@@ -7,6 +7,7 @@ import { APP_CONFIG } from '../../../config/config.module.js';
 import { Readiness, ReadinessState } from '../../../common/readiness.js';
 import { withMaintenanceDataSource } from '../../../database/maintenance.js';
 import { pgErrorCode } from '../../../database/sql.js';
+import { traceEmbeddings } from '../../../observability/spans.js';
 import type { RetrievalScope } from '../../collections/retrieval-scope.js';
 import { ChunksRepository } from '../chunks.repository.js';
 import { EmbeddingProvider } from '../embeddings.js';
@@ -244,7 +245,8 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
 
   /** Leaf ids of the scope's collections ranked by similarity to `query`'s embedding, best first (the scope filters inside each backend's ranking). */
   async rank(query: string, limit: number, scope: RetrievalScope): Promise<DenseRanking> {
-    const [embedded] = await this.embeddings.embed([query]);
+    const { provider, model, dimensions } = this.embeddings;
+    const [embedded] = await traceEmbeddings({ provider, model, dimensions, inputs: 1 }, () => this.embeddings.embed([query]));
     const vector = Float32Array.from(embedded);
     if (this.pgvector) {
       try {

@@ -1,4 +1,5 @@
 import { DiscoveryService } from '@nestjs/core';
+import { ATTR_CANDIDATES_OUT, traceFieldAttributes, traceStage } from '../../../observability/spans.js';
 import type { RagTraceFields } from '../../../trace/trace.protocol.js';
 import type { RetrievalScope } from '../../collections/retrieval-scope.js';
 import type { RetrievalHit, StepReporter } from '../retrieval.service.js';
@@ -62,6 +63,11 @@ export interface StagesOutcome<C extends RetrievalHit> {
   pipelineId: string;
 }
 
+/** A stage's span attributes: the candidates it left and the trace fields it wrote. */
+function stageSpanAttributes(result: StageResult<RetrievalHit>) {
+  return { [ATTR_CANDIDATES_OUT]: result.candidates.length, ...traceFieldAttributes(result.trace) };
+}
+
 /** Runs the stages in order, each on the candidates and trace the ones before it left. */
 export async function runStages<C extends RetrievalHit>(
   stages: readonly RetrievalStage<C>[],
@@ -87,7 +93,8 @@ export async function runStages<C extends RetrievalHit>(
   const trace: TraceFragment = {};
   const pipelineParts: string[] = [];
   for (const stage of stages) {
-    const result = await stage.run({ query, question, topK, scope, candidates, trace }, context);
+    const given = candidates;
+    const result = await traceStage(stage.name, given.length, () => stage.run({ query, question, topK, scope, candidates: given, trace }, context), stageSpanAttributes);
     candidates = result.candidates;
     Object.assign(trace, result.trace);
     if (result.pipelinePart !== undefined) pipelineParts.push(result.pipelinePart);

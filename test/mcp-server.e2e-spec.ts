@@ -121,7 +121,10 @@ describe('The knowledge base as an MCP server (/mcp)', () => {
     const owner = await alice();
     const client = await connect(owner.auth);
     const listed = await client.callTool({ name: 'list_collections', arguments: {} });
-    const { collections, next_cursor } = listed.structuredContent as { collections: Array<{ id: string; name: string; role: string; document_count: number }>; next_cursor: string | null };
+    const { collections, next_cursor } = listed.structuredContent as {
+      collections: Array<{ id: string; name: string; role: string; document_count: number }>;
+      next_cursor: string | null;
+    };
     expect(collections).toEqual(expect.arrayContaining([expect.objectContaining({ id: owner.collectionId, name: 'Lighthouses', role: 'owner', document_count: 1 })]));
     expect(next_cursor).toBeNull();
     const [hit] = (await search(client, { query: QUESTION, collection_ids: [owner.collectionId], top_k: 1 })).filter((r) => r.text.includes('42 seconds'));
@@ -193,7 +196,11 @@ describe('The knowledge base as an MCP server (/mcp)', () => {
     ];
     for (const [name, args] of hostile) {
       const error = await refusal(client.callTool({ name, arguments: args }));
-      expect([name.slice(0, 20), error.code]).toEqual([name.slice(0, 20), ErrorCode.InvalidParams]);
+      expect([name.slice(0, 20), error.code, (error.data as { code?: string }).code]).toEqual([
+        name.slice(0, 20),
+        ErrorCode.InvalidParams,
+        expect.stringMatching(/^invalid_(request|cursor)$/),
+      ]);
       expect(error.message.length).toBeLessThan(700);
     }
     // Envelope errors of tools/call, and methods this server does not serve.
@@ -217,7 +224,11 @@ describe('The knowledge base as an MCP server (/mcp)', () => {
     expect(junk.body).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
     for (const method of ['get', 'delete'] as const) {
       const res = await request(t.app.getHttpServer())[method]('/mcp').set(auth);
-      expect([res.status, res.body]).toEqual([405, { jsonrpc: '2.0', error: { code: -32000, message: expect.stringMatching(/not allowed/) }, id: null }]);
+      expect([res.status, res.headers.allow, res.body]).toEqual([
+        405,
+        'POST',
+        { jsonrpc: '2.0', error: { code: -32000, message: expect.stringMatching(/not allowed/), data: { code: 'not_supported', request_id: expect.any(String) } }, id: null },
+      ]);
     }
   });
 
@@ -273,12 +284,15 @@ describe('The knowledge base as an MCP server (/mcp)', () => {
     const error = await refusal(client.callTool({ name: 'search_knowledge', arguments: { query: 'beacon' } }));
     expect([error.code, error.data]).toEqual([-32000, { code: 'rate_limited', request_id: expect.any(String), retry_after_seconds: expect.any(Number) }]);
     expect(error.message).toMatch(/Too many searches for this user; retry in \d+ s/);
-    const raw = await post({ ...auth, 'Mcp-Protocol-Version': '2025-11-25' }, {
-      jsonrpc: '2.0',
-      id: 7,
-      method: 'tools/call',
-      params: { name: 'search_knowledge', arguments: { query: 'beacon' } },
-    });
+    const raw = await post(
+      { ...auth, 'Mcp-Protocol-Version': '2025-11-25' },
+      {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'search_knowledge', arguments: { query: 'beacon' } },
+      },
+    );
     expect([raw.status, raw.body.id, raw.body.error.data.code]).toEqual([200, 7, 'rate_limited']);
     expect(Number(raw.headers['retry-after'])).toBeGreaterThan(0);
   });

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { Response } from 'express';
-import type { z } from 'zod';
 import type { AuthUser } from '../../auth/auth-user.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
@@ -22,6 +22,16 @@ import {
   type searchKnowledgeResult,
 } from './knowledge-tools.js';
 import { serviceMcpError, toMcpError } from './mcp-errors.js';
+
+/**
+ * tools/list and tools/call as the Protocol parses them before the handler:
+ * loosely. With the SDK's own schemas a request whose params do not fit
+ * (`name: 7`) fails that parse with a ZodError, answered as InternalError
+ * (-32603); the Server's own tools/call check then answers InvalidParams
+ * (-32602) instead, as the MCP specification asks.
+ */
+const ANY_TOOLS_LIST = z.object({ method: z.literal('tools/list'), params: z.unknown().optional() });
+const ANY_TOOLS_CALL = z.object({ method: z.literal('tools/call'), params: z.unknown().optional() });
 
 /** The version this server announces in `initialize` (the service's API version, as in the OpenAPI document). */
 const SERVER_VERSION = '0.1.0';
@@ -69,10 +79,13 @@ export class KnowledgeMcpServer {
         instructions: 'Search the knowledge base with search_knowledge; list_collections names the collections you can read; get_chunk shows a passage in context.',
       },
     );
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: KNOWLEDGE_TOOLS }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    // Every tool, in one page: the list is three tools long, so a cursor is ignored.
+    server.setRequestHandler(ANY_TOOLS_LIST, () => ({ tools: KNOWLEDGE_TOOLS }));
+    server.setRequestHandler(ANY_TOOLS_CALL, async (request) => {
+      // The Server checked the request against CallToolRequestSchema already (InvalidParams when it does not fit).
+      const { name, arguments: args } = (request as CallToolRequest).params;
       try {
-        return await this.call(user, res, request.params.name, request.params.arguments);
+        return await this.call(user, res, name, args);
       } catch (error) {
         throw toMcpError(error);
       }
@@ -89,7 +102,7 @@ export class KnowledgeMcpServer {
       case GET_CHUNK:
         return this.getChunk(user, parseArguments(getChunkArguments, args));
       default:
-        throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(name.slice(0, 100))}: call ${SEARCH_KNOWLEDGE}, ${LIST_COLLECTIONS} or ${GET_CHUNK}`);
+        throw serviceMcpError('invalid_request', `Unknown tool ${JSON.stringify(name.slice(0, 100))}: call ${SEARCH_KNOWLEDGE}, ${LIST_COLLECTIONS} or ${GET_CHUNK}`);
     }
   }
 
@@ -121,9 +134,7 @@ export class KnowledgeMcpServer {
     const text =
       results.length === 0
         ? 'No passage of the knowledge base matches this query.'
-        : results
-            .map((hit, i) => `[${i + 1}] ${hit.document} (${hit.source}${hit.page === null ? '' : `, page ${hit.page}`}; chunk_id ${hit.chunk_id})\n${hit.text}`)
-            .join('\n\n');
+        : results.map((hit, i) => `[${i + 1}] ${hit.document} (${hit.source}${hit.page === null ? '' : `, page ${hit.page}`}; chunk_id ${hit.chunk_id})\n${hit.text}`).join('\n\n');
     return result(text, { results });
   }
 

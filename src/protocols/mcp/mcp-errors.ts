@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { CodedError, ERROR_CODE_STATUS, type ErrorCode as ServiceErrorCode } from '../../common/coded-error.js';
 import { isDatabaseUnavailable, type ErrorBody } from '../../common/http-exception.filter.js';
 import { currentRequestId } from '../../logging/request-context.js';
@@ -27,14 +27,29 @@ export function jsonRpcCodeFor(status: number): number {
   return JSON_RPC_SERVER_ERROR;
 }
 
+/**
+ * A JSON-RPC error as the MCP SDK's Protocol answers a thrown error: its
+ * `code`, `message` and `data`. (The SDK's McpError would do, but it prefixes
+ * its message with "MCP error <code>: ", which its client adds again.)
+ */
+export class JsonRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: McpErrorData,
+  ) {
+    super(message);
+  }
+}
+
 function errorData(code: ServiceErrorCode, extra: Partial<McpErrorData> = {}): McpErrorData {
   const requestId = currentRequestId();
   return { code, ...(requestId ? { request_id: requestId } : {}), ...extra };
 }
 
 /** A service error as a JSON-RPC error: the message as the REST API says it, the code in `data`. */
-export function serviceMcpError(code: ServiceErrorCode, message: string, extra: Partial<McpErrorData> = {}): McpError {
-  return new McpError(jsonRpcCodeFor(ERROR_CODE_STATUS[code]), message, errorData(code, extra));
+export function serviceMcpError(code: ServiceErrorCode, message: string, extra: Partial<McpErrorData> = {}): JsonRpcError {
+  return new JsonRpcError(jsonRpcCodeFor(ERROR_CODE_STATUS[code]), message, errorData(code, extra));
 }
 
 const logger = new Logger('McpServer');
@@ -44,8 +59,8 @@ const logger = new Logger('McpServer');
  * unavailable as `storage_unavailable`, anything else as `internal_error`
  * (logged; its message, say a driver's, never reaches the client).
  */
-export function toMcpError(error: unknown): McpError {
-  if (error instanceof McpError) return error;
+export function toMcpError(error: unknown): JsonRpcError {
+  if (error instanceof JsonRpcError) return error;
   if (error instanceof CodedError) return serviceMcpError(error.code, error.message);
   if (isDatabaseUnavailable(error)) return serviceMcpError('storage_unavailable', 'Database unavailable; retry shortly');
   logger.error({ err: error }, 'MCP tool call failed');

@@ -1,15 +1,18 @@
-import { Controller, Delete, Get, HttpCode, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Controller, Delete, Get, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Request, Response } from 'express';
 import type { AuthUser } from '../../auth/auth-user.js';
 import { CurrentUser } from '../../auth/current-user.decorator.js';
-import { JSON_RPC_SERVER_ERROR } from './mcp-errors.js';
+import { RequestError } from '../../common/coded-error.js';
 import { KnowledgeMcpServer } from './knowledge-mcp-server.js';
 import { McpExceptionFilter, MCP_PATH } from './protected-resource.js';
 
 /** GET and DELETE of a stateless server: there is no session to stream to or end (the SDK's client reads 405 as "no stream"). */
-const METHOD_NOT_ALLOWED = { jsonrpc: '2.0', error: { code: JSON_RPC_SERVER_ERROR, message: 'Method not allowed: this MCP server is stateless, POST only' }, id: null };
+function methodNotAllowed(res: Response): RequestError {
+  res.setHeader('Allow', 'POST');
+  return new RequestError('not_supported', 'Method not allowed: this MCP server is stateless, POST only');
+}
 
 /**
  * `/mcp`: the knowledge base as an MCP server over Streamable HTTP,
@@ -40,16 +43,12 @@ export class McpController {
   }
 
   @Get()
-  @HttpCode(405)
-  get(@Res({ passthrough: true }) res: Response): typeof METHOD_NOT_ALLOWED {
-    res.setHeader('Allow', 'POST');
-    return METHOD_NOT_ALLOWED;
+  get(@Res({ passthrough: true }) res: Response): never {
+    throw methodNotAllowed(res);
   }
 
   @Delete()
-  @HttpCode(405)
-  remove(@Res({ passthrough: true }) res: Response): typeof METHOD_NOT_ALLOWED {
-    res.setHeader('Allow', 'POST');
-    return METHOD_NOT_ALLOWED;
+  remove(@Res({ passthrough: true }) res: Response): never {
+    throw methodNotAllowed(res);
   }
 }

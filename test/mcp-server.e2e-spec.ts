@@ -219,6 +219,9 @@ describe('The knowledge base as an MCP server (/mcp)', () => {
       .set({ ...auth, Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json' })
       .send('{"jsonrpc": "2.0", "id": 1, "method": ');
     expect([malformed.status, malformed.body.error.code, malformed.body.id]).toEqual([400, ErrorCode.ParseError, null]);
+    // An initialize the SDK's own schema refuses: a JSON-RPC error in a 200, not a 500.
+    const badInitialize = await post(auth, { jsonrpc: '2.0', id: 3, method: 'initialize', params: { protocolVersion: 7, clientInfo: 'x\u0000' } });
+    expect([badInitialize.status, badInitialize.body.id, typeof badInitialize.body.error?.code]).toEqual([200, 3, 'number']);
     const junk = await post(auth, [1, 'two', null]);
     expect(junk.status).toBe(400);
     expect(junk.body).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });

@@ -47,7 +47,7 @@ function parseArguments<S extends z.ZodType>(schema: S, args: unknown): z.output
   return parsed.data;
 }
 
-/** A tool result whose structured content is also given as JSON text, for clients that read only `content`. */
+/** A tool result: the structured content, and readable text saying the same for clients that read only `content`. */
 function result(text: string, structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text }], structuredContent: structured };
 }
@@ -60,7 +60,10 @@ function result(text: string, structured: Record<string, unknown>): CallToolResu
  * scope from CollectionAccess), the same collection listing and the same
  * chunk lookup. A collection or chunk the caller cannot read is answered as
  * one that does not exist. Bad arguments, unknown tools and refusals are
- * JSON-RPC errors carrying the service's error code in `data.code`.
+ * JSON-RPC errors carrying the service's error code in `data.code`: hence
+ * the SDK's low-level Server, since its McpServer answers every failure of a
+ * tools/call (bad arguments and unknown tools included) as an `isError`
+ * tool result.
  */
 @Injectable()
 export class KnowledgeMcpServer {

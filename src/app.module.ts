@@ -6,6 +6,7 @@ import { ChatModule } from './chat/chat.module.js';
 import { AiSdkModule } from './protocols/ai-sdk/ai-sdk.module.js';
 import { OpenAiCompatModule } from './protocols/openai/openai-compat.module.js';
 import { LangGraphModule } from './protocols/langgraph/langgraph.module.js';
+import { McpModule } from './protocols/mcp/mcp.module.js';
 import { CacheModule } from './cache/cache.module.js';
 import { HttpExceptionFilter } from './common/http-exception.filter.js';
 import { AppConfig, loadConfig } from './config/app-config.js';
@@ -53,6 +54,7 @@ export class AppModule {
         AiSdkModule,
         OpenAiCompatModule,
         LangGraphModule,
+        McpModule,
         HealthModule,
         ...extensions,
         // Development only, and only with the development secret (a deployment that set JWT_SECRET but forgot

@@ -84,11 +84,12 @@ export function corsOptions(origins: readonly string[]): CorsOptions | undefined
   return {
     origin: origins.includes('*') ? '*' : [...origins],
     methods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'],
-    // X-Api-Key, X-Auth-Scheme, Prefer and Accept: the LangGraph SDK's headers (/langgraph).
-    allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID', 'X-Request-ID', 'X-Api-Key', 'X-Auth-Scheme', 'Prefer', 'Accept'],
+    // X-Api-Key, X-Auth-Scheme, Prefer and Accept: the LangGraph SDK's headers (/langgraph); Mcp-*: the MCP SDK's (/mcp).
+    allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID', 'X-Request-ID', 'X-Api-Key', 'X-Auth-Scheme', 'Prefer', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id'],
     // Content-Location names a LangGraph run (useStream learns its id from it); Location is where its stream resumes.
-    // traceparent: the request's trace, when tracing is on.
-    exposedHeaders: ['X-Request-ID', 'Retry-After', 'Content-Location', 'Location', 'X-Pagination-Total', 'X-Pagination-Next', TRACEPARENT_HEADER],
+    // traceparent: the request's trace, when tracing is on. WWW-Authenticate names /mcp's protected-resource metadata;
+    // Mcp-Session-Id is the MCP SDK's (the server is stateless: never sent).
+    exposedHeaders: ['X-Request-ID', 'Retry-After', 'Content-Location', 'Location', 'X-Pagination-Total', 'X-Pagination-Next', TRACEPARENT_HEADER, 'WWW-Authenticate', 'Mcp-Session-Id'],
     optionsSuccessStatus: 204,
     maxAge: 600,
   };

@@ -42,6 +42,10 @@ describeBuilt('the web client served at /', () => {
     expect(v1.body.error).toBeDefined();
     await request(t.app.getHttpServer()).get('/health').expect(200);
     await request(t.app.getHttpServer()).get('/docs-json').expect(200);
+    // MCP: its metadata is JSON; an OAuth well-known document this service does not serve is a JSON 404, not the page.
+    await request(t.app.getHttpServer()).get('/.well-known/oauth-protected-resource/mcp').expect(200).expect('Content-Type', /json/);
+    await request(t.app.getHttpServer()).get('/.well-known/oauth-authorization-server').expect(404).expect('Content-Type', /json/);
+    await request(t.app.getHttpServer()).get('/mcp/anything').expect(404).expect('Content-Type', /json/);
   });
 
   it('has no development sign-in route outside development', async () => {

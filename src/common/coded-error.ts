@@ -44,7 +44,7 @@ export const ERROR_CODES = {
   thread_exists: { status: 409, meaning: 'A thread with this id exists already (`if_exists: "raise"`)' },
   nothing_to_resume: { status: 409, meaning: 'The thread has no interrupt waiting for `command.resume`' },
   checkpoint_not_found: { status: 404, meaning: 'No such checkpoint in this thread' },
-  not_supported: { status: 405, meaning: 'This part of the LangGraph Server API is not served here (crons, store, assistant changes…)' },
+  not_supported: { status: 405, meaning: 'This part of the API is not served here (LangGraph crons, store, assistant changes…; GET and DELETE of the stateless /mcp)' },
   // knowledge
   invalid_document_name: { status: 400, meaning: "The document's file name is not acceptable" },
   unsupported_document: { status: 415, meaning: 'Unsupported document type: send .txt, .md, .pdf, .docx, .xlsx, .csv or .html (macro-enabled Office files are refused)' },

@@ -77,6 +77,8 @@ export function configFromEnvironment(env: Environment) {
       headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS ?? Math.min(10000, env.HTTP_REQUEST_TIMEOUT_MS),
       /** Empty: CORS off. */
       corsOrigins: env.CORS_ORIGINS ?? [],
+      /** Where clients reach the service (no trailing slash); undefined: the scheme and Host of each request. */
+      publicBaseUrl: env.PUBLIC_BASE_URL,
     },
     logLevel: env.LOG_LEVEL,
     logFormat: env.LOG_FORMAT,

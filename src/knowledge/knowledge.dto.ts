@@ -121,20 +121,24 @@ export class DocumentIdParams {
   id: string;
 }
 
+/** The longest query a knowledge search takes, and the most chunks it may be asked for (POST /api/knowledge/search, the MCP tool). */
+export const SEARCH_QUERY_MAX_LENGTH = 2000;
+export const SEARCH_TOP_K_MAX = 50;
+
 export class KnowledgeSearchRequest {
-  @ApiProperty({ minLength: 1, maxLength: 2000 })
+  @ApiProperty({ minLength: 1, maxLength: SEARCH_QUERY_MAX_LENGTH })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(2000)
+  @MaxLength(SEARCH_QUERY_MAX_LENGTH)
   @IsStorableText({ requireVisible: true })
   query: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 50 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: SEARCH_TOP_K_MAX })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
   @Min(1)
-  @Max(50)
+  @Max(SEARCH_TOP_K_MAX)
   top_k?: number;
 
   @ApiPropertyOptional({ type: [String], nullable: true, maxItems: MAX_NAMED_COLLECTIONS, description: COLLECTION_IDS_DESCRIPTION })

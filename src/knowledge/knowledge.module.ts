@@ -71,6 +71,6 @@ import { RetrievalService } from './retrieval/retrieval.service.js';
     RewriteJudge,
     ComplexityJudge,
   ],
-  exports: [RetrievalService, DocumentsService, IngestJobs, CollectionAccess, KnowledgeFlow, SubQuestionFanOut, ComplexityJudge],
+  exports: [RetrievalService, DocumentsService, IngestJobs, CollectionAccess, CollectionsService, ChunkSources, DocumentTitles, KnowledgeFlow, SubQuestionFanOut, ComplexityJudge],
 })
 export class KnowledgeModule {}

@@ -11,6 +11,13 @@ export { KnowledgeFlow, type KnowledgeFlowResult } from './answering/knowledge-f
 export { SubQuestionFanOut } from './answering/sub-question-fanout.service.js';
 export type { StepReporter } from './retrieval/retrieval.service.js';
 export { CollectionAccess, CollectionNotFoundError } from './collections/collection-access.service.js';
+export { CollectionsService, type CollectionPage, type CollectionView } from './collections/collections.service.js';
+export { COLLECTION_PAGE_DEFAULT, COLLECTION_PAGE_MAX } from './collections/collections.dto.js';
+export { ChunkSources } from './chunks/chunk-sources.service.js';
+export type { ChunkSourceResponse } from './chunks/chunks.dto.js';
+export { DocumentTitles } from './answering/document-titles.service.js';
+export { RetrievalService, type RetrievalHit } from './retrieval/retrieval.service.js';
+export { SEARCH_QUERY_MAX_LENGTH, SEARCH_TOP_K_MAX } from './knowledge.dto.js';
 export type { RetrievalScope } from './collections/retrieval-scope.js';
 export { COLLECTION_ROLES, DEFAULT_COLLECTION_ID, roleAllows, type CollectionRole } from './collections/collection.js';
 // Extension points (docs/extending.md): a retrieval stage of a deployment's own.

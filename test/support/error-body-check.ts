@@ -18,6 +18,9 @@ export function missingCodeProblem(path: string, status: number, body: unknown):
   // The OpenAI-compatible routes answer {error: {message, type, param, code}}.
   const openAi = error !== null && typeof error === 'object' ? (error as { code?: unknown }).code : undefined;
   if (typeof code === 'string' || typeof openAi === 'string') return null;
+  // /mcp answers JSON-RPC errors: the service's code in error.data.code, or (the MCP SDK transport's own refusals) only a JSON-RPC code.
+  const rpc = error !== null && typeof error === 'object' ? (error as { code?: unknown; data?: { code?: unknown } }) : undefined;
+  if ((body as { jsonrpc?: unknown }).jsonrpc === '2.0' && (typeof rpc?.data?.code === 'string' || (path === '/mcp' && Number.isInteger(rpc?.code)))) return null;
   return `${status} from ${path}: the error body has no code: ${JSON.stringify(body).slice(0, 300)}`;
 }
 

@@ -120,7 +120,7 @@ export const ERROR_CODES = {
   },
   "not_supported": {
     "status": 405,
-    "meaning": "This part of the LangGraph Server API is not served here (crons, store, assistant changes…)"
+    "meaning": "This part of the API is not served here (LangGraph crons, store, assistant changes…; GET and DELETE of the stateless /mcp)"
   },
   "invalid_document_name": {
     "status": 400,

@@ -1,6 +1,6 @@
 /** The HTTP server: process, listening, request limits, CORS and rate limits. */
 import { z } from 'zod';
-import { flag, integer, oneOf } from './values.js';
+import { flag, httpUrl, integer, oneOf } from './values.js';
 
 export const NODE_ENVS = ['development', 'production', 'test'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -44,6 +44,11 @@ export const http = {
     .transform((origins) => origins.map((origin) => (origin === '*' ? origin : new URL(origin).origin)))
     .optional()
     .describe('origins browsers may call the API from (comma-separated, or *); unset: CORS off'),
+  PUBLIC_BASE_URL: httpUrl()
+    .transform((url) => url.replace(/\/+$/, ''))
+    .pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }))
+    .optional()
+    .describe("the URL clients reach the service at (scheme://host[:port][/path]), naming the MCP resource; unset: each request's scheme and Host"),
 };
 
 export const rateLimit = {

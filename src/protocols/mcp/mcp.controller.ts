@@ -1,0 +1,54 @@
+import { Controller, Delete, Get, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Request, Response } from 'express';
+import type { AuthUser } from '../../auth/auth-user.js';
+import { CurrentUser } from '../../auth/current-user.decorator.js';
+import { RequestError } from '../../common/coded-error.js';
+import { KnowledgeMcpServer } from './knowledge-mcp-server.js';
+import { McpExceptionFilter, MCP_PATH } from './protected-resource.js';
+
+/** GET and DELETE of a stateless server: there is no session to stream to or end (the SDK's client reads 405 as "no stream"). */
+function methodNotAllowed(res: Response): RequestError {
+  res.setHeader('Allow', 'POST');
+  return new RequestError('not_supported', 'Method not allowed: this MCP server is stateless, POST only');
+}
+
+/**
+ * `/mcp`: the knowledge base as an MCP server over Streamable HTTP,
+ * stateless: each POST gets a server and transport of its own (the MCP SDK's
+ * stateless example), built for the authenticated caller. The app's JSON
+ * body parser has read the body already, so it is handed to the transport.
+ * Errors before the transport (authentication, body, rate) answer as JSON-RPC
+ * errors too, a 401 with the `WWW-Authenticate` challenge MCP clients follow.
+ * Not in the OpenAPI document: JSON-RPC is not described by it
+ * (docs/client-protocols.md describes the tools).
+ */
+@ApiExcludeController()
+@UseFilters(McpExceptionFilter)
+@Controller(MCP_PATH.slice(1))
+export class McpController {
+  constructor(private readonly servers: KnowledgeMcpServer) {}
+
+  @Post()
+  async post(@CurrentUser() user: AuthUser, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const server = this.servers.create(user, res);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  }
+
+  @Get()
+  get(@Res({ passthrough: true }) res: Response): never {
+    throw methodNotAllowed(res);
+  }
+
+  @Delete()
+  remove(@Res({ passthrough: true }) res: Response): never {
+    throw methodNotAllowed(res);
+  }
+}

@@ -11,12 +11,14 @@
 import { z } from 'zod';
 import { auth } from './variables/auth.js';
 import { chat, weather } from './variables/chat.js';
+import { mcp } from './variables/mcp.js';
 import { dense, knowledge, retrieval } from './variables/knowledge.js';
 import { embeddings, llm, rerank } from './variables/models.js';
 import { http, rateLimit, server } from './variables/server.js';
 import { cache, database } from './variables/stores.js';
 
 export { DENSE_BACKENDS } from './variables/knowledge.js';
+export type { McpServerConfig } from './variables/mcp.js';
 export { EMBEDDING_PROVIDERS, LLM_PROVIDERS, RERANK_PROVIDERS } from './variables/models.js';
 export { LOG_FORMATS, LOG_LEVELS, NODE_ENVS } from './variables/server.js';
 
@@ -30,6 +32,7 @@ export const ENVIRONMENT_BLOCKS = {
   rateLimit,
   llm,
   weather,
+  mcp,
   knowledge,
   retrieval,
   rerank,
@@ -48,6 +51,7 @@ export const ENVIRONMENT = {
   ...rateLimit,
   ...llm,
   ...weather,
+  ...mcp,
   ...knowledge,
   ...retrieval,
   ...rerank,

@@ -117,7 +117,10 @@ export class ToolSummary {
   @ApiPropertyOptional({ enum: [true], description: '`end` of a call that failed (no output is given)' })
   failed?: true;
 
-  @ApiPropertyOptional({ enum: ['tool_failed', 'tool_timeout'], description: '`end` of a failed call, when the tool gave a reason: `tool_timeout` (no answer in time) or `tool_failed`' })
+  @ApiPropertyOptional({
+    enum: ['tool_failed', 'tool_timeout'],
+    description: '`end` of a failed call, when the tool gave a reason: `tool_timeout` (no answer in time) or `tool_failed`',
+  })
   code?: string;
 }
 

@@ -12,7 +12,10 @@ const server = z
     command: z.string().min(1).optional(),
     args: z.array(z.string()).max(100).optional(),
     env: z.record(z.string(), z.string()).optional(),
-    url: z.string().regex(/^https?:\/\/.+/, 'url must be an http(s) URL').optional(),
+    url: z
+      .string()
+      .regex(/^https?:\/\/.+/, 'url must be an http(s) URL')
+      .optional(),
     headers: z.record(z.string(), z.string()).optional(),
     timeout_ms: z.number().int().min(100).max(600000).default(30000),
     tools: z.array(z.string().min(1)).optional(),

@@ -188,7 +188,9 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
         const parsed = ToolSchema.safeParse(raw);
         const name = (raw as { name?: unknown })?.name;
         if (!parsed.success) {
-          this.logger.warn(`MCP server ${config.name}: skipping tool ${typeof name === 'string' ? clipText(name, 100) : '(unnamed)'}: invalid definition: ${clipText(parsed.error.message, 300)}`);
+          this.logger.warn(
+            `MCP server ${config.name}: skipping tool ${typeof name === 'string' ? clipText(name, 100) : '(unnamed)'}: invalid definition: ${clipText(parsed.error.message, 300)}`,
+          );
           continue;
         }
         const tool = parsed.data;

@@ -46,7 +46,12 @@ export class McpTools implements AgentToolPlugin {
         );
       }
     }
-    if (built.length) this.promptRules.splice(0, this.promptRules.length, `- Tools named ${MCP_TOOL_PREFIX}<server>__<tool> come from external MCP servers; use them when the question needs them.`);
+    if (built.length)
+      this.promptRules.splice(
+        0,
+        this.promptRules.length,
+        `- Tools named ${MCP_TOOL_PREFIX}<server>__<tool> come from external MCP servers; use them when the question needs them.`,
+      );
     return built;
   }
 }

@@ -43,7 +43,7 @@ export class McpServersController {
 
   @Get('servers')
   @ApiOperation({ summary: 'The MCP servers of MCP_SERVERS, their status and tools (administrators only)' })
-  @ApiOkResponse({ type: [McpServerViewDto] })
+  @ApiOkResponse({ type: [McpServerViewDto], description: 'The servers, in the order of MCP_SERVERS' })
   list(@CurrentUser() user: AuthUser): McpServerViewDto[] {
     if (!user.isAdmin) throw new RequestError('forbidden', 'Only administrators (token role "admin") may list the MCP servers');
     return this.servers.list();

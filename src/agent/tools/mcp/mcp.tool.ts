@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { tool } from '@langchain/core/tools';
 import type { StructuredToolInterface } from '@langchain/core/tools';
@@ -22,6 +22,7 @@ export function mcpToolName(server: string, tool: string): string {
 export class McpTools implements AgentToolPlugin {
   readonly name = 'mcp';
   readonly promptRules: string[] = [];
+  private readonly logger = new Logger('McpTools');
 
   constructor(private readonly servers: McpServers) {}
 
@@ -31,7 +32,10 @@ export class McpTools implements AgentToolPlugin {
     for (const { server, tools } of this.servers.toolsByServer()) {
       for (const info of tools) {
         const name = mcpToolName(server, info.name);
-        if (names.has(name)) continue;
+        if (names.has(name)) {
+          this.logger.warn(`MCP server ${server}: skipping tool ${info.name}: its agent tool name ${name} is taken`);
+          continue;
+        }
         names.add(name);
         built.push(
           tool(

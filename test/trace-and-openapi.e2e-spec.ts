@@ -181,6 +181,7 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
         '/api/knowledge/jobs/{id}',
         '/api/knowledge/jobs/{id}/events',
         '/api/knowledge/search',
+        '/api/mcp/servers',
         '/api/sessions',
         '/api/sessions/{session_id}',
         '/api/sessions/{session_id}/messages',
@@ -257,7 +258,7 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
     );
     expect(schemas.TokenEvent.required).toEqual(['text']);
     expect(schemas.ToolEvent.properties.summary.allOf?.[0]?.$ref ?? schemas.ToolEvent.properties.summary.$ref).toMatch(/ToolSummary$/);
-    expect(Object.keys(schemas.ToolSummary.properties).sort()).toEqual(['args', 'failed', 'output', 'truncated']);
+    expect(Object.keys(schemas.ToolSummary.properties).sort()).toEqual(['args', 'code', 'failed', 'output', 'truncated']);
     expect(Object.keys(schemas.HitlEvent.properties)).toEqual(Object.keys(schemas.PendingHitlState.properties));
     expect(Object.keys(schemas.TraceEvent.properties)).toEqual(Object.keys(schemas.RagTrace.properties));
     expect(schemas.DoneEvent.required.sort()).toEqual(['response', 'session_id']);

@@ -68,13 +68,15 @@ export class AgentToolsNode extends ToolNode {
       // A cancelled run stops here too: its tools' aborts are not failures to report to the model.
       if (config.signal?.aborted || isGraphBubbleUp(error) || error instanceof CodedError || isDatabaseUnavailable(error)) throw error;
       let content: string;
+      let code: string | undefined;
+      if (error instanceof ToolReportedError) code = error.code;
       if (error instanceof ToolInputParsingException || error instanceof ToolReportedError) {
         content = `Error: ${error.message}\n Please fix your mistakes.`;
       } else {
         this.logger.error({ err: error, tool: call.name }, `tool ${call.name} failed`);
         content = `Error: the ${call.name} tool failed on an internal error; do not retry it in this turn.`;
       }
-      return new ToolMessage({ status: 'error', content, name: call.name, tool_call_id: call.id ?? '' });
+      return new ToolMessage({ status: 'error', content, name: call.name, tool_call_id: call.id ?? '', additional_kwargs: code ? { error_code: code } : {} });
     }
   }
 }

@@ -111,9 +111,15 @@ export class GraphEventTranslator {
     for (const message of update.tools?.messages ?? []) {
       if (!(message instanceof ToolMessage)) continue;
       // A failed call's text is for the model (and may be internal); the client is told that it failed.
-      const summary = message.status === 'error' ? toolFailedSummary() : toolEndSummary(textContent(message));
+      const summary = message.status === 'error' ? toolFailedSummary(toolErrorCode(message)) : toolEndSummary(textContent(message));
       if (message.name) this.tools.add(message.name);
       this.emit('tool', { name: message.name ?? '', phase: 'end', summary });
     }
   }
+}
+
+/** The code a tool gave its failure (AgentToolsNode puts it on the message), if any. */
+function toolErrorCode(message: ToolMessage): string | undefined {
+  const code = message.additional_kwargs?.error_code;
+  return typeof code === 'string' ? code : undefined;
 }

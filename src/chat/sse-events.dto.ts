@@ -122,6 +122,12 @@ export class ToolSummary {
 
   @ApiPropertyOptional({ enum: [true], description: '`end` of a call that failed (no output is given)' })
   failed?: true;
+
+  @ApiPropertyOptional({
+    enum: ['tool_failed', 'tool_timeout'],
+    description: '`end` of a failed call, when the tool gave a reason: `tool_timeout` (no answer in time) or `tool_failed`',
+  })
+  code?: string;
 }
 
 export class ToolEvent {
@@ -221,6 +227,6 @@ export function toolEndSummary(output: string): ToolSummary {
 }
 
 /** The `summary` of a `tool` end event of a call that failed: its text is for the model, never the client. */
-export function toolFailedSummary(): ToolSummary {
-  return { failed: true };
+export function toolFailedSummary(code?: string): ToolSummary {
+  return code ? { failed: true, code } : { failed: true };
 }

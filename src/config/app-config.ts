@@ -2,7 +2,7 @@ import { ConfigProblem, ENVIRONMENT, Environment, environmentSchema, LOG_FORMATS
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL } from './variables/stores.js';
 
 export { DENSE_BACKENDS, EMBEDDING_PROVIDERS, ENVIRONMENT, LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, NODE_ENVS, RERANK_PROVIDERS } from './environment.js';
-export type { ConfigProblem, Environment, EnvironmentVariable } from './environment.js';
+export type { ConfigProblem, Environment, EnvironmentVariable, McpServerConfig } from './environment.js';
 
 export type NodeEnv = (typeof NODE_ENVS)[number];
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -99,6 +99,10 @@ export function configFromEnvironment(env: Environment) {
       baseUrl: env.WEATHER_BASE_URL.replace(/\/+$/, ''),
       geocodingUrl: env.WEATHER_GEOCODING_URL.replace(/\/+$/, ''),
       timeoutMs: env.WEATHER_TIMEOUT_MS,
+    },
+    mcp: {
+      servers: env.MCP_SERVERS,
+      maxResultChars: env.MCP_MAX_RESULT_CHARS,
     },
     knowledge: {
       corpusDir: env.KNOWLEDGE_CORPUS_DIR,

@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import { auth } from './variables/auth.js';
 import { chat, weather } from './variables/chat.js';
+import { mcp } from './variables/mcp.js';
 import { dense, knowledge, retrieval } from './variables/knowledge.js';
 import { embeddings, llm, rerank } from './variables/models.js';
 import { http, rateLimit, server } from './variables/server.js';
@@ -18,6 +19,7 @@ import { cache, database } from './variables/stores.js';
 import { OTEL_SDK_VARIABLES, tracing } from './variables/tracing.js';
 
 export { DENSE_BACKENDS } from './variables/knowledge.js';
+export type { McpServerConfig } from './variables/mcp.js';
 export { EMBEDDING_PROVIDERS, LLM_PROVIDERS, RERANK_PROVIDERS } from './variables/models.js';
 export { LOG_FORMATS, LOG_LEVELS, NODE_ENVS } from './variables/server.js';
 
@@ -31,6 +33,7 @@ export const ENVIRONMENT_BLOCKS = {
   rateLimit,
   llm,
   weather,
+  mcp,
   knowledge,
   retrieval,
   rerank,
@@ -50,6 +53,7 @@ export const ENVIRONMENT = {
   ...rateLimit,
   ...llm,
   ...weather,
+  ...mcp,
   ...knowledge,
   ...retrieval,
   ...rerank,

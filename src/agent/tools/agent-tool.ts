@@ -21,11 +21,15 @@ export interface AgentToolPlugin {
   readonly promptRules: readonly string[];
   /** How the offline model decides to call the tool and answers from its output; without it, that model never calls it. */
   readonly localRouting?: LocalToolRouting;
-  create(): StructuredToolInterface;
+  /** One tool, or several (a plug-in that brings another system's tools, such as the MCP servers'). */
+  create(): StructuredToolInterface | StructuredToolInterface[];
 }
 
 /** Marks a provider as an agent tool plug-in. */
 export const AgentTool = DiscoveryService.createDecorator<void>();
 
 /** The failure a tool reports to the model instead of failing the turn (a place not found, a service down). */
-export class ToolReportedError extends Error {}
+export class ToolReportedError extends Error {
+  /** The code the client is told in the call's `end` event (`tool_failed`, `tool_timeout`). */
+  readonly code?: string;
+}

@@ -32,18 +32,27 @@ export class ToolRegistry implements OnApplicationBootstrap {
       names.add(plugin.name);
       return true;
     });
-    this.built = this.plugins.map((plugin) => {
-      const tool = plugin.create() as StructuredToolInterface & { metadata?: Record<string, unknown> };
-      // The offline model finds a tool's routing hint on the tool it is bound to.
-      if (plugin.localRouting) tool.metadata = { ...tool.metadata, [LOCAL_ROUTING_KEY]: plugin.localRouting };
-      return tool;
+    const toolNames = new Set<string>();
+    this.built = this.plugins.flatMap((plugin) => {
+      const created = plugin.create();
+      return (Array.isArray(created) ? created : [created]).flatMap((built) => {
+        const tool = built as StructuredToolInterface & { metadata?: Record<string, unknown> };
+        if (toolNames.has(tool.name)) {
+          this.logger.warn(`tool ${tool.name} is registered twice; keeping the first`);
+          return [];
+        }
+        toolNames.add(tool.name);
+        // The offline model finds a tool's routing hint on the tool it is bound to.
+        if (plugin.localRouting) tool.metadata = { ...tool.metadata, [LOCAL_ROUTING_KEY]: plugin.localRouting };
+        return [tool];
+      });
     });
-    this.logger.log(`agent tools: ${[...names].join(', ') || 'none'}`);
+    this.logger.log(`agent tools: ${this.built.map((tool) => tool.name).join(', ') || 'none'}`);
     return this.plugins;
   }
 
   get toolNames(): string[] {
-    return this.discover().map((plugin) => plugin.name);
+    return this.tools.map((tool) => tool.name);
   }
 
   /** The system prompt's lines for every tool. */

@@ -1,0 +1,244 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
+import * as z4 from 'zod/v4';
+import type { AppConfig, McpServerConfig } from '../../../config/app-config.js';
+import { APP_CONFIG } from '../../../config/config.module.js';
+import { ToolReportedError } from '../agent-tool.js';
+
+export type McpServerStatus = 'starting' | 'up' | 'down' | 'restarting';
+
+export interface McpToolInfo {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export interface McpServerView {
+  name: string;
+  transport: 'stdio' | 'http';
+  status: McpServerStatus;
+  attempts: number;
+  last_error: string | null;
+  tools: Array<{ name: string; description: string }>;
+}
+
+interface ServerState {
+  config: McpServerConfig;
+  status: McpServerStatus;
+  /** Start attempts since the server was last up. */
+  attempts: number;
+  lastError: string | null;
+  tools: McpToolInfo[];
+  client?: Client;
+  pid?: number | null;
+  retryTimer?: NodeJS.Timeout;
+}
+
+const START_TIMEOUT_MS = 15000;
+const RESTART_BASE_DELAY_MS = 200;
+const RESTART_MAX_DELAY_MS = 30000;
+const STDERR_LINE_MAX = 2000;
+const LIST_PAGES_MAX = 20;
+
+const lenientToolList = z4.looseObject({ tools: z4.array(z4.unknown()), nextCursor: z4.string().optional() });
+
+/**
+ * The MCP servers of MCP_SERVERS: started at start-up (a server that does not
+ * start is listed as down and tried again later), restarted with exponential
+ * backoff when it dies, closed on shutdown. A call always goes to the
+ * server's current client, so tools built once keep working after a restart.
+ */
+@Injectable()
+export class McpServers implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('McpServers');
+  private readonly servers = new Map<string, ServerState>();
+  private closing = false;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+    for (const server of config.mcp.servers) {
+      this.servers.set(server.name, { config: server, status: 'starting', attempts: 0, lastError: null, tools: [] });
+    }
+  }
+
+  get maxResultChars(): number {
+    return this.config.mcp.maxResultChars;
+  }
+
+  async onModuleInit(): Promise<void> {
+    await Promise.all([...this.servers.values()].map((state) => this.start(state)));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.closing = true;
+    await Promise.all(
+      [...this.servers.values()].map(async (state) => {
+        clearTimeout(state.retryTimer);
+        const client = state.client;
+        state.client = undefined;
+        state.status = 'down';
+        await client?.close().catch(() => undefined);
+      }),
+    );
+  }
+
+  list(): McpServerView[] {
+    return [...this.servers.values()].map((state) => ({
+      name: state.config.name,
+      transport: state.config.transport,
+      status: state.status,
+      attempts: state.attempts,
+      last_error: state.lastError,
+      tools: state.tools.map(({ name, description }) => ({ name, description })),
+    }));
+  }
+
+  /** The tools of every server that was up, as listed (and allowed). */
+  toolsByServer(): Array<{ server: string; tools: McpToolInfo[] }> {
+    return [...this.servers.values()].map((state) => ({ server: state.config.name, tools: state.tools }));
+  }
+
+  /** The pid of a stdio server's current process (for tests and diagnostics). */
+  pidOf(server: string): number | null {
+    return this.servers.get(server)?.pid ?? null;
+  }
+
+  /** Calls a tool on the server's current client; every failure is a ToolReportedError with our code. */
+  async call(server: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<{ text: string; isError: boolean }> {
+    const state = this.servers.get(server);
+    const client = state?.client;
+    if (!state || !client || state.status !== 'up') {
+      throw new McpToolError('tool_failed', `the MCP server ${server} is ${state?.status ?? 'unknown'}`);
+    }
+    const timeout = state.config.timeout_ms;
+    try {
+      const result = await client.callTool({ name: tool, arguments: args }, undefined, { timeout, signal });
+      return { text: resultText(result as { content?: unknown; structuredContent?: unknown }), isError: result.isError === true };
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+        throw new McpToolError('tool_timeout', `the MCP tool ${tool} gave no answer within ${timeout} ms`);
+      }
+      const reason = error instanceof McpError && error.code === ErrorCode.ConnectionClosed ? 'the MCP server closed the connection' : (error as Error).message;
+      throw new McpToolError('tool_failed', `the MCP tool ${tool} failed: ${clipText(reason, 300)}`);
+    }
+  }
+
+  private async start(state: ServerState): Promise<void> {
+    if (this.closing) return;
+    state.attempts += 1;
+    const { config } = state;
+    const client = new Client({ name: 'rag-agent', version: '1.0.0' });
+    const transport =
+      config.transport === 'stdio'
+        ? new StdioClientTransport({ command: config.command!, args: config.args ?? [], env: config.env, stderr: 'pipe' })
+        : new StreamableHTTPClientTransport(new URL(config.url!), { requestInit: { headers: config.headers ?? {} } });
+    if (transport instanceof StdioClientTransport) this.logStderr(config.name, transport);
+    try {
+      await client.connect(transport, { timeout: START_TIMEOUT_MS });
+      const tools = await this.listTools(config, client);
+      if (this.closing) {
+        await client.close().catch(() => undefined);
+        return;
+      }
+      state.client = client;
+      state.pid = transport instanceof StdioClientTransport ? transport.pid : null;
+      state.tools = tools;
+      state.status = 'up';
+      state.attempts = 0;
+      state.lastError = null;
+      this.logger.log(`MCP server ${config.name} is up with ${tools.length} tool(s)`);
+      client.onclose = () => {
+        if (state.client !== client || this.closing) return;
+        state.client = undefined;
+        state.pid = null;
+        state.lastError = 'the server closed the connection';
+        this.logger.warn(`MCP server ${config.name} closed the connection; restarting`);
+        this.scheduleRestart(state);
+      };
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      state.lastError = clipText((error as Error).message ?? String(error), 500);
+      this.logger.warn(`MCP server ${config.name} did not start (attempt ${state.attempts}): ${state.lastError}`);
+      state.status = 'down';
+      this.scheduleRestart(state, 'down');
+    }
+  }
+
+  private scheduleRestart(state: ServerState, status: McpServerStatus = 'restarting'): void {
+    if (this.closing) return;
+    state.status = status;
+    const delay = Math.min(RESTART_MAX_DELAY_MS, RESTART_BASE_DELAY_MS * 2 ** Math.min(state.attempts, 20));
+    state.retryTimer = setTimeout(() => {
+      state.status = 'restarting';
+      void this.start(state);
+    }, delay);
+    state.retryTimer.unref();
+  }
+
+  /** tools/list without the SDK's all-or-nothing check: a tool with an invalid schema is skipped with a warning. */
+  private async listTools(config: McpServerConfig, client: Client): Promise<McpToolInfo[]> {
+    const tools: McpToolInfo[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < LIST_PAGES_MAX; page++) {
+      const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, lenientToolList, { timeout: config.timeout_ms });
+      for (const raw of result.tools) {
+        const parsed = ToolSchema.safeParse(raw);
+        const name = (raw as { name?: unknown })?.name;
+        if (!parsed.success) {
+          this.logger.warn(
+            `MCP server ${config.name}: skipping tool ${typeof name === 'string' ? clipText(name, 100) : '(unnamed)'}: invalid definition: ${clipText(parsed.error.message, 300)}`,
+          );
+          continue;
+        }
+        const tool = parsed.data;
+        if (config.tools && !config.tools.includes(tool.name)) continue;
+        if (!/^[A-Za-z0-9_.-]{1,128}$/.test(tool.name)) {
+          this.logger.warn(`MCP server ${config.name}: skipping tool ${clipText(tool.name, 100)}: its name is not [A-Za-z0-9_.-]`);
+          continue;
+        }
+        tools.push({ name: tool.name, description: clipText(tool.description ?? tool.title ?? '', 1000), inputSchema: tool.inputSchema as Record<string, unknown> });
+      }
+      cursor = result.nextCursor;
+      if (!cursor) break;
+    }
+    return tools;
+  }
+
+  private logStderr(server: string, transport: StdioClientTransport): void {
+    let pending = '';
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      pending += chunk.toString('utf8');
+      const lines = pending.split('\n');
+      pending = clipText(lines.pop() ?? '', STDERR_LINE_MAX);
+      for (const line of lines) if (line.trim()) this.logger.debug(`MCP server ${server} stderr: ${clipText(line, STDERR_LINE_MAX)}`);
+    });
+  }
+}
+
+/** A failed MCP call, reported to the model with our code. */
+export class McpToolError extends ToolReportedError {
+  constructor(
+    readonly code: 'tool_failed' | 'tool_timeout',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function clipText(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+function resultText(result: { content?: unknown; structuredContent?: unknown }): string {
+  const parts: string[] = [];
+  for (const block of (Array.isArray(result.content) ? result.content : []) as Array<Record<string, unknown>>) {
+    if (block.type === 'text' && typeof block.text === 'string') parts.push(block.text);
+    else if (block.type === 'resource' && typeof (block.resource as { text?: unknown })?.text === 'string') parts.push((block.resource as { text: string }).text);
+    else parts.push(`[${String(block.type)} content]`);
+  }
+  if (!parts.length && result.structuredContent !== undefined) parts.push(JSON.stringify(result.structuredContent));
+  return parts.join('\n');
+}

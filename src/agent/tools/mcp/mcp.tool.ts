@@ -1,0 +1,61 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import { tool } from '@langchain/core/tools';
+import type { StructuredToolInterface } from '@langchain/core/tools';
+import { AgentTool, AgentToolPlugin } from '../agent-tool.js';
+import { McpServers } from './mcp-servers.service.js';
+
+export const MCP_TOOL_PREFIX = 'mcp__';
+
+/** `mcp__<server>__<tool>`, made a valid OpenAI function name (`[A-Za-z0-9_-]{1,64}`). */
+export function mcpToolName(server: string, tool: string): string {
+  return `${MCP_TOOL_PREFIX}${server}__${tool.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, 64);
+}
+
+/**
+ * The tools of the MCP servers (MCP_SERVERS), one agent tool per server
+ * tool, with the server's JSON schema. Each call goes to the server's
+ * current client; a failure is a tool error with our code, not a failed turn.
+ */
+@AgentTool()
+@Injectable()
+export class McpTools implements AgentToolPlugin {
+  readonly name = 'mcp';
+  readonly promptRules: string[] = [];
+  private readonly logger = new Logger('McpTools');
+
+  constructor(private readonly servers: McpServers) {}
+
+  create(): StructuredToolInterface[] {
+    const built: StructuredToolInterface[] = [];
+    const names = new Set<string>();
+    for (const { server, tools } of this.servers.toolsByServer()) {
+      for (const info of tools) {
+        const name = mcpToolName(server, info.name);
+        if (names.has(name)) {
+          this.logger.warn(`MCP server ${server}: skipping tool ${info.name}: its agent tool name ${name} is taken`);
+          continue;
+        }
+        names.add(name);
+        built.push(
+          tool(
+            async (args: Record<string, unknown>, config?: RunnableConfig) => {
+              const { text, isError } = await this.servers.call(server, info.name, args ?? {}, config?.signal);
+              const max = this.servers.maxResultChars;
+              const bounded = text.length > max ? `${text.slice(0, max)}\n[truncated: the result had ${text.length} characters, ${max} are shown]` : text;
+              return isError ? `The tool reported an error: ${bounded}` : bounded;
+            },
+            { name, description: info.description || `${info.name} (MCP server ${server})`, schema: info.inputSchema },
+          ) as unknown as StructuredToolInterface,
+        );
+      }
+    }
+    if (built.length)
+      this.promptRules.splice(
+        0,
+        this.promptRules.length,
+        `- Tools named ${MCP_TOOL_PREFIX}<server>__<tool> come from external MCP servers; use them when the question needs them.`,
+      );
+    return built;
+  }
+}

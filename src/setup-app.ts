@@ -89,7 +89,17 @@ export function corsOptions(origins: readonly string[]): CorsOptions | undefined
     // Content-Location names a LangGraph run (useStream learns its id from it); Location is where its stream resumes.
     // traceparent: the request's trace, when tracing is on. WWW-Authenticate names /mcp's protected-resource metadata;
     // Mcp-Session-Id is the MCP SDK's (the server is stateless: never sent).
-    exposedHeaders: ['X-Request-ID', 'Retry-After', 'Content-Location', 'Location', 'X-Pagination-Total', 'X-Pagination-Next', TRACEPARENT_HEADER, 'WWW-Authenticate', 'Mcp-Session-Id'],
+    exposedHeaders: [
+      'X-Request-ID',
+      'Retry-After',
+      'Content-Location',
+      'Location',
+      'X-Pagination-Total',
+      'X-Pagination-Next',
+      TRACEPARENT_HEADER,
+      'WWW-Authenticate',
+      'Mcp-Session-Id',
+    ],
     optionsSuccessStatus: 204,
     maxAge: 600,
   };

@@ -1076,6 +1076,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mcp/servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The MCP servers of MCP_SERVERS, their status and tools (administrators only) */
+        get: operations["McpServersController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1845,6 +1862,11 @@ export interface components {
              * @enum {boolean}
              */
             failed?: true;
+            /**
+             * @description `end` of a failed call, when the tool gave a reason: `tool_timeout` (no answer in time) or `tool_failed`
+             * @enum {string}
+             */
+            code?: "tool_failed" | "tool_timeout";
         };
         ToolEvent: {
             /**
@@ -2243,6 +2265,32 @@ export interface components {
             /** @description An HS256 bearer token for that user, valid 8 hours (or JWT_MAX_LIFETIME_SECONDS, when shorter) */
             token: string;
         };
+        McpToolView: {
+            /**
+             * @description The tool's name on its server; the agent calls it as `mcp__<server>__<tool>`
+             * @example echo
+             */
+            name: string;
+            /** @description The server's description of the tool */
+            description: string;
+        };
+        McpServerViewDto: {
+            /** @example everything */
+            name: string;
+            /** @enum {string} */
+            transport: "stdio" | "http";
+            /**
+             * @description `down`: did not start, tried again with backoff; `restarting`: died, being restarted
+             * @enum {string}
+             */
+            status: "starting" | "up" | "down" | "restarting";
+            /** @description Start attempts since the server was last up (0 while it is up) */
+            attempts: number;
+            /** @description Why the server last failed to start or stopped */
+            last_error: string | null;
+            /** @description The tools the agent may call (as listed by the server, after the `tools` allow-list; invalid ones skipped) */
+            tools: components["schemas"]["McpToolView"][];
+        };
         HitlResumeState: {
             original_question: string;
             hitl_route?: components["schemas"]["HitlRoute"];
@@ -2348,6 +2396,8 @@ export type HealthReport = components['schemas']['HealthReport'];
 export type ReadinessReport = components['schemas']['ReadinessReport'];
 export type DevTokenRequest = components['schemas']['DevTokenRequest'];
 export type DevTokenResponse = components['schemas']['DevTokenResponse'];
+export type McpToolView = components['schemas']['McpToolView'];
+export type McpServerViewDto = components['schemas']['McpServerViewDto'];
 export type HitlResumeState = components['schemas']['HitlResumeState'];
 export type $defs = Record<string, never>;
 export interface operations {
@@ -6431,6 +6481,50 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DevTokenResponse"];
+                };
+            };
+        };
+    };
+    McpServersController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The servers, in the order of MCP_SERVERS */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerViewDto"][];
+                };
+            };
+            /** @description Missing, malformed, expired or tampered bearer token, API key or stream ticket. Codes: `unauthorized` (Missing, malformed, expired or revoked bearer token, API key or stream ticket) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unauthorized";
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed. Codes: `forbidden` (Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
                 };
             };
         };

@@ -11,7 +11,7 @@ import type { AppConfig } from './config/app-config.js';
 export const WEB_CLIENT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'web', 'dist');
 
 /** The API's own paths (matched as Express routes them: case-insensitively), and the page's assets: never answered with the page. */
-const NOT_PAGE_PATHS = /^\/+(api|v1|docs|docs-json|health|mcp|\.well-known|assets)(\/|$)/i;
+const NOT_PAGE_PATHS = /^\/+(api|v1|docs|docs-json|health|metrics|langgraph|mcp|\.well-known|assets)(\/|$)/i;
 
 /**
  * The paths the page answers (its client routes): plain paths only. Anything
@@ -19,7 +19,7 @@ const NOT_PAGE_PATHS = /^\/+(api|v1|docs|docs-json|health|mcp|\.well-known|asset
  * through to Nest, so an unknown API route — however it is spelt — stays a
  * JSON 404, and a missing asset is a 404 rather than the page.
  */
-const PAGE_PATHS = /^\/(?!\/)(?!(?:api|v1|docs|docs-json|health|mcp|\.well-known|assets)(?:\/|$))[A-Za-z0-9._~\-/]*$/i;
+const PAGE_PATHS = /^\/(?!\/)(?!(?:api|v1|docs|docs-json|health|metrics|langgraph|mcp|\.well-known|assets)(?:\/|$))[A-Za-z0-9._~\-/]*$/i;
 
 const WEB_CLIENT_OPTIONS = Symbol('WEB_CLIENT_OPTIONS');
 

@@ -46,6 +46,17 @@ describeBuilt('the web client served at /', () => {
     await request(t.app.getHttpServer()).get('/.well-known/oauth-protected-resource/mcp').expect(200).expect('Content-Type', /json/);
     await request(t.app.getHttpServer()).get('/.well-known/oauth-authorization-server').expect(404).expect('Content-Type', /json/);
     await request(t.app.getHttpServer()).get('/mcp/anything').expect(404).expect('Content-Type', /json/);
+    // The metrics scrape and the LangGraph API's unknown paths are not the page either.
+    await request(t.app.getHttpServer())
+      .get('/metrics')
+      .expect(200)
+      .expect('Content-Type', /^text\/plain/);
+    await request(t.app.getHttpServer()).get('/metrics/anything').expect(404).expect('Content-Type', /json/);
+    await request(t.app.getHttpServer())
+      .get('/langgraph/nothing')
+      .set(t.auth(uniqueUser('web')))
+      .expect(404)
+      .expect('Content-Type', /json/);
   });
 
   it('has no development sign-in route outside development', async () => {

@@ -14,6 +14,7 @@ import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { EXTENSION_MODULES, type ExtensionModules } from './extensions/index.js';
 import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './observability/metrics.js';
 import { KnowledgeModule } from './knowledge/knowledge.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { SessionModule } from './session/session.module.js';
@@ -43,6 +44,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(settings),
+        MetricsModule,
         DatabaseModule,
         CacheModule,
         AuthModule,

@@ -11,6 +11,8 @@ import { bodyParserCode, bodyParserMessage, bodyParserStatus, buildErrorBody, er
 import { AppConfig } from './config/app-config.js';
 import { httpLogging } from './logging/http-logging.js';
 import { setContentCapture } from './observability/content-capture.js';
+import { httpMetrics } from './observability/http-metrics.js';
+import { Metrics } from './observability/metrics.js';
 import { TRACEPARENT_HEADER, traceparentHeader } from './observability/trace-context.js';
 import { HitlResumeState, PendingHitlState, RagTrace } from './trace/trace.protocol.js';
 
@@ -38,6 +40,8 @@ export function buildOpenApiDocument(app: INestApplication) {
  */
 export function setupApp(app: NestExpressApplication, config: AppConfig, logger: PinoLogger): void {
   setContentCapture(config.tracing.captureContent);
+  // First: every request is timed, those refused before routing too.
+  app.use(httpMetrics(app.get(Metrics)));
   app.use(traceparentHeader);
   app.use(httpLogging(logger));
   // After the request log, so preflights are logged and carry x-request-id too.

@@ -8,7 +8,8 @@ import { MAIN_MODEL, modelIdentity, SAMPLED_MAIN_MODEL } from '../models/chat-mo
 import type { ModelSampling, SampledModelFactory } from '../models/chat-models.js';
 import { samplingKey } from '../models/sampling.js';
 import { ModelCallError, ModelTimeoutError } from '../models/model-errors.js';
-import { traceModelCall } from '../observability/spans.js';
+import { Metrics } from '../observability/metrics.js';
+import { reportedTokens, traceModelCall } from '../observability/spans.js';
 import { AgentState, AgentStateValues } from './agent-state.js';
 import { AgentToolsNode } from './agent-tools-node.js';
 import { CheckpointerProvider } from './checkpointer.provider.js';
@@ -54,7 +55,7 @@ function bindAgentTools(model: BaseChatModel, tools: ToolRegistry) {
   return model.bindTools(tools.tools);
 }
 
-function buildAgentGraph(model: BaseChatModel, sampledModel: SampledModelFactory, tools: ToolRegistry, checkpointer: BaseCheckpointSaver, llm: AppConfig['llm']) {
+function buildAgentGraph(model: BaseChatModel, sampledModel: SampledModelFactory, tools: ToolRegistry, checkpointer: BaseCheckpointSaver, llm: AppConfig['llm'], metrics: Metrics) {
   const { timeoutMs } = llm;
   const identity = modelIdentity(llm, 'main');
   const bound = bindAgentTools(model, tools);
@@ -78,10 +79,15 @@ function buildAgentGraph(model: BaseChatModel, sampledModel: SampledModelFactory
     const signal = config.signal ? AbortSignal.any([config.signal, deadline]) : deadline;
     try {
       const prompt = [new SystemMessage(buildSystemPrompt(promptRules, turn.summary)), ...state.messages];
-      const response = await traceModelCall(
-        { ...identity, messages: prompt },
-        () => modelFor(turn.sampling).invoke(prompt, { ...config, signal }),
-        (reply) => estimatedTokens(prompt, reply),
+      const response = await metrics.modelCall(
+        { operation: 'chat', ...identity },
+        () =>
+          traceModelCall(
+            { ...identity, messages: prompt },
+            () => modelFor(turn.sampling).invoke(prompt, { ...config, signal }),
+            (reply) => estimatedTokens(prompt, reply),
+          ),
+        (reply) => reportedTokens(reply) ?? estimatedTokens(prompt, reply),
       );
       turn.modelCalls.push({ prompt, response });
       return { messages: [response] };
@@ -129,16 +135,17 @@ export class AgentFactory {
     private readonly tools: ToolRegistry,
     private readonly checkpointer: CheckpointerProvider,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: Metrics,
   ) {}
 
   get graph(): AgentGraph {
-    this.compiled ??= buildAgentGraph(this.model, this.sampledModel, this.tools, this.checkpointer.saver, this.config.llm);
+    this.compiled ??= buildAgentGraph(this.model, this.sampledModel, this.tools, this.checkpointer.saver, this.config.llm, this.metrics);
     return this.compiled;
   }
 
   /** The same graph for turns that store nothing (the OpenAI-compatible route without a session): checkpoints in `ephemeralSaver`. */
   get statelessGraph(): AgentGraph {
-    this.compiledStateless ??= buildAgentGraph(this.model, this.sampledModel, this.tools, this.ephemeralSaver, this.config.llm);
+    this.compiledStateless ??= buildAgentGraph(this.model, this.sampledModel, this.tools, this.ephemeralSaver, this.config.llm, this.metrics);
     return this.compiledStateless;
   }
 }

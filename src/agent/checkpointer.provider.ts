@@ -6,6 +6,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { boundedPoolOptions } from '../database/pg-clients.js';
 import { connectTimeoutMs } from '../database/data-source-options.js';
+import { Metrics } from '../observability/metrics.js';
 
 /** How many forgotten threads are remembered, to drop their late writes (far more than turns end within a tool's timeout). */
 const FORGOTTEN_THREADS_KEPT = 10_000;
@@ -69,7 +70,7 @@ export class CheckpointerProvider implements OnApplicationShutdown {
   readonly pool: pg.Pool;
   readonly saver: ForgettingPostgresSaver;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@Inject(APP_CONFIG) config: AppConfig, metrics: Metrics) {
     this.pool = new pg.Pool({
       connectionString: config.database.url,
       max: Math.max(2, Math.ceil(config.database.poolSize / 2)),
@@ -78,6 +79,7 @@ export class CheckpointerProvider implements OnApplicationShutdown {
     });
     this.pool.on('error', () => undefined); // idle-client errors surface on the next query
     this.saver = new ForgettingPostgresSaver(this.pool);
+    metrics.watchPool('checkpoints', this.pool);
   }
 
   /** Removes every checkpoint of a finished run, and any its abandoned steps would still write. */

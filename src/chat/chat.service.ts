@@ -7,6 +7,7 @@ import { Command, INTERRUPT } from '@langchain/langgraph';
 import { AGENT_NAME, AgentFactory, AgentGraph, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
 import { CheckpointerProvider } from '../agent/checkpointer.provider.js';
 import { TurnContext } from '../agent/turn-context.js';
+import { CodedError } from '../common/coded-error.js';
 import { withTimeout } from '../common/with-timeout.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -16,6 +17,7 @@ import { SessionReads } from '../session/session-reads.service.js';
 import { titleFrom } from '../session/session-title.js';
 import { SessionWrites } from '../session/session-writes.service.js';
 import { SessionNotFoundError } from '../session/session.errors.js';
+import { Metrics, TurnMeter } from '../observability/metrics.js';
 import { traceAgentTurn } from '../observability/spans.js';
 import { currentTraceId } from '../observability/trace-context.js';
 import { normalizePendingHitl } from '../trace/trace.normalizer.js';
@@ -81,6 +83,7 @@ export class ChatService {
     private readonly control: RunControl,
     private readonly commits: TurnCommits,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: Metrics,
   ) {
     this.pendingEnds = new PendingRunEnds(runs, config.chat.runStaleAfterMs);
   }
@@ -117,7 +120,19 @@ export class ChatService {
 
   /** Runs a prepared turn to the end and answers it whole (POST /api/chat). */
   async runSync(turn: PreparedTurn, context: TurnContext): Promise<TurnResult> {
-    return this.track(this.traced(turn, () => this.execute(turn, context, () => undefined)));
+    const meter = this.metrics.startTurn();
+    return this.track(
+      this.metered(
+        meter,
+        this.traced(turn, () =>
+          this.execute(
+            turn,
+            context,
+            meteredEmit(meter, () => undefined),
+          ),
+        ),
+      ),
+    );
   }
 
   /**
@@ -127,9 +142,15 @@ export class ChatService {
    */
   startStreaming(turn: PreparedTurn, context: TurnContext): void {
     this.events.open(turn.runId);
-    const emit: Emit = (...event) => this.events.publish(turn.runId, ...event);
+    const meter = this.metrics.startTurn();
+    const emit: Emit = meteredEmit(meter, (...event) => this.events.publish(turn.runId, ...event));
     // Started in the request's trace context: the turn's spans nest under the request's, however long it outlives it.
-    void this.track(this.traced(turn, () => this.execute(turn, context, emit))).catch(() => undefined);
+    void this.track(
+      this.metered(
+        meter,
+        this.traced(turn, () => this.execute(turn, context, emit)),
+      ),
+    ).catch(() => undefined);
   }
 
   /**
@@ -144,27 +165,32 @@ export class ChatService {
     const threadId = context.runId;
     const saver = this.agents.ephemeralSaver;
     saver.begin(threadId);
+    const meter = this.metrics.startTurn();
+    const events = new GraphEventTranslator(meteredEmit(meter, emit));
     return this.track(
-      traceAgentTurn({ agentName: AGENT_NAME, runId: context.runId }, async () => {
-        try {
-          const outcome = await this.runGraph(context, { messages }, threadId, signal, new GraphEventTranslator(emit), this.agents.statelessGraph);
-          const { trace } = outcome;
-          context.close();
-          if (outcome.interrupt) {
-            const pending = pendingHitlOf(outcome.interrupt, threadId, null);
-            return { response: promptOf(pending), rag_trace: trace, pending_hitl: pending, run_id: context.runId };
+      this.metered(
+        meter,
+        traceAgentTurn({ agentName: AGENT_NAME, runId: context.runId }, async () => {
+          try {
+            const outcome = await this.runGraph(context, { messages }, threadId, signal, events, this.agents.statelessGraph);
+            const { trace } = outcome;
+            context.close();
+            if (outcome.interrupt) {
+              const pending = pendingHitlOf(outcome.interrupt, threadId, null);
+              return { response: promptOf(pending), rag_trace: trace, pending_hitl: pending, run_id: context.runId };
+            }
+            return { response: outcome.answer, rag_trace: trace, pending_hitl: null, run_id: context.runId };
+          } catch (error) {
+            context.close();
+            // Aborted by the client leaving, or with a coded reason (the instance shutting down).
+            const failure = statelessFailure(error, signal);
+            if (!signal.aborted) this.logger.warn({ err: error, run_id: context.runId }, `stateless turn failed: ${failure.code}`);
+            throw failure;
+          } finally {
+            await saver.end(threadId);
           }
-          return { response: outcome.answer, rag_trace: trace, pending_hitl: null, run_id: context.runId };
-        } catch (error) {
-          context.close();
-          // Aborted by the client leaving, or with a coded reason (the instance shutting down).
-          const failure = statelessFailure(error, signal);
-          if (!signal.aborted) this.logger.warn({ err: error, run_id: context.runId }, `stateless turn failed: ${failure.code}`);
-          throw failure;
-        } finally {
-          await saver.end(threadId);
-        }
-      }),
+        }),
+      ),
     );
   }
 
@@ -176,6 +202,18 @@ export class ChatService {
   /** A session turn's span (`invoke_agent`), the session its conversation. */
   private traced<T>(turn: PreparedTurn, work: () => Promise<T>): Promise<T> {
     return traceAgentTurn({ agentName: AGENT_NAME, conversationId: turn.sessionId, runId: turn.runId }, work);
+  }
+
+  /** Counts the turn's end in the metrics by its outcome: answered, paused for the user, cancelled, or failed with its code. */
+  private metered<T extends { pending_hitl: unknown }>(meter: TurnMeter, promise: Promise<T>): Promise<T> {
+    promise.then(
+      (result) => meter.end(result.pending_hitl ? 'paused' : 'success'),
+      (error: unknown) => {
+        const code = error instanceof CodedError ? error.code : 'internal_error';
+        meter.end(code === 'cancelled' ? 'cancelled' : 'failed', code);
+      },
+    );
+    return promise;
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {
@@ -386,4 +424,12 @@ export class ChatService {
   private async forgetCheckpoints(runId: string): Promise<void> {
     await this.checkpointer.forget(runId).catch((error: Error) => this.logger.warn(`checkpoints of ${runId} not deleted: ${error.message}`));
   }
+}
+
+/** `emit`, telling `meter` of each event first (the first token is the turn's time to first token). */
+function meteredEmit(meter: TurnMeter, emit: Emit): Emit {
+  return (...event) => {
+    meter.sawEvent(event[0]);
+    emit(...event);
+  };
 }

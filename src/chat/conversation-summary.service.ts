@@ -5,7 +5,8 @@ import { clip } from '../common/text.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { FAST_MODEL, modelIdentity } from '../models/chat-models.js';
-import { traceModelCall } from '../observability/spans.js';
+import { Metrics } from '../observability/metrics.js';
+import { reportedTokens, traceModelCall } from '../observability/spans.js';
 import { SessionReads } from '../session/session-reads.service.js';
 import { SessionWrites } from '../session/session-writes.service.js';
 
@@ -33,6 +34,7 @@ export class ConversationSummaryService {
     private readonly storage: SessionReads,
     private readonly sessionWrites: SessionWrites,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: Metrics,
   ) {}
 
   static read(metadata: Record<string, unknown>): { summary?: string; upto: number } {
@@ -69,7 +71,12 @@ export class ConversationSummaryService {
         ),
         new HumanMessage(`${summary ? `Summary so far:\n${summary}\n\n` : ''}New lines:\n${transcript}`),
       ];
-      const response = await traceModelCall({ ...modelIdentity(this.config.llm, 'fast'), messages: prompt }, () => this.fastModel.invoke(prompt));
+      const identity = modelIdentity(this.config.llm, 'fast');
+      const response = await this.metrics.modelCall(
+        { operation: 'chat', ...identity },
+        () => traceModelCall({ ...identity, messages: prompt }, () => this.fastModel.invoke(prompt)),
+        reportedTokens,
+      );
       const text = typeof response.content === 'string' ? response.content : JSON.stringify(response.content);
       // Keep the newest part when a summary outgrows its budget.
       const merged = text.length > SUMMARY_MAX_CHARS ? `…${text.slice(-SUMMARY_MAX_CHARS + 1)}` : text;

@@ -64,6 +64,13 @@ export class RunEventTail {
     await closeRedisClient(this.reader, 0);
   }
 
+  /** The followers of every run followed here. */
+  get followerCount(): number {
+    let count = 0;
+    for (const run of this.runs.values()) count += run.followers.size;
+    return count;
+  }
+
   /** Follows `runId` for `follower` from its `last` on; returns the function that stops it. */
   add(runId: string, follower: TailFollower): () => void {
     let run = this.runs.get(runId);

@@ -1,8 +1,9 @@
 import { CodedError, ErrorCode } from '../common/coded-error.js';
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { closeRedisClient, createRedisClient, RedisClient } from '../common/redis-client.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { Metrics } from '../observability/metrics.js';
 import type { RunStatus } from './run-registry.service.js';
 import { RunEventCatchUp } from './run-event-catch-up.js';
 import { RunEventTail, TailFollower } from './run-event-tail.js';
@@ -111,7 +112,10 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
   /** How long a finished run's events stay in memory: a grace period, or (without Redis) the events' whole lifetime. */
   private readonly localKeepMs: number;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Optional() metrics?: Metrics,
+  ) {
     this.commandTimeoutMs = config.redis.commandTimeoutMs;
     const warn = (error: Error) => this.warn(error);
     const redis = createRedisClient(config, warn);
@@ -126,6 +130,22 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
           }
         : null;
     this.localKeepMs = this.store ? LOCAL_GRACE_MS : config.chat.runEventsTtlSeconds * 1000;
+    metrics?.gauge(
+      'chat_run_followers',
+      "Clients following a run's events here, by where the events come from: local (the run runs here) or redis (it runs on another instance)",
+      ['source'],
+      () =>
+        Promise.resolve([
+          [{ source: 'local' }, this.localFollowers()],
+          [{ source: 'redis' }, this.store?.tail.followerCount ?? 0],
+        ]),
+    );
+  }
+
+  private localFollowers(): number {
+    let count = 0;
+    for (const run of this.local.values()) count += run.followers.size;
+    return count;
   }
 
   onModuleInit(): void {

@@ -171,6 +171,10 @@ export function configFromEnvironment(env: Environment) {
       serviceName: env.OTEL_SERVICE_NAME ?? 'agentic-rag-chat',
       sdkDisabled: env.OTEL_SDK_DISABLED?.toLowerCase() === 'true',
     },
+    metrics: {
+      /** Null: /metrics is open. */
+      token: env.METRICS_TOKEN ?? null,
+    },
   };
 }
 

@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { Metrics, WatchedPool } from '../observability/metrics.js';
 import { buildDataSourceOptions } from './data-source-options.js';
 import { runMigrations } from './migration-runner.js';
 
@@ -16,6 +18,18 @@ export { runMigrations };
         return { ...buildDataSourceOptions(config), migrationsRun: false, retryAttempts: 0, autoLoadEntities: true };
       },
     }),
+  ],
+  providers: [
+    {
+      // The pool TypeORM's queries go through, as `pool_name="main"` in the connection metrics.
+      provide: 'DATABASE_POOL_METRICS',
+      inject: [getDataSourceToken(), Metrics],
+      useFactory: (dataSource: DataSource, metrics: Metrics) => {
+        const pool = (dataSource.driver as unknown as { master?: WatchedPool }).master;
+        if (pool) metrics.watchPool('main', pool);
+        return pool ?? null;
+      },
+    },
   ],
 })
 export class DatabaseModule {}

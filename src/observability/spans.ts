@@ -173,17 +173,21 @@ async function modelResponseAttributes(response: BaseMessage, estimate?: (respon
   const responseModel = metadata?.model_name ?? metadata?.model;
   if (typeof responseModel === 'string') attributes[ATTR_GEN_AI_RESPONSE_MODEL] = responseModel;
   if (typeof metadata?.finish_reason === 'string') attributes[ATTR_GEN_AI_RESPONSE_FINISH_REASONS] = [metadata.finish_reason];
-  const reported = isAIMessage(response) ? response.usage_metadata : undefined;
-  const counts =
-    reported && Number.isFinite(reported.input_tokens) && Number.isFinite(reported.output_tokens)
-      ? { input: reported.input_tokens, output: reported.output_tokens }
-      : await estimate?.(response);
+  const counts = reportedTokens(response) ?? (await estimate?.(response));
   if (counts) {
     attributes[ATTR_GEN_AI_USAGE_INPUT_TOKENS] = counts.input;
     attributes[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS] = counts.output;
   }
   if (capturesContent()) attributes[ATTR_GEN_AI_OUTPUT_MESSAGES] = boundedContent(JSON.stringify([genAiMessage(response)]));
   return attributes;
+}
+
+/** The tokens a model reported for its reply (`usage_metadata`), if it did. */
+export function reportedTokens(response: BaseMessage): TokenCounts | undefined {
+  const reported = isAIMessage(response) ? response.usage_metadata : undefined;
+  return reported && Number.isFinite(reported.input_tokens) && Number.isFinite(reported.output_tokens)
+    ? { input: reported.input_tokens, output: reported.output_tokens }
+    : undefined;
 }
 
 const ROLES: Record<string, string> = { human: 'user', ai: 'assistant', system: 'system', tool: 'tool', developer: 'system' };

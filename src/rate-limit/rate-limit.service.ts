@@ -3,6 +3,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts 
 import { closeRedisClient, createRedisClient, RedisClient } from '../common/redis-client.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { Metrics } from '../observability/metrics.js';
 
 /** The routes that cost the most: chat turns, knowledge searches and document uploads, limited per user. */
 export type RateLimitBucket = 'chat' | 'search' | 'upload' | 'run_control';
@@ -27,7 +28,10 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   /** The same budgets per API key, under their own prefix so no user id can name a key's counter. */
   private readonly keyLimiters = new Map<RateLimitBucket, Limiter>();
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: Metrics,
+  ) {
     this.redis = createRedisClient(config, () => undefined); // the per-instance counter answers meanwhile
     const perMinute: Record<RateLimitBucket, number> = {
       chat: config.rateLimit.chatPerMinute,
@@ -72,11 +76,11 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
    * stop at) the user's one.
    */
   async consume(bucket: RateLimitBucket, userId: string, apiKeyId?: string): Promise<RateLimitVerdict> {
-    if (apiKeyId !== undefined) {
-      const verdict = await this.spend(this.keyLimiters.get(bucket), apiKeyId, 'api_key');
-      if (!verdict.allowed) return verdict;
-    }
-    return this.spend(this.limiters.get(bucket), userId, 'user');
+    let verdict: RateLimitVerdict = { allowed: true };
+    if (apiKeyId !== undefined) verdict = await this.spend(this.keyLimiters.get(bucket), apiKeyId, 'api_key');
+    if (verdict.allowed) verdict = await this.spend(this.limiters.get(bucket), userId, 'user');
+    if (!verdict.allowed) this.metrics.rateLimitRefused(bucket, verdict.spentBy);
+    return verdict;
   }
 
   /**

@@ -8,6 +8,7 @@ import { messagesCacheKey, sessionsCacheKey } from './session-cache-keys.js';
 import { MessagePage, normalizeMessageRecords, SessionPage, SessionRow, toMessageInfo, toSessionInfo, toSessionPage } from './session-mapping.js';
 import { MessageRepository } from './message.repository.js';
 import { SessionRepository } from './session.repository.js';
+import { Metrics } from '../observability/metrics.js';
 
 /**
  * The shape of what each cache holds: a cached copy in any other shape
@@ -70,6 +71,7 @@ export class SessionReads {
     private readonly sessions: SessionRepository,
     private readonly messages: MessageRepository,
     private readonly cache: ResilientCache,
+    private readonly metrics: Metrics,
   ) {
     this.listVersions = new CoalescedVersionReads((userIds) => this.sessions.listVersions(userIds));
   }
@@ -131,11 +133,16 @@ export class SessionReads {
     const key = sessionsCacheKey(userId);
     const version = await this.listVersions.version(userId);
     const local = this.localHeads.get(userId);
-    if (local && local.head.version === version) return pageOf(local, limit);
+    if (local && local.head.version === version) {
+      this.metrics.cacheLookup('session_list', true);
+      return pageOf(local, limit);
+    }
     const cached = await this.cache.get<CachedSessionHead>(key);
     if (cached && cached.format === LIST_FORMAT && cached.version === version && Array.isArray(cached.rows)) {
+      this.metrics.cacheLookup('session_list', true);
       return pageOf(this.keepLocally(userId, cached), limit);
     }
+    this.metrics.cacheLookup('session_list', false);
     // The version is read before the rows: rows newer than it are cached under an old version, which only costs a miss.
     const rows = await this.sessions.list(userId, SESSION_PAGE_MAX + 1);
     const head: CachedSessionHead = {
@@ -215,6 +222,12 @@ export class SessionReads {
    * there is none (or it is out of date); null when the user has no such session.
    */
   private async currentCachedTranscript(userId: string, sessionId: string): Promise<MessageInfo[] | null | undefined> {
+    const found = await this.cachedTranscript(userId, sessionId);
+    if (found !== null) this.metrics.cacheLookup('transcript', found !== undefined);
+    return found;
+  }
+
+  private async cachedTranscript(userId: string, sessionId: string): Promise<MessageInfo[] | null | undefined> {
     const cached = await this.cache.get<CachedTranscript>(messagesCacheKey(userId, sessionId));
     if (!cached || cached.format !== TRANSCRIPT_FORMAT || typeof cached.version !== 'string' || !Array.isArray(cached.messages)) {
       return undefined;

@@ -10,6 +10,7 @@ import { ConfigModule } from '../../src/config/config.module.js';
 import { DatabaseModule } from '../../src/database/database.module.js';
 import { ensureDatabase } from '../../src/database/ensure-database.js';
 import { NestPinoLogger } from '../../src/logging/logger.js';
+import { MetricsModule } from '../../src/observability/metrics.js';
 import { RateLimitModule } from '../../src/rate-limit/rate-limit.module.js';
 import { TEST_JWT_SECRET, TEST_REDIS_URL, testDatabaseUrl } from './test-env.js';
 
@@ -92,7 +93,7 @@ export async function createTestModule(options: TestModuleOptions): Promise<Test
   try {
     let builder = Test.createTestingModule({
       // The app-wide (global) modules every feature module may rely on; RateLimitModule for the guards on their controllers.
-      imports: [ConfigModule.forRoot(config), DatabaseModule, CacheModule, RateLimitModule, ...options.imports],
+      imports: [ConfigModule.forRoot(config), MetricsModule, DatabaseModule, CacheModule, RateLimitModule, ...options.imports],
     }).setLogger(new NestPinoLogger(pino({ level: config.logLevel })));
     if (options.override) builder = options.override(builder);
     module = await builder.compile();

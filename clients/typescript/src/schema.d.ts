@@ -1059,6 +1059,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics (text exposition format)
+         * @description Open, or with `METRICS_TOKEN` set, only with `Authorization: Bearer <METRICS_TOKEN>`. Labels never carry user ids, session ids or text.
+         */
+        get: operations["MetricsController_scrape"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/dev/token": {
         parameters: {
             query?: never;
@@ -6459,6 +6479,36 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ReadinessReport"];
                 };
+            };
+        };
+    };
+    MetricsController_scrape: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set */
+                Authorization?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description `unauthorized`: METRICS_TOKEN is set and the request does not carry it */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -1,5 +1,5 @@
 /**
- * Tracing (OpenTelemetry). The standard OTEL_* variables are read by the
+ * Tracing (OpenTelemetry), and who may scrape the metrics (METRICS_TOKEN). The standard OTEL_* variables are read by the
  * OpenTelemetry SDK itself (src/tracing.ts loads it only when one of the
  * first three is set); they are declared here to be validated and listed
  * with the others. OTEL_SDK_VARIABLES names the rest of the SDK's variables
@@ -34,6 +34,13 @@ export const tracing = {
   OTEL_GENAI_CAPTURE_CONTENT: flag()
     .default(false)
     .describe('put message content in spans: prompts, answers, tool arguments and results, queries and passages; off: counts, models and ids only'),
+  METRICS_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .max(512)
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+    .optional()
+    .describe('bearer token `GET /metrics` requires (`Authorization: Bearer <token>`); unset: /metrics is open (it carries no user data)'),
 };
 
 /** The SDK's own variables besides those above (OpenTelemetry's environment specification, traces and the SDK). */

@@ -8,6 +8,7 @@ import { APP_CONFIG } from '../../config/config.module.js';
 import { Grade, gradeEvidence, titleOf } from '../retrieval/grading.js';
 import { JudgeDefinition, JudgeTrace, ModelJudge } from './judges/judge.js';
 import type { RetrievalHit } from '../retrieval/retrieval.service.js';
+import { Metrics } from '../../observability/metrics.js';
 
 const GradeSchema = z.object({
   grade_route: z.enum(['answer', 'clarify']),
@@ -66,8 +67,8 @@ const GRADE: JudgeDefinition<Evidence, typeof GradeSchema, Grade, 'grade'> = {
  */
 @Injectable()
 export class EvidenceJudge extends ModelJudge<Evidence, typeof GradeSchema, Grade, 'grade'> {
-  constructor(@Inject(FAST_MODEL) model: BaseChatModel, @Inject(APP_CONFIG) config: AppConfig) {
-    super(GRADE, model, config);
+  constructor(@Inject(FAST_MODEL) model: BaseChatModel, @Inject(APP_CONFIG) config: AppConfig, metrics?: Metrics) {
+    super(GRADE, model, config, metrics);
   }
 
   grade(question: string, hits: RetrievalHit[]): Promise<JudgedGrade> {

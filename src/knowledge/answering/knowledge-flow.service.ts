@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import type { Attributes } from '@opentelemetry/api';
+import { Metrics } from '../../observability/metrics.js';
 import { traceFieldAttributes, traceRetrieval, traceStage } from '../../observability/spans.js';
 import type { RagTraceFields } from '../../trace/trace.protocol.js';
 import { DocumentTitles } from './document-titles.service.js';
@@ -33,6 +35,7 @@ export class KnowledgeFlow {
     judge: EvidenceJudge,
     rewriter: RewriteJudge,
     private readonly titles: DocumentTitles,
+    private readonly metrics: Metrics,
   ) {
     this.grading = new GradingStage(judge);
     this.rewriting = new RewriteStage(rewriter, retrieval);
@@ -41,6 +44,11 @@ export class KnowledgeFlow {
   /** Answers `query` from the collections of `scope`: the first retrieval and the rewrite's both read those only. */
   run(query: string, topK: number, scope: RetrievalScope, onStep: StepReporter = () => undefined): Promise<KnowledgeFlowResult> {
     return traceRetrieval({ collectionIds: scope.collectionIds, query, topK }, () => this.retrieve(query, topK, scope, onStep), retrievalFindings);
+  }
+
+  /** A stage of the flow: its span, and its duration in the metrics. */
+  private stage<T>(name: string, candidatesIn: number, work: () => Promise<T>, describe: (result: T) => Attributes): Promise<T> {
+    return this.metrics.stage(name, () => traceStage(name, candidatesIn, work, describe));
   }
 
   private async retrieve(query: string, topK: number, scope: RetrievalScope, onStep: StepReporter): Promise<KnowledgeFlowResult> {
@@ -54,7 +62,7 @@ export class KnowledgeFlow {
       retrieval_stage: 'initial',
       rewrite_mode: null,
     };
-    const graded = await traceStage(
+    const graded = await this.stage(
       'grade',
       first.hits.length,
       () => this.grading.run({ query, question: query, topK, scope, candidates: first.hits, trace }, context),
@@ -64,13 +72,13 @@ export class KnowledgeFlow {
     let grade = graded.grade;
 
     if (grade.grade_route === 'answer' && grade.evidence_relevance === 'weak') {
-      const rewritten = await traceStage(
+      const rewritten = await this.stage(
         'rewrite',
         hits.length,
         () => this.rewriting.run({ query, question: query, topK, scope, candidates: hits, trace }, context),
         stageAttributes,
       );
-      const secondGrade = await traceStage(
+      const secondGrade = await this.stage(
         'grade',
         rewritten.candidates.length,
         () => this.grading.grade(query, rewritten.candidates),

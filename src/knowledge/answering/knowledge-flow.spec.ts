@@ -7,6 +7,7 @@ import { DocumentTitles } from './document-titles.service.js';
 import { EvidenceJudge } from './evidence-judge.service.js';
 import { RewriteJudge } from './judges/rewrite-judge.service.js';
 import { KnowledgeFlow } from './knowledge-flow.service.js';
+import { Metrics } from '../../observability/metrics.js';
 import { SubQuestionFanOut } from './sub-question-fanout.service.js';
 
 const local = { llm: { provider: 'local', timeoutMs: 1000, judgeTimeoutMs: 1000 } } as AppConfig;
@@ -39,6 +40,7 @@ describe('KnowledgeFlow keeps what the rewrite found', () => {
       new EvidenceJudge(null as unknown as BaseChatModel, local),
       new RewriteJudge(null as unknown as BaseChatModel, local),
       new DocumentTitles(null as unknown as DataSource), // the passage needs no title: nothing is asked
+      new Metrics(),
     );
     const result = await flow.run('How long until my refund arrives?', 3, RetrievalScope.of([COLLECTION]));
     expect(result.trace.retrieval_stage).toBe('rewrite');
@@ -54,7 +56,7 @@ describe('KnowledgeFlow and SubQuestionFanOut: every search of a question reads 
   it('searches the first time and after the rewrite in the same scope', async () => {
     const retrieval = new RecordingRetrieval();
     const scope = RetrievalScope.of([COLLECTION]);
-    const result = await new KnowledgeFlow(retrieval, ...judges(), titles).run('How do I descale the Zephyr router firmware?', 3, scope);
+    const result = await new KnowledgeFlow(retrieval, ...judges(), titles, new Metrics()).run('How do I descale the Zephyr router firmware?', 3, scope);
     expect(result.trace.rewrite_mode).not.toBeNull();
     expect(retrieval.searches).toHaveLength(2);
     for (const search of retrieval.searches) expect(search.scope).toBe(scope);
@@ -64,7 +66,7 @@ describe('KnowledgeFlow and SubQuestionFanOut: every search of a question reads 
     const retrieval = new RecordingRetrieval();
     const scope = RetrievalScope.of([COLLECTION]);
     const [grader, rewriter] = judges();
-    const flow = new KnowledgeFlow(retrieval, grader, rewriter, titles);
+    const flow = new KnowledgeFlow(retrieval, grader, rewriter, titles, new Metrics());
     await new SubQuestionFanOut(flow, grader).run('two things', ['How do I reset the router?', 'What does the warranty cover?'], 3, scope, () => undefined);
     expect(new Set(retrieval.searches.map((search) => search.query)).size).toBeGreaterThanOrEqual(2);
     for (const search of retrieval.searches) expect(search.scope).toBe(scope);
@@ -90,6 +92,7 @@ describe('KnowledgeFlow searches in the other language when its own finds nothin
       new EvidenceJudge(null as unknown as BaseChatModel, local),
       new RewriteJudge(null as unknown as BaseChatModel, local),
       new DocumentTitles(null as unknown as DataSource),
+      new Metrics(),
     );
     const question = '出差酒店住宿每晚限额多少？';
     const result = await flow.run(question, 3, RetrievalScope.of([COLLECTION]));
@@ -107,6 +110,7 @@ describe('KnowledgeFlow searches in the other language when its own finds nothin
       new EvidenceJudge(null as unknown as BaseChatModel, local),
       new RewriteJudge(null as unknown as BaseChatModel, local),
       new DocumentTitles(null as unknown as DataSource),
+      new Metrics(),
     ).run('酒店住宿每晚限额多少？', 3, RetrievalScope.of([COLLECTION]));
     expect(retrieval.searches).toHaveLength(2);
   });

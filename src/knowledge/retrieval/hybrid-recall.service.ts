@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { pgErrorCode } from '../../database/sql.js';
+import { Metrics } from '../../observability/metrics.js';
 import { ATTR_CANDIDATES_OUT, TRACE_FIELD_PREFIX, traceStage } from '../../observability/spans.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
@@ -100,16 +101,21 @@ export class HybridRecall {
     private readonly embeddings: EmbeddingProvider,
     private readonly dense: DenseRecall,
     @Optional() @Inject(APP_CONFIG) config?: AppConfig,
+    @Optional() private readonly metrics?: Metrics,
   ) {
     this.chunks = new ChunksRepository(dataSource);
     this.statementTimeoutMs = Math.min(FULL_TEXT_STATEMENT_TIMEOUT_MS, config?.database.statementTimeoutMs ?? FULL_TEXT_STATEMENT_TIMEOUT_MS);
   }
 
+  private timed<T>(stage: string, work: () => Promise<T>): Promise<T> {
+    return this.metrics ? this.metrics.stage(stage, work) : work();
+  }
+
   /** The `recallK` best leaves of the scope's collections by fused rank, best first: each ranking is of those leaves only. */
   async recall(query: string, recallK: number, scope: RetrievalScope): Promise<RecallResult> {
     const [fullText, dense] = await Promise.all([
-      traceStage('full_text', undefined, () => this.fullTextRecall(query, recallK, scope), fullTextSpanAttributes),
-      traceStage('dense', undefined, () => this.dense.rank(query, recallK, scope), denseSpanAttributes),
+      this.timed('full_text', () => traceStage('full_text', undefined, () => this.fullTextRecall(query, recallK, scope), fullTextSpanAttributes)),
+      this.timed('dense', () => traceStage('dense', undefined, () => this.dense.rank(query, recallK, scope), denseSpanAttributes)),
     ]);
     const fused = reciprocalRankFusion([fullText.ids, dense.ids]).slice(0, recallK);
     const details = await this.chunkDetails(

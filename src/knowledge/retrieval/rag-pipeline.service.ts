@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
+import { Metrics } from '../../observability/metrics.js';
 import { HybridRecall, RecallCandidate } from './hybrid-recall.service.js';
 import { RerankProvider } from './rerank.js';
 import { RetrievalResult, RetrievalService, SearchOptions, StepReporter } from './retrieval.service.js';
@@ -38,6 +39,7 @@ export class RagPipeline extends RetrievalService implements OnApplicationBootst
     @InjectDataSource() dataSource: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly discovery: DiscoveryService,
+    private readonly metrics: Metrics,
   ) {
     super();
     this.stages = [new RecallStage(recall, config.knowledge), new AutoMergeStage(dataSource, config.knowledge), new RerankStage(reranker), new ThresholdStage(config.knowledge)];
@@ -81,7 +83,7 @@ export class RagPipeline extends RetrievalService implements OnApplicationBootst
   }
 
   async search(query: string, topK: number, options: SearchOptions): Promise<RetrievalResult> {
-    const outcome = await runStages(this.stages, query, topK, options.scope, options.onStep ?? ignoreStep, options.question);
+    const outcome = await runStages(this.stages, query, topK, options.scope, options.onStep ?? ignoreStep, options.question, this.metrics);
     return {
       hits: outcome.candidates.map(toHit),
       recalled: outcome.trace.recalled_count ?? 0,

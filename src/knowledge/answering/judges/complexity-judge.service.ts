@@ -9,6 +9,7 @@ import { MAX_SUB_QUESTIONS } from '../../../trace/trace.protocol.js';
 import { Complexity, judgeComplexity } from '../complexity.js';
 import { JudgeDefinition, JudgeTrace, ModelJudge } from './judge.js';
 import { InvalidJudgementError } from './model-judgement.js';
+import { Metrics } from '../../../observability/metrics.js';
 
 const ComplexitySchema = z.object({
   complexity: z.enum(['simple', 'complex']).describe('"complex" when the question asks several things that need separate searches'),
@@ -46,8 +47,8 @@ const COMPLEXITY: JudgeDefinition<string, typeof ComplexitySchema, Complexity, '
  */
 @Injectable()
 export class ComplexityJudge extends ModelJudge<string, typeof ComplexitySchema, Complexity, 'complexity'> {
-  constructor(@Inject(FAST_MODEL) model: BaseChatModel, @Inject(APP_CONFIG) config: AppConfig) {
-    super(COMPLEXITY, model, config);
+  constructor(@Inject(FAST_MODEL) model: BaseChatModel, @Inject(APP_CONFIG) config: AppConfig, metrics?: Metrics) {
+    super(COMPLEXITY, model, config, metrics);
   }
 }
 

@@ -3,6 +3,7 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import type { z } from 'zod';
 import type { AppConfig } from '../../../config/app-config.js';
 import { modelIdentity } from '../../../models/chat-models.js';
+import type { Metrics } from '../../../observability/metrics.js';
 import { JudgeSource, judgeWithFallback, ModelJudgement } from './model-judgement.js';
 
 /** What a judgement is: how the fast model is asked it, how its answer is read, and the local judge that answers without it. */
@@ -41,9 +42,12 @@ export class ModelJudge<I, S extends z.ZodObject, T, N extends string> {
     private readonly definition: JudgeDefinition<I, S, T, N>,
     model: BaseChatModel,
     config: AppConfig,
+    metrics?: Metrics,
   ) {
     this.model =
-      config.llm.provider === 'local' ? null : new ModelJudgement(model, definition.schema, definition.functionName, config.llm.judgeTimeoutMs, modelIdentity(config.llm, 'fast'));
+      config.llm.provider === 'local'
+        ? null
+        : new ModelJudgement(model, definition.schema, definition.functionName, config.llm.judgeTimeoutMs, modelIdentity(config.llm, 'fast'), metrics);
   }
 
   async judge(input: I): Promise<T & JudgeTrace<N>> {

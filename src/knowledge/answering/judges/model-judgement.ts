@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { clip } from '../../../common/text.js';
 import { withTimeout } from '../../../common/with-timeout.js';
 import { modelEndpointFailure } from '../../../models/model-errors.js';
+import type { Metrics } from '../../../observability/metrics.js';
 import { ModelCall, traceModelCall } from '../../../observability/spans.js';
 import type { JUDGE_SOURCES } from '../../../trace/trace.protocol.js';
 
@@ -43,13 +44,22 @@ export class ModelJudgement<S extends z.ZodObject> {
     private readonly timeoutMs: number,
     /** The provider and model, as its `chat` span names them. */
     private readonly identity: ModelCall = { provider: 'unknown', model: 'unknown' },
+    private readonly metrics?: Metrics,
   ) {
     this.runnable = model.withStructuredOutput<z.infer<S>>(schema, { name: functionName, method: 'functionCalling' });
   }
 
   async ask(instructions: string, input: string): Promise<z.infer<S>> {
     const controller = new AbortController();
-    const verdict = await traceModelCall(this.identity, () =>
+    const call = () => this.call(controller, instructions, input);
+    const verdict = await (this.metrics ? this.metrics.modelCall({ operation: 'chat', ...this.identity }, call) : call());
+    // The parser yields nothing when the reply holds no call of the function (text instead, or unparseable arguments).
+    if (verdict == null) throw new InvalidJudgementError(`no valid ${this.functionName} call in the reply`);
+    return verdict;
+  }
+
+  private call(controller: AbortController, instructions: string, input: string): Promise<z.infer<S>> {
+    return traceModelCall(this.identity, () =>
       withTimeout(
         this.runnable.invoke(
           [
@@ -65,9 +75,6 @@ export class ModelJudgement<S extends z.ZodObject> {
         },
       ),
     );
-    // The parser yields nothing when the reply holds no call of the function (text instead, or unparseable arguments).
-    if (verdict == null) throw new InvalidJudgementError(`no valid ${this.functionName} call in the reply`);
-    return verdict;
   }
 }
 

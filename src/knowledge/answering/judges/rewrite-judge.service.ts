@@ -10,6 +10,7 @@ import type { RetrievalHit } from '../../retrieval/retrieval.service.js';
 import { Rewrite, rewriteQuery } from '../rewrite.js';
 import { JudgeDefinition, JudgeTrace, ModelJudge } from './judge.js';
 import { InvalidJudgementError } from './model-judgement.js';
+import { Metrics } from '../../../observability/metrics.js';
 
 const RewriteSchema = z.object({
   rewrite_mode: z.enum(['step_back', 'hyde']),
@@ -51,8 +52,8 @@ const REWRITE: JudgeDefinition<WeakSearch, typeof RewriteSchema, Rewrite, 'rewri
  */
 @Injectable()
 export class RewriteJudge extends ModelJudge<WeakSearch, typeof RewriteSchema, Rewrite, 'rewrite'> {
-  constructor(@Inject(FAST_MODEL) model: BaseChatModel, @Inject(APP_CONFIG) config: AppConfig) {
-    super(REWRITE, model, config);
+  constructor(@Inject(FAST_MODEL) model: BaseChatModel, @Inject(APP_CONFIG) config: AppConfig, metrics?: Metrics) {
+    super(REWRITE, model, config, metrics);
   }
 
   rewrite(query: string, weakHits: readonly RetrievalHit[]): Promise<JudgedRewrite> {

@@ -7,6 +7,7 @@ import { APP_CONFIG } from '../../../config/config.module.js';
 import { Readiness, ReadinessState } from '../../../common/readiness.js';
 import { withMaintenanceDataSource } from '../../../database/maintenance.js';
 import { pgErrorCode } from '../../../database/sql.js';
+import { Metrics } from '../../../observability/metrics.js';
 import { traceEmbeddings } from '../../../observability/spans.js';
 import type { RetrievalScope } from '../../collections/retrieval-scope.js';
 import { ChunksRepository } from '../chunks.repository.js';
@@ -55,6 +56,7 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
     private readonly identity: IndexIdentity,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     readiness: Readiness,
+    private readonly metrics: Metrics,
   ) {
     // Only this instance's embedding space is ranked: vectors of another are not comparable.
     this.state = new IndexStateRepository(dataSource);
@@ -246,7 +248,9 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
   /** Leaf ids of the scope's collections ranked by similarity to `query`'s embedding, best first (the scope filters inside each backend's ranking). */
   async rank(query: string, limit: number, scope: RetrievalScope): Promise<DenseRanking> {
     const { provider, model, dimensions } = this.embeddings;
-    const [embedded] = await traceEmbeddings({ provider, model, dimensions, inputs: 1 }, () => this.embeddings.embed([query]));
+    const [embedded] = await this.metrics.modelCall({ operation: 'embeddings', provider, model }, () =>
+      traceEmbeddings({ provider, model, dimensions, inputs: 1 }, () => this.embeddings.embed([query])),
+    );
     const vector = Float32Array.from(embedded);
     if (this.pgvector) {
       try {

@@ -67,6 +67,8 @@ export class IngestAttempts {
   constructor(
     private readonly jobs: IngestJobsRepository,
     private readonly documents: DocumentsService,
+    /** Told how each attempt that ended the job, or failed, went. */
+    private readonly onOutcome: (outcome: 'completed' | 'failed' | 'retried') => void = () => undefined,
   ) {}
 
   /** The queue's process function: null when the job had ended already (or is no longer this attempt's). */
@@ -124,6 +126,7 @@ export class IngestAttempts {
    */
   private async complete(id: string, attempt: number, result: IngestOutcome): Promise<IngestOutcome> {
     await this.jobs.complete(id, attempt, result);
+    this.onOutcome('completed');
     return result;
   }
 
@@ -141,6 +144,7 @@ export class IngestAttempts {
           ? 'the ingest failed: the database did not accept the document (see the service log)'
           : 'the ingest failed (see the service log)';
     if (!permanent) this.logger.warn({ err: error }, `ingest job ${id}, attempt ${attempt}: ${message}`);
+    this.onOutcome(final ? 'failed' : 'retried');
     await this.jobs
       .recordFailure(id, attempt, { final, code, message })
       .catch((writeError: Error) => this.logger.warn(`ingest job ${id}: its failure could not be recorded (${writeError.message})`));

@@ -133,6 +133,16 @@ export class IngestJobsRepository {
   }
 
   /** Unfinished jobs, oldest first, whose row has not moved for `idleSeconds`. */
+  /** How many jobs are queued and active (the partial index of unfinished jobs answers it). */
+  async unfinishedCounts(): Promise<Array<{ status: 'queued' | 'active'; count: number }>> {
+    const rows = await sqlRows<{ status: 'queued' | 'active'; count: string }>(
+      this.dataSource,
+      `SELECT status, count(*) AS count FROM knowledge_ingest_jobs WHERE status IN ('queued', 'active') GROUP BY status`,
+    );
+    const counts = new Map(rows.map((row) => [row.status, Number(row.count)]));
+    return (['queued', 'active'] as const).map((status) => ({ status, count: counts.get(status) ?? 0 }));
+  }
+
   async idleUnfinished(idleSeconds: number, limit: number): Promise<string[]> {
     const rows = await sqlRows<{ id: string }>(
       this.dataSource,

@@ -18,6 +18,7 @@ import { DEFAULT_COLLECTION_ID } from '../../collections/collection.js';
 import { BullmqIngestQueue } from './bullmq-ingest-queue.js';
 import { InProcessIngestQueue } from './in-process-ingest-queue.js';
 import { IngestQueue, IngestQueueEvents } from './ingest-queue.js';
+import { Metrics } from '../../../observability/metrics.js';
 
 /** What an upload became: a queued job, or the document already stored with the same content. */
 export type Submission = { job: IngestJob; document: null } | { job: null; document: KnowledgeDocument };
@@ -63,8 +64,12 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     private readonly documents: DocumentsService,
     private readonly dense: DenseRecall,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: Metrics,
   ) {
     this.jobs = new IngestJobsRepository(dataSource);
+    metrics.gauge('knowledge_ingest_queue_depth', 'Ingest jobs not ended (all instances: read from PostgreSQL at each scrape), by status (queued, active)', ['status'], async () =>
+      (await this.jobs.unfinishedCounts()).map(({ status, count }) => [{ status }, count]),
+    );
   }
 
   async onModuleInit(): Promise<void> {
@@ -83,7 +88,7 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
       this.queue = new BullmqIngestQueue(options, events);
     }
     if (ingestConcurrency > 0) {
-      const attempts = new IngestAttempts(this.jobs, this.documents);
+      const attempts = new IngestAttempts(this.jobs, this.documents, (outcome) => this.metrics.ingestFinished(outcome));
       this.queue.startWorker((task) => attempts.run(task), ingestConcurrency);
     }
     // Without Redis this is the only instance: every unfinished job was left by a process that stopped, and starts over now.
@@ -126,6 +131,7 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
 
   /** Takes jobs whose rows are gone (their collection was deleted) off the queue, best effort: one left there finds no row and stores nothing. */
   async dropFromQueue(ids: readonly string[]): Promise<void> {
+    if (ids.length > 0) this.metrics.ingestFinished('cancelled', ids.length);
     for (const id of ids) await this.queue.remove(id).catch(() => undefined);
   }
 
@@ -141,11 +147,13 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
    * comes first (the job's transaction rolls back) or removes the document the job has just committed.
    */
   async deleteDocument(id: string, collectionId = DEFAULT_COLLECTION_ID): Promise<DocumentDeletion> {
-    return this.dataSource.transaction(async (manager) => {
+    const deletion = await this.dataSource.transaction(async (manager) => {
       const jobCancelled = await this.jobs.cancelUnfinished(manager, id, collectionId);
       const document = await this.documents.remove(id, manager, collectionId);
       return { document, jobCancelled };
     });
+    if (deletion.jobCancelled) this.metrics.ingestFinished('cancelled');
+    return deletion;
   }
 
   /**

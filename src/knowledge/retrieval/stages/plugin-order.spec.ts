@@ -2,6 +2,7 @@ import type { AppConfig } from '../../../config/app-config.js';
 import { RagPipeline } from '../rag-pipeline.service.js';
 import type { RecallCandidate } from '../hybrid-recall.service.js';
 import type { RetrievalStage, StageResult, StageState } from './retrieval-stage.js';
+import { Metrics } from '../../../observability/metrics.js';
 
 /** Where @RetrievalStagePlugin stages land when several name the same `after`, or name each other. */
 class Named implements RetrievalStage<RecallCandidate> {
@@ -17,7 +18,7 @@ function pipelineWith(plugins: Array<{ stage: Named; after: string }>): RagPipel
     getMetadataByDecorator: (_: unknown, wrapper: { instance: Named }) => ({ after: plugins.find((p) => p.stage === wrapper.instance)!.after }),
   };
   const knowledge = { topK: 4, recallMultiplier: 4, autoMerge: false, autoMergeThreshold: 0.5, minRelevance: 0 };
-  return new RagPipeline(null as never, null, null as never, { knowledge } as unknown as AppConfig, discovery as never);
+  return new RagPipeline(null as never, null, null as never, { knowledge } as unknown as AppConfig, discovery as never, new Metrics());
 }
 
 const order = (pipeline: RagPipeline) => (pipeline as unknown as { stages: Array<{ name: string }> }).stages.map((s) => s.name);

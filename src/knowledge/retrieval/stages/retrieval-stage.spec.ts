@@ -4,6 +4,7 @@ import type { HybridRecall, RecallCandidate, RecallResult } from '../hybrid-reca
 import { RagPipeline } from '../rag-pipeline.service.js';
 import { RerankProvider } from '../rerank.js';
 import { RetrievalStage, runStages, StageResult, StageState, TraceFragment } from './retrieval-stage.js';
+import { Metrics } from '../../../observability/metrics.js';
 
 const COLLECTION = '6f1c1d8e-0000-4000-8000-00000000abcd';
 const scope = RetrievalScope.of([COLLECTION]);
@@ -121,7 +122,7 @@ describe('RagPipeline: recall, auto-merge, rerank, threshold as a list of stages
     }
   }
   const pipeline = (reranker: RerankProvider | null) =>
-    new RagPipeline(recall, reranker, null as never /* no parents to look up: the leaves have none */, { knowledge } as AppConfig, null as never);
+    new RagPipeline(recall, reranker, null as never /* no parents to look up: the leaves have none */, { knowledge } as AppConfig, null as never, new Metrics());
 
   it("writes every stage's trace fields and steps, with the timings of the stages that worked", async () => {
     const steps: Array<[string, string]> = [];

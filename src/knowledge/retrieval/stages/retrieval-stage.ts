@@ -1,4 +1,5 @@
 import { DiscoveryService } from '@nestjs/core';
+import type { Metrics } from '../../../observability/metrics.js';
 import { ATTR_CANDIDATES_OUT, traceFieldAttributes, traceStage } from '../../../observability/spans.js';
 import type { RagTraceFields } from '../../../trace/trace.protocol.js';
 import type { RetrievalScope } from '../../collections/retrieval-scope.js';
@@ -68,7 +69,7 @@ function stageSpanAttributes(result: StageResult<RetrievalHit>) {
   return { [ATTR_CANDIDATES_OUT]: result.candidates.length, ...traceFieldAttributes(result.trace) };
 }
 
-/** Runs the stages in order, each on the candidates and trace the ones before it left. */
+/** Runs the stages in order, each on the candidates and trace the ones before it left (each timed in `metrics`, when given). */
 export async function runStages<C extends RetrievalHit>(
   stages: readonly RetrievalStage<C>[],
   query: string,
@@ -76,6 +77,7 @@ export async function runStages<C extends RetrievalHit>(
   scope: RetrievalScope,
   step: StepReporter,
   question = query,
+  metrics?: Pick<Metrics, 'stage'>,
 ): Promise<StagesOutcome<C>> {
   const timings: Record<string, number> = {};
   const context: StageContext = {
@@ -94,7 +96,8 @@ export async function runStages<C extends RetrievalHit>(
   const pipelineParts: string[] = [];
   for (const stage of stages) {
     const given = candidates;
-    const result = await traceStage(stage.name, given.length, () => stage.run({ query, question, topK, scope, candidates: given, trace }, context), stageSpanAttributes);
+    const run = () => traceStage(stage.name, given.length, () => stage.run({ query, question, topK, scope, candidates: given, trace }, context), stageSpanAttributes);
+    const result = await (metrics ? metrics.stage(stage.name, run) : run());
     candidates = result.candidates;
     Object.assign(trace, result.trace);
     if (result.pipelinePart !== undefined) pipelineParts.push(result.pipelinePart);

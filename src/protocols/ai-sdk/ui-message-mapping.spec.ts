@@ -72,4 +72,8 @@ describe('UiMessageMapper', () => {
       { type: 'finish', finishReason: 'error', messageMetadata: { ...run, message_saved: true } },
     ]);
   });
+  it("carries the run's trace id in the message metadata, when tracing gave it one", () => {
+    const traced = { ...run, trace_id: '0af7651916cd43dd8448eb211c80319c' };
+    expect(new UiMessageMapper().map(events({ event: 'metadata', data: traced })[0])).toEqual([{ type: 'start', messageId: run.run_id, messageMetadata: traced }]);
+  });
 });

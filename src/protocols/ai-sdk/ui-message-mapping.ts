@@ -33,6 +33,8 @@ export const UI_MESSAGE_STREAM_DONE = 'data: [DONE]\n\n';
 export interface RagMessageMetadata {
   run_id: string;
   session_id: string;
+  /** The turn's OpenTelemetry trace id, when tracing is on. */
+  trace_id?: string;
   /** Set when the turn failed: whether the user's message was kept (null: not known yet), from the `error` event. */
   message_saved?: boolean | null;
 }

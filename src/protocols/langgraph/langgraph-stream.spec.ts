@@ -71,4 +71,13 @@ describe('LangGraph run stream mapping', () => {
     const final = data.filter((part) => part.event === 'values').at(-1)!.data.messages;
     expect(new Set(chunks.map((chunk) => chunk.id))).toEqual(new Set([final.at(-1).id]));
   });
+  it("passes the run's trace id on in the metadata event, when tracing gave it one", async () => {
+    const metadataOf = async (data: Record<string, unknown>) => {
+      const text = await new LgStreamMapper(view(), new Set(['values'])).sse(runEvent(1, 'metadata', data as { run_id: string; session_id: string }));
+      return JSON.parse(/^event: metadata\ndata: (.*)$/m.exec(text)![1]) as Record<string, unknown>;
+    };
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    expect(await metadataOf({ run_id: RUN, session_id: 's', trace_id: traceId })).toEqual({ run_id: RUN, thread_id: view().threadId, attempt: 1, trace_id: traceId });
+    expect(await metadataOf({ run_id: RUN, session_id: 's' })).toEqual({ run_id: RUN, thread_id: view().threadId, attempt: 1 });
+  });
 });

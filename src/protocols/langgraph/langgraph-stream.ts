@@ -198,7 +198,7 @@ export class LgStreamMapper {
     switch (event.event) {
       case 'metadata':
         return [
-          { event: 'metadata', data: { run_id: view.runId, thread_id: view.threadId, attempt: 1 } },
+          { event: 'metadata', data: { run_id: view.runId, thread_id: view.threadId, attempt: 1, ...traceIdOf(event.data) } },
           { event: 'values', data: { messages: [...view.before, ...(view.question ? [view.question] : [])] } },
         ];
       case 'token':
@@ -295,4 +295,10 @@ export class LgStreamMapper {
 
 export function formatLgSse(part: LgEvent): string {
   return `event: ${part.event}\ndata: ${JSON.stringify(part.data)}\nid: ${part.id}\n\n`;
+}
+
+/** The run's OpenTelemetry trace id (`trace_id` of its `metadata` event, when tracing is on), to pass on as it is. */
+function traceIdOf(data: unknown): { trace_id?: string } {
+  const traceId = (data as { trace_id?: unknown } | null)?.trace_id;
+  return typeof traceId === 'string' ? { trace_id: traceId } : {};
 }

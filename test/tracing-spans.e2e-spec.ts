@@ -4,6 +4,8 @@ import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { ChatService } from '../src/chat/chat.service.js';
 import { startTracing } from '../src/observability/tracing-sdk.js';
 import { EndedSpans } from './support/ended-spans.js';
+import { adminAuth } from './support/admin.js';
+import { createCollection, uploadTo } from './support/collections.js';
 import request from 'supertest';
 import { freePort } from './support/service-process.js';
 import { readSse } from './support/sse-client.js';
@@ -146,6 +148,30 @@ describe('OpenTelemetry spans of a streamed knowledge turn (in-memory exporter)'
       // The turn's own spans all succeeded (a Redis write retried under load may fail an attempt: not looked at here).
       const own = spans.filter((span) => span.attributes['gen_ai.operation.name'] !== undefined || span.attributes['rag.stage.name'] !== undefined);
       expect(own.filter((span) => span.status.code === SpanStatusCode.ERROR).map((span) => [span.name, span.attributes['error.type'], span.status.message])).toEqual([]);
+    });
+
+    it('an upload: `send ingest` where the job is queued, `process ingest` (its attempt, through the BullMQ queue in Redis) a child of it', async () => {
+      const admin = adminAuth(t);
+      const collection = await createCollection(t, admin, `traced-${Date.now()}`);
+      const documentId = await uploadTo(t, admin, collection.id, 'traced.md', '# Traced\nA document whose ingest is traced, from its upload to its attempt.');
+      await ended.waitFor((spans) => spans.some((span) => span.name === 'process ingest' && span.attributes['messaging.message.id'] === documentId), 'the attempt span');
+      await processor.forceFlush();
+      const finished = exporter.getFinishedSpans();
+      const send = finished.filter((span) => span.name === 'send ingest' && span.attributes['messaging.message.id'] === documentId);
+      const processed = finished.filter((span) => span.name === 'process ingest' && span.attributes['messaging.message.id'] === documentId);
+      expect([send.length, processed.length]).toEqual([1, 1]);
+      expect(send[0].kind).toBe(SpanKind.PRODUCER);
+      expect(send[0].attributes).toMatchObject({ 'messaging.system': 'bullmq', 'messaging.operation.type': 'send', 'messaging.destination.name': 'ingest' });
+      expect(processed[0].kind).toBe(SpanKind.CONSUMER);
+      expect(processed[0].attributes).toMatchObject({
+        'messaging.system': 'bullmq',
+        'messaging.operation.type': 'process',
+        'messaging.destination.name': 'ingest',
+        'rag.job.attempt': 1,
+      });
+      expect(processed[0].spanContext().traceId).toBe(send[0].spanContext().traceId);
+      expect(parentOf(processed[0])).toBe(idOf(send[0]));
+      expect(processed[0].status.code).not.toBe(SpanStatusCode.ERROR);
     });
   });
 

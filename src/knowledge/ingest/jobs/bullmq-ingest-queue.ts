@@ -3,6 +3,7 @@ import { Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { withTimeout } from '../../../common/with-timeout.js';
 import { IngestQueue, IngestQueueEvents, IngestQueueHold, IngestTask, PermanentIngestError } from './ingest-queue.js';
+import { TraceCarrier, traceCarrierOf } from '../../../observability/queue-spans.js';
 
 export interface BullmqIngestQueueOptions {
   redisUrl: string;
@@ -47,18 +48,16 @@ export class BullmqIngestQueue implements IngestQueue {
     this.events.on('progress', ({ jobId, data }: { jobId: string; data: unknown }) => listeners.progress(jobId, data));
   }
 
-  add(id: string, attempts: number): Promise<void> {
-    const adding = this.queue.add(
-      'ingest',
-      { id },
-      {
-        jobId: id,
-        attempts,
-        backoff: { type: 'exponential', delay: 1000 },
-        removeOnComplete: { age: 24 * 3600, count: 1000 },
-        removeOnFail: { age: 7 * 24 * 3600 },
-      },
-    );
+  readonly system = 'bullmq';
+
+  add(id: string, attempts: number, carrier?: TraceCarrier): Promise<void> {
+    const adding = this.queue.add('ingest', carrier && Object.keys(carrier).length > 0 ? { id, trace: carrier } : { id }, {
+      jobId: id,
+      attempts,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: { age: 24 * 3600, count: 1000 },
+      removeOnFail: { age: 7 * 24 * 3600 },
+    });
     return this.inTime(adding).then(() => undefined);
   }
 
@@ -114,6 +113,7 @@ export class BullmqIngestQueue implements IngestQueue {
         id: String(job.id),
         attemptsMade: job.attemptsMade,
         maxAttempts: job.opts.attempts ?? 1,
+        carrier: traceCarrierOf((job.data as { trace?: unknown } | undefined)?.trace),
         reportProgress: (progress) => job.updateProgress(progress),
       });
     } catch (error) {

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { withTimeout } from '../../../common/with-timeout.js';
 import { IngestQueue, IngestQueueEvents, IngestQueueHold, IngestTask, PermanentIngestError } from './ingest-queue.js';
+import type { TraceCarrier } from '../../../observability/queue-spans.js';
 
 /** Runs `run` after `ms`; returns what cancels it. */
 export type Schedule = (run: () => void, ms: number) => () => void;
@@ -26,6 +27,7 @@ interface QueuedJob {
   cancelRetry?: () => void;
   /** Removed while under way: not tried again. */
   removed?: boolean;
+  carrier?: TraceCarrier;
 }
 
 /**
@@ -55,9 +57,11 @@ export class InProcessIngestQueue implements IngestQueue {
     this.schedule = options.schedule ?? scheduleWithTimer;
   }
 
-  add(id: string, attempts: number): Promise<void> {
+  readonly system = 'in_process';
+
+  add(id: string, attempts: number, carrier?: TraceCarrier): Promise<void> {
     if (this.jobs.has(id) || this.stopped) return Promise.resolve();
-    this.jobs.set(id, { id, attempts: Math.max(1, attempts), attemptsMade: 0, state: 'waiting' });
+    this.jobs.set(id, { id, attempts: Math.max(1, attempts), attemptsMade: 0, state: 'waiting', carrier });
     this.waiting.push(id);
     this.listeners.moved(id);
     this.dispatch();
@@ -119,6 +123,7 @@ export class InProcessIngestQueue implements IngestQueue {
       id: job.id,
       attemptsMade: job.attemptsMade,
       maxAttempts: job.attempts,
+      carrier: job.carrier,
       reportProgress: (progress) => Promise.resolve(this.listeners.progress(job.id, progress)),
     };
     const attempt = Promise.resolve()

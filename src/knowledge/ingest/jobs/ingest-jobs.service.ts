@@ -19,6 +19,7 @@ import { BullmqIngestQueue } from './bullmq-ingest-queue.js';
 import { InProcessIngestQueue } from './in-process-ingest-queue.js';
 import { IngestQueue, IngestQueueEvents } from './ingest-queue.js';
 import { Metrics } from '../../../observability/metrics.js';
+import { traceJobProcess, traceJobSend } from '../../../observability/queue-spans.js';
 
 /** What an upload became: a queued job, or the document already stored with the same content. */
 export type Submission = { job: IngestJob; document: null } | { job: null; document: KnowledgeDocument };
@@ -49,6 +50,9 @@ const RECONCILE_BATCH = 100;
  * cancels its unfinished job, whatever its stage: the job ends `cancelled`
  * and never stores the document again.
  */
+/** The ingest queue's name in traces (`messaging.destination.name`). */
+const INGEST_QUEUE = 'ingest';
+
 @Injectable()
 export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(IngestJobs.name);
@@ -89,7 +93,11 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     }
     if (ingestConcurrency > 0) {
       const attempts = new IngestAttempts(this.jobs, this.documents, (outcome) => this.metrics.ingestFinished(outcome));
-      this.queue.startWorker((task) => attempts.run(task), ingestConcurrency);
+      const queue = this.queue;
+      this.queue.startWorker(
+        (task) => traceJobProcess({ system: queue.system, queue: INGEST_QUEUE, jobId: task.id, attempt: task.attemptsMade + 1, carrier: task.carrier }, () => attempts.run(task)),
+        ingestConcurrency,
+      );
     }
     // Without Redis this is the only instance: every unfinished job was left by a process that stopped, and starts over now.
     if (redisUrl === null) await this.requeueLost(0);
@@ -192,7 +200,7 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
   }
 
   private enqueue(id: string): Promise<void> {
-    return this.queue.add(id, this.config.knowledge.ingestAttempts);
+    return traceJobSend({ system: this.queue.system, queue: INGEST_QUEUE, jobId: id }, (carrier) => this.queue.add(id, this.config.knowledge.ingestAttempts, carrier));
   }
 
   private async reconcile(): Promise<void> {

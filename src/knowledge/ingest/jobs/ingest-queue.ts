@@ -1,3 +1,5 @@
+import type { TraceCarrier } from '../../../observability/queue-spans.js';
+
 /** One attempt at a queued ingest job, as a queue hands it to its worker. */
 export interface IngestTask {
   /** The job's id (its row's in `knowledge_ingest_jobs`). */
@@ -6,6 +8,8 @@ export interface IngestTask {
   readonly attemptsMade: number;
   /** Attempts the job may have in all. */
   readonly maxAttempts: number;
+  /** The trace context of the request that queued the job (empty with tracing off). */
+  readonly carrier?: TraceCarrier;
   /** Tells the job's watchers (on every instance the queue reaches) how far the attempt is; best effort. */
   reportProgress(progress: { stage: string; done: number; total: number }): Promise<void>;
 }
@@ -35,8 +39,10 @@ export type IngestQueueHold = 'absent' | 'failed' | 'held';
  * PostgreSQL, not the queue, holds each job's state and upload.
  */
 export interface IngestQueue {
-  /** Queues job `id` (nothing when the queue holds it already); rejects when the queue cannot take it now. */
-  add(id: string, attempts: number): Promise<void>;
+  /** What runs the queue, as traces name it (`messaging.system`). */
+  readonly system: string;
+  /** Queues job `id` (nothing when the queue holds it already) with the trace context to continue; rejects when the queue cannot take it now. */
+  add(id: string, attempts: number, carrier?: TraceCarrier): Promise<void>;
   /** Takes the job off the queue (best effort). */
   remove(id: string): Promise<void>;
   hold(id: string): Promise<IngestQueueHold>;

@@ -12,7 +12,7 @@
  *     Turns alternate between them (ABAB…, the first of each pair alternating),
  *     each instance's sessions renewed every 10 turns; the median of each, and
  *     their ratio (goal: at most 1.1). Builds the service first (SKIP_NEST_BUILD=true
- *     uses dist/ as it is); TRACING_TURNS=0 skips it; TRACING_ENV (JSON) adds
+ *     uses dist/ as it is); TRACING_TURNS=0 skips it, TURNS=0 runs it alone; TRACING_ENV (JSON) adds
  *     variables to the traced instance.
  *
  *   npm run bench:chat          (TURNS=205, STREAMS=40, TRACING_TURNS=100)
@@ -149,7 +149,8 @@ runBench('bench_chat', async (databaseUrl, onClose) => {
   const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
   const token = new JwtService({ secret: config.auth.jwtSecret }).sign({ sub: 'bench-user' }, { expiresIn: '1h' });
   const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
-  {
+  // TURNS=0 skips (a) and (b): the tracing overhead alone.
+  if (TURNS > 0) {
     console.log(`${TURNS} knowledge-base turns in one session, local provider, PostgreSQL + Redis`);
 
     // Warm-up (JIT, pools, caches) in a session of its own, so turn 10 measures turns, not start-up.

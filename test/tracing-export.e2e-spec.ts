@@ -129,6 +129,11 @@ describe('Tracing exported over OTLP/HTTP by the built service', () => {
     expect(batches.every(underServer)).toBe(true);
     expect(eventsWritten(spans)).toBeGreaterThanOrEqual(events.length);
     expect(redis.filter((span) => String(span.attributes['db.query.text']).startsWith('XADD'))).toEqual([]);
+    // The checkpointer's writes: a span per operation, not one per statement (no statement on its tables is traced).
+    expect(named('checkpoint put').length).toBeGreaterThan(0);
+    expect(named('checkpoint put_writes').length).toBeGreaterThan(0);
+    expect([...named('checkpoint put'), ...named('checkpoint put_writes')].every(underServer)).toBe(true);
+    expect(postgres.filter((span) => /\bcheckpoint(s|_writes|_blobs)\b/.test(String(span.attributes['db.query.text']))).map((span) => span.name)).toEqual([]);
 
     expect(receiver.spans.filter((span) => String(span.attributes['url.path'] ?? '').startsWith('/health'))).toEqual([]);
     expect(receiver.refused).toEqual([]);

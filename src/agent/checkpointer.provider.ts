@@ -7,6 +7,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { boundedPoolOptions } from '../database/pg-clients.js';
 import { connectTimeoutMs } from '../database/data-source-options.js';
 import { Metrics } from '../observability/metrics.js';
+import { traceCheckpoint } from '../observability/spans.js';
 
 /** How many forgotten threads are remembered, to drop their late writes (far more than turns end within a tool's timeout). */
 const FORGOTTEN_THREADS_KEPT = 10_000;
@@ -34,12 +35,26 @@ class ForgettingPostgresSaver extends PostgresSaver {
 
   override async put(...args: PutArgs): Promise<RunnableConfig> {
     if (this.isForgotten(args[0])) return args[0];
-    return this.tracked(args[0], super.put(...args));
+    return this.tracked(
+      args[0],
+      traceCheckpoint('put', () => super.put(...args)),
+    );
   }
 
   override async putWrites(...args: PutWritesArgs): Promise<void> {
     if (this.isForgotten(args[0])) return;
-    return this.tracked(args[0], super.putWrites(...args));
+    return this.tracked(
+      args[0],
+      traceCheckpoint('put_writes', () => super.putWrites(...args)),
+    );
+  }
+
+  override getTuple(config: RunnableConfig): ReturnType<PostgresSaver['getTuple']> {
+    return traceCheckpoint('get', () => super.getTuple(config));
+  }
+
+  override deleteThread(threadId: string): Promise<void> {
+    return traceCheckpoint('delete', () => super.deleteThread(threadId));
   }
 
   private async tracked<T>(config: RunnableConfig, write: Promise<T>): Promise<T> {

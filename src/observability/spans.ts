@@ -379,3 +379,19 @@ export function traceEventBatch<T>(events: number, work: () => Promise<T>): Prom
     () => context.with(suppressTracing(context.active()), work),
   );
 }
+
+/**
+ * A checkpointer operation (`checkpoint put`, `checkpoint put_writes`,
+ * `checkpoint get`, `checkpoint delete`) as one span, its SQL statements not
+ * traced one by one: each LangGraph step writes its checkpoint in several
+ * statements and transactions (most of a turn's statements), which would
+ * otherwise be half of every trace and of tracing's cost.
+ */
+export function traceCheckpoint<T>(operation: string, work: () => Promise<T>): Promise<T> {
+  return inSpan(
+    `checkpoint ${operation}`,
+    SpanKind.CLIENT,
+    () => ({ 'db.system.name': 'postgresql', 'db.operation.name': operation }),
+    () => context.with(suppressTracing(context.active()), work),
+  );
+}

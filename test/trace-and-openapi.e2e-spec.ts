@@ -214,6 +214,7 @@ describe('Traces leave the service normalized; the OpenAPI document describes th
         '/langgraph/threads/{thread_id}/state',
         '/langgraph/threads/{thread_id}/state/checkpoint',
         '/langgraph/threads/{thread_id}/state/{checkpoint_id}',
+        '/metrics',
       ].sort(),
     );
     expect(doc.paths['/api/chat'].post.requestBody.content['application/json'].schema.$ref).toMatch(/ChatRequest/);

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -14,6 +14,7 @@ const require = createRequire(import.meta.url);
 const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 const memory = require.resolve('@modelcontextprotocol/server-memory/dist/index.js');
 const invalidSchemaServer = join(process.cwd(), 'test/fixtures/mcp-invalid-schema-server.mjs');
+const lateServer = join(process.cwd(), 'test/fixtures/mcp-late-server.mjs');
 
 describe('MCP servers as agent tools (over stdio)', () => {
   const llm = new FakeOpenAIServer();
@@ -25,6 +26,7 @@ describe('MCP servers as agent tools (over stdio)', () => {
     },
   });
   const memoryDir = mkdtempSync(join(tmpdir(), 'mcp-memory-'));
+  const lateMarker = join(memoryDir, 'late-server-may-start');
   let t: TestApp;
   let base: string;
   let servers: McpServers;
@@ -37,6 +39,7 @@ describe('MCP servers as agent tools (over stdio)', () => {
       { name: 'memory', transport: 'stdio', command: process.execPath, args: [memory], env: { MEMORY_FILE_PATH: join(memoryDir, 'memory.jsonl') } },
       { name: 'fixture', transport: 'stdio', command: process.execPath, args: [invalidSchemaServer] },
       { name: 'broken', transport: 'stdio', command: join(memoryDir, 'no-such-command') },
+      { name: 'late', transport: 'stdio', command: process.execPath, args: [lateServer, lateMarker] },
     ];
     t = await createTestApp(llm.appEnv({ LLM_TIMEOUT_MS: '5000', LOG_LEVEL: 'warn', MCP_SERVERS: JSON.stringify(mcpServers), MCP_MAX_RESULT_CHARS: '200' }), sink);
     base = await t.listen();
@@ -65,7 +68,7 @@ describe('MCP servers as agent tools (over stdio)', () => {
   it('lists the servers, their status and their tools to administrators, the allow-list honoured', async () => {
     const list = await listServers();
     const byName = Object.fromEntries(list.map((s) => [s.name, s]));
-    expect(Object.keys(byName)).toEqual(['everything', 'slow', 'memory', 'fixture', 'broken']);
+    expect(Object.keys(byName)).toEqual(['everything', 'slow', 'memory', 'fixture', 'broken', 'late']);
     expect(byName.everything).toMatchObject({ transport: 'stdio', status: 'up', attempts: 0, last_error: null });
     expect(byName.everything.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(['echo', 'trigger-long-running-operation']);
     expect(byName.memory.tools.map((tool: { name: string }) => tool.name)).toEqual(expect.arrayContaining(['create_entities', 'read_graph', 'search_nodes', 'open_nodes']));
@@ -136,6 +139,39 @@ describe('MCP servers as agent tools (over stdio)', () => {
     await streamTurn('Echo a lot');
     const content = llm.requests[1].messages.find((m) => m.role === 'tool')!.content as string;
     expect(content.startsWith(`Echo: ${'x'.repeat(194)}\n[truncated: the result had 5006 characters, 200 are shown]`)).toBe(true);
+  });
+
+  it('offers the tools of a server that first comes up after start-up from the next turn on, and calls them', async () => {
+    const offeredNames = (index: number) => ((llm.requests[index].tools ?? []) as unknown as Array<{ function: { name: string } }>).map((tool) => tool.function.name);
+    await waitForStatus('late', 'down');
+    llm.play({ content: 'Not yet.' });
+    await streamTurn('Shout it, later');
+    expect(offeredNames(0)).toContain('mcp__fixture__shout');
+    expect(offeredNames(0)).not.toContain('mcp__late__shout');
+
+    writeFileSync(lateMarker, '');
+    const up = await waitForStatus('late', 'up');
+    expect(up.tools.map((tool: { name: string }) => tool.name)).toEqual(['shout']);
+    for (const route of ['stream', 'openai'] as const) {
+      llm.reset();
+      llm.play({ toolCalls: [{ name: 'mcp__late__shout', args: { text: `late ${route}` } }] }, { content: 'Done.' });
+      if (route === 'stream') {
+        const stream = await streamTurn('Shout it now');
+        expect(toolEvents(stream.events)).toEqual([
+          ['mcp__late__shout', 'start', { args: { text: 'late stream' } }],
+          ['mcp__late__shout', 'end', { output: 'LATE STREAM', truncated: false }],
+        ]);
+      } else {
+        // The stateless graph of the OpenAI-compatible route sees the new tools too.
+        await request(t.app.getHttpServer())
+          .post('/v1/chat/completions')
+          .set(t.auth(uniqueUser()))
+          .send({ model: 'rag-agent', messages: [{ role: 'user', content: 'Shout it now' }] })
+          .expect(200);
+      }
+      expect(offeredNames(0)).toEqual(expect.arrayContaining(['mcp__late__shout', 'mcp__fixture__shout', 'mcp__everything__echo']));
+      expect(llm.requests[1].messages.find((m) => m.role === 'tool')!.content).toBe(`LATE ${route.toUpperCase()}`);
+    }
   });
 
   it('reports a hanging tool as tool_timeout without failing the turn', async () => {

@@ -21,7 +21,7 @@ function stateAfterCalls(calls: Array<{ id: string; name: string; args: Record<s
 }
 
 describe('AgentToolsNode', () => {
-  const node = new AgentToolsNode([search, plain]);
+  const node = new AgentToolsNode(() => [search, plain]);
 
   it('moves a tool’s trace into the state and keeps it out of the conversation', async () => {
     const update = (await node.invoke(stateAfterCalls([{ id: 'a', name: 'search', args: { query: 'reset' } }]))) as Partial<AgentStateValues>;

@@ -30,11 +30,13 @@ import { ToolReportedError } from './tools/agent-tool.js';
 export class AgentToolsNode extends ToolNode {
   private readonly logger = new Logger('AgentTools');
 
-  constructor(tools: ConstructorParameters<typeof ToolNode>[0]) {
-    super(tools, { handleToolErrors: false });
+  /** `currentTools` is read at each run: the tool set may grow while the service runs (an MCP server that came up late). */
+  constructor(private readonly currentTools: () => ConstructorParameters<typeof ToolNode>[0]) {
+    super(currentTools(), { handleToolErrors: false });
   }
 
   protected override async run(input: unknown, config: LangGraphRunnableConfig): Promise<Partial<AgentStateValues>> {
+    this.tools = this.currentTools();
     const output = (await super.run(input, config)) as { messages: BaseMessage[] };
     const state = input as AgentStateValues;
     const update: Partial<AgentStateValues> = { messages: [] };

@@ -58,9 +58,16 @@ function bindAgentTools(model: BaseChatModel, tools: ToolRegistry) {
 function buildAgentGraph(model: BaseChatModel, sampledModel: SampledModelFactory, tools: ToolRegistry, checkpointer: BaseCheckpointSaver, llm: AppConfig['llm'], metrics: Metrics) {
   const { timeoutMs } = llm;
   const identity = modelIdentity(llm, 'main');
-  const bound = bindAgentTools(model, tools);
+  // Models bound to the current tool set, bound again when it changes (an MCP server that came up late).
+  let boundVersion = tools.version;
+  let bound = bindAgentTools(model, tools);
   const sampled = new Map<string, typeof bound>();
   const modelFor = (sampling: ModelSampling | undefined) => {
+    if (tools.version !== boundVersion) {
+      boundVersion = tools.version;
+      bound = bindAgentTools(model, tools);
+      sampled.clear();
+    }
     if (!sampling) return bound;
     const key = samplingKey(sampling);
     let found = sampled.get(key);
@@ -71,20 +78,20 @@ function buildAgentGraph(model: BaseChatModel, sampledModel: SampledModelFactory
     }
     return found;
   };
-  const promptRules = tools.promptRules;
 
   const callModel = async (state: AgentStateValues, config: Runtime<AgentRunContext>) => {
     const { turn } = config.context!;
     const deadline = AbortSignal.timeout(timeoutMs);
     const signal = config.signal ? AbortSignal.any([config.signal, deadline]) : deadline;
     try {
-      const prompt = [new SystemMessage(buildSystemPrompt(promptRules, turn.summary)), ...state.messages];
+      const chatModel = modelFor(turn.sampling);
+      const prompt = [new SystemMessage(buildSystemPrompt(tools.promptRules, turn.summary)), ...state.messages];
       const response = await metrics.modelCall(
         { operation: 'chat', ...identity },
         () =>
           traceModelCall(
             { ...identity, messages: prompt },
-            () => modelFor(turn.sampling).invoke(prompt, { ...config, signal }),
+            () => chatModel.invoke(prompt, { ...config, signal }),
             (reply) => estimatedTokens(prompt, reply),
           ),
         (reply) => reportedTokens(reply) ?? estimatedTokens(prompt, reply),
@@ -100,7 +107,7 @@ function buildAgentGraph(model: BaseChatModel, sampledModel: SampledModelFactory
 
   return new StateGraph(AgentState, AgentRunContextSchema)
     .addNode('agent', callModel)
-    .addNode('tools', new AgentToolsNode(tools.tools))
+    .addNode('tools', new AgentToolsNode(() => tools.tools))
     .addNode('clarify', askUser)
     .addEdge(START, 'agent')
     .addConditionalEdges('agent', routeAfterModel, ['tools', END])
@@ -119,7 +126,8 @@ async function estimatedTokens(prompt: BaseMessage[], response: BaseMessage): Pr
 
 /**
  * The agent's graph around the shared model and every registered tool,
- * compiled once (on first use, after the tools are discovered). Each run
+ * compiled once (on first use, after the tools are discovered); the model
+ * is bound to the tools again when the tool set changes. Each run
  * is given its turn as the run's `context` (a TurnContext).
  */
 @Injectable()

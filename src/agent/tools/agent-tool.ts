@@ -9,7 +9,8 @@ import type { LocalToolRouting } from '../../models/local-tool-routing.js';
  * gets its `promptRules`, the offline model its `localRouting`. No core file
  * names a tool.
  *
- * `create` runs once, when the agent's graph is compiled. The tool reads the
+ * `create` runs once, when the tools are first needed (again only for a
+ * plug-in with `toolsVersion`, when that changes). The tool reads the
  * turn it runs for from its runtime (the second argument of its function,
  * `ToolRuntime<…, AgentRunContext>`): `runtime.context.turn`. What it leaves
  * for the graph state (a trace, a question for the user) it returns as its
@@ -23,6 +24,12 @@ export interface AgentToolPlugin {
   readonly localRouting?: LocalToolRouting;
   /** One tool, or several (a plug-in that brings another system's tools, such as the MCP servers'). */
   create(): StructuredToolInterface | StructuredToolInterface[];
+  /**
+   * For a plug-in whose tools change while the service runs (an MCP server
+   * that comes up late): a number that changes when they do. The registry
+   * calls `create` again, and the next model call is offered the new set.
+   */
+  toolsVersion?(): number;
 }
 
 /** Marks a provider as an agent tool plug-in. */

@@ -49,13 +49,15 @@ const lenientToolList = z4.looseObject({ tools: z4.array(z4.unknown()), nextCurs
  * The MCP servers of MCP_SERVERS: started at start-up (a server that does not
  * start is listed as down and tried again later), restarted with exponential
  * backoff when it dies, closed on shutdown. A call always goes to the
- * server's current client, so tools built once keep working after a restart.
+ * server's current client, so tools built once keep working after a restart;
+ * `toolsVersion` tells the agent when a server's tool list changed.
  */
 @Injectable()
 export class McpServers implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('McpServers');
   private readonly servers = new Map<string, ServerState>();
   private closing = false;
+  private toolListVersion = 0;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     for (const server of config.mcp.servers) {
@@ -93,6 +95,11 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
       last_error: state.lastError,
       tools: state.tools.map(({ name, description }) => ({ name, description })),
     }));
+  }
+
+  /** Moves whenever a server's tool list changes (a server that came up late, or restarted with other tools). */
+  get toolsVersion(): number {
+    return this.toolListVersion;
   }
 
   /** The tools of every server that was up, as listed (and allowed). */
@@ -145,6 +152,7 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
       }
       state.client = client;
       state.pid = transport instanceof StdioClientTransport ? transport.pid : null;
+      if (JSON.stringify(tools) !== JSON.stringify(state.tools)) this.toolListVersion += 1;
       state.tools = tools;
       state.status = 'up';
       state.attempts = 0;

@@ -14,8 +14,9 @@ export function mcpToolName(server: string, tool: string): string {
 
 /**
  * The tools of the MCP servers (MCP_SERVERS), one agent tool per server
- * tool, with the server's JSON schema. Each call goes to the server's
- * current client; a failure is a tool error with our code, not a failed turn.
+ * tool, with the server's JSON schema, built again when a server's tool list
+ * changes. Each call goes to the server's current client; a failure is a
+ * tool error with our code, not a failed turn.
  */
 @AgentTool()
 @Injectable()
@@ -50,12 +51,15 @@ export class McpTools implements AgentToolPlugin {
         );
       }
     }
-    if (built.length)
-      this.promptRules.splice(
-        0,
-        this.promptRules.length,
-        `- Tools named ${MCP_TOOL_PREFIX}<server>__<tool> come from external MCP servers; use them when the question needs them.`,
-      );
+    this.promptRules.splice(
+      0,
+      this.promptRules.length,
+      ...(built.length ? [`- Tools named ${MCP_TOOL_PREFIX}<server>__<tool> come from external MCP servers; use them when the question needs them.`] : []),
+    );
     return built;
+  }
+
+  toolsVersion(): number {
+    return this.servers.toolsVersion;
   }
 }

@@ -57,6 +57,7 @@ const RESILIENCE = [
   'ingest-jobs-faults',
   'ingest-jobs-hostile',
   'parse-limits',
+  'pgbouncer',
   'readiness',
   'run-events',
   'shutdown-drain',

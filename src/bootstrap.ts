@@ -19,7 +19,9 @@ import { chooseStores } from './embedded-stores.js';
 import { loadGlossary } from './common/glossary.js';
 import { describeEnvFile, EnvFileOutcome } from './config/env-file.js';
 import { describeMisspelling, misspelledVariables } from './config/misspelled-variables.js';
+import { directDatabaseUrl, throughPooler } from './database/data-source-options.js';
 import { checkDatabase } from './database/ensure-database.js';
+import { applyPooledSessionDefaults } from './database/pooled-session-defaults.js';
 import { createRootLogger, NestPinoLogger, prettyDestination, usesPrettyLogs } from './logging/logger.js';
 import { checkModelEndpoint } from './models/model-endpoint-check.js';
 import { applyHttpTimeouts, setupApp } from './setup-app.js';
@@ -42,10 +44,18 @@ async function checkDependencies(config: AppConfig, root: PinoLogger): Promise<v
   void Promise.all([checkModelEndpoint(config), checkJwks(config)]).then((warnings) => warnings.flat().forEach((line) => root.warn(line)));
   const redisUrl = config.redis.url;
   const [database, redis] = await Promise.all([
-    checkDatabase(config.database.url, config.database.createIfMissing),
+    // Past a transaction pooler, PostgreSQL itself first: nothing may reach the pooler before the role's limits are set.
+    throughPooler(config.database)
+      ? checkDatabase(directDatabaseUrl(config.database), config.database.createIfMissing, 'DATABASE_DIRECT_URL')
+      : checkDatabase(config.database.url, config.database.createIfMissing),
     redisUrl === null ? { warning: undefined } : checkRedis(redisUrl),
   ]);
   if (database.created) root.info(`created database "${database.created.name}" on PostgreSQL at ${database.created.server} (DATABASE_CREATE_IF_MISSING)`);
+  if (throughPooler(config.database)) {
+    const pooled = await applyPooledSessionDefaults(config);
+    pooled.info.forEach((line) => root.info(line));
+    pooled.warnings.forEach((line) => root.warn(line));
+  }
   if (redis.warning) root.warn(redis.warning);
 }
 

@@ -50,7 +50,7 @@ export async function chooseStores(
   const chosen: AppConfig = {
     ...config,
     // The embedded server's own database exists: nothing to create.
-    database: embedded ? { ...config.database, url: embedded.url, createIfMissing: false, embedded: true } : config.database,
+    database: embedded ? { ...config.database, url: embedded.url, directUrl: null, createIfMissing: false, embedded: true } : config.database,
     redis: withoutRedis ? { ...config.redis, url: null } : config.redis,
   };
   const parts: string[] = [];

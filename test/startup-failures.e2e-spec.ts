@@ -73,6 +73,21 @@ describe('Start-up failures: one line, no stack trace, a documented exit code', 
     }
   });
 
+  it('a transaction pooler (DATABASE_URL, with DATABASE_DIRECT_URL) refusing the connection: the pooler named, exit 69', async () => {
+    const name = `rag_chat_pooler_down_${process.pid}_${randomBytes(3).toString('hex')}`;
+    const port = await freePort();
+    const admin = new pg.Client({ connectionString: `${TEST_PG_SERVER}/postgres` });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${name}"`);
+    try {
+      const result = await failedStart({ DATABASE_URL: postgresUrl({ port, database: name }), DATABASE_DIRECT_URL: postgresUrl({ database: name }) });
+      expect(result).toEqual({ code: 69, lines: [`failed to start: DATABASE_URL: the pooler at 127.0.0.1:${port}: connection refused`] });
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+
   it('a role the server does not have: authentication failed, exit 78', async () => {
     const role = `nobody_${randomBytes(4).toString('hex')}`;
     const result = await failedStart({ DATABASE_URL: postgresUrl({ user: role }) });

@@ -5,7 +5,7 @@ import pg from 'pg';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { boundedPoolOptions } from '../database/pg-clients.js';
-import { connectTimeoutMs } from '../database/data-source-options.js';
+import { connectTimeoutMs, throughPooler } from '../database/data-source-options.js';
 import { Metrics } from '../observability/metrics.js';
 import { traceCheckpoint } from '../observability/spans.js';
 
@@ -90,7 +90,7 @@ export class CheckpointerProvider implements OnApplicationShutdown {
       connectionString: config.database.url,
       max: Math.max(2, Math.ceil(config.database.poolSize / 2)),
       connectionTimeoutMillis: connectTimeoutMs(config),
-      ...boundedPoolOptions({ statementTimeoutMs: config.database.statementTimeoutMs, lockTimeoutMs: config.database.lockTimeoutMs }),
+      ...boundedPoolOptions({ statementTimeoutMs: config.database.statementTimeoutMs, lockTimeoutMs: config.database.lockTimeoutMs, pooled: throughPooler(config.database) }),
     });
     this.pool.on('error', () => undefined); // idle-client errors surface on the next query
     this.saver = new ForgettingPostgresSaver(this.pool);

@@ -43,6 +43,8 @@ export function configFromEnvironment(env: Environment) {
       url: env.DATABASE_URL ?? DEFAULT_DATABASE_URL,
       /** DATABASE_URL was left unset: when nothing answers at the default, the embedded database is used instead. */
       defaulted: env.DATABASE_URL === undefined,
+      /** PostgreSQL itself, for migrations, session advisory locks and index builds; null: `url`. */
+      directUrl: (env.DATABASE_DIRECT_URL ?? null) as string | null,
       /** Set at start-up when the service runs on the embedded database (main.ts). */
       embedded: false as boolean,
       poolSize: env.DATABASE_POOL_SIZE,

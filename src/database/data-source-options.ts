@@ -1,7 +1,7 @@
 import { EXIT_CONFIG, StartupFailure } from '../common/startup-failure.js';
 import { DataSourceOptions } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { boundedPoolOptions, ListenedClient } from './pg-clients.js';
+import { boundedPoolOptions, ListenedClient, UNLIMITED_SESSION_OPTIONS } from './pg-clients.js';
 import { InitialSchema1764547200000 } from './migrations/1764547200000-InitialSchema.js';
 import { ChatRuns1764633600000 } from './migrations/1764633600000-ChatRuns.js';
 import { LangGraphCheckpoints1764633600001 } from './migrations/1764633600001-LangGraphCheckpoints.js';
@@ -50,6 +50,16 @@ export const MIGRATIONS = [
   LangGraphPendingRuns1764979200620,
 ];
 
+/** PostgreSQL itself: DATABASE_DIRECT_URL, or DATABASE_URL. */
+export function directDatabaseUrl(database: AppConfig['database']): string {
+  return database.directUrl ?? database.url;
+}
+
+/** DATABASE_URL is a transaction pooler in front of DATABASE_DIRECT_URL: its connections carry no session state. */
+export function throughPooler(database: AppConfig['database']): boolean {
+  return database.directUrl !== null && database.directUrl !== database.url;
+}
+
 /**
  * How long a request waits for a connection. On the embedded database
  * connections queue behind the transaction in progress (a large upload's
@@ -64,7 +74,8 @@ export function connectTimeoutMs(config: AppConfig): number {
  * One definition for the app, the TypeORM CLI (ormconfig.ts) and the tests.
  * `synchronize` is never on. The app's pool bounds every statement
  * (DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_LOCK_TIMEOUT_MS); `maintenance`
- * options have no time limits, for migrations and index builds.
+ * options have no time limits, for migrations and index builds, and go to
+ * PostgreSQL itself (DATABASE_DIRECT_URL) past a transaction pooler.
  */
 export function buildDataSourceOptions(config: AppConfig, use: 'app' | 'maintenance' = 'app'): DataSourceOptions {
   if (config.database.url.startsWith('pglite://')) {
@@ -75,11 +86,15 @@ export function buildDataSourceOptions(config: AppConfig, use: 'app' | 'maintena
       EXIT_CONFIG,
     );
   }
+  const pooled = throughPooler(config.database);
   const limits =
-    use === 'app' ? boundedPoolOptions({ statementTimeoutMs: config.database.statementTimeoutMs, lockTimeoutMs: config.database.lockTimeoutMs }) : { Client: ListenedClient };
+    use === 'app'
+      ? boundedPoolOptions({ statementTimeoutMs: config.database.statementTimeoutMs, lockTimeoutMs: config.database.lockTimeoutMs, pooled })
+      : // On PostgreSQL itself; the role's defaults set for the pooled connections must not bound a migration or an index build.
+        { Client: ListenedClient, ...(pooled ? { options: UNLIMITED_SESSION_OPTIONS } : {}) };
   return {
     type: 'postgres',
-    url: config.database.url,
+    url: use === 'app' ? config.database.url : directDatabaseUrl(config.database),
     // Each feature module registers its own entities (TypeOrmModule.forFeature + autoLoadEntities); the schema is the migrations'.
     entities: [],
     migrations: MIGRATIONS,

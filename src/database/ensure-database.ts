@@ -47,15 +47,15 @@ export interface DatabaseCheck {
 }
 
 /**
- * The start-up check of DATABASE_URL: connects once, and says in one line
+ * The start-up check of DATABASE_URL (DATABASE_DIRECT_URL past a pooler): connects once, and says in one line
  * what stops the service when that fails (StartupFailure): the server
  * refused, timed out, refused the role or its password, TLS failed, or the
  * database does not exist and may not be created. With `createIfMissing`
  * an absent database is created instead.
  */
-export async function checkDatabase(url: string, createIfMissing: boolean): Promise<DatabaseCheck> {
+export async function checkDatabase(url: string, createIfMissing: boolean, variable = 'DATABASE_URL'): Promise<DatabaseCheck> {
   const server = postgresServer(url);
-  const fail = (problem: string, exitCode: typeof EXIT_CONFIG | typeof EXIT_UNAVAILABLE) => new StartupFailure('DATABASE_URL', `PostgreSQL at ${server}: ${problem}`, exitCode);
+  const fail = (problem: string, exitCode: typeof EXIT_CONFIG | typeof EXIT_UNAVAILABLE) => new StartupFailure(variable, `PostgreSQL at ${server}: ${problem}`, exitCode);
   const client = new Client({ connectionString: url, connectionTimeoutMillis: DATABASE_CONNECT_TIMEOUT_MS });
   try {
     await client.connect();
@@ -82,6 +82,12 @@ export async function checkDatabase(url: string, createIfMissing: boolean): Prom
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/** A failed connection to `url` as the one line that stops the start-up, naming `variable`. */
+export function connectionFailure(variable: string, what: string, url: string, error: unknown): StartupFailure {
+  const described = describePostgresFailure(error);
+  return new StartupFailure(variable, `${what} at ${postgresServer(url)}: ${described.problem}`, described.exitCode);
 }
 
 function postgresCode(error: unknown): string | undefined {

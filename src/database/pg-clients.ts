@@ -57,6 +57,22 @@ export interface DatabaseTimeouts {
   statementTimeoutMs: number;
   /** Server-side limit of one wait for a lock (`lock_timeout`). */
   lockTimeoutMs: number;
+  /**
+   * The connections go through a transaction pooler (PgBouncer), which
+   * refuses session settings at connect: the server-side limits are then
+   * the role's defaults in the database (see sessionDefaultsFor), not
+   * startup parameters.
+   */
+  pooled?: boolean;
+}
+
+/** The server-side limits, as PostgreSQL settings. */
+export function sessionDefaultsFor(timeouts: DatabaseTimeouts): Record<'statement_timeout' | 'lock_timeout' | 'idle_in_transaction_session_timeout', number> {
+  return {
+    statement_timeout: timeouts.statementTimeoutMs,
+    lock_timeout: timeouts.lockTimeoutMs,
+    idle_in_transaction_session_timeout: timeouts.statementTimeoutMs * 2,
+  };
 }
 
 /**
@@ -68,9 +84,10 @@ export interface DatabaseTimeouts {
 export function boundedPoolOptions(timeouts: DatabaseTimeouts): Partial<pg.PoolConfig> {
   return {
     Client: ListenedClient,
-    statement_timeout: timeouts.statementTimeoutMs,
-    lock_timeout: timeouts.lockTimeoutMs,
+    ...(timeouts.pooled ? {} : sessionDefaultsFor(timeouts)),
     query_timeout: timeouts.statementTimeoutMs + 2000,
-    idle_in_transaction_session_timeout: timeouts.statementTimeoutMs * 2,
   };
 }
+
+/** Startup options of a maintenance connection: no time limits, whatever the role's defaults say. */
+export const UNLIMITED_SESSION_OPTIONS = '-c statement_timeout=0 -c lock_timeout=0 -c idle_in_transaction_session_timeout=0';

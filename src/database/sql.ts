@@ -30,3 +30,8 @@ export function isUniqueViolation(error: unknown): boolean {
 export function isForeignKeyViolation(error: unknown): boolean {
   return pgErrorCode(error) === '23503';
 }
+
+/** A name as a quoted SQL identifier ("a""b"). */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}

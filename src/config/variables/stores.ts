@@ -14,6 +14,14 @@ export const database = {
       'PostgreSQL connection URL, or `pglite://<directory>` for the embedded database (PGlite; `pglite://` alone: `./data/pglite`); unset: the default, or the embedded database when nothing answers on 127.0.0.1:5432',
     )
     .meta({ readmeDefault: `${DEFAULT_DATABASE_URL}` }),
+  DATABASE_DIRECT_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/.+/, 'must be a postgres:// connection URL')
+    .optional()
+    .describe(
+      'PostgreSQL itself when DATABASE_URL is a transaction pooler (PgBouncer with pool_mode=transaction): migrations, their session advisory lock, HNSW index builds and creating the database go here; set and different from DATABASE_URL, the pooled connections carry no session settings (see Scaling)',
+    )
+    .meta({ readmeDefault: 'DATABASE_URL' }),
   DATABASE_POOL_SIZE: integer(1, 200).default(10).describe('connections in the pool'),
   DATABASE_STATEMENT_TIMEOUT_MS: integer(100, 600000).default(15000).describe('longest statement (statement_timeout)'),
   DATABASE_LOCK_TIMEOUT_MS: integer(100, 600000).default(5000).describe('longest wait for a lock (lock_timeout)'),

@@ -241,4 +241,44 @@ describe("A run's events in Redis", () => {
       await link.stop();
     }
   }, 30000);
+  it('stop a follower at a gap in the stream (writes a failover lost) with events_incomplete, in the catch-up and in the live tail', async () => {
+    const following = await connectedRunEvents(TEST_REDIS_URL);
+    const writer = createClient({ url: TEST_REDIS_URL });
+    await writer.connect();
+    const runId = randomUUID();
+    const key = runEventsKey(runId);
+    const entry = (id: number, event: string, data: Record<string, unknown>) => ({ payload: JSON.stringify({ id, event, data }) });
+    try {
+      // What a new master holds after a failover that lost events 3 and 4, the run's instance writing on from 5.
+      for (const id of [1, 2]) await writer.xAdd(key, `${id}-0`, entry(id, 'token', { text: `t${id}` }));
+      await writer.xAdd(key, '5-0', entry(5, 'token', { text: 't5' }));
+      const caughtUp = await readToEnd(await following.follow(runId, 0, { status: async () => 'running' }));
+      expect(caughtUp.map((event) => [event.id, event.event])).toEqual([
+        [1, 'token'],
+        [2, 'token'],
+        [3, 'error'],
+      ]);
+      expect(caughtUp[2].data).toMatchObject({ code: 'events_incomplete' });
+
+      // The same gap arriving through the live tail, after the follower caught up.
+      const tailRun = randomUUID();
+      const tailKey = runEventsKey(tailRun);
+      await writer.xAdd(tailKey, '1-0', entry(1, 'token', { text: 'a' }));
+      const stream = await following.follow(tailRun, 0, { status: async () => 'running' });
+      const reading = readToEnd(stream);
+      await writer.xAdd(tailKey, '2-0', entry(2, 'token', { text: 'b' }));
+      await writer.xAdd(tailKey, '4-0', entry(4, 'done', { response: 'ab?', session_id: randomUUID() }));
+      const tailed = await reading;
+      expect(tailed.map((event) => [event.id, event.event])).toEqual([
+        [1, 'token'],
+        [2, 'token'],
+        [3, 'error'],
+      ]);
+      expect(tailed[2].data).toMatchObject({ code: 'events_incomplete' });
+      await writer.del([key, tailKey]);
+    } finally {
+      await following.onApplicationShutdown();
+      await writer.quit();
+    }
+  });
 });

@@ -74,6 +74,18 @@ export function lostRunEvent(id: number, status: RunStatus | null): RunEvent {
       };
 }
 
+/** The terminal event a follower gets where the run's stream has a gap: events after `id - 1` were lost by the event store. */
+export function lostEventsEvent(id: number): RunEvent {
+  return {
+    id,
+    event: 'error',
+    data: {
+      code: 'events_incomplete' satisfies ErrorCode,
+      message: 'Events of this run were lost by the event store (a Redis failover); the run may still finish. Read the session later for its outcome.',
+    },
+  };
+}
+
 /** Between the last reads of a run that ended, while its terminal event may still be on its way. */
 const FOLLOW_POLL_MS = 100;
 const LOCAL_GRACE_MS = 60_000;
@@ -249,10 +261,19 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
       clearInterval(statusTimer);
     };
     // Events reach the stream once, in order, whichever read brought them: the tail's or this follower's own.
+    // Ids are consecutive: one missing (writes a Redis failover lost: the new master had not received them) ends
+    // the stream with what came before it, never a gap.
+    let delivered = afterId;
     const follower: TailFollower = {
       last: afterId,
       deliver: (event) => {
         if (stopped) return;
+        if (event.id !== delivered + 1) {
+          stream.push(lostEventsEvent(delivered + 1));
+          stop();
+          return;
+        }
+        delivered = event.id;
         stream.push(event);
         if (isTerminal(event)) stop();
       },
@@ -268,11 +289,12 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
       return false;
     };
     try {
-      if (await readBatch()) return () => undefined;
+      // A terminal event, or a gap that ended the stream.
+      if ((await readBatch()) || stopped) return () => undefined;
       // A database that cannot answer now does not end the stream: the status checks ask again.
       const status = await runStatus().catch((): RunStatus => 'running');
       if (status !== 'running') {
-        if (await lastEventsArrive(status, readBatch)) return () => undefined;
+        if ((await lastEventsArrive(status, readBatch)) || stopped) return () => undefined;
         if (follower.last === afterId && status !== 'abandoned' && status !== null) {
           throw new RunEventsGoneError(`The events of run ${runId} are no longer kept, or were all received already`);
         }

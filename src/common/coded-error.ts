@@ -37,7 +37,10 @@ export const ERROR_CODES = {
   run_lost: { status: 503, meaning: 'The turn was given up as lost (its instance stopped)' },
   internal_error: { status: 500, meaning: 'An unexpected error; the request id finds it in the logs' },
   // SSE only: a followed run ended but its last events were not kept
-  events_incomplete: { status: 503, meaning: 'The followed run ended but its last events were not kept: reload the session' },
+  events_incomplete: {
+    status: 503,
+    meaning: 'The followed run ended but its last events were not kept, or some of its events were lost by the event store (a Redis failover): reload the session',
+  },
   // the LangGraph Server API (/langgraph)
   thread_not_found: { status: 404, meaning: 'No such thread (session) for this user' },
   assistant_not_found: { status: 404, meaning: 'No such assistant: this service serves the graph `agent`' },

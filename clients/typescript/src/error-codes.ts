@@ -96,7 +96,7 @@ export const ERROR_CODES = {
   },
   "events_incomplete": {
     "status": 503,
-    "meaning": "The followed run ended but its last events were not kept: reload the session"
+    "meaning": "The followed run ended but its last events were not kept, or some of its events were lost by the event store (a Redis failover): reload the session"
   },
   "thread_not_found": {
     "status": 404,

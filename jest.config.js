@@ -59,6 +59,7 @@ const RESILIENCE = [
   'parse-limits',
   'pgbouncer',
   'readiness',
+  'redis-sentinel',
   'run-events',
   'shutdown-drain',
   'startup-failures',

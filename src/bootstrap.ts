@@ -48,7 +48,7 @@ async function checkDependencies(config: AppConfig, root: PinoLogger): Promise<v
     throughPooler(config.database)
       ? checkDatabase(directDatabaseUrl(config.database), config.database.createIfMissing, 'DATABASE_DIRECT_URL')
       : checkDatabase(config.database.url, config.database.createIfMissing),
-    redisUrl === null ? { warning: undefined } : checkRedis(redisUrl),
+    redisUrl === null ? { warning: undefined } : checkRedis(config.redis, redisUrl),
   ]);
   if (database.created) root.info(`created database "${database.created.name}" on PostgreSQL at ${database.created.server} (DATABASE_CREATE_IF_MISSING)`);
   if (throughPooler(config.database)) {

@@ -1,8 +1,9 @@
-import KeyvRedis from '@keyv/redis';
+import KeyvRedis, { type RedisClientConnectionType } from '@keyv/redis';
 import { CacheModule as NestCacheModule } from '@nestjs/cache-manager';
 import { Global, Module } from '@nestjs/common';
 import Keyv from 'keyv';
 import { LRUCache } from 'lru-cache';
+import { createCacheRedisClient } from '../common/redis-client.js';
 import { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { ResilientCache } from './resilient-cache.service.js';
@@ -13,13 +14,8 @@ import { ResilientCache } from './resilient-cache.service.js';
  */
 export function createRedisKeyv(config: AppConfig, url: string): Keyv {
   const timeout = Math.max(config.redis.commandTimeoutMs, 50);
-  const adapter = new KeyvRedis(
-    {
-      url,
-      socket: { connectTimeout: timeout, reconnectStrategy: false },
-    },
-    { connectionTimeout: timeout, throwOnConnectError: true, throwOnErrors: true },
-  );
+  const client = createCacheRedisClient(config.redis, url);
+  const adapter = new KeyvRedis(client as RedisClientConnectionType, { connectionTimeout: timeout, throwOnConnectError: true, throwOnErrors: true });
   // Keys are stored exactly as named (chat_messages:..., chat_sessions:...), without a namespace prefix.
   adapter.namespace = undefined;
   const keyv = new Keyv({ store: adapter, useKeyPrefix: false, throwOnErrors: true });

@@ -241,6 +241,33 @@ describe('loadConfig', () => {
     });
   });
 
+  describe('Redis Sentinel', () => {
+    it('reads the sentinels, the master name and the password; REDIS_URL keeps only the login, and nothing falls back to the default Redis', () => {
+      const config = loadConfig({ REDIS_SENTINELS: ' 10.0.0.1:26379, sentinel.local:26380', REDIS_SENTINEL_MASTER: 'mymaster', REDIS_SENTINEL_PASSWORD: 's3cret' });
+      expect(config.redis).toMatchObject({
+        sentinel: {
+          nodes: [
+            { host: '10.0.0.1', port: 26379 },
+            { host: 'sentinel.local', port: 26380 },
+          ],
+          master: 'mymaster',
+          password: 's3cret',
+        },
+        defaulted: false,
+      });
+      expect(config.redis.url).not.toBeNull();
+      expect(loadConfig({}).redis.sentinel).toBeNull();
+    });
+
+    it('refuses sentinels without a master name, malformed nodes, and REDIS_URL=none beside them', () => {
+      expect(problemLines({ REDIS_SENTINELS: '127.0.0.1:26379' })).toEqual([expect.stringMatching(/^REDIS_SENTINEL_MASTER: required when REDIS_SENTINELS is set/)]);
+      expect(problemLines({ REDIS_SENTINELS: '127.0.0.1', REDIS_SENTINEL_MASTER: 'm' })).toEqual([expect.stringMatching(/^REDIS_SENTINELS: must be host:port pairs/)]);
+      expect(problemLines({ REDIS_SENTINELS: '127.0.0.1:26379', REDIS_SENTINEL_MASTER: 'm', REDIS_URL: 'none' })).toEqual([
+        expect.stringMatching(/^REDIS_URL: cannot be none when REDIS_SENTINELS is set/),
+      ]);
+    });
+  });
+
   describe('the schema', () => {
     it('declares each variable once, with a description', () => {
       const declared = Object.values(ENVIRONMENT_BLOCKS).flatMap((block) => Object.keys(block));

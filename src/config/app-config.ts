@@ -56,9 +56,11 @@ export function configFromEnvironment(env: Environment) {
     },
     redis: {
       /** Null: no Redis (REDIS_URL=none, or unset with nothing answering at the default); every Redis path runs in-process. */
-      url: (env.REDIS_URL === 'none' ? null : (env.REDIS_URL ?? DEFAULT_REDIS_URL)) as string | null,
+      url: (env.REDIS_URL === 'none' ? null : (env.REDIS_URL ?? (env.REDIS_SENTINELS ? 'redis://' : DEFAULT_REDIS_URL))) as string | null,
       /** REDIS_URL was left unset: when nothing answers at the default, the service runs without Redis. */
-      defaulted: env.REDIS_URL === undefined,
+      defaulted: env.REDIS_URL === undefined && !env.REDIS_SENTINELS,
+      /** Redis Sentinel: the master is found through these nodes; `url` then gives only its user, password and database. */
+      sentinel: sentinelConfig(env.REDIS_SENTINELS, env.REDIS_SENTINEL_MASTER, env.REDIS_SENTINEL_PASSWORD),
       ttlSeconds: env.CACHE_TTL_SECONDS,
       commandTimeoutMs: env.CACHE_COMMAND_TIMEOUT_MS,
     },
@@ -216,4 +218,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigValidationError(result.error.issues.map((issue) => ({ variable: String(issue.path[0] ?? '(environment)'), message: issue.message })));
   }
   return configFromEnvironment(result.data);
+}
+
+/** Redis Sentinel (REDIS_SENTINELS, REDIS_SENTINEL_MASTER, REDIS_SENTINEL_PASSWORD); null without sentinels. */
+function sentinelConfig(nodes: string[] | undefined, master: string | undefined, password: string | undefined) {
+  return nodes ? { nodes: nodes.map(redisNode), master: master!, password: password ?? null } : null;
+}
+
+function redisNode(address: string): { host: string; port: number } {
+  const at = address.lastIndexOf(':');
+  return { host: address.slice(0, at), port: Number(address.slice(at + 1)) };
 }

@@ -154,6 +154,14 @@ const CROSS_CHECKS: readonly CrossCheck[] = [
       ? { variable: 'JWT_JWKS_URL', message: 'must be an https:// URL when NODE_ENV=production (keys fetched over plain http could be replaced on the way)' }
       : undefined,
   ),
+  crossCheck(['REDIS_SENTINELS', 'REDIS_SENTINEL_MASTER'], (env) =>
+    env.REDIS_SENTINELS && !env.REDIS_SENTINEL_MASTER
+      ? { variable: 'REDIS_SENTINEL_MASTER', message: 'required when REDIS_SENTINELS is set (the master group name the sentinels monitor)' }
+      : undefined,
+  ),
+  crossCheck(['REDIS_SENTINELS', 'REDIS_URL'], (env) =>
+    env.REDIS_SENTINELS && env.REDIS_URL === 'none' ? { variable: 'REDIS_URL', message: 'cannot be none when REDIS_SENTINELS is set' } : undefined,
+  ),
   crossCheck(['JWT_SECRET', 'NODE_ENV'], (env) =>
     env.NODE_ENV === 'production' && !env.JWT_SECRET ? { variable: 'JWT_SECRET', message: 'required when NODE_ENV=production' } : undefined,
   ),

@@ -41,6 +41,20 @@ export const cache = {
       'Redis URL (`redis://` or `rediss://`, optional `/db`), or `none` to run without Redis (one instance); unset: the default, or none when nothing answers on 127.0.0.1:6379',
     )
     .meta({ readmeDefault: `${DEFAULT_REDIS_URL}` }),
+  REDIS_SENTINELS: z
+    .string()
+    .regex(/^\s*[^\s,:]+:\d{1,5}\s*(,\s*[^\s,:]+:\d{1,5}\s*)*$/, 'must be host:port pairs separated by commas')
+    .transform((value) => value.split(',').map((node) => node.trim()))
+    .optional()
+    .describe(
+      'Redis Sentinel nodes (`host:port,…`): every Redis use follows the master REDIS_SENTINEL_MASTER names through a failover; REDIS_URL, when set, then gives only the master’s user, password and database number',
+    ),
+  REDIS_SENTINEL_MASTER: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be the master group name the sentinels monitor')
+    .optional()
+    .describe('the master group name the sentinels monitor (required with REDIS_SENTINELS)'),
+  REDIS_SENTINEL_PASSWORD: z.string().min(1).optional().describe('the password of the sentinels themselves (their `requirepass`), when they have one'),
   CACHE_TTL_SECONDS: integer(1, 86400 * 30)
     .default(300)
     .describe('lifetime of cached transcripts and session lists'),

@@ -1,12 +1,13 @@
 import { Logger } from '@nestjs/common';
 import { Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { withTimeout } from '../../../common/with-timeout.js';
 import { IngestQueue, IngestQueueEvents, IngestQueueHold, IngestTask, PermanentIngestError } from './ingest-queue.js';
 import { TraceCarrier, traceCarrierOf } from '../../../observability/queue-spans.js';
 
 export interface BullmqIngestQueueOptions {
-  redisUrl: string;
+  /** Where Redis is: a URL, or (Sentinel) ioredis options naming the sentinels and the master. */
+  redis: { url?: string; options: RedisOptions };
   /** Deployments (and test runs) sharing one Redis keep their own queues: named after the database's own id. */
   name: string;
   /** CACHE_COMMAND_TIMEOUT_MS: how long a queue command may wait for Redis (at least a second). */
@@ -129,13 +130,17 @@ export class BullmqIngestQueue implements IngestQueue {
   }
 
   private redis(options: { enableOfflineQueue?: boolean; maxRetriesPerRequest?: number | null } = {}): Redis {
-    const connection = new Redis(this.options.redisUrl, {
+    const settings: RedisOptions = {
+      ...this.options.redis.options,
       // BullMQ's blocking commands must wait out an outage rather than fail.
       maxRetriesPerRequest: null,
       connectTimeout: Math.max(this.options.commandTimeoutMs, 500),
       retryStrategy: (attempt) => Math.min(100 * 2 ** attempt, 2000),
+      // Behind Sentinel: after a failover, a connection to the old master (now a replica) reconnects to the new one.
+      reconnectOnError: (error) => /^READONLY/.test(error.message),
       ...options,
-    });
+    };
+    const connection = this.options.redis.url === undefined ? new Redis(settings) : new Redis(this.options.redis.url, settings);
     connection.on('error', (error) => this.onRedisError(error));
     connection.on('ready', () => {
       if (this.redisDown) this.logger.log('Redis answers again: ingest jobs go on');

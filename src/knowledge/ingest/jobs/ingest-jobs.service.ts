@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { ioredisTarget } from '../../../common/redis-client.js';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
 import { IndexStateRepository } from '../../index/index-state.repository.js';
@@ -88,7 +89,7 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     } else {
       const deployment = await new IndexStateRepository(this.dataSource).deploymentId();
       const { commandTimeoutMs } = this.config.redis;
-      const options = { redisUrl, name: `ingest-${deployment}`, commandTimeoutMs, lockMs: ingestLockMs, maxStalledCount: ingestAttempts };
+      const options = { redis: ioredisTarget(this.config.redis, redisUrl), name: `ingest-${deployment}`, commandTimeoutMs, lockMs: ingestLockMs, maxStalledCount: ingestAttempts };
       this.queue = new BullmqIngestQueue(options, events);
     }
     if (ingestConcurrency > 0) {

@@ -1,0 +1,176 @@
+import { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { exitOf, ExitStatus, freePort, spawnTiedToParent, waitUntil } from './service-process.js';
+
+export const SENTINEL_MASTER = 'ragmaster';
+
+/** Debian's redis-sentinel (`.ci/run` installs it); without it, redis-server in sentinel mode, the same program. */
+const SENTINEL_BIN = ['/usr/bin/redis-sentinel', '/usr/local/bin/redis-sentinel'].find((candidate) => fs.existsSync(candidate));
+
+/** One redis-server process (a data node or a sentinel) on a loopback port. */
+class RedisNodeProcess {
+  port = 0;
+  private child?: ChildProcess;
+  private exited?: Promise<ExitStatus>;
+  output = '';
+
+  constructor(
+    private readonly args: (port: number) => string[],
+    private readonly command = 'redis-server',
+  ) {}
+
+  get running(): boolean {
+    return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  async start(): Promise<this> {
+    this.port = await freePort();
+    this.child = spawnTiedToParent(this.command, this.args(this.port), { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.exited = exitOf(this.child);
+    const collect = (chunk: Buffer) => (this.output += chunk.toString('utf8'));
+    this.child.stdout!.on('data', collect);
+    this.child.stderr!.on('data', collect);
+    await waitUntil(async () => (await redisCommand(this.port, ['PING'])).startsWith('+PONG'), `redis on ${this.port} to answer PING:\n${this.output.slice(-1000)}`, 20_000, 20);
+    return this;
+  }
+
+  async kill9(): Promise<void> {
+    if (!this.running) return;
+    this.child!.kill('SIGKILL');
+    await this.exited;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.child!.kill('SIGTERM');
+    await this.exited;
+  }
+}
+
+/**
+ * A Redis master, one replica and three sentinels of the test's own
+ * (Debian's redis-server and redis-sentinel), on loopback
+ * ports: for tests that kill the master and watch the failover.
+ */
+export class OwnRedisSentinels {
+  readonly master: RedisNodeProcess;
+  readonly replica: RedisNodeProcess;
+  readonly sentinels: RedisNodeProcess[] = [];
+  private readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), 'own-sentinel-'));
+
+  constructor() {
+    // The master writes an RDB file for the replica's full sync: into the temp directory, not the working one.
+    const data = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', this.dir];
+    this.master = new RedisNodeProcess((port) => ['--port', String(port), ...data]);
+    this.replica = new RedisNodeProcess((port) => ['--port', String(port), ...data, '--replicaof', '127.0.0.1', String(this.master.port)]);
+    for (let i = 0; i < 3; i += 1) {
+      this.sentinels.push(
+        new RedisNodeProcess((port) => {
+          const file = path.join(this.dir, `sentinel-${i}.conf`);
+          fs.writeFileSync(
+            file,
+            [
+              `port ${port}`,
+              'bind 127.0.0.1',
+              `dir ${this.dir}`,
+              `sentinel monitor ${SENTINEL_MASTER} 127.0.0.1 ${this.master.port} 2`,
+              `sentinel down-after-milliseconds ${SENTINEL_MASTER} 1000`,
+              `sentinel failover-timeout ${SENTINEL_MASTER} 10000`,
+              `sentinel parallel-syncs ${SENTINEL_MASTER} 1`,
+              '',
+            ].join('\n'),
+          );
+          return SENTINEL_BIN ? [file] : [file, '--sentinel'];
+        }, SENTINEL_BIN ?? 'redis-server'),
+      );
+    }
+  }
+
+  /** `host:port,…` of the sentinels, for REDIS_SENTINELS. */
+  get addresses(): string {
+    return this.sentinels.map((sentinel) => `127.0.0.1:${sentinel.port}`).join(',');
+  }
+
+  /** Starts the master, the replica (waiting until it is in sync) and the sentinels (waiting until each knows the replica and the others). */
+  async start(): Promise<this> {
+    await this.master.start();
+    await this.replica.start();
+    await waitUntil(async () => /master_link_status:up/.test(await redisCommand(this.replica.port, ['INFO', 'replication'])), 'the replica to sync', 20_000, 20);
+    for (const sentinel of this.sentinels) await sentinel.start();
+    await waitUntil(
+      async () => {
+        for (const sentinel of this.sentinels) {
+          const replicas = await redisCommand(sentinel.port, ['SENTINEL', 'REPLICAS', SENTINEL_MASTER]);
+          const others = await redisCommand(sentinel.port, ['SENTINEL', 'SENTINELS', SENTINEL_MASTER]);
+          if (!replicas.includes(String(this.replica.port)) || (others.match(/\bip\b/g) ?? []).length < 2) return false;
+        }
+        return true;
+      },
+      'the sentinels to know the replica and each other',
+      30_000,
+      50,
+    );
+    return this;
+  }
+
+  /** The port of the master the sentinels name now. */
+  async masterPort(): Promise<number> {
+    const reply = await redisCommand(this.sentinels[0].port, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_MASTER]);
+    return Number(/\$\d+\r\n(\d+)\r\n$/.exec(reply)?.[1] ?? 0);
+  }
+
+  async destroy(): Promise<void> {
+    await Promise.all([...this.sentinels, this.replica, this.master].map((node) => node.stop().catch(() => undefined)));
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** One command over RESP on a fresh connection; the raw reply ('' when nothing answers within a second). */
+export function redisCommand(port: number, args: string[]): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let reply = '';
+    const finish = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(reply);
+    };
+    const timer = setTimeout(finish, 1000);
+    socket.on('connect', () => socket.write(`*${args.length}\r\n${args.map((arg) => `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`).join('')}`));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString('utf8');
+      // Replies here are small: one read holds them whole once a line ends and no bulk length is pending.
+      if (complete(reply)) finish();
+    });
+    socket.on('error', finish);
+  });
+}
+
+/** Whether a RESP reply is whole (enough for the replies read here: simple, bulk, and arrays of arrays of bulk strings). */
+function complete(reply: string): boolean {
+  let at = 0;
+  const parse = (): boolean => {
+    const end = reply.indexOf('\r\n', at);
+    if (end < 0) return false;
+    const type = reply[at];
+    const value = reply.slice(at + 1, end);
+    at = end + 2;
+    if (type === '$') {
+      const length = Number(value);
+      if (length < 0) return true;
+      if (Buffer.byteLength(reply.slice(at)) < length + 2) return false;
+      at += length + 2;
+      return true;
+    }
+    if (type === '*') {
+      const count = Number(value);
+      for (let i = 0; i < count; i += 1) if (!parse()) return false;
+      return true;
+    }
+    return true;
+  };
+  return parse();
+}

@@ -42,6 +42,8 @@ describe('Prometheus metrics at /metrics', () => {
       RATE_LIMIT_SEARCH_PER_MINUTE: '1',
       WEATHER_BASE_URL: weather.url,
       WEATHER_GEOCODING_URL: weather.url,
+      // The counts below say what was read from the cache: a busy machine must not turn a slow cache call into a fallback.
+      CACHE_COMMAND_TIMEOUT_MS: '5000',
     });
     base = await t.listen();
   });

@@ -24,21 +24,29 @@ function socketOptions(connectTimeout: number, reconnect: Reconnect) {
 
 const backoff = (retries: number) => Math.min(100 * 2 ** retries, 2000);
 
+interface ClientOptions {
+  reconnect: Reconnect;
+  connectTimeout: number;
+  /** Commands fail at once while disconnected instead of queueing for as long as the outage lasts. */
+  failWhileDisconnected: boolean;
+}
+
 /**
  * A node-redis client of the configured Redis: one server (REDIS_URL), or
  * the master a set of sentinels names (REDIS_SENTINELS), followed through
- * failovers. Commands fail at once while disconnected instead of queueing
- * for as long as the outage lasts. The Sentinel client has the same
- * command API; it is typed as the plain client, which is what callers use.
+ * failovers. The Sentinel client has the same command API; it is typed as
+ * the plain client, which is what callers use.
  */
-function createBareClient(redis: RedisConfig, url: string, reconnect: Reconnect = backoff, connectTimeout = Math.max(redis.commandTimeoutMs, 500)): RedisClient {
+function createBareClient(redis: RedisConfig, url: string, options: ClientOptions): RedisClient {
+  const { reconnect, failWhileDisconnected: disableOfflineQueue } = options;
+  let { connectTimeout } = options;
   if (redis.sentinel) {
     // Finding the master takes a round trip to a sentinel before the first to the master: a busy start-up must not time it out.
     connectTimeout = Math.max(connectTimeout, redis.commandTimeoutMs * 5, 2000);
     const sentinel = createSentinel({
       name: redis.sentinel.master,
       sentinelRootNodes: redis.sentinel.nodes,
-      nodeClientOptions: { ...login(url), disableOfflineQueue: true, socket: socketOptions(connectTimeout, reconnect) },
+      nodeClientOptions: { ...login(url), disableOfflineQueue, socket: socketOptions(connectTimeout, reconnect) },
       sentinelClientOptions: { ...(redis.sentinel.password ? { password: redis.sentinel.password } : {}), socket: socketOptions(connectTimeout, reconnect) },
       masterPoolSize: 1,
       // The topology is asked again this often besides the sentinels' own notices: a failover is followed within it.
@@ -47,7 +55,7 @@ function createBareClient(redis: RedisConfig, url: string, reconnect: Reconnect 
     });
     return sentinel as unknown as RedisClient;
   }
-  return createClient({ url, disableOfflineQueue: true, socket: socketOptions(connectTimeout, reconnect) });
+  return createClient({ url, disableOfflineQueue, socket: socketOptions(connectTimeout, reconnect) });
 }
 
 /** Only its type is used: the client the rest of the code talks to (a Sentinel client offers the same commands). */
@@ -63,14 +71,24 @@ export type RedisClient = ReturnType<typeof _plainClient>;
  */
 export function createRedisClient(config: AppConfig, onError: (error: Error) => void): RedisClient | null {
   if (config.redis.url === null) return null;
-  const client = createBareClient(config.redis, config.redis.url);
+  const client = createBareClient(config.redis, config.redis.url, {
+    reconnect: backoff,
+    connectTimeout: Math.max(config.redis.commandTimeoutMs, 500),
+    failWhileDisconnected: true,
+  });
   client.on('error', onError);
   return client;
 }
 
-/** A node-redis client for the cache's Keyv store: it never reconnects by itself (the store's adapter reconnects when it needs to). */
+/**
+ * A node-redis client for the cache's Keyv store: it never reconnects by
+ * itself (the store's adapter reconnects when it needs to), and a command
+ * sent while it connects waits for the connection (the adapter hands out a
+ * client that is open but not ready yet to concurrent calls); ResilientCache
+ * bounds each call's time.
+ */
 export function createCacheRedisClient(redis: RedisConfig, url: string): RedisClient {
-  return createBareClient(redis, url, false, Math.max(redis.commandTimeoutMs, 50));
+  return createBareClient(redis, url, { reconnect: false, connectTimeout: Math.max(redis.commandTimeoutMs, 50), failWhileDisconnected: false });
 }
 
 /** ioredis options for the configured Redis (BullMQ, the start-up check): the URL's, or the sentinels' master. */

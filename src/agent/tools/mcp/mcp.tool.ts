@@ -12,6 +12,32 @@ export function mcpToolName(server: string, tool: string): string {
   return `${MCP_TOOL_PREFIX}${server}__${tool.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, 64);
 }
 
+/** Keys whose values are data, not schemas: copied as they are. */
+const DATA_KEYS = new Set(['enum', 'const', 'default', 'examples']);
+/** Keys whose values map names to schemas: the names are kept, the schemas cleaned. */
+const SCHEMA_MAPS = new Set(['properties', '$defs', 'definitions', 'dependentSchemas']);
+
+/**
+ * An MCP server's input schema without the regular expressions in it
+ * (`pattern`, `patternProperties`, `format`): the arguments are checked
+ * against the schema in this process, and they come from the model, which a
+ * user can steer; a pattern such as `^(a|aa)+$` would hold the event loop for
+ * seconds on a crafted argument. The server checks its own arguments.
+ */
+export function withoutPatterns(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutPatterns);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const cleaned: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'patternProperties' || ((key === 'pattern' || key === 'format') && typeof value === 'string')) continue;
+    if (DATA_KEYS.has(key)) cleaned[key] = value;
+    else if (SCHEMA_MAPS.has(key) && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      cleaned[key] = Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, withoutPatterns(inner)]));
+    } else cleaned[key] = withoutPatterns(value);
+  }
+  return cleaned;
+}
+
 /**
  * The tools of the MCP servers (MCP_SERVERS), one agent tool per server
  * tool, with the server's JSON schema, built again when a server's tool list
@@ -46,7 +72,7 @@ export class McpTools implements AgentToolPlugin {
               const bounded = text.length > max ? `${text.slice(0, max)}\n[truncated: the result had ${text.length} characters, ${max} are shown]` : text;
               return isError ? `The tool reported an error: ${bounded}` : bounded;
             },
-            { name, description: info.description || `${info.name} (MCP server ${server})`, schema: info.inputSchema },
+            { name, description: info.description || `${info.name} (MCP server ${server})`, schema: withoutPatterns(info.inputSchema) as Record<string, unknown> },
           ) as unknown as StructuredToolInterface,
         );
       }

@@ -10,6 +10,12 @@ function routeOf(req: Request): string {
   return typeof route?.path === 'string' ? `${req.baseUrl}${route.path}` : UNMATCHED_ROUTE;
 }
 
+/**
+ * The status label of a request whose client went away before any answer
+ * was sent (nginx's 499): the status the handler had set was never sent.
+ */
+export const CLIENT_CLOSED_REQUEST = 499;
+
 function isEventStream(res: Response): boolean {
   const type = res.getHeader('content-type');
   return res.headersSent && typeof type === 'string' && type.startsWith('text/event-stream');
@@ -36,7 +42,8 @@ export function httpMetrics(metrics: Metrics): RequestHandler {
       if (done) return;
       done = true;
       open.delete(entry);
-      metrics.httpRequest(req.method, routeOf(req), res.statusCode, (performance.now() - started) / 1000);
+      const status = !res.writableFinished && !res.headersSent ? CLIENT_CLOSED_REQUEST : res.statusCode;
+      metrics.httpRequest(req.method, routeOf(req), status, (performance.now() - started) / 1000);
     };
     res.once('finish', finish);
     res.once('close', finish);

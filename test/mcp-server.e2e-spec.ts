@@ -235,6 +235,36 @@ describe('The knowledge base as an MCP server (/mcp)', () => {
     }
   });
 
+  it('answers a batch that cancels its own request, and odd envelopes of tools/call, with JSON-RPC answers', async () => {
+    const auth = t.auth(uniqueUser('mallory'));
+    // A cancellation of a request of the same POST: the request is answered (a stateless POST cannot leave it unanswered).
+    const cancelled = await post(auth, [
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_collections', arguments: {} } },
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'changed my mind' } },
+    ]).timeout(20_000);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ jsonrpc: '2.0', id: 1, result: { structuredContent: { collections: expect.any(Array) } } });
+    const duplicateIds = await post(auth, [
+      { jsonrpc: '2.0', id: 7, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_collections', arguments: {} } },
+    ]).timeout(20_000);
+    expect([duplicateIds.status, duplicateIds.body.error?.data?.code, duplicateIds.body.error?.message]).toEqual([400, 'invalid_request', expect.stringMatching(/twice/)]);
+    const onlyCancel = await post(auth, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } });
+    expect(onlyCancel.status).toBe(202);
+    // `arguments: null`: said in a sentence, not a schema library's dump.
+    const nullArguments = await post(auth, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'search_knowledge', arguments: null } });
+    expect([nullArguments.status, nullArguments.body.error?.code]).toEqual([200, ErrorCode.InvalidParams]);
+    expect(nullArguments.body.error.message).toMatch(/arguments must be an object/);
+    expect(nullArguments.body.error.message.length).toBeLessThan(300);
+    // A call as a task, which this server does not run (it declares no tasks capability): refused in a sentence, not an internal error.
+    const task = await post(auth, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list_collections', arguments: {}, task: { ttl: 1000 } } });
+    expect([task.status, task.body.id, task.body.error]).toEqual([
+      200,
+      3,
+      { code: ErrorCode.MethodNotFound, message: expect.stringMatching(/runs no tasks/), data: { code: 'not_supported' } },
+    ]);
+  });
+
   it('refuses a caller without a valid token with 401, a WWW-Authenticate challenge and the protected-resource metadata', async () => {
     const error = await new Client({ name: 'anonymous', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`))).then(
       () => null,

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Response } from 'express';
 import type { AuthUser } from '../../auth/auth-user.js';
@@ -22,14 +23,14 @@ import {
   searchKnowledgeArguments,
   type searchKnowledgeResult,
 } from './knowledge-tools.js';
-import { serviceMcpError, toMcpError } from './mcp-errors.js';
+import { JsonRpcError, serviceMcpError, toMcpError } from './mcp-errors.js';
 
 /**
  * tools/list and tools/call as the Protocol parses them before the handler:
  * loosely. With the SDK's own schemas a request whose params do not fit
  * (`name: 7`) fails that parse with a ZodError, answered as InternalError
- * (-32603); the Server's own tools/call check then answers InvalidParams
- * (-32602) instead, as the MCP specification asks.
+ * (-32603); the envelope is checked by `toolCall` instead, answered as
+ * InvalidParams (-32602) in a sentence, as the MCP specification asks.
  */
 const ANY_TOOLS_LIST = z.object({ method: z.literal('tools/list'), params: z.unknown().optional() });
 const ANY_TOOLS_CALL = z.object({ method: z.literal('tools/call'), params: z.unknown().optional() });
@@ -39,6 +40,22 @@ const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
 
 /** The version this server announces in `initialize` (the service's API version, as in the OpenAPI document). */
 const SERVER_VERSION = '0.1.0';
+
+/**
+ * The name and arguments of a tools/call, or InvalidParams saying what is
+ * wrong with its envelope. A `task` asks for a task this server does not run
+ * (it declares no tasks capability): the call is answered as a plain call.
+ */
+function toolCall(params: unknown): { name: string; args: unknown } {
+  const envelope = (params ?? {}) as { name?: unknown; arguments?: unknown };
+  if (typeof params !== 'object' || Array.isArray(params)) throw serviceMcpError('invalid_request', 'Invalid tools/call: params must be an object with name and arguments');
+  if (typeof envelope.name !== 'string') throw serviceMcpError('invalid_request', 'Invalid tools/call: params.name must be the name of a tool (a string)');
+  const args = envelope.arguments;
+  if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) {
+    throw serviceMcpError('invalid_request', 'Invalid tools/call: params.arguments must be an object of the arguments (or left out)');
+  }
+  return { name: envelope.name, args };
+}
 
 /** Arguments as the schema wants them, or InvalidParams (-32602) saying what is wrong: never a tool result. */
 function parseArguments<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
@@ -50,6 +67,22 @@ function parseArguments<S extends z.ZodType>(schema: S, args: unknown): z.output
 /** A tool result: the structured content, and readable text saying the same for clients that read only `content`. */
 function result(text: string, structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text }], structuredContent: structured };
+}
+
+/**
+ * The SDK's Server, but a tools/call that asks to run as a task (this server
+ * declares no tasks capability) is refused as the MCP specification says for
+ * a tool that does not run as a task (-32601, in a sentence), not as an
+ * internal error.
+ */
+class TasklessServer extends Server {
+  override assertTaskHandlerCapability(method: string): void {
+    try {
+      super.assertTaskHandlerCapability(method);
+    } catch {
+      throw new JsonRpcError(ErrorCode.MethodNotFound, `This server runs no tasks: send ${method} without params.task`, { code: 'not_supported' });
+    }
+  }
 }
 
 /**
@@ -79,7 +112,7 @@ export class KnowledgeMcpServer {
 
   /** A server for `user`'s request; `res` receives the Retry-After of a refused search. */
   create(user: AuthUser, res: Response): Server {
-    const server = new Server(
+    const server = new TasklessServer(
       { name: 'rag-knowledge-base', title: 'Knowledge base', version: SERVER_VERSION },
       {
         capabilities: { tools: {} },
@@ -89,10 +122,11 @@ export class KnowledgeMcpServer {
     );
     // Every tool, in one page: the list is three tools long, so a cursor is ignored.
     server.setRequestHandler(ANY_TOOLS_LIST, () => ({ tools: KNOWLEDGE_TOOLS }));
-    server.setRequestHandler(ANY_TOOLS_CALL, async (request) => {
-      // The Server checked the request against CallToolRequestSchema already (InvalidParams when it does not fit).
-      const { name, arguments: args } = (request as CallToolRequest).params;
+    // Registered past the Server's own tools/call wrapper: it answers an envelope that does not fit
+    // (`arguments: null`) with a schema library's dump, and a `task` with a complaint about our result.
+    Protocol.prototype.setRequestHandler.call(server, ANY_TOOLS_CALL, async (request) => {
       try {
+        const { name, args } = toolCall(request.params);
         return await this.call(user, res, name, args);
       } catch (error) {
         throw toMcpError(error);

@@ -14,6 +14,26 @@ function methodNotAllowed(res: Response): RequestError {
   return new RequestError('not_supported', 'Method not allowed: this MCP server is stateless, POST only');
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * A batch without the cancellations of its own requests: the SDK's
+ * Protocol drops the answer of a cancelled request, and its transport waits
+ * for an answer to every request of the POST, so such a batch would never be
+ * answered. Each POST is a server of its own, which answers its requests
+ * quickly; the request is answered instead.
+ */
+function withoutSelfCancellations(body: unknown): unknown {
+  if (!Array.isArray(body)) return body;
+  const ids = body.filter((message) => isRecord(message) && typeof message.method === 'string' && message.id !== undefined).map((message) => (message as { id: unknown }).id);
+  const requestIds = new Set(ids);
+  // The transport answers by id: the second request of an id would go unanswered.
+  if (requestIds.size !== ids.length) throw new RequestError('invalid_request', 'A request id appears twice in this batch: give each request of a batch its own id');
+  return body.filter((message) => !(isRecord(message) && message.method === 'notifications/cancelled' && isRecord(message.params) && requestIds.has(message.params.requestId)));
+}
+
 /**
  * `/mcp`: the knowledge base as an MCP server over Streamable HTTP,
  * stateless: each POST gets a server and transport of its own (the MCP SDK's
@@ -39,7 +59,7 @@ export class McpController {
       void server.close();
     });
     await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    await transport.handleRequest(req, res, withoutSelfCancellations(req.body));
   }
 
   @Get()

@@ -14,6 +14,17 @@ describe('Metrics', () => {
     expect(text).not.toMatch(/nodejs_active_(handles|requests|resources)_total/);
   });
 
+  it('answers a scrape when a gauge fails to read, at once or later', async () => {
+    const metrics = new Metrics();
+    metrics.gauge('test_throws_at_once', 'test', [], () => {
+      throw new Error('no connection');
+    });
+    metrics.gauge('test_rejects', 'test', [], () => Promise.reject(new Error('no connection')));
+    const text = await metrics.exposition();
+    expect(text).toMatch(/^# HELP test_throws_at_once test$/m);
+    expect(text).toMatch(/^process_cpu_seconds_total /m);
+  });
+
   it('gives each app its own counters', async () => {
     const [one, other] = [new Metrics(), new Metrics()];
     one.rateLimitRefused('chat', 'user');

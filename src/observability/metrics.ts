@@ -81,7 +81,13 @@ async function readWithin<V>(read: () => Promise<V[]>, limitMs: number): Promise
     timer.unref();
   });
   try {
-    return await Promise.race([read().catch(() => []), late]);
+    // Promise.resolve().then: a read that throws at once is a failed read too, not a failed scrape.
+    return await Promise.race([
+      Promise.resolve()
+        .then(read)
+        .catch(() => []),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }

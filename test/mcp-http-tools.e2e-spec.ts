@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -40,16 +41,103 @@ function startRemoteMcpServer(): Promise<{ http: HttpServer; url: string; calls:
   return new Promise((resolve) => http.listen(0, '127.0.0.1', () => resolve({ http, url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, calls })));
 }
 
+type ToolDefinition = { name: string; description: string; inputSchema: Record<string, unknown> };
+const NUMBERS = { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] };
+const OPERATIONS: Record<string, (a: number, b: number) => number> = { add: (a, b) => a + b, multiply: (a, b) => a * b };
+
+/**
+ * A stateful MCP server over Streamable HTTP, as most remote servers are:
+ * sessions (`Mcp-Session-Id`, a 404 for one it does not know, as the MCP
+ * specification says), a standalone SSE stream per session for the server's
+ * notifications. `tools` is shared by every instance, so a server started
+ * again on the same port has the same tools but none of the old sessions;
+ * `announce` sends notifications/tools/list_changed to every session.
+ */
+class StatefulMcpServer {
+  private http?: HttpServer;
+  private readonly sessions = new Map<string, { server: Server; transport: StreamableHTTPServerTransport; listening: boolean }>();
+  private listeners: Array<() => void> = [];
+  port = 0;
+
+  constructor(readonly tools: ToolDefinition[]) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/mcp`;
+  }
+
+  async start(): Promise<void> {
+    this.http = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.http!.listen(this.port, '127.0.0.1', resolve));
+    this.port = (this.http.address() as AddressInfo).port;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.sessions.values()].map(({ server }) => server.close().catch(() => undefined)));
+    this.sessions.clear();
+    this.http?.closeAllConnections();
+    await new Promise((resolve) => this.http?.close(resolve));
+  }
+
+  /** Resolves once some session has its standalone SSE stream open (a notification sent before would reach no one). */
+  async someoneListens(): Promise<void> {
+    if ([...this.sessions.values()].some((session) => session.listening)) return;
+    await new Promise<void>((resolve) => this.listeners.push(resolve));
+  }
+
+  async announce(tool: ToolDefinition): Promise<void> {
+    this.tools.push(tool);
+    await Promise.all([...this.sessions.values()].map(({ server }) => server.sendToolListChanged()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const sessionId = req.headers['mcp-session-id'];
+    if (typeof sessionId === 'string') {
+      const session = this.sessions.get(sessionId);
+      if (!session) {
+        res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+        return;
+      }
+      if (req.method === 'GET') {
+        // The standalone stream is registered by the time its headers go out (handleRequest resolves only when it closes).
+        const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+        res.writeHead = ((...args: unknown[]) => {
+          const written = writeHead(...args);
+          session.listening = true;
+          for (const resolve of this.listeners.splice(0)) resolve();
+          return written;
+        }) as typeof res.writeHead;
+      }
+      await session.transport.handleRequest(req, res);
+      return;
+    }
+    const server = new Server({ name: 'stateful', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.tools }));
+    server.setRequestHandler(CallToolRequestSchema, async (call) => {
+      const { a, b } = call.params.arguments as { a: number; b: number };
+      return { content: [{ type: 'text', text: String(OPERATIONS[call.params.name](a, b)) }] };
+    });
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void this.sessions.set(id, { server, transport, listening: false }),
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  }
+}
+
 describe('MCP servers as agent tools (over Streamable HTTP)', () => {
   const llm = new FakeOpenAIServer();
   let remote: Awaited<ReturnType<typeof startRemoteMcpServer>>;
+  const stateful = new StatefulMcpServer([{ name: 'add', description: 'Adds two numbers', inputSchema: NUMBERS }]);
   let t: TestApp;
   let base: string;
 
   beforeAll(async () => {
     await llm.start();
     remote = await startRemoteMcpServer();
+    await stateful.start();
     const mcpServers = [
+      { name: 'stateful', transport: 'http', url: stateful.url, timeout_ms: 5000 },
       { name: 'remote', transport: 'http', url: remote.url, headers: { Authorization: TOKEN }, timeout_ms: 5000 },
       { name: 'nokey', transport: 'http', url: remote.url, timeout_ms: 5000 },
     ];
@@ -58,6 +146,7 @@ describe('MCP servers as agent tools (over Streamable HTTP)', () => {
   });
   afterAll(async () => {
     await t?.close();
+    await stateful.stop();
     remote?.http.closeAllConnections();
     await new Promise((resolve) => remote?.http.close(resolve));
     await llm.stop();
@@ -89,6 +178,35 @@ describe('MCP servers as agent tools (over Streamable HTTP)', () => {
     expect(llm.requests[1].messages.find((m) => m.role === 'tool')!.content).toBe('5');
   });
 
+  it('offers a tool a server announces with notifications/tools/list_changed from the next model call on', async () => {
+    await stateful.someoneListens();
+    await stateful.announce({ name: 'multiply', description: 'Multiplies two numbers', inputSchema: NUMBERS });
+    for (;;) {
+      const listed = (await listServers()).find((server) => server.name === 'stateful')!;
+      if (listed.tools.some((tool: { name: string }) => tool.name === 'multiply')) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    llm.play({ toolCalls: [{ name: 'mcp__stateful__multiply', args: { a: 6, b: 7 } }] }, { content: 'It is 42.' });
+    const stream = await streamTurn('Multiply 6 and 7');
+    expect(toolEvents(stream.events)[1]).toEqual(['mcp__stateful__multiply', 'end', { output: '42', truncated: false }]);
+  });
+
+  it('starts a new session with a remote server that restarted and forgot ours, and the call still succeeds', async () => {
+    llm.play({ toolCalls: [{ name: 'mcp__stateful__add', args: { a: 2, b: 2 } }] }, { content: 'It is 4.' });
+    expect(toolEvents((await streamTurn('Add 2 and 2')).events)[1]).toEqual(['mcp__stateful__add', 'end', { output: '4', truncated: false }]);
+    const before = (await listServers()).find((server) => server.name === 'stateful')!;
+
+    await stateful.stop();
+    await stateful.start();
+    llm.reset();
+    llm.play({ toolCalls: [{ name: 'mcp__stateful__add', args: { a: 3, b: 4 } }] }, { content: 'It is 7.' });
+    const stream = await streamTurn('Add 3 and 4');
+    expect(toolEvents(stream.events)[1]).toEqual(['mcp__stateful__add', 'end', { output: '7', truncated: false }]);
+    const after = (await listServers()).find((server) => server.name === 'stateful')!;
+    expect(after).toMatchObject({ status: 'up', tools: expect.arrayContaining([expect.objectContaining({ name: 'add' })]) });
+    expect(after.restarts).toBeGreaterThan(before.restarts);
+  });
+
   it('a server gone mid-way: the call is a tool_failed tool error and the turn still completes', async () => {
     remote.http.closeAllConnections();
     await new Promise((resolve) => remote.http.close(resolve));
@@ -98,5 +216,20 @@ describe('MCP servers as agent tools (over Streamable HTTP)', () => {
     const ended = stream.events.find((e) => e.event === 'tool' && e.data.phase === 'end')!;
     expect(ended.data.summary).toMatchObject({ failed: true, code: 'tool_failed' });
     expect(remote.calls).toEqual([5]);
+    // The failed connection starts it again; while it cannot start, its tools are not offered.
+    for (;;) {
+      const listed = (await listServers()).find((server) => server.name === 'remote')!;
+      if (listed.status === 'down') {
+        expect(listed).toMatchObject({ tools: [], last_error: expect.any(String), next_attempt_at: expect.any(String) });
+        break;
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    llm.reset();
+    llm.play({ content: 'No tools.' });
+    await streamTurn('Add 1 and 1 again');
+    const offered = ((llm.requests[0].tools ?? []) as unknown as Array<{ function: { name: string } }>).map((tool) => tool.function.name);
+    expect(offered).not.toContain('mcp__remote__add');
+    expect(offered).toContain('mcp__stateful__add');
   });
 });

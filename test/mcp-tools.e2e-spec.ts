@@ -15,6 +15,7 @@ const everything = require.resolve('@modelcontextprotocol/server-everything/dist
 const memory = require.resolve('@modelcontextprotocol/server-memory/dist/index.js');
 const invalidSchemaServer = join(process.cwd(), 'test/fixtures/mcp-invalid-schema-server.mjs');
 const lateServer = join(process.cwd(), 'test/fixtures/mcp-late-server.mjs');
+const crashServer = join(process.cwd(), 'test/fixtures/mcp-crash-server.mjs');
 
 describe('MCP servers as agent tools (over stdio)', () => {
   const llm = new FakeOpenAIServer();
@@ -40,6 +41,7 @@ describe('MCP servers as agent tools (over stdio)', () => {
       { name: 'fixture', transport: 'stdio', command: process.execPath, args: [invalidSchemaServer] },
       { name: 'broken', transport: 'stdio', command: join(memoryDir, 'no-such-command') },
       { name: 'late', transport: 'stdio', command: process.execPath, args: [lateServer, lateMarker] },
+      { name: 'crashy', transport: 'stdio', command: process.execPath, args: [crashServer] },
     ];
     t = await createTestApp(llm.appEnv({ LLM_TIMEOUT_MS: '5000', LOG_LEVEL: 'warn', MCP_SERVERS: JSON.stringify(mcpServers), MCP_MAX_RESULT_CHARS: '200' }), sink);
     base = await t.listen();
@@ -68,7 +70,7 @@ describe('MCP servers as agent tools (over stdio)', () => {
   it('lists the servers, their status and their tools to administrators, the allow-list honoured', async () => {
     const list = await listServers();
     const byName = Object.fromEntries(list.map((s) => [s.name, s]));
-    expect(Object.keys(byName)).toEqual(['everything', 'slow', 'memory', 'fixture', 'broken', 'late']);
+    expect(Object.keys(byName)).toEqual(['everything', 'slow', 'memory', 'fixture', 'broken', 'late', 'crashy']);
     expect(byName.everything).toMatchObject({ transport: 'stdio', status: 'up', attempts: 0, last_error: null });
     expect(byName.everything.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(['echo', 'trigger-long-running-operation']);
     expect(byName.memory.tools.map((tool: { name: string }) => tool.name)).toEqual(expect.arrayContaining(['create_entities', 'read_graph', 'search_nodes', 'open_nodes']));
@@ -172,6 +174,28 @@ describe('MCP servers as agent tools (over stdio)', () => {
       expect(offeredNames(0)).toEqual(expect.arrayContaining(['mcp__late__shout', 'mcp__fixture__shout', 'mcp__everything__echo']));
       expect(llm.requests[1].messages.find((m) => m.role === 'tool')!.content).toBe(`LATE ${route.toUpperCase()}`);
     }
+  });
+
+  it('restarts a server that dies as soon as it is up ever more slowly, and bounds the tools it lists', async () => {
+    const restartDelays = () =>
+      lines
+        .map((line) => /^MCP server crashy stopped \(.*\); restart (\d+) in (\d+) ms$/.exec(String(line.msg)))
+        .filter((match) => match !== null)
+        .map((match) => [Number(match[1]), Number(match[2])]);
+    const crashy = await waitForStatus('crashy', 'restarting', () => restartDelays().length >= 4);
+    const delays = restartDelays().slice(0, 4);
+    expect(delays.map(([restart]) => restart)).toEqual([1, 2, 3, 4]);
+    // Each restart waits twice as long as the one before: the server was never up for long.
+    for (let i = 1; i < delays.length; i++) expect(delays[i][1]).toBe(delays[i - 1][1] * 2);
+    expect(crashy.restarts).toBeGreaterThanOrEqual(4);
+    expect(Date.parse(crashy.next_attempt_at)).toBeGreaterThan(0);
+    expect(crashy.last_error).toMatch(/closed the connection/);
+    // At most 128 tools of a server, none with a schema over 32 000 characters.
+    expect(crashy.tools).toHaveLength(128);
+    expect(crashy.tools.map((tool: { name: string }) => tool.name)).not.toContain('huge');
+    expect(lines.map((line) => String(line.msg))).toEqual(
+      expect.arrayContaining([expect.stringMatching(/crashy: skipping tool huge: its input schema is over/), expect.stringMatching(/crashy: it lists more than 128 tools/)]),
+    );
   });
 
   it('reports a hanging tool as tool_timeout without failing the turn', async () => {

@@ -48,4 +48,18 @@ describe('AgentToolsNode', () => {
     expect((update.messages as ToolMessage[]).map((m) => m.tool_call_id)).toEqual(['b']);
     expect(routeAfterTools({ hitl: update.hitl! })).toBe('clarify');
   });
+
+  it('answers a call of a tool that is gone (its MCP server changed its tools since the model call) as a tool_failed error, not an internal one', async () => {
+    let current = [search, plain];
+    const changing = new AgentToolsNode(() => current);
+    current = [search];
+    const errors: unknown[] = [];
+    const logger = (changing as unknown as { logger: { error: (...args: unknown[]) => void } }).logger;
+    logger.error = (...args: unknown[]) => errors.push(args);
+    const update = (await changing.invoke(stateAfterCalls([{ id: 'w', name: 'weather', args: {} }]))) as Partial<AgentStateValues>;
+    const [message] = update.messages as ToolMessage[];
+    expect([message.tool_call_id, message.status, message.additional_kwargs.error_code]).toEqual(['w', 'error', 'tool_failed']);
+    expect(message.content).toMatch(/weather.*not available/);
+    expect(errors).toEqual([]);
+  });
 });

@@ -64,6 +64,16 @@ export class AgentToolsNode extends ToolNode {
   }
 
   private async runToolSorted(call: ToolCall, config: LangGraphRunnableConfig, state: unknown): Promise<ToolMessage | Command> {
+    if (!this.tools.some((tool) => 'name' in tool && tool.name === call.name)) {
+      // The model named a tool it was not given, or one that went away since it was bound (an MCP server that changed its tools).
+      return new ToolMessage({
+        status: 'error',
+        content: `Error: the tool ${call.name.slice(0, 100)} is not available (any more); answer without it.`,
+        name: call.name,
+        tool_call_id: call.id ?? '',
+        additional_kwargs: { error_code: 'tool_failed' },
+      });
+    }
     try {
       return await super.runTool(call, config, state);
     } catch (error) {

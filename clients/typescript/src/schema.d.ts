@@ -2306,6 +2306,13 @@ export interface components {
             status: "starting" | "up" | "down" | "restarting";
             /** @description Start attempts since the server was last up (0 while it is up) */
             attempts: number;
+            /** @description Times the server stopped (died, or lost its connection) and was started again since the service started */
+            restarts: number;
+            /**
+             * Format: date-time
+             * @description When the next start is due while the server is down or restarting (its backoff grows while it keeps dying within 30 s of coming up); null otherwise
+             */
+            next_attempt_at: string | null;
             /** @description Why the server last failed to start or stopped */
             last_error: string | null;
             /** @description The tools the agent may call (as listed by the server, after the `tools` allow-list; invalid ones skipped) */

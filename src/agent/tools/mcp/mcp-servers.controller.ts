@@ -27,6 +27,17 @@ class McpServerViewDto {
   @ApiProperty({ description: 'Start attempts since the server was last up (0 while it is up)' })
   attempts: number;
 
+  @ApiProperty({ description: 'Times the server stopped (died, or lost its connection) and was started again since the service started' })
+  restarts: number;
+
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'When the next start is due while the server is down or restarting (its backoff grows while it keeps dying within 30 s of coming up); null otherwise',
+  })
+  next_attempt_at: string | null;
+
   @ApiProperty({ type: String, nullable: true, description: 'Why the server last failed to start or stopped' })
   last_error: string | null;
 

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import * as z4 from 'zod/v4';
 import type { AppConfig, McpServerConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
@@ -21,6 +21,8 @@ export interface McpServerView {
   transport: 'stdio' | 'http';
   status: McpServerStatus;
   attempts: number;
+  restarts: number;
+  next_attempt_at: string | null;
   last_error: string | null;
   tools: Array<{ name: string; description: string }>;
 }
@@ -30,18 +32,31 @@ interface ServerState {
   status: McpServerStatus;
   /** Start attempts since the server was last up. */
   attempts: number;
+  /** Start attempts since the server last stayed up for STABLE_AFTER_MS: the backoff's exponent, so a server that dies as soon as it is up is restarted ever more slowly. */
+  strikes: number;
+  /** Times the server stopped (died, or lost its connection) and was started again. */
+  restarts: number;
+  nextAttemptAt: number | null;
   lastError: string | null;
   tools: McpToolInfo[];
   client?: Client;
   pid?: number | null;
   retryTimer?: NodeJS.Timeout;
+  stableTimer?: NodeJS.Timeout;
+  /** The start under way, which callers that found the connection gone wait for. */
+  starting?: Promise<void>;
 }
 
 const START_TIMEOUT_MS = 15000;
 const RESTART_BASE_DELAY_MS = 200;
 const RESTART_MAX_DELAY_MS = 30000;
+/** How long a server must stay up before its backoff starts again from the beginning. */
+const STABLE_AFTER_MS = 30000;
 const STDERR_LINE_MAX = 2000;
 const LIST_PAGES_MAX = 20;
+/** Bounds on what a server may put in front of the model: tools per server, and a tool's schema as JSON. */
+export const MCP_TOOLS_PER_SERVER_MAX = 128;
+export const MCP_TOOL_SCHEMA_MAX_CHARS = 32_000;
 
 const lenientToolList = z4.looseObject({ tools: z4.array(z4.unknown()), nextCursor: z4.string().optional() });
 
@@ -61,7 +76,7 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     for (const server of config.mcp.servers) {
-      this.servers.set(server.name, { config: server, status: 'starting', attempts: 0, lastError: null, tools: [] });
+      this.servers.set(server.name, { config: server, status: 'starting', attempts: 0, strikes: 0, restarts: 0, nextAttemptAt: null, lastError: null, tools: [] });
     }
   }
 
@@ -78,6 +93,7 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
     await Promise.all(
       [...this.servers.values()].map(async (state) => {
         clearTimeout(state.retryTimer);
+        clearTimeout(state.stableTimer);
         const client = state.client;
         state.client = undefined;
         state.status = 'down';
@@ -92,6 +108,8 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
       transport: state.config.transport,
       status: state.status,
       attempts: state.attempts,
+      restarts: state.restarts,
+      next_attempt_at: state.nextAttemptAt === null ? null : new Date(state.nextAttemptAt).toISOString(),
       last_error: state.lastError,
       tools: state.tools.map(({ name, description }) => ({ name, description })),
     }));
@@ -115,27 +133,72 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
   /** Calls a tool on the server's current client; every failure is a ToolReportedError with our code. */
   async call(server: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<{ text: string; isError: boolean }> {
     const state = this.servers.get(server);
-    const client = state?.client;
-    if (!state || !client || state.status !== 'up') {
-      throw new McpToolError('tool_failed', `the MCP server ${server} is ${state?.status ?? 'unknown'}`);
-    }
-    const timeout = state.config.timeout_ms;
-    try {
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, { timeout, signal });
-      return { text: resultText(result as { content?: unknown; structuredContent?: unknown }), isError: result.isError === true };
-    } catch (error) {
-      if (signal?.aborted) throw error;
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-        throw new McpToolError('tool_timeout', `the MCP tool ${tool} gave no answer within ${timeout} ms`);
+    for (let attempt = 1; ; attempt++) {
+      const client = state?.client;
+      if (!state || !client || state.status !== 'up') {
+        throw new McpToolError('tool_failed', `the MCP server ${server} is ${state?.status ?? 'unknown'}`);
       }
-      const reason = error instanceof McpError && error.code === ErrorCode.ConnectionClosed ? 'the MCP server closed the connection' : (error as Error).message;
-      throw new McpToolError('tool_failed', `the MCP tool ${tool} failed: ${clipText(reason, 300)}`);
+      const timeout = state.config.timeout_ms;
+      try {
+        const result = await client.callTool({ name: tool, arguments: args }, undefined, { timeout, signal });
+        return { text: resultText(result as { content?: unknown; structuredContent?: unknown }), isError: result.isError === true };
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+          throw new McpToolError('tool_timeout', `the MCP tool ${tool} gave no answer within ${timeout} ms`);
+        }
+        if (isSessionGone(error)) {
+          // The server restarted and forgot our session: the call never reached a tool, so it is sent again once over a new one.
+          await this.reconnect(state, client, 'the server no longer knows our session', true);
+          if (attempt === 1) continue;
+        } else if (isConnectionLost(error)) {
+          void this.reconnect(state, client, `the connection failed: ${clipText((error as Error).message, 200)}`, false);
+        }
+        const reason = error instanceof McpError && error.code === ErrorCode.ConnectionClosed ? 'the MCP server closed the connection' : (error as Error).message;
+        throw new McpToolError('tool_failed', `the MCP tool ${tool} failed: ${clipText(reason, 300)}`);
+      }
     }
   }
 
-  private async start(state: ServerState): Promise<void> {
+  /**
+   * Drops a client whose connection is gone (a remote server that restarted:
+   * no `onclose` tells us) and starts a new one: now, and waited for, or
+   * after the backoff. Callers that find the same client gone share one start.
+   */
+  private async reconnect(state: ServerState, client: Client, reason: string, now: boolean): Promise<void> {
+    if (state.client === client && !this.closing) {
+      this.dropClient(state, reason);
+      void client.close().catch(() => undefined);
+      if (now) {
+        clearTimeout(state.retryTimer);
+        state.status = 'restarting';
+        void this.start(state);
+      } else this.scheduleRestart(state);
+    }
+    await state.starting;
+  }
+
+  private dropClient(state: ServerState, reason: string): void {
+    clearTimeout(state.stableTimer);
+    state.client = undefined;
+    state.pid = null;
+    state.restarts += 1;
+    state.lastError = reason;
+  }
+
+  private start(state: ServerState): Promise<void> {
+    const starting = this.connect(state).finally(() => {
+      if (state.starting === starting) state.starting = undefined;
+    });
+    state.starting = starting;
+    return starting;
+  }
+
+  private async connect(state: ServerState): Promise<void> {
     if (this.closing) return;
+    state.nextAttemptAt = null;
     state.attempts += 1;
+    state.strikes += 1;
     const { config } = state;
     const client = new Client({ name: 'rag-agent', version: '1.0.0' });
     const transport =
@@ -152,33 +215,55 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
       }
       state.client = client;
       state.pid = transport instanceof StdioClientTransport ? transport.pid : null;
-      if (JSON.stringify(tools) !== JSON.stringify(state.tools)) this.toolListVersion += 1;
-      state.tools = tools;
+      this.setTools(state, tools);
       state.status = 'up';
       state.attempts = 0;
       state.lastError = null;
+      clearTimeout(state.stableTimer);
+      state.stableTimer = setTimeout(() => (state.strikes = 0), STABLE_AFTER_MS);
+      state.stableTimer.unref();
       this.logger.log(`MCP server ${config.name} is up with ${tools.length} tool(s)`);
       client.onclose = () => {
         if (state.client !== client || this.closing) return;
-        state.client = undefined;
-        state.pid = null;
-        state.lastError = 'the server closed the connection';
-        this.logger.warn(`MCP server ${config.name} closed the connection; restarting`);
+        this.dropClient(state, 'the server closed the connection');
         this.scheduleRestart(state);
       };
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.relistTools(state, client));
     } catch (error) {
       await client.close().catch(() => undefined);
       state.lastError = clipText((error as Error).message ?? String(error), 500);
       this.logger.warn(`MCP server ${config.name} did not start (attempt ${state.attempts}): ${state.lastError}`);
+      // Its tools are not offered while it is down: a call could only fail.
+      this.setTools(state, []);
       state.status = 'down';
       this.scheduleRestart(state, 'down');
     }
   }
 
+  private setTools(state: ServerState, tools: McpToolInfo[]): void {
+    if (JSON.stringify(tools) !== JSON.stringify(state.tools)) this.toolListVersion += 1;
+    state.tools = tools;
+  }
+
+  /** notifications/tools/list_changed: the server's tools are listed again, offered from the next model call on. */
+  private async relistTools(state: ServerState, client: Client): Promise<void> {
+    try {
+      const tools = await this.listTools(state.config, client);
+      if (state.client !== client) return;
+      this.setTools(state, tools);
+      this.logger.log(`MCP server ${state.config.name} changed its tools: ${tools.length} tool(s)`);
+    } catch (error) {
+      this.logger.warn(`MCP server ${state.config.name}: listing its changed tools failed: ${clipText((error as Error).message, 300)}`);
+    }
+  }
+
   private scheduleRestart(state: ServerState, status: McpServerStatus = 'restarting'): void {
     if (this.closing) return;
+    clearTimeout(state.retryTimer);
     state.status = status;
-    const delay = Math.min(RESTART_MAX_DELAY_MS, RESTART_BASE_DELAY_MS * 2 ** Math.min(state.attempts, 20));
+    const delay = Math.min(RESTART_MAX_DELAY_MS, RESTART_BASE_DELAY_MS * 2 ** Math.min(state.strikes, 20));
+    if (status === 'restarting') this.logger.warn(`MCP server ${state.config.name} stopped (${state.lastError}); restart ${state.restarts} in ${delay} ms`);
+    state.nextAttemptAt = Date.now() + delay;
     state.retryTimer = setTimeout(() => {
       state.status = 'restarting';
       void this.start(state);
@@ -207,6 +292,14 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
           this.logger.warn(`MCP server ${config.name}: skipping tool ${clipText(tool.name, 100)}: its name is not [A-Za-z0-9_.-]`);
           continue;
         }
+        if (JSON.stringify(tool.inputSchema).length > MCP_TOOL_SCHEMA_MAX_CHARS) {
+          this.logger.warn(`MCP server ${config.name}: skipping tool ${tool.name}: its input schema is over ${MCP_TOOL_SCHEMA_MAX_CHARS} characters of JSON`);
+          continue;
+        }
+        if (tools.length === MCP_TOOLS_PER_SERVER_MAX) {
+          this.logger.warn(`MCP server ${config.name}: it lists more than ${MCP_TOOLS_PER_SERVER_MAX} tools; the rest are skipped (narrow them with "tools")`);
+          return tools;
+        }
         tools.push({ name: tool.name, description: clipText(tool.description ?? tool.title ?? '', 1000), inputSchema: tool.inputSchema as Record<string, unknown> });
       }
       cursor = result.nextCursor;
@@ -234,6 +327,17 @@ export class McpToolError extends ToolReportedError {
   ) {
     super(message);
   }
+}
+
+/** A remote server that restarted answers a request of our old session 404 (the MCP specification: start a new session). */
+function isSessionGone(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && error.code === 404;
+}
+
+/** A remote server that cannot be reached (fetch's `TypeError: fetch failed`: refused, reset, unresolvable; by name, as it may come from another realm). */
+function isConnectionLost(error: unknown): boolean {
+  const { name, message } = (error ?? {}) as { name?: unknown; message?: unknown };
+  return name === 'TypeError' && message === 'fetch failed';
 }
 
 function clipText(text: string, max: number): string {

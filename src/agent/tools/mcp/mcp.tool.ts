@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { tool } from '@langchain/core/tools';
@@ -7,9 +8,17 @@ import { McpServers } from './mcp-servers.service.js';
 
 export const MCP_TOOL_PREFIX = 'mcp__';
 
-/** `mcp__<server>__<tool>`, made a valid OpenAI function name (`[A-Za-z0-9_-]{1,64}`). */
+/**
+ * `mcp__<server>__<tool>`, a valid OpenAI function name (`[A-Za-z0-9_-]{1,64}`).
+ * A name that is not one as it stands (a `.` in it, or too long) is made one
+ * and given a hash of the server and tool, so two tools never share a name
+ * (`files.read` and `files_read`), whatever order the server lists them in.
+ */
 export function mcpToolName(server: string, tool: string): string {
-  return `${MCP_TOOL_PREFIX}${server}__${tool.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, 64);
+  const plain = `${MCP_TOOL_PREFIX}${server}__${tool}`;
+  if (/^[A-Za-z0-9_-]{1,64}$/.test(plain)) return plain;
+  const hash = createHash('sha256').update(`${server}\u0000${tool}`).digest('hex').slice(0, 8);
+  return `${plain.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 55)}_${hash}`;
 }
 
 /** Keys whose values are data, not schemas: copied as they are. */

@@ -58,12 +58,8 @@ function createBareClient(redis: RedisConfig, url: string, options: ClientOption
   return createClient({ url, disableOfflineQueue, socket: socketOptions(connectTimeout, reconnect) });
 }
 
-/** Only its type is used: the client the rest of the code talks to (a Sentinel client offers the same commands). */
-function _plainClient(url: string) {
-  return createClient({ url });
-}
-
-export type RedisClient = ReturnType<typeof _plainClient>;
+/** The client the rest of the code talks to (a Sentinel client offers the same commands). */
+export type RedisClient = ReturnType<typeof createClient>;
 
 /**
  * A node-redis client that reconnects in the background with capped backoff; errors go to `onError`.

@@ -1,8 +1,8 @@
 import { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { createClient } from '@keyv/redis';
 import { exitOf, ExitStatus, freePort, spawnTiedToParent, waitUntil } from './service-process.js';
 
 export const SENTINEL_MASTER = 'ragmaster';
@@ -33,7 +33,7 @@ class RedisNodeProcess {
     const collect = (chunk: Buffer) => (this.output += chunk.toString('utf8'));
     this.child.stdout!.on('data', collect);
     this.child.stderr!.on('data', collect);
-    await waitUntil(async () => (await redisCommand(this.port, ['PING'])).startsWith('+PONG'), `redis on ${this.port} to answer PING:\n${this.output.slice(-1000)}`, 20_000, 20);
+    await waitUntil(async () => (await redisCommand(this.port, ['PING'])) === 'PONG', `redis on ${this.port} to answer PING:\n${this.output.slice(-1000)}`, 20_000, 20);
     return this;
   }
 
@@ -98,14 +98,14 @@ export class OwnRedisSentinels {
   async start(): Promise<this> {
     await this.master.start();
     await this.replica.start();
-    await waitUntil(async () => /master_link_status:up/.test(await redisCommand(this.replica.port, ['INFO', 'replication'])), 'the replica to sync', 20_000, 20);
+    await waitUntil(async () => /master_link_status:up/.test(String(await redisCommand(this.replica.port, ['INFO', 'replication']))), 'the replica to sync', 20_000, 20);
     for (const sentinel of this.sentinels) await sentinel.start();
     await waitUntil(
       async () => {
         for (const sentinel of this.sentinels) {
           const replicas = await redisCommand(sentinel.port, ['SENTINEL', 'REPLICAS', SENTINEL_MASTER]);
           const others = await redisCommand(sentinel.port, ['SENTINEL', 'SENTINELS', SENTINEL_MASTER]);
-          if (!replicas.includes(String(this.replica.port)) || (others.match(/\bip\b/g) ?? []).length < 2) return false;
+          if (!JSON.stringify(replicas).includes(`"${this.replica.port}"`) || !Array.isArray(others) || others.length < 2) return false;
         }
         return true;
       },
@@ -119,7 +119,7 @@ export class OwnRedisSentinels {
   /** The port of the master the sentinels name now. */
   async masterPort(): Promise<number> {
     const reply = await redisCommand(this.sentinels[0].port, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_MASTER]);
-    return Number(/\$\d+\r\n(\d+)\r\n$/.exec(reply)?.[1] ?? 0);
+    return Array.isArray(reply) ? Number(reply[1]) : 0;
   }
 
   async destroy(): Promise<void> {
@@ -128,49 +128,16 @@ export class OwnRedisSentinels {
   }
 }
 
-/** One command over RESP on a fresh connection; the raw reply ('' when nothing answers within a second). */
-export function redisCommand(port: number, args: string[]): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    let reply = '';
-    const finish = () => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(reply);
-    };
-    const timer = setTimeout(finish, 1000);
-    socket.on('connect', () => socket.write(`*${args.length}\r\n${args.map((arg) => `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`).join('')}`));
-    socket.on('data', (chunk) => {
-      reply += chunk.toString('utf8');
-      // Replies here are small: one read holds them whole once a line ends and no bulk length is pending.
-      if (complete(reply)) finish();
-    });
-    socket.on('error', finish);
-  });
-}
-
-/** Whether a RESP reply is whole (enough for the replies read here: simple, bulk, and arrays of arrays of bulk strings). */
-function complete(reply: string): boolean {
-  let at = 0;
-  const parse = (): boolean => {
-    const end = reply.indexOf('\r\n', at);
-    if (end < 0) return false;
-    const type = reply[at];
-    const value = reply.slice(at + 1, end);
-    at = end + 2;
-    if (type === '$') {
-      const length = Number(value);
-      if (length < 0) return true;
-      if (Buffer.byteLength(reply.slice(at)) < length + 2) return false;
-      at += length + 2;
-      return true;
-    }
-    if (type === '*') {
-      const count = Number(value);
-      for (let i = 0; i < count; i += 1) if (!parse()) return false;
-      return true;
-    }
-    return true;
-  };
-  return parse();
+/** One command on a fresh connection (node-redis, no retries); its reply, or null when nothing answers (refused, reset, timed out). */
+export async function redisCommand(port: number, args: string[]): Promise<unknown> {
+  const client = createClient({ socket: { host: '127.0.0.1', port, connectTimeout: 2000, reconnectStrategy: false }, disableOfflineQueue: true });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await client.sendCommand(args);
+  } catch {
+    return null;
+  } finally {
+    client.destroy();
+  }
 }

@@ -16,9 +16,19 @@
  *    terminal event read), 503s and other failures, incomplete streams, the
  *    XRANGE calls the storm cost Redis, and the ratio of the storm's p50 to
  *    a lone client's (the baseline: BASELINE_REJOINS rejoins one at a time).
+ * 3. Live followers over HTTP: the same two instances, with a paced
+ *    OpenAI-compatible model of the bench's own (LIVE_TOKENS tokens, one
+ *    every TOKEN_INTERVAL_MS). A streamed turn starts on the first instance
+ *    and holds its answer until LIVE_FOLLOWERS clients (each count of the
+ *    list in turn), from CLIENT_PROCESSES child processes, follow it on the
+ *    second and have its first events. Then the tokens flow; each token's lag
+ *    is its arrival at a follower minus its arrival at the turn's own client
+ *    on the first instance (one clock: the machine's). Reports lag p50/p95/p99
+ *    and the Redis commands per second while the tokens flowed.
  *
  *   npm run bench:followers     (FOLLOWERS=1000, TOKENS=200, TOKEN_INTERVAL_MS=10; STORM_FOLLOWERS=1000,
- *                                CLIENT_PROCESSES=4, STORMS=3, BASELINE_REJOINS=20; PARTS=tail,storm;
+ *                                CLIENT_PROCESSES=4, STORMS=3, BASELINE_REJOINS=20; LIVE_FOLLOWERS=100,1000, LIVE_TOKENS=200;
+ *                                PARTS=tail,storm,live;
  *                                SKIP_NEST_BUILD=true to use the dist/ already built)
  */
 import 'reflect-metadata';
@@ -42,7 +52,9 @@ const STORM_FOLLOWERS = Number(process.env.STORM_FOLLOWERS ?? 1000);
 const CLIENT_PROCESSES = Number(process.env.CLIENT_PROCESSES ?? 4);
 const STORMS = Number(process.env.STORMS ?? 3);
 const BASELINE_REJOINS = Number(process.env.BASELINE_REJOINS ?? 20);
-const PARTS = new Set((process.env.PARTS ?? 'tail,storm').split(',').map((part) => part.trim()));
+const LIVE_FOLLOWERS = (process.env.LIVE_FOLLOWERS ?? '100,1000').split(',').map(Number);
+const LIVE_TOKENS = Number(process.env.LIVE_TOKENS ?? 200);
+const PARTS = new Set((process.env.PARTS ?? 'tail,storm,live').split(',').map((part) => part.trim()));
 const JWT_SECRET = 'bench-followers-secret-not-for-production';
 
 async function service(url: string): Promise<RunEventsService> {
@@ -161,11 +173,64 @@ function rejoin(base: string, token: string, runId: string): Promise<Rejoin> {
   });
 }
 
-/** A client process: on `go`, opens its `count` rejoins at once and sends back what each got. */
+/** The machine's clock in ms, with sub-millisecond steps: the same in every process. */
+const clock = () => performance.timeOrigin + performance.now();
+
+/** Arrival times of a stream's events by id (`id:` lines), until its terminal event; `onFirst` once the first event arrived. */
+function arrivals(res: http.IncomingMessage, onFirst: () => void, onBlock?: (block: string) => void): Promise<Array<[number, number]>> {
+  return new Promise((resolve) => {
+    const seen: Array<[number, number]> = [];
+    let buffer = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      const now = clock();
+      buffer += chunk;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        onBlock?.(block);
+        const id = /^id: (\d+)$/m.exec(block);
+        if (!id) continue;
+        seen.push([Number(id[1]), now]);
+        if (seen.length === 1) onFirst();
+      }
+    });
+    res.on('end', () => resolve(seen));
+    res.on('error', () => resolve(seen));
+  });
+}
+
+/** A live follower: follows the run from its start; resolves `attached` at its first event, and to every event's arrival time at the end. */
+function follow(base: string, token: string, runId: string, attached: () => void): Promise<Array<[number, number]>> {
+  return new Promise((resolve) => {
+    const url = new URL(`${base}/api/chat/runs/${runId}/stream`);
+    const req = http.get(
+      { host: url.hostname, port: url.port, path: url.pathname, agent: false, headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' } },
+      (res) => resolve(arrivals(res, attached)),
+    );
+    req.on('error', () => {
+      attached();
+      resolve([]);
+    });
+  });
+}
+
+type ClientMessage = { kind: 'rejoin' | 'live'; base: string; token: string; runId: string; count: number };
+
+/** A client process: opens its `count` rejoins (or live followers) at once and sends back what each got; live followers say `attached` first. */
 function clientProcess(): void {
   process.on('disconnect', () => process.exit(0));
-  process.on('message', (message: { base: string; token: string; runId: string; count: number }) => {
-    void Promise.all(Array.from({ length: message.count }, () => rejoin(message.base, message.token, message.runId))).then((results) => process.send!(results));
+  process.on('message', (message: ClientMessage) => {
+    if (message.kind === 'rejoin') {
+      void Promise.all(Array.from({ length: message.count }, () => rejoin(message.base, message.token, message.runId))).then((results) => process.send!(results));
+      return;
+    }
+    let attached = 0;
+    const followers = Array.from({ length: message.count }, () =>
+      follow(message.base, message.token, message.runId, () => ++attached === message.count && process.send!('attached')),
+    );
+    void Promise.all(followers).then((results) => process.send!(results));
   });
   process.send!('ready');
 }
@@ -181,7 +246,7 @@ async function storm(base: string, token: string, runId: string): Promise<Rejoin
         new Promise<Rejoin[]>((resolve) => {
           client.once('message', (rejoins: Rejoin[]) => resolve(rejoins));
           const count = Math.floor(STORM_FOLLOWERS / CLIENT_PROCESSES) + (i < STORM_FOLLOWERS % CLIENT_PROCESSES ? 1 : 0);
-          client.send({ base, token, runId, count });
+          client.send({ kind: 'rejoin', base, token, runId, count } satisfies ClientMessage);
         }),
     );
     return (await Promise.all(results)).flat();
@@ -257,11 +322,188 @@ async function stormOverHttp(redisUrl: string): Promise<void> {
   }
 }
 
+/**
+ * An OpenAI-compatible model of the bench's own: a streamed answer of
+ * LIVE_TOKENS tokens, one every TOKEN_INTERVAL_MS, once `release()` is
+ * called for it (so followers can attach while it holds); anything else
+ * (titles, suggestions) is answered at once.
+ */
+class PacedModel {
+  private server?: http.Server;
+  private held: Array<() => void> = [];
+  private waiting: Array<() => void> = [];
+  url = '';
+
+  async start(): Promise<void> {
+    this.server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      // Anything but a chat completion (a probe of the endpoint) gets the short answer.
+      req.on('end', () => void this.answer((body ? JSON.parse(body) : {}) as { stream?: boolean }, res));
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}/v1`;
+  }
+
+  /** Resolves once a streamed answer is held, waiting for release(). */
+  async holding(): Promise<void> {
+    if (this.held.length) return;
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  release(): void {
+    for (const go of this.held.splice(0)) go();
+  }
+
+  stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  private async answer(request: { stream?: boolean }, res: http.ServerResponse): Promise<void> {
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'paced', object: 'chat.completion.chunk', created: 0, model: 'paced', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    if (!request.stream) {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          id: 'paced',
+          object: 'chat.completion',
+          created: 0,
+          model: 'paced',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'Paced' }, finish_reason: 'stop' }],
+        }),
+      );
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    res.write(chunk({ role: 'assistant', content: '' }));
+    await new Promise<void>((resolve) => {
+      this.held.push(resolve);
+      for (const wake of this.waiting.splice(0)) wake();
+    });
+    for (let i = 0; i < LIVE_TOKENS; i += 1) {
+      res.write(chunk({ content: `tok${i} ` }));
+      await new Promise((resolve) => setTimeout(resolve, TOKEN_INTERVAL_MS));
+    }
+    res.write(chunk({}, 'stop'));
+    res.end('data: [DONE]\n\n');
+  }
+}
+
+async function liveOverHttp(redisUrl: string): Promise<void> {
+  buildService();
+  const model = new PacedModel();
+  await model.start();
+  const database = await createBenchDatabase('bench_followers_live');
+  const admin = createClient({ url: redisUrl });
+  await admin.connect();
+  const llm = {
+    LLM_PROVIDER: 'openai',
+    LLM_BASE_URL: model.url,
+    LLM_API_KEY: 'bench',
+    LLM_MODEL: 'paced',
+    LLM_FAST_MODEL: 'paced',
+    LLM_MAX_RETRIES: '0',
+    LLM_TIMEOUT_MS: '120000',
+  };
+  const instances: Awaited<ReturnType<typeof startInstance>>[] = [];
+  const script = fileURLToPath(import.meta.url);
+  try {
+    instances.push(await startInstance(database.url, redisUrl, JWT_SECRET, llm));
+    instances.push(
+      await startInstance(database.url, redisUrl, JWT_SECRET, {
+        ...llm,
+        ...(process.env.PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR}` } : {}),
+      }),
+    );
+    const [running, following] = instances.map((instance) => `http://127.0.0.1:${instance.port}`);
+    const token = jwt.sign({ sub: 'bench-followers-live', role: 'user' }, JWT_SECRET, { algorithm: 'HS256', expiresIn: '1h' });
+    console.log(
+      `\nlive followers over HTTP: a streamed turn on instance 1 (${LIVE_TOKENS} tokens, one every ${TOKEN_INTERVAL_MS} ms, from a paced model), ` +
+        `followed on instance 2 by clients in ${CLIENT_PROCESSES} processes; lag = arrival at a follower - arrival at the turn's own client; own redis-server`,
+    );
+    for (const followers of LIVE_FOLLOWERS) {
+      const clients = Array.from({ length: CLIENT_PROCESSES }, () => fork(script, ['client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+      try {
+        await Promise.all(clients.map((client) => new Promise((resolve) => client.once('message', resolve))));
+        // The turn, read by its own client on instance 1: the reference arrival of every event.
+        let runId = '';
+        const reference = new Promise<Array<[number, number]>>((resolve, reject) => {
+          const url = new URL(`${running}/api/chat/stream`);
+          const req = http.request(
+            {
+              method: 'POST',
+              host: url.hostname,
+              port: url.port,
+              path: url.pathname,
+              agent: false,
+              headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+            },
+            (res) =>
+              resolve(
+                arrivals(
+                  res,
+                  () => undefined,
+                  (block) => (runId ||= /"run_id":"([^"]+)"/.exec(block)?.[1] ?? ''),
+                ),
+              ),
+          );
+          req.on('error', reject);
+          req.end(JSON.stringify({ message: 'Tell me a long story.' }));
+        });
+        await model.holding();
+        const ref = await Promise.race([reference.then(() => 'ended'), new Promise((resolve) => setImmediate(resolve))]);
+        if (ref === 'ended' || !runId) throw new Error('the turn ended before the followers attached');
+        const results = clients.map((client, i) => {
+          const count = Math.floor(followers / CLIENT_PROCESSES) + (i < followers % CLIENT_PROCESSES ? 1 : 0);
+          const attached = new Promise((resolve) => client.once('message', resolve));
+          const done = attached.then(() => new Promise<Array<Array<[number, number]>>>((resolve) => client.once('message', resolve)));
+          client.send({ kind: 'live', base: following, token, runId, count } satisfies ClientMessage);
+          return { attached, done };
+        });
+        await Promise.all(results.map((result) => result.attached));
+        await admin.sendCommand(['CONFIG', 'RESETSTAT']);
+        const flowing = performance.now();
+        const releasedAt = clock();
+        model.release();
+        const own = new Map(await reference);
+        const seconds = (performance.now() - flowing) / 1000;
+        const stats = String(await admin.sendCommand(['INFO', 'commandstats']));
+        const commands = [...stats.matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
+        const perFollower = (await Promise.all(results.map((result) => result.done))).flat();
+        // The events sent after the release: the tokens the followers waited for live.
+        const live = new Set([...own].filter(([, at]) => at >= releasedAt).map(([id]) => id));
+        const lags: number[] = [];
+        const lastId = Math.max(...own.keys());
+        let complete = 0;
+        for (const seen of perFollower) {
+          if (seen.length && seen.at(-1)![0] === lastId) complete += 1;
+          for (const [id, at] of seen) if (live.has(id)) lags.push(at - own.get(id)!);
+        }
+        const p = (q: number) => percentile(lags, q).toFixed(1).padStart(6);
+        console.log(
+          `${String(followers).padStart(5)} followers: token lag p50 ${p(50)} ms   p95 ${p(95)} ms   p99 ${p(99)} ms   max ${lags.reduce((max, lag) => Math.max(max, lag), 0).toFixed(1)} ms   ` +
+            `(${lags.length} deliveries; ${complete}/${followers} complete)   Redis ${(commands / seconds).toFixed(0)} commands/s while the tokens flowed`,
+        );
+      } finally {
+        for (const client of clients) client.disconnect();
+      }
+    }
+  } finally {
+    await Promise.all(instances.map((instance) => stopChild(instance.child)));
+    await admin.quit();
+    await database.drop();
+    await model.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const redis = await startRedis();
   try {
     if (PARTS.has('tail')) await tailAgainstPolling(redis.url);
     if (PARTS.has('storm')) await stormOverHttp(redis.url);
+    if (PARTS.has('live')) await liveOverHttp(redis.url);
   } finally {
     await redis.stop();
   }

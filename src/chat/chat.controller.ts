@@ -157,10 +157,10 @@ export class ChatController {
       }
       writer.open();
       writer.startHeartbeat();
-      for await (const event of events) {
-        if (isTerminal(event)) unregister();
-        await writer.write(formatSse(event));
-      }
+      await events.drainTo((batch) => {
+        if (batch.some(isTerminal)) unregister();
+        return writer.writeOrWait(batch.length === 1 ? formatSse(batch[0]) : batch.map(formatSse).join(''));
+      });
     } finally {
       unregister();
       if (writer.opened) writer.end();

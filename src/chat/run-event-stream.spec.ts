@@ -53,4 +53,54 @@ describe('RunEventStream', () => {
     stream.attach(() => (stopped = true));
     expect(stopped).toBe(true);
   });
+
+  it('hands the events to a writer in batches: those of one turn of the event loop together, those that came during a slow write next', async () => {
+    const stream = new RunEventStream();
+    for (const id of [1, 2]) stream.push(token(id));
+    const batches: number[][] = [];
+    let release!: () => void;
+    const draining = stream.drainTo((batch) => {
+      batches.push(batch.map((event) => event.id));
+      if (batches.length === 2) return new Promise<void>((resolve) => (release = resolve));
+      return undefined;
+    });
+    expect(batches).toEqual([[1, 2]]);
+    stream.push(token(3));
+    stream.push(token(4));
+    await new Promise(setImmediate);
+    expect(batches).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
+    // A full socket: what comes meanwhile waits, and goes in one batch, up to the terminal event.
+    stream.push(token(5));
+    stream.push(done(6));
+    stream.push(token(7));
+    await new Promise(setImmediate);
+    expect(batches).toHaveLength(2);
+    release();
+    await draining;
+    expect(batches).toEqual([
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ]);
+    expect(stream.abandoned).toBe(false);
+  });
+
+  it('stops handing events over when the client leaves, and resolves', async () => {
+    const left = new AbortController();
+    const stream = new RunEventStream(left.signal);
+    let stopped = 0;
+    stream.attach(() => (stopped += 1));
+    const batches: number[][] = [];
+    const draining = stream.drainTo((batch) => void batches.push(batch.map((event) => event.id)));
+    stream.push(token(1));
+    left.abort();
+    stream.push(token(2));
+    await draining;
+    expect(batches).toEqual([]);
+    expect(stopped).toBe(1);
+    expect(stream.abandoned).toBe(true);
+  });
 });

@@ -57,6 +57,59 @@ export class RunEventStream implements AsyncIterable<RunEvent> {
     this.wake?.();
   }
 
+  /**
+   * Hands the events to `write` as they come, in batches: every event that
+   * arrived in the same turn of the event loop (a read of the shared tail
+   * delivers its events together) goes in one call, at once and without a
+   * promise per event, so one instance can carry many followers. While a
+   * promise `write` returned is pending (the client's socket is full), the
+   * events wait and go in the next call. Resolves after the terminal event
+   * was handed over, or when the stream closes (the client left).
+   */
+  drainTo(write: (batch: RunEvent[]) => Promise<void> | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let writing = false;
+      let scheduled = false;
+      const finish = () => {
+        this.wake = null;
+        this.close();
+        resolve();
+      };
+      const flush = () => {
+        scheduled = false;
+        try {
+          while (!writing && !this.closed && this.queue.length > 0) {
+            const terminal = this.queue.findIndex(isTerminal);
+            const batch = terminal < 0 ? this.queue.splice(0) : this.queue.splice(0, terminal + 1);
+            const pending = write(batch);
+            if (terminal >= 0) {
+              if (pending) void pending.then(finish, reject);
+              else finish();
+              return;
+            }
+            if (pending) {
+              writing = true;
+              pending.then(() => {
+                writing = false;
+                flush();
+              }, reject);
+            }
+          }
+          if (this.closed) finish();
+        } catch (error) {
+          this.close();
+          reject(error);
+        }
+      };
+      this.wake = () => {
+        if (scheduled || writing) return;
+        scheduled = true;
+        queueMicrotask(flush);
+      };
+      flush();
+    });
+  }
+
   async *[Symbol.asyncIterator](): AsyncIterator<RunEvent> {
     try {
       while (!this.closed) {

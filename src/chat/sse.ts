@@ -12,8 +12,16 @@ type SameNames = [SseEventType] extends [RunEventType] ? ([RunEventType] extends
 const sameNames: SameNames = true;
 void sameNames;
 
+/** Each event's text, made once: an event followed by many clients on one instance is the same object for all of them. */
+const formatted = new WeakMap<RunEvent, string>();
+
 export function formatSse(event: RunEvent): string {
-  return `id: ${event.id}\nevent: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`;
+  let text = formatted.get(event);
+  if (text === undefined) {
+    text = `id: ${event.id}\nevent: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`;
+    formatted.set(event, text);
+  }
+  return text;
 }
 
 /** The transport of this service's own event streams: `: stream open` first, `: heartbeat` on a fixed clock. */

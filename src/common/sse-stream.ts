@@ -84,10 +84,15 @@ export class SseWriter {
    * stream ended), so a slow client holds its events back, not the server's memory.
    */
   write(text: string): Promise<void> {
-    if (this.ended || text === '') return Promise.resolve();
+    return this.writeOrWait(text) ?? Promise.resolve();
+  }
+
+  /** write(), but undefined rather than a promise when the socket takes it at once (no promise per write for many followers). */
+  writeOrWait(text: string): Promise<void> | undefined {
+    if (this.ended || text === '') return undefined;
     this.open();
     if (this.transport.heartbeatWhenIdle && this.heartbeat) this.heartbeat.refresh();
-    if (this.res.write(text)) return Promise.resolve();
+    if (this.res.write(text)) return undefined;
     return new Promise((resolve) => {
       const done = () => {
         this.res.off('drain', done);

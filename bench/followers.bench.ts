@@ -33,8 +33,10 @@
  */
 import 'reflect-metadata';
 import { fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createClient } from '@keyv/redis';
 import jwt from 'jsonwebtoken';
@@ -173,6 +175,16 @@ function rejoin(base: string, token: string, runId: string): Promise<Rejoin> {
   });
 }
 
+/** CPU time (user + system) a process has used, in ms, from /proc (Linux); NaN elsewhere. */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
 /** The machine's clock in ms, with sub-millisecond steps: the same in every process. */
 const clock = () => performance.timeOrigin + performance.now();
 
@@ -201,18 +213,43 @@ function arrivals(res: http.IncomingMessage, onFirst: () => void, onBlock?: (blo
   });
 }
 
-/** A live follower: follows the run from its start; resolves `attached` at its first event, and to every event's arrival time at the end. */
+/**
+ * A live follower: follows the run from its start on a plain TCP socket (an
+ * HTTP/1.1 GET, the response's `id:` lines read as they come), as lean as a
+ * client can be, so the client processes do not starve the instance they
+ * measure of the machine's cores. Resolves `attached` at its first event, and
+ * to every event's arrival time (at the socket's read) at the end.
+ */
 function follow(base: string, token: string, runId: string, attached: () => void): Promise<Array<[number, number]>> {
   return new Promise((resolve) => {
     const url = new URL(`${base}/api/chat/runs/${runId}/stream`);
-    const req = http.get(
-      { host: url.hostname, port: url.port, path: url.pathname, agent: false, headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' } },
-      (res) => resolve(arrivals(res, attached)),
+    const seen: Array<[number, number]> = [];
+    let pending = '';
+    let first = true;
+    const socket = net.connect(Number(url.port), url.hostname, () =>
+      socket.write(`GET ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n`),
     );
-    req.on('error', () => {
-      attached();
-      resolve([]);
+    socket.on('data', (chunk: Buffer) => {
+      const now = clock();
+      // Only whole lines are read; the rest, from the last line break on, waits for the next chunk.
+      const text = pending + chunk.toString('latin1');
+      const lastLine = text.lastIndexOf('\n');
+      pending = lastLine < 0 ? text : text.slice(lastLine);
+      for (let at = text.indexOf('\nid: '); at >= 0 && at < lastLine; at = text.indexOf('\nid: ', at + 5)) {
+        seen.push([Number(text.slice(at + 5, text.indexOf('\n', at + 5))), now]);
+        if (first) {
+          first = false;
+          attached();
+        }
+      }
     });
+    const end = () => {
+      if (first) attached();
+      first = false;
+      resolve(seen);
+    };
+    socket.on('close', end);
+    socket.on('error', () => undefined);
   });
 }
 
@@ -465,10 +502,15 @@ async function liveOverHttp(redisUrl: string): Promise<void> {
         await Promise.all(results.map((result) => result.attached));
         await admin.sendCommand(['CONFIG', 'RESETSTAT']);
         const flowing = performance.now();
+        const cpuBefore = cpuMs(instances[1].child.pid);
+        const clientsCpu = () => clients.reduce((sum, client) => sum + cpuMs(client.pid), 0);
+        const clientsBefore = clientsCpu();
         const releasedAt = clock();
         model.release();
         const own = new Map(await reference);
         const seconds = (performance.now() - flowing) / 1000;
+        const followingCpu = cpuMs(instances[1].child.pid) - cpuBefore;
+        const clientCpu = clientsCpu() - clientsBefore;
         const stats = String(await admin.sendCommand(['INFO', 'commandstats']));
         const commands = [...stats.matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
         const perFollower = (await Promise.all(results.map((result) => result.done))).flat();
@@ -484,7 +526,8 @@ async function liveOverHttp(redisUrl: string): Promise<void> {
         const p = (q: number) => percentile(lags, q).toFixed(1).padStart(6);
         console.log(
           `${String(followers).padStart(5)} followers: token lag p50 ${p(50)} ms   p95 ${p(95)} ms   p99 ${p(99)} ms   max ${lags.reduce((max, lag) => Math.max(max, lag), 0).toFixed(1)} ms   ` +
-            `(${lags.length} deliveries; ${complete}/${followers} complete)   Redis ${(commands / seconds).toFixed(0)} commands/s while the tokens flowed`,
+            `(${lags.length} deliveries; ${complete}/${followers} complete)   instance 2 CPU ${((followingCpu / lags.length) * 1000).toFixed(1)} µs per delivery ` +
+            `(${((followingCpu / (seconds * 1000)) * 100).toFixed(0)}% of a core; the clients ${((clientCpu / (seconds * 1000)) * 100).toFixed(0)}%)   Redis ${(commands / seconds).toFixed(0)} commands/s while the tokens flowed`,
         );
       } finally {
         for (const client of clients) client.disconnect();

@@ -16,13 +16,20 @@
  * The background rate of an idle pair of instances (heartbeats, queue
  * blocking reads, reconciler) is measured first and subtracted.
  *
- *   npm run bench:resources     (CHAT_TURNS=40, READS=200, SEARCHES=100, INGEST_DOCS=3, DOC_KB=100)
+ * With PGBOUNCER_POOL=<n>, the instances reach PostgreSQL through a
+ * PgBouncer of the bench's own in transaction mode with n server connections
+ * (Debian's pgbouncer, run as the postgres OS user, as the PgBouncer suite
+ * does), DATABASE_DIRECT_URL the server itself; the figures are then what
+ * the service costs behind a pooler, and PgBouncer's own counts are added.
+ *
+ *   npm run bench:resources     (CHAT_TURNS=40, READS=200, SEARCHES=100, INGEST_DOCS=3, DOC_KB=100, PGBOUNCER_POOL unset)
  */
 import 'reflect-metadata';
 import { ChildProcess, fork } from 'node:child_process';
 import { createClient } from '@keyv/redis';
 import { JwtService } from '@nestjs/jwt';
 import pg from 'pg';
+import { OwnPgBouncer } from '../test/support/own-pgbouncer.js';
 import { benchConfig, median, runBench, startRedisServer } from './support.js';
 
 const CHAT_TURNS = Number(process.env.CHAT_TURNS ?? 40);
@@ -31,6 +38,7 @@ const SEARCHES = Number(process.env.SEARCHES ?? 100);
 const INGEST_DOCS = Number(process.env.INGEST_DOCS ?? 3);
 const DOC_KB = Number(process.env.DOC_KB ?? 100);
 const IDLE_MS = Number(process.env.IDLE_MS ?? 10_000);
+const PGBOUNCER_POOL = Number(process.env.PGBOUNCER_POOL ?? 0);
 const SETUP_SESSIONS = 20;
 /** How long table statistics must stay still to count as flushed (PostgreSQL defers an idle backend's flush by up to 10 s). */
 const SETTLE_MS = 11_000;
@@ -69,7 +77,8 @@ async function serveInstance(): Promise<void> {
   const { default: pino } = await import('pino');
   const { AppModule } = await import('../src/app.module.js');
   const { setupApp } = await import('../src/setup-app.js');
-  const config = benchConfig(process.env.BENCH_DATABASE_URL!);
+  const direct = process.env.BENCH_DATABASE_DIRECT_URL;
+  const config = benchConfig(process.env.BENCH_DATABASE_URL!, direct ? { DATABASE_DIRECT_URL: direct } : {});
   const app = await NestFactory.create<import('@nestjs/platform-express').NestExpressApplication>(AppModule.forRoot(config), {
     bodyParser: false,
     logger: ['warn', 'error'],
@@ -101,9 +110,10 @@ class Instance {
     });
   }
 
-  static start(databaseUrl: string, redisUrl: string): Promise<Instance> {
+  /** An instance on `databaseUrl` (a pooler's, then `directUrl` is the server's). */
+  static start(databaseUrl: string, redisUrl: string, directUrl?: string): Promise<Instance> {
     const child = fork(process.argv[1], [], {
-      env: { ...process.env, RESOURCES_BENCH_ROLE: 'instance', BENCH_DATABASE_URL: databaseUrl, BENCH_REDIS_URL: redisUrl },
+      env: { ...process.env, RESOURCES_BENCH_ROLE: 'instance', BENCH_DATABASE_URL: databaseUrl, BENCH_REDIS_URL: redisUrl, ...(directUrl ? { BENCH_DATABASE_DIRECT_URL: directUrl } : {}) },
     });
     return new Promise((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`instance exited (${code}) before it was ready`)));
@@ -397,9 +407,18 @@ async function main(): Promise<void> {
   runBench('bench_scaling', async (databaseUrl, onClose) => {
     onClose(async () => redisServer.stop());
     const config = benchConfig(databaseUrl);
-    const a = await Instance.start(databaseUrl, redisServer.url);
+    let serviceUrl = databaseUrl;
+    let pooler: OwnPgBouncer | undefined;
+    if (PGBOUNCER_POOL > 0) {
+      const server = new URL(databaseUrl);
+      pooler = await new OwnPgBouncer({ serverPort: Number(server.port || 5432), poolSize: PGBOUNCER_POOL }).start();
+      onClose(() => pooler!.stop());
+      serviceUrl = pooler.url(server.pathname.slice(1), decodeURIComponent(server.username) || 'postgres');
+      console.log(`through PgBouncer ${pooler.port}: ${Object.entries(pooler.settings).map(([key, value]) => `${key} = ${value}`).join(', ')}`);
+    }
+    const a = await Instance.start(serviceUrl, redisServer.url, pooler ? databaseUrl : undefined);
     onClose(() => a.stop());
-    const b = await Instance.start(databaseUrl, redisServer.url);
+    const b = await Instance.start(serviceUrl, redisServer.url, pooler ? databaseUrl : undefined);
     onClose(() => b.stop());
     const db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();

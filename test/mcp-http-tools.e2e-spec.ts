@@ -5,6 +5,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import request from 'supertest';
+import { McpServers } from '../src/agent/tools/mcp/mcp-servers.service.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 import { FakeOpenAIServer } from './support/fake-openai-server.js';
 import { readSse } from './support/sse-client.js';
@@ -57,7 +58,14 @@ class StatefulMcpServer {
   private http?: HttpServer;
   private readonly sessions = new Map<string, { server: Server; transport: StreamableHTTPServerTransport; listening: boolean }>();
   private listeners: Array<() => void> = [];
+  private held: ServerResponse[] = [];
   port = 0;
+  /** Sessions started (initialize requests answered). */
+  initializes = 0;
+  /** Answer every tools/call 404, forgetting the session (a server that loses every session). */
+  forgetEveryCall = false;
+  /** Never answer a request for a new session (a server that hangs in initialize). */
+  hangNewSessions = false;
 
   constructor(readonly tools: ToolDefinition[]) {}
 
@@ -69,6 +77,18 @@ class StatefulMcpServer {
     this.http = createServer((req, res) => void this.handle(req, res));
     await new Promise<void>((resolve) => this.http!.listen(this.port, '127.0.0.1', resolve));
     this.port = (this.http.address() as AddressInfo).port;
+  }
+
+  /** Forgets every session, as a restart would, without closing the port. */
+  forgetSessions(): void {
+    for (const { server } of this.sessions.values()) void server.close().catch(() => undefined);
+    this.sessions.clear();
+  }
+
+  /** Stops hanging new sessions: the held requests are dropped. */
+  releaseHeld(): void {
+    this.hangNewSessions = false;
+    for (const res of this.held.splice(0)) res.destroy();
   }
 
   async stop(): Promise<void> {
@@ -107,7 +127,25 @@ class StatefulMcpServer {
           return written;
         }) as typeof res.writeHead;
       }
+      if (this.forgetEveryCall && req.method === 'POST') {
+        const body = await new Promise<string>((resolve) => {
+          let text = '';
+          req.on('data', (chunk) => (text += chunk));
+          req.on('end', () => resolve(text));
+        });
+        if (body.includes('"tools/call"')) {
+          this.sessions.delete(sessionId);
+          res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+          return;
+        }
+        await session.transport.handleRequest(req, res, JSON.parse(body));
+        return;
+      }
       await session.transport.handleRequest(req, res);
+      return;
+    }
+    if (this.hangNewSessions) {
+      this.held.push(res);
       return;
     }
     const server = new Server({ name: 'stateful', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
@@ -118,7 +156,10 @@ class StatefulMcpServer {
     });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void this.sessions.set(id, { server, transport, listening: false }),
+      onsessioninitialized: (id) => {
+        this.initializes += 1;
+        this.sessions.set(id, { server, transport, listening: false });
+      },
     });
     await server.connect(transport);
     await transport.handleRequest(req, res);
@@ -138,6 +179,7 @@ describe('MCP servers as agent tools (over Streamable HTTP)', () => {
     await stateful.start();
     const mcpServers = [
       { name: 'stateful', transport: 'http', url: stateful.url, timeout_ms: 5000 },
+      { name: 'quick', transport: 'http', url: stateful.url, timeout_ms: 400 },
       { name: 'remote', transport: 'http', url: remote.url, headers: { Authorization: TOKEN }, timeout_ms: 5000 },
       { name: 'nokey', transport: 'http', url: remote.url, timeout_ms: 5000 },
     ];
@@ -207,6 +249,37 @@ describe('MCP servers as agent tools (over Streamable HTTP)', () => {
     expect(after.restarts).toBeGreaterThan(before.restarts);
   });
 
+  it('sends again every call that met the loss of its session, however many were on their way', async () => {
+    const servers = t.app.get(McpServers);
+    stateful.forgetSessions();
+    const sums = await Promise.all(Array.from({ length: 20 }, (_, i) => servers.call('stateful', 'add', { a: i, b: 100 })));
+    expect(sums.map((sum) => sum.text)).toEqual(Array.from({ length: 20 }, (_, i) => String(i + 100)));
+  });
+
+  it('does not start a session per call with a server that forgets every session, and a call waits for a new one only within its time', async () => {
+    const servers = t.app.get(McpServers);
+    const outcome = (call: Promise<unknown>) =>
+      call.then(
+        () => 'ok',
+        (error: { code?: string }) => error.code ?? 'other',
+      );
+    stateful.forgetEveryCall = true;
+    const before = stateful.initializes;
+    const outcomes: string[] = [];
+    for (let i = 0; i < 10; i += 1) outcomes.push(await outcome(servers.call('stateful', 'add', { a: 1, b: 1 })));
+    stateful.forgetEveryCall = false;
+    expect(outcomes.every((o) => o === 'tool_failed' || o === 'tool_timeout')).toBe(true);
+    // One new session when the loss was first met; later ones wait for the backoff.
+    expect(stateful.initializes - before).toBeLessThanOrEqual(3);
+
+    // A server that hangs in initialize after losing our session: the call ends as a tool_timeout within its 400 ms.
+    expect(await outcome(servers.call('quick', 'add', { a: 1, b: 2 }))).toBe('ok');
+    stateful.hangNewSessions = true;
+    stateful.forgetSessions();
+    expect(await outcome(servers.call('quick', 'add', { a: 1, b: 2 }))).toBe('tool_timeout');
+    stateful.releaseHeld();
+  });
+
   it('a server gone mid-way: the call is a tool_failed tool error and the turn still completes', async () => {
     remote.http.closeAllConnections();
     await new Promise((resolve) => remote.http.close(resolve));
@@ -230,6 +303,5 @@ describe('MCP servers as agent tools (over Streamable HTTP)', () => {
     await streamTurn('Add 1 and 1 again');
     const offered = ((llm.requests[0].tools ?? []) as unknown as Array<{ function: { name: string } }>).map((tool) => tool.function.name);
     expect(offered).not.toContain('mcp__remote__add');
-    expect(offered).toContain('mcp__stateful__add');
   });
 });

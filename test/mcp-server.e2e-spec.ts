@@ -249,6 +249,9 @@ describe('The knowledge base as an MCP server (/mcp)', () => {
       { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_collections', arguments: {} } },
     ]).timeout(20_000);
     expect([duplicateIds.status, duplicateIds.body.error?.data?.code, duplicateIds.body.error?.message]).toEqual([400, 'invalid_request', expect.stringMatching(/twice/)]);
+    // A request (it has an id) named notifications/cancelled is not a notification: it is answered, not dropped.
+    const cancelAsRequest = await post(auth, [{ jsonrpc: '2.0', id: 9, method: 'notifications/cancelled', params: { requestId: 9 } }]);
+    expect([cancelAsRequest.status, cancelAsRequest.body.id]).toEqual([200, 9]);
     const onlyCancel = await post(auth, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } });
     expect(onlyCancel.status).toBe(202);
     // `arguments: null`: said in a sentence, not a schema library's dump.

@@ -16,6 +16,7 @@ const memory = require.resolve('@modelcontextprotocol/server-memory/dist/index.j
 const invalidSchemaServer = join(process.cwd(), 'test/fixtures/mcp-invalid-schema-server.mjs');
 const lateServer = join(process.cwd(), 'test/fixtures/mcp-late-server.mjs');
 const crashServer = join(process.cwd(), 'test/fixtures/mcp-crash-server.mjs');
+const listChangedServer = join(process.cwd(), 'test/fixtures/mcp-list-changed-server.mjs');
 
 describe('MCP servers as agent tools (over stdio)', () => {
   const llm = new FakeOpenAIServer();
@@ -42,6 +43,8 @@ describe('MCP servers as agent tools (over stdio)', () => {
       { name: 'broken', transport: 'stdio', command: join(memoryDir, 'no-such-command') },
       { name: 'late', transport: 'stdio', command: process.execPath, args: [lateServer, lateMarker] },
       { name: 'crashy', transport: 'stdio', command: process.execPath, args: [crashServer] },
+      { name: 'early', transport: 'stdio', command: process.execPath, args: [listChangedServer, 'early'] },
+      { name: 'flood', transport: 'stdio', command: process.execPath, args: [listChangedServer, 'flood'] },
     ];
     t = await createTestApp(llm.appEnv({ LLM_TIMEOUT_MS: '5000', LOG_LEVEL: 'warn', MCP_SERVERS: JSON.stringify(mcpServers), MCP_MAX_RESULT_CHARS: '200' }), sink);
     base = await t.listen();
@@ -70,7 +73,7 @@ describe('MCP servers as agent tools (over stdio)', () => {
   it('lists the servers, their status and their tools to administrators, the allow-list honoured', async () => {
     const list = await listServers();
     const byName = Object.fromEntries(list.map((s) => [s.name, s]));
-    expect(Object.keys(byName)).toEqual(['everything', 'slow', 'memory', 'fixture', 'broken', 'late', 'crashy']);
+    expect(Object.keys(byName)).toEqual(['everything', 'slow', 'memory', 'fixture', 'broken', 'late', 'crashy', 'early', 'flood']);
     expect(byName.everything).toMatchObject({ transport: 'stdio', status: 'up', attempts: 0, last_error: null });
     expect(byName.everything.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(['echo', 'trigger-long-running-operation']);
     expect(byName.memory.tools.map((tool: { name: string }) => tool.name)).toEqual(expect.arrayContaining(['create_entities', 'read_graph', 'search_nodes', 'open_nodes']));
@@ -94,7 +97,7 @@ describe('MCP servers as agent tools (over stdio)', () => {
   it('skips a tool with an invalid schema with a warning; the server’s valid tool still works', async () => {
     const fixture = (await listServers()).find((s) => s.name === 'fixture')!;
     expect(fixture.tools.map((tool: { name: string }) => tool.name)).toEqual(['shout']);
-    expect(lines.some((line) => line.level === 40 && /skipping tool broken: invalid definition/.test(String(line.msg)))).toBe(true);
+    expect(lines.some((line) => line.level === 40 && /fixture: skipped 1 item\(s\) of its tool list: tool broken: invalid definition/.test(String(line.msg)))).toBe(true);
     llm.play({ toolCalls: [{ name: 'mcp__fixture__shout', args: { text: 'quiet words' } }] }, { content: 'Done.' });
     const stream = await streamTurn('Shout it');
     expect(toolEvents(stream.events)).toEqual([
@@ -194,8 +197,25 @@ describe('MCP servers as agent tools (over stdio)', () => {
     expect(crashy.tools).toHaveLength(128);
     expect(crashy.tools.map((tool: { name: string }) => tool.name)).not.toContain('huge');
     expect(lines.map((line) => String(line.msg))).toEqual(
-      expect.arrayContaining([expect.stringMatching(/crashy: skipping tool huge: its input schema is over/), expect.stringMatching(/crashy: it lists more than 128 tools/)]),
+      expect.arrayContaining([
+        expect.stringMatching(
+          /^MCP server crashy: skipped 2 item\(s\) of its tool list: tool huge: its input schema is over 32000 .*; the rest: the server lists more than 128 usable tools/,
+        ),
+      ]),
     );
+  });
+
+  it('follows tools/list_changed sent while it was still starting, and lists once at a time however many notices come', async () => {
+    const listed = async (name: string) => (await waitForStatus(name, 'up', () => true)).tools as Array<{ name: string; description: string }>;
+    for (const name of ['early', 'flood']) {
+      let tools = await listed(name);
+      while (!tools.some((tool) => tool.description.startsWith('after the change'))) {
+        await new Promise((resolve) => setImmediate(resolve));
+        tools = await listed(name);
+      }
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['a', 'b', 'stats']);
+      expect(tools.find((tool) => tool.name === 'stats')!.description).toBe('after the change; most listings at once 1');
+    }
   });
 
   it('reports a hanging tool as tool_timeout without failing the turn', async () => {
@@ -231,6 +251,17 @@ describe('MCP servers as agent tools (over stdio)', () => {
     const stream = await streamTurn('Echo again');
     expect(toolEvents(stream.events)[1]).toEqual(['mcp__everything__echo', 'end', { output: 'Echo: again', truncated: false }]);
   });
+});
+
+describe('MCP servers at shutdown', () => {
+  it('stops a start that is under way (a server that never answers initialize) instead of waiting for it', async () => {
+    const mute = { name: 'mute', transport: 'stdio', command: process.execPath, args: ['-e', 'process.stdin.resume()'] };
+    const servers = new McpServers(loadConfig({ MCP_SERVERS: JSON.stringify([mute]) }));
+    const starting = servers.onModuleInit();
+    await servers.onApplicationShutdown();
+    await starting;
+    expect(servers.list()[0]).toMatchObject({ name: 'mute', status: 'down' });
+  }, 10_000);
 });
 
 describe('MCP_SERVERS validation', () => {

@@ -31,7 +31,9 @@ function withoutSelfCancellations(body: unknown): unknown {
   const requestIds = new Set(ids);
   // The transport answers by id: the second request of an id would go unanswered.
   if (requestIds.size !== ids.length) throw new RequestError('invalid_request', 'A request id appears twice in this batch: give each request of a batch its own id');
-  return body.filter((message) => !(isRecord(message) && message.method === 'notifications/cancelled' && isRecord(message.params) && requestIds.has(message.params.requestId)));
+  const selfCancellation = (message: unknown) =>
+    isRecord(message) && message.method === 'notifications/cancelled' && message.id === undefined && isRecord(message.params) && requestIds.has(message.params.requestId);
+  return body.filter((message) => !selfCancellation(message));
 }
 
 /**

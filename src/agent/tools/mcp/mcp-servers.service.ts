@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -45,6 +46,11 @@ interface ServerState {
   stableTimer?: NodeJS.Timeout;
   /** The start under way, which callers that found the connection gone wait for. */
   starting?: Promise<void>;
+  /** The client a start is connecting (closed by a shutdown that comes meanwhile). */
+  connecting?: Client;
+  /** A relisting of the tools is under way (one at a time), and whether another change was announced meanwhile. */
+  relisting: boolean;
+  listChanged: boolean;
 }
 
 const START_TIMEOUT_MS = 15000;
@@ -57,6 +63,10 @@ const LIST_PAGES_MAX = 20;
 /** Bounds on what a server may put in front of the model: tools per server, and a tool's schema as JSON. */
 export const MCP_TOOLS_PER_SERVER_MAX = 128;
 export const MCP_TOOL_SCHEMA_MAX_CHARS = 32_000;
+/** Tools of a listing looked at, valid or not: past it the rest of the list is not read. */
+const MCP_TOOLS_EXAMINED_MAX = 4 * MCP_TOOLS_PER_SERVER_MAX;
+/** Skipped tools named in the listing's one warning. */
+const SKIPPED_SHOWN = 5;
 
 const lenientToolList = z4.looseObject({ tools: z4.array(z4.unknown()), nextCursor: z4.string().optional() });
 
@@ -73,10 +83,23 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
   private readonly servers = new Map<string, ServerState>();
   private closing = false;
   private toolListVersion = 0;
+  /** `started:<server>` after each start that ended, up or not (calls waiting for a new session listen). */
+  private readonly starts = new EventEmitter().setMaxListeners(0);
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     for (const server of config.mcp.servers) {
-      this.servers.set(server.name, { config: server, status: 'starting', attempts: 0, strikes: 0, restarts: 0, nextAttemptAt: null, lastError: null, tools: [] });
+      this.servers.set(server.name, {
+        config: server,
+        status: 'starting',
+        attempts: 0,
+        strikes: 0,
+        restarts: 0,
+        nextAttemptAt: null,
+        lastError: null,
+        tools: [],
+        relisting: false,
+        listChanged: false,
+      });
     }
   }
 
@@ -97,7 +120,9 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
         const client = state.client;
         state.client = undefined;
         state.status = 'down';
-        await client?.close().catch(() => undefined);
+        // A start under way is stopped too: its client (a child process, a request timer) would hold the process.
+        await Promise.all([client?.close(), state.connecting?.close()].map((closing) => closing?.catch(() => undefined)));
+        await state.starting;
       }),
     );
   }
@@ -133,14 +158,16 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
   /** Calls a tool on the server's current client; every failure is a ToolReportedError with our code. */
   async call(server: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<{ text: string; isError: boolean }> {
     const state = this.servers.get(server);
+    const timeout = state?.config.timeout_ms ?? 0;
+    const deadline = performance.now() + timeout;
     for (let attempt = 1; ; attempt++) {
       const client = state?.client;
       if (!state || !client || state.status !== 'up') {
         throw new McpToolError('tool_failed', `the MCP server ${server} is ${state?.status ?? 'unknown'}`);
       }
-      const timeout = state.config.timeout_ms;
+      const left = Math.max(1, Math.round(deadline - performance.now()));
       try {
-        const result = await client.callTool({ name: tool, arguments: args }, undefined, { timeout, signal });
+        const result = await this.tracked(state, client, () => client.callTool({ name: tool, arguments: args }, undefined, { timeout: left, signal }));
         return { text: resultText(result as { content?: unknown; structuredContent?: unknown }), isError: result.isError === true };
       } catch (error) {
         if (signal?.aborted) throw error;
@@ -148,11 +175,15 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
           throw new McpToolError('tool_timeout', `the MCP tool ${tool} gave no answer within ${timeout} ms`);
         }
         if (isSessionGone(error)) {
-          // The server restarted and forgot our session: the call never reached a tool, so it is sent again once over a new one.
-          await this.reconnect(state, client, 'the server no longer knows our session', true);
-          if (attempt === 1) continue;
+          // The server restarted and forgot our session: the call never reached a tool, so it is sent once more over a new
+          // session, if one comes up within the call's time (calls that met the same loss share one start).
+          this.sessionGone(state, client);
+          if (attempt === 1) {
+            await this.waitForStart(state, tool, timeout, deadline, signal);
+            continue;
+          }
         } else if (isConnectionLost(error)) {
-          void this.reconnect(state, client, `the connection failed: ${clipText((error as Error).message, 200)}`, false);
+          this.restartAfter(state, client, `the connection failed: ${clipText((error as Error).message, 200)}`);
         }
         const reason = error instanceof McpError && error.code === ErrorCode.ConnectionClosed ? 'the MCP server closed the connection' : (error as Error).message;
         throw new McpToolError('tool_failed', `the MCP tool ${tool} failed: ${clipText(reason, 300)}`);
@@ -160,22 +191,78 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  /**
-   * Drops a client whose connection is gone (a remote server that restarted:
-   * no `onclose` tells us) and starts a new one: now, and waited for, or
-   * after the backoff. Callers that find the same client gone share one start.
-   */
-  private async reconnect(state: ServerState, client: Client, reason: string, now: boolean): Promise<void> {
-    if (state.client === client && !this.closing) {
-      this.dropClient(state, reason);
-      void client.close().catch(() => undefined);
-      if (now) {
-        clearTimeout(state.retryTimer);
-        state.status = 'restarting';
-        void this.start(state);
-      } else this.scheduleRestart(state);
+  /** Runs a request on `client`, counted: a client dropped while requests are on it is closed once they settled. */
+  private async tracked<T>(state: ServerState, client: Client, request: () => Promise<T>): Promise<T> {
+    const counts = this.inFlight;
+    counts.set(client, (counts.get(client) ?? 0) + 1);
+    try {
+      return await request();
+    } finally {
+      const left = (counts.get(client) ?? 1) - 1;
+      if (left > 0) counts.set(client, left);
+      else {
+        counts.delete(client);
+        if (state.client !== client && state.connecting !== client) void client.close().catch(() => undefined);
+      }
     }
-    await state.starting;
+  }
+
+  private readonly inFlight = new Map<Client, number>();
+
+  /** Closes a client we stopped using, or leaves that to the last request still on it (which gets its own answer). */
+  private retire(client: Client): void {
+    if (!this.inFlight.has(client)) void client.close().catch(() => undefined);
+  }
+
+  /**
+   * A remote server that no longer knows our session: a new one now, the
+   * first time since the server was last stable; after the backoff when
+   * sessions keep being lost (a server that forgets every session must not
+   * cost a new session per call).
+   */
+  private sessionGone(state: ServerState, client: Client): void {
+    if (state.client !== client || this.closing) return;
+    this.dropClient(state, 'the server no longer knows our session');
+    this.retire(client);
+    if (state.strikes <= 1) {
+      clearTimeout(state.retryTimer);
+      state.status = 'restarting';
+      void this.start(state);
+    } else this.scheduleRestart(state);
+  }
+
+  /** A client whose connection failed (no `onclose` tells us for a remote server): started again after the backoff. */
+  private restartAfter(state: ServerState, client: Client, reason: string): void {
+    if (state.client !== client || this.closing) return;
+    this.dropClient(state, reason);
+    this.retire(client);
+    this.scheduleRestart(state);
+  }
+
+  /** Waits for the next start to end (now, or after the backoff), within the call's deadline and signal: past the deadline the call is a tool_timeout. */
+  private async waitForStart(state: ServerState, tool: string, timeout: number, deadline: number, signal?: AbortSignal): Promise<void> {
+    if (state.status === 'up' || this.closing) return;
+    let onStarted: (() => void) | undefined;
+    const started = new Promise<'started'>((resolve) => {
+      onStarted = () => resolve('started');
+      this.starts.once(`started:${state.config.name}`, onStarted);
+    });
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const expired = new Promise<'expired'>((resolve) => (timer = setTimeout(() => resolve('expired'), Math.max(0, deadline - performance.now()))));
+    const aborted = new Promise<'aborted'>((resolve) => {
+      onAbort = () => resolve('aborted');
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      const outcome = await Promise.race([started, expired, aborted]);
+      if (outcome === 'aborted') throw signal!.reason ?? new Error('aborted');
+      if (outcome === 'expired') throw new McpToolError('tool_timeout', `the MCP tool ${tool} gave no answer within ${timeout} ms (its server was reconnecting)`);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      this.starts.off(`started:${state.config.name}`, onStarted!);
+    }
   }
 
   private dropClient(state: ServerState, reason: string): void {
@@ -189,6 +276,7 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
   private start(state: ServerState): Promise<void> {
     const starting = this.connect(state).finally(() => {
       if (state.starting === starting) state.starting = undefined;
+      this.starts.emit(`started:${state.config.name}`);
     });
     state.starting = starting;
     return starting;
@@ -206,6 +294,10 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
         ? new StdioClientTransport({ command: config.command!, args: config.args ?? [], env: config.env, stderr: 'pipe' })
         : new StreamableHTTPClientTransport(new URL(config.url!), { requestInit: { headers: config.headers ?? {} } });
     if (transport instanceof StdioClientTransport) this.logStderr(config.name, transport);
+    // Registered before the first listing: a change announced while it runs is listed again once the client is in place.
+    state.listChanged = false;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.relistTools(state, client));
+    state.connecting = client;
     try {
       await client.connect(transport, { timeout: START_TIMEOUT_MS });
       const tools = await this.listTools(config, client);
@@ -213,6 +305,7 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
         await client.close().catch(() => undefined);
         return;
       }
+      state.connecting = undefined;
       state.client = client;
       state.pid = transport instanceof StdioClientTransport ? transport.pid : null;
       this.setTools(state, tools);
@@ -228,8 +321,9 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
         this.dropClient(state, 'the server closed the connection');
         this.scheduleRestart(state);
       };
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.relistTools(state, client));
+      if (state.listChanged) void this.relistTools(state, client);
     } catch (error) {
+      state.connecting = undefined;
       await client.close().catch(() => undefined);
       state.lastError = clipText((error as Error).message ?? String(error), 500);
       this.logger.warn(`MCP server ${config.name} did not start (attempt ${state.attempts}): ${state.lastError}`);
@@ -245,15 +339,30 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
     state.tools = tools;
   }
 
-  /** notifications/tools/list_changed: the server's tools are listed again, offered from the next model call on. */
+  /**
+   * notifications/tools/list_changed: the server's tools are listed again,
+   * offered from the next model call on. One listing at a time per server; the
+   * changes announced while it runs make one more, so a flood of notices costs
+   * a listing or two, and the last listing applied is the newest.
+   */
   private async relistTools(state: ServerState, client: Client): Promise<void> {
+    state.listChanged = true;
+    if (state.client !== client || state.relisting) return;
+    state.relisting = true;
     try {
-      const tools = await this.listTools(state.config, client);
-      if (state.client !== client) return;
-      this.setTools(state, tools);
-      this.logger.log(`MCP server ${state.config.name} changed its tools: ${tools.length} tool(s)`);
+      while (state.listChanged && state.client === client) {
+        state.listChanged = false;
+        const tools = await this.tracked(state, client, () => this.listTools(state.config, client));
+        if (state.client !== client) return;
+        this.setTools(state, tools);
+        this.logger.log(`MCP server ${state.config.name} changed its tools: ${tools.length} tool(s)`);
+      }
     } catch (error) {
       this.logger.warn(`MCP server ${state.config.name}: listing its changed tools failed: ${clipText((error as Error).message, 300)}`);
+    } finally {
+      state.relisting = false;
+      // A change announced to the client that replaced this one while this listing ran.
+      if (state.listChanged && state.client && state.client !== client) void this.relistTools(state, state.client);
     }
   }
 
@@ -274,38 +383,46 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
   /** tools/list without the SDK's all-or-nothing check: a tool with an invalid schema is skipped with a warning. */
   private async listTools(config: McpServerConfig, client: Client): Promise<McpToolInfo[]> {
     const tools: McpToolInfo[] = [];
+    const skipped: string[] = [];
+    let examined = 0;
     let cursor: string | undefined;
-    for (let page = 0; page < LIST_PAGES_MAX; page++) {
-      const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, lenientToolList, { timeout: config.timeout_ms });
-      for (const raw of result.tools) {
-        const parsed = ToolSchema.safeParse(raw);
-        const name = (raw as { name?: unknown })?.name;
-        if (!parsed.success) {
-          this.logger.warn(
-            `MCP server ${config.name}: skipping tool ${typeof name === 'string' ? clipText(name, 100) : '(unnamed)'}: invalid definition: ${clipText(parsed.error.message, 300)}`,
-          );
-          continue;
+    try {
+      for (let page = 0; page < LIST_PAGES_MAX; page++) {
+        const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, lenientToolList, { timeout: config.timeout_ms });
+        for (const raw of result.tools) {
+          if (tools.length === MCP_TOOLS_PER_SERVER_MAX || ++examined > MCP_TOOLS_EXAMINED_MAX) {
+            skipped.push(`the rest: the server lists more than ${MCP_TOOLS_PER_SERVER_MAX} usable tools, or more than ${MCP_TOOLS_EXAMINED_MAX} in all (narrow them with "tools")`);
+            return tools;
+          }
+          const parsed = ToolSchema.safeParse(raw);
+          const name = (raw as { name?: unknown })?.name;
+          if (!parsed.success) {
+            skipped.push(`tool ${typeof name === 'string' ? clipText(name, 100) : '(unnamed)'}: invalid definition: ${clipText(parsed.error.message, 300)}`);
+            continue;
+          }
+          const tool = parsed.data;
+          if (config.tools && !config.tools.includes(tool.name)) continue;
+          if (!/^[A-Za-z0-9_.-]{1,128}$/.test(tool.name)) {
+            skipped.push(`tool ${clipText(tool.name, 100)}: its name is not [A-Za-z0-9_.-]`);
+            continue;
+          }
+          if (JSON.stringify(tool.inputSchema).length > MCP_TOOL_SCHEMA_MAX_CHARS) {
+            skipped.push(`tool ${tool.name}: its input schema is over ${MCP_TOOL_SCHEMA_MAX_CHARS} characters of JSON`);
+            continue;
+          }
+          tools.push({ name: tool.name, description: clipText(tool.description ?? tool.title ?? '', 1000), inputSchema: tool.inputSchema as Record<string, unknown> });
         }
-        const tool = parsed.data;
-        if (config.tools && !config.tools.includes(tool.name)) continue;
-        if (!/^[A-Za-z0-9_.-]{1,128}$/.test(tool.name)) {
-          this.logger.warn(`MCP server ${config.name}: skipping tool ${clipText(tool.name, 100)}: its name is not [A-Za-z0-9_.-]`);
-          continue;
-        }
-        if (JSON.stringify(tool.inputSchema).length > MCP_TOOL_SCHEMA_MAX_CHARS) {
-          this.logger.warn(`MCP server ${config.name}: skipping tool ${tool.name}: its input schema is over ${MCP_TOOL_SCHEMA_MAX_CHARS} characters of JSON`);
-          continue;
-        }
-        if (tools.length === MCP_TOOLS_PER_SERVER_MAX) {
-          this.logger.warn(`MCP server ${config.name}: it lists more than ${MCP_TOOLS_PER_SERVER_MAX} tools; the rest are skipped (narrow them with "tools")`);
-          return tools;
-        }
-        tools.push({ name: tool.name, description: clipText(tool.description ?? tool.title ?? '', 1000), inputSchema: tool.inputSchema as Record<string, unknown> });
+        cursor = result.nextCursor;
+        if (!cursor) break;
       }
-      cursor = result.nextCursor;
-      if (!cursor) break;
+      return tools;
+    } finally {
+      // One warning per listing, however many tools a hostile server lists.
+      if (skipped.length > 0) {
+        const shown = skipped.slice(0, SKIPPED_SHOWN).join('; ');
+        this.logger.warn(`MCP server ${config.name}: skipped ${skipped.length} item(s) of its tool list: ${shown}${skipped.length > SKIPPED_SHOWN ? '; …' : ''}`);
+      }
     }
-    return tools;
   }
 
   private logStderr(server: string, transport: StdioClientTransport): void {

@@ -113,7 +113,13 @@ class Instance {
   /** An instance on `databaseUrl` (a pooler's, then `directUrl` is the server's). */
   static start(databaseUrl: string, redisUrl: string, directUrl?: string): Promise<Instance> {
     const child = fork(process.argv[1], [], {
-      env: { ...process.env, RESOURCES_BENCH_ROLE: 'instance', BENCH_DATABASE_URL: databaseUrl, BENCH_REDIS_URL: redisUrl, ...(directUrl ? { BENCH_DATABASE_DIRECT_URL: directUrl } : {}) },
+      env: {
+        ...process.env,
+        RESOURCES_BENCH_ROLE: 'instance',
+        BENCH_DATABASE_URL: databaseUrl,
+        BENCH_REDIS_URL: redisUrl,
+        ...(directUrl ? { BENCH_DATABASE_DIRECT_URL: directUrl } : {}),
+      },
     });
     return new Promise((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`instance exited (${code}) before it was ready`)));
@@ -414,7 +420,11 @@ async function main(): Promise<void> {
       pooler = await new OwnPgBouncer({ serverPort: Number(server.port || 5432), poolSize: PGBOUNCER_POOL }).start();
       onClose(() => pooler!.stop());
       serviceUrl = pooler.url(server.pathname.slice(1), decodeURIComponent(server.username) || 'postgres');
-      console.log(`through PgBouncer ${pooler.port}: ${Object.entries(pooler.settings).map(([key, value]) => `${key} = ${value}`).join(', ')}`);
+      console.log(
+        `through PgBouncer ${pooler.port}: ${Object.entries(pooler.settings)
+          .map(([key, value]) => `${key} = ${value}`)
+          .join(', ')}`,
+      );
     }
     const a = await Instance.start(serviceUrl, redisServer.url, pooler ? databaseUrl : undefined);
     onClose(() => a.stop());

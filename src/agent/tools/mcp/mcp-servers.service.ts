@@ -2,20 +2,15 @@ import { EventEmitter } from 'node:events';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
-import * as z4 from 'zod/v4';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { AppConfig, McpServerConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
-import { ToolReportedError } from '../agent-tool.js';
+import { clipText, isConnectionLost, isSessionGone, listServerTools, McpToolError, type McpToolInfo, resultText } from './mcp-wire.js';
+
+export { McpToolError, type McpToolInfo } from './mcp-wire.js';
 
 export type McpServerStatus = 'starting' | 'up' | 'down' | 'restarting';
-
-export interface McpToolInfo {
-  name: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-}
 
 export interface McpServerView {
   name: string;
@@ -59,16 +54,6 @@ const RESTART_MAX_DELAY_MS = 30000;
 /** How long a server must stay up before its backoff starts again from the beginning. */
 const STABLE_AFTER_MS = 30000;
 const STDERR_LINE_MAX = 2000;
-const LIST_PAGES_MAX = 20;
-/** Bounds on what a server may put in front of the model: tools per server, and a tool's schema as JSON. */
-export const MCP_TOOLS_PER_SERVER_MAX = 128;
-export const MCP_TOOL_SCHEMA_MAX_CHARS = 32_000;
-/** Tools of a listing looked at, valid or not: past it the rest of the list is not read. */
-const MCP_TOOLS_EXAMINED_MAX = 4 * MCP_TOOLS_PER_SERVER_MAX;
-/** Skipped tools named in the listing's one warning. */
-const SKIPPED_SHOWN = 5;
-
-const lenientToolList = z4.looseObject({ tools: z4.array(z4.unknown()), nextCursor: z4.string().optional() });
 
 /**
  * The MCP servers of MCP_SERVERS: started at start-up (a server that does not
@@ -300,7 +285,7 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
     state.connecting = client;
     try {
       await client.connect(transport, { timeout: START_TIMEOUT_MS });
-      const tools = await this.listTools(config, client);
+      const tools = await listServerTools(config, client, this.logger);
       if (this.closing) {
         await client.close().catch(() => undefined);
         return;
@@ -352,7 +337,7 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
     try {
       while (state.listChanged && state.client === client) {
         state.listChanged = false;
-        const tools = await this.tracked(state, client, () => this.listTools(state.config, client));
+        const tools = await this.tracked(state, client, () => listServerTools(state.config, client, this.logger));
         if (state.client !== client) return;
         this.setTools(state, tools);
         this.logger.log(`MCP server ${state.config.name} changed its tools: ${tools.length} tool(s)`);
@@ -380,51 +365,6 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
     state.retryTimer.unref();
   }
 
-  /** tools/list without the SDK's all-or-nothing check: a tool with an invalid schema is skipped with a warning. */
-  private async listTools(config: McpServerConfig, client: Client): Promise<McpToolInfo[]> {
-    const tools: McpToolInfo[] = [];
-    const skipped: string[] = [];
-    let examined = 0;
-    let cursor: string | undefined;
-    try {
-      for (let page = 0; page < LIST_PAGES_MAX; page++) {
-        const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, lenientToolList, { timeout: config.timeout_ms });
-        for (const raw of result.tools) {
-          if (tools.length === MCP_TOOLS_PER_SERVER_MAX || ++examined > MCP_TOOLS_EXAMINED_MAX) {
-            skipped.push(`the rest: the server lists more than ${MCP_TOOLS_PER_SERVER_MAX} usable tools, or more than ${MCP_TOOLS_EXAMINED_MAX} in all (narrow them with "tools")`);
-            return tools;
-          }
-          const parsed = ToolSchema.safeParse(raw);
-          const name = (raw as { name?: unknown })?.name;
-          if (!parsed.success) {
-            skipped.push(`tool ${typeof name === 'string' ? clipText(name, 100) : '(unnamed)'}: invalid definition: ${clipText(parsed.error.message, 300)}`);
-            continue;
-          }
-          const tool = parsed.data;
-          if (config.tools && !config.tools.includes(tool.name)) continue;
-          if (!/^[A-Za-z0-9_.-]{1,128}$/.test(tool.name)) {
-            skipped.push(`tool ${clipText(tool.name, 100)}: its name is not [A-Za-z0-9_.-]`);
-            continue;
-          }
-          if (JSON.stringify(tool.inputSchema).length > MCP_TOOL_SCHEMA_MAX_CHARS) {
-            skipped.push(`tool ${tool.name}: its input schema is over ${MCP_TOOL_SCHEMA_MAX_CHARS} characters of JSON`);
-            continue;
-          }
-          tools.push({ name: tool.name, description: clipText(tool.description ?? tool.title ?? '', 1000), inputSchema: tool.inputSchema as Record<string, unknown> });
-        }
-        cursor = result.nextCursor;
-        if (!cursor) break;
-      }
-      return tools;
-    } finally {
-      // One warning per listing, however many tools a hostile server lists.
-      if (skipped.length > 0) {
-        const shown = skipped.slice(0, SKIPPED_SHOWN).join('; ');
-        this.logger.warn(`MCP server ${config.name}: skipped ${skipped.length} item(s) of its tool list: ${shown}${skipped.length > SKIPPED_SHOWN ? '; …' : ''}`);
-      }
-    }
-  }
-
   private logStderr(server: string, transport: StdioClientTransport): void {
     let pending = '';
     transport.stderr?.on('data', (chunk: Buffer) => {
@@ -434,40 +374,4 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
       for (const line of lines) if (line.trim()) this.logger.debug(`MCP server ${server} stderr: ${clipText(line, STDERR_LINE_MAX)}`);
     });
   }
-}
-
-/** A failed MCP call, reported to the model with our code. */
-export class McpToolError extends ToolReportedError {
-  constructor(
-    readonly code: 'tool_failed' | 'tool_timeout',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A remote server that restarted answers a request of our old session 404 (the MCP specification: start a new session). */
-function isSessionGone(error: unknown): boolean {
-  return error instanceof StreamableHTTPError && error.code === 404;
-}
-
-/** A remote server that cannot be reached (fetch's `TypeError: fetch failed`: refused, reset, unresolvable; by name, as it may come from another realm). */
-function isConnectionLost(error: unknown): boolean {
-  const { name, message } = (error ?? {}) as { name?: unknown; message?: unknown };
-  return name === 'TypeError' && message === 'fetch failed';
-}
-
-function clipText(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}
-
-function resultText(result: { content?: unknown; structuredContent?: unknown }): string {
-  const parts: string[] = [];
-  for (const block of (Array.isArray(result.content) ? result.content : []) as Array<Record<string, unknown>>) {
-    if (block.type === 'text' && typeof block.text === 'string') parts.push(block.text);
-    else if (block.type === 'resource' && typeof (block.resource as { text?: unknown })?.text === 'string') parts.push((block.resource as { text: string }).text);
-    else parts.push(`[${String(block.type)} content]`);
-  }
-  if (!parts.length && result.structuredContent !== undefined) parts.push(JSON.stringify(result.structuredContent));
-  return parts.join('\n');
 }

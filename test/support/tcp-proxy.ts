@@ -70,9 +70,10 @@ export class TcpProxy {
    * sends `after` and then `trigger` (counting from this call), the chunk with
    * `trigger` reaches the server (`deliver`) or is dropped too, and nothing the
    * server sends on that connection reaches the client any more. The
-   * connection stays open. Resolves once it struck.
+   * connection stays open. Resolves once it struck. `only`: the connections
+   * considered (by their client socket); unset, all of them.
    */
-  loseReplyTo(trigger: string, options: { after: string; deliver: boolean }): Promise<void> {
+  loseReplyTo(trigger: string, options: { after: string; deliver: boolean; only?: (client: net.Socket) => boolean }): Promise<void> {
     return new Promise((struck) => {
       this.lostReply = { ...options, trigger, marked: new WeakSet(), struck };
     });
@@ -137,7 +138,7 @@ export class TcpProxy {
   /** What the armed lost reply makes of a client's chunk: nothing (pass), the last delivered one (deliver), or swallowed. */
   private lostReplyFate(client: net.Socket, chunk: Buffer): 'pass' | 'deliver' | 'swallow' {
     const lost = this.lostReply;
-    if (!lost) return 'pass';
+    if (!lost || (lost.only && !lost.only(client))) return 'pass';
     const text = chunk.toString('latin1');
     let from = 0;
     if (!lost.marked.has(client)) {
@@ -157,6 +158,8 @@ interface LostReply {
   trigger: string;
   after: string;
   deliver: boolean;
+  /** Only the connections of clients for which this is true. */
+  only?: (client: net.Socket) => boolean;
   /** Connections that sent `after` since the fault was armed. */
   marked: WeakSet<net.Socket>;
   struck: () => void;

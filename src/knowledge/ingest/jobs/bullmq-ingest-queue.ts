@@ -18,6 +18,8 @@ export interface BullmqIngestQueueOptions {
   maxStalledCount: number;
 }
 
+const PREFIX = 'rag';
+
 /**
  * The ingest queue on Redis (BullMQ): jobs are shared by every instance,
  * whose workers take them; a job whose worker died is taken over by another
@@ -26,10 +28,14 @@ export interface BullmqIngestQueueOptions {
 export class BullmqIngestQueue implements IngestQueue {
   private readonly logger = new Logger('IngestJobs');
   private readonly connections: Redis[] = [];
-  private readonly queue: Queue;
+  private queue: Queue;
+  /** Set when the queue's connection failed while BullMQ was still setting it up: that Queue never works again. */
+  private queueBroken = false;
+  private queueConnection!: Redis;
   private readonly events: QueueEvents;
   private worker: Worker | null = null;
   private redisDown = false;
+  private closing = false;
   /** Attempts this instance's worker is running. */
   private running = 0;
 
@@ -37,11 +43,8 @@ export class BullmqIngestQueue implements IngestQueue {
     private readonly options: BullmqIngestQueueOptions,
     listeners: IngestQueueEvents,
   ) {
-    const base = { prefix: 'rag' };
-    // Adding a job fails at once while Redis is away (the reconciler queues it later); the worker waits for Redis.
-    this.queue = new Queue(options.name, { ...base, connection: this.redis({ enableOfflineQueue: false, maxRetriesPerRequest: 1 }) });
-    this.queue.on('error', (error) => this.onRedisError(error));
-    this.events = new QueueEvents(options.name, { ...base, connection: this.redis() });
+    this.queue = this.openQueue();
+    this.events = new QueueEvents(options.name, { prefix: PREFIX, connection: this.redis() });
     this.events.on('error', (error) => this.onRedisError(error));
     for (const event of ['active', 'completed', 'failed', 'waiting', 'delayed'] as const) {
       this.events.on(event, ({ jobId }: { jobId: string }) => listeners.moved(jobId));
@@ -52,7 +55,7 @@ export class BullmqIngestQueue implements IngestQueue {
   readonly system = 'bullmq';
 
   add(id: string, attempts: number, carrier?: TraceCarrier): Promise<void> {
-    const adding = this.queue.add('ingest', carrier && Object.keys(carrier).length > 0 ? { id, trace: carrier } : { id }, {
+    const adding = this.liveQueue().add('ingest', carrier && Object.keys(carrier).length > 0 ? { id, trace: carrier } : { id }, {
       jobId: id,
       attempts,
       backoff: { type: 'exponential', delay: 1000 },
@@ -63,11 +66,11 @@ export class BullmqIngestQueue implements IngestQueue {
   }
 
   async remove(id: string): Promise<void> {
-    await this.inTime(this.queue.remove(id));
+    await this.inTime(this.liveQueue().remove(id));
   }
 
   async hold(id: string): Promise<IngestQueueHold> {
-    const queued = await this.inTime(this.queue.getJob(id));
+    const queued = await this.inTime(this.liveQueue().getJob(id));
     if (!queued) return 'absent';
     return (await this.inTime(queued.getState())) === 'failed' ? 'failed' : 'held';
   }
@@ -75,7 +78,7 @@ export class BullmqIngestQueue implements IngestQueue {
   startWorker(process: (task: IngestTask) => Promise<unknown>, concurrency: number): void {
     const { lockMs, maxStalledCount } = this.options;
     this.worker = new Worker(this.queue.name, (job) => this.run(job, process), {
-      prefix: 'rag',
+      prefix: PREFIX,
       connection: this.redis(),
       concurrency,
       lockDuration: lockMs,
@@ -101,10 +104,47 @@ export class BullmqIngestQueue implements IngestQueue {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     // Closing waits for Redis; an unreachable one must not hold the shutdown.
     const closing = [this.events.close(), this.queue.close()].map((p) => withTimeout(p, 1000, () => new Error('timeout')).catch(() => undefined));
     await Promise.all(closing);
     for (const connection of this.connections) connection.disconnect();
+  }
+
+  /**
+   * The queue jobs are added to. Adding fails at once while Redis is away
+   * (the reconciler queues the job later), so its connection gives up on a
+   * command after one reconnection; the worker and the events wait for Redis.
+   */
+  private openQueue(): Queue {
+    const connection = this.redis({ enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    const queue = new Queue(this.options.name, { prefix: PREFIX, connection });
+    this.queueConnection = connection;
+    queue.on('error', (error) => this.queue === queue && this.onRedisError(error));
+    // BullMQ reads the server's version once, right after connecting. A connection lost before the reply, and refused at
+    // its next attempt (Redis stopping as the service starts), fails that read, and with it every later call of this Queue.
+    queue.waitUntilReady().catch((error: Error) => {
+      if (this.queue !== queue || this.closing) return;
+      this.queueBroken = true;
+      this.logger.warn(`ingest queue: Redis went away while the queue was being set up (${error.message}); it is set up again`);
+    });
+    return queue;
+  }
+
+  /** The queue, set up again if its set-up failed. */
+  private liveQueue(): Queue {
+    if (!this.queueBroken) return this.queue;
+    const broken = this.queue;
+    const connection = this.queueConnection;
+    this.connections.splice(this.connections.indexOf(connection), 1);
+    // What the old connection says while it closes is no news about Redis.
+    connection.removeAllListeners('error').on('error', () => undefined);
+    this.queueBroken = false;
+    this.queue = this.openQueue();
+    void withTimeout(broken.close(), 1000, () => new Error('timeout'))
+      .catch(() => undefined)
+      .finally(() => connection.disconnect());
+    return this.queue;
   }
 
   private async run(job: Job, process: (task: IngestTask) => Promise<unknown>): Promise<unknown> {
@@ -151,7 +191,7 @@ export class BullmqIngestQueue implements IngestQueue {
   }
 
   private onRedisError(error: Error): void {
-    if (this.redisDown) return;
+    if (this.redisDown || this.closing) return;
     this.redisDown = true;
     this.logger.warn(`ingest queue: Redis unavailable (${error.message}); uploads are stored and queued when it answers`);
   }

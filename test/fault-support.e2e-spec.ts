@@ -116,6 +116,38 @@ describe('Fault-test support: own PostgreSQL and Redis under the service process
     }
   });
 
+  it('makes a streaming replica of it that follows, stays behind while its replay is paused, and catches up', async () => {
+    const replica = OwnPostgres.replicaOf(postgres);
+    const values = async () => (await replica.query('SELECT value FROM replicated ORDER BY value')).rows.map((row) => row.value as string);
+    try {
+      await replica.start();
+      expect((await replica.query('SELECT pg_is_in_recovery() AS standby')).rows).toEqual([{ standby: true }]);
+      await postgres.query(`CREATE TABLE replicated (value text); INSERT INTO replicated VALUES ('first')`);
+      await replica.caughtUp();
+      expect(await values()).toEqual(['first']);
+
+      await replica.pauseReplay();
+      await postgres.query(`INSERT INTO replicated VALUES ('second')`);
+      // The replica has the WAL of the insert, and does not apply it.
+      const [{ lsn }] = (await postgres.query('SELECT pg_current_wal_lsn()::text AS lsn')).rows;
+      await waitUntil(
+        async () => (await replica.query('SELECT pg_last_wal_receive_lsn() >= $1::pg_lsn AS received', [lsn])).rows[0].received === true,
+        'the replica to receive the insert',
+        30_000,
+        20,
+      );
+      expect(await values()).toEqual(['first']);
+
+      await replica.resumeReplay();
+      await replica.caughtUp();
+      expect(await values()).toEqual(['first', 'second']);
+      await expect(replica.query(`INSERT INTO replicated VALUES ('written on the replica')`)).rejects.toThrow(/read-only transaction/);
+    } finally {
+      await replica.destroy();
+    }
+    expect(fs.existsSync(replica.dir)).toBe(false);
+  });
+
   it('leaves no process and no directory behind', async () => {
     const postgresPids = postgres.pids();
     const redisPid = redis.pid!;

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { childPids, exitOf, freePort, isGone, processState, signalAll, waitUntil } from './service-process.js';
 
 const run = promisify(execFile);
+
 const PG_BIN = process.env.TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 const OS_USER = 'postgres';
 
@@ -49,7 +50,20 @@ rm -rf "$1"
  * it, a watchdog process does the same.
  */
 export class OwnPostgres {
+  /**
+   * A streaming replica of `primary` (running): `pg_basebackup -R` of it into
+   * a cluster of its own, a hot standby on its own port, following the
+   * primary's WAL. Stop, pause and kill it like any other.
+   */
+  static replicaOf(primary: OwnPostgres): OwnPostgres {
+    const replica = new OwnPostgres();
+    replica.primary = primary;
+    return replica;
+  }
+
   port = 0;
+  /** Set for a replica: what it was copied from and follows. */
+  private primary?: OwnPostgres;
   /** The temp directory: data/ (the cluster), socket/, postgres.log. */
   dir = '';
   private state: ClusterState = 'new';
@@ -224,8 +238,49 @@ export class OwnPostgres {
     fs.chownSync(this.dir, uid, gid);
     fs.mkdirSync(path.join(this.dir, 'socket'));
     fs.chownSync(path.join(this.dir, 'socket'), uid, gid);
+    if (this.primary) {
+      if (!this.primary.running) throw new Error('OwnPostgres: a replica of a primary that does not run');
+      // -R: standby.signal and primary_conninfo; the copied postgresql.conf already includes fault-test.conf.
+      await this.asPostgres('pg_basebackup', ['-h', '127.0.0.1', '-p', String(this.primary.port), '-U', 'postgres', '-D', this.dataDir, '-R', '-X', 'stream', '--no-sync']);
+      return;
+    }
     await this.asPostgres('initdb', ['-D', this.dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync', '--no-instructions']);
     fs.appendFileSync(path.join(this.dataDir, 'postgresql.conf'), "\ninclude 'fault-test.conf'\n");
+  }
+
+  /** On a replica: stops applying the WAL it receives (pg_wal_replay_pause), so its data stays behind the primary's. */
+  async pauseReplay(): Promise<void> {
+    await this.query('SELECT pg_wal_replay_pause()');
+    await waitUntil(async () => (await this.query("SELECT pg_get_wal_replay_pause_state() = 'paused' AS paused")).rows[0].paused === true, 'the replay to pause', 60_000, 20);
+  }
+
+  /** On a replica: applies the WAL again (and catches up). */
+  async resumeReplay(): Promise<void> {
+    await this.query('SELECT pg_wal_replay_resume()');
+  }
+
+  /** Resolves once this replica has replayed everything the primary had written when it was called. */
+  async caughtUp(): Promise<void> {
+    if (!this.primary) throw new Error('OwnPostgres: caughtUp() on a cluster that is no replica');
+    const { rows } = await this.primary.query('SELECT pg_current_wal_lsn()::text AS lsn');
+    const target = rows[0].lsn as string;
+    await waitUntil(
+      async () => (await this.query('SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS done', [target])).rows[0].done === true,
+      `the replica to replay up to ${target}`,
+      60_000,
+      20,
+    );
+  }
+
+  /** One statement on the `postgres` database, on a connection of its own. */
+  async query(text: string, values: unknown[] = []): Promise<pg.QueryResult> {
+    const client = new pg.Client({ connectionString: this.url('postgres'), connectionTimeoutMillis: 5_000 });
+    await client.connect();
+    try {
+      return await client.query(text, values);
+    } finally {
+      await client.end();
+    }
   }
 
   /** The free port can be taken by someone else before the server binds it: then try another. */

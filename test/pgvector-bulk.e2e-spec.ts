@@ -49,6 +49,12 @@ describeWithPgvector('pgvector bulk load: the HNSW index is built after the load
       `SELECT c.relname AS name, i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
         WHERE i.indrelid = 'knowledge_chunks'::regclass AND c.relname LIKE 'idx_knowledge_chunks_hnsw_%' ORDER BY c.relname`,
     );
+  /** What the planner knows of the table and its HNSW indexes (row and page counts). */
+  const plannerCounts = () =>
+    rows<{ name: string; reltuples: number; relpages: number }>(
+      `SELECT c.relname AS name, c.reltuples, c.relpages FROM pg_class c
+        WHERE c.relname = 'knowledge_chunks' OR c.relname LIKE 'idx_knowledge_chunks_hnsw_%' ORDER BY c.relname`,
+    );
   const leavesOf = async (filename: string) =>
     rows<{ id: string; dense_epoch: number }>(
       `SELECT c.id::text AS id, c.dense_epoch FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
@@ -297,8 +303,14 @@ describeWithPgvector('pgvector bulk load: the HNSW index is built after the load
          USING hnsw ((embedding_vector::vector(${DIMENSIONS})) vector_cosine_ops)
          WHERE is_leaf AND vector_dims(embedding_vector) = ${DIMENSIONS}`,
     );
-    // The old index still serves the query of the current epoch: its predicate is implied by the query's.
-    expect(await plan('zephyrquartz', probe)).toContain(`Index Scan using ${store.legacyIndexName}`);
+    // The old index still serves the query of the current epoch: its predicate is implied by the query's. (A failure
+    // shows the indexes there are, and logs the plan with the planner's counts.)
+    const legacy = await plan('zephyrquartz', probe);
+    if (!legacy.includes(`Index Scan using ${store.legacyIndexName}`)) console.log(legacy, await plannerCounts());
+    expect({ servedByTheOldIndex: legacy.includes(`Index Scan using ${store.legacyIndexName}`), indexes: await indexes() }).toEqual({
+      servedByTheOldIndex: true,
+      indexes: [{ name: store.legacyIndexName, valid: true }],
+    });
     t = await createTestApp({ DATABASE_URL: url, ...SETTINGS });
     expect(await indexes()).toEqual([{ name: store.indexNameFor(current), valid: true }]);
     expect(await plan('zephyrquartz')).toContain(`Index Scan using ${store.indexNameFor(current)}`);

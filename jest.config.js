@@ -58,6 +58,7 @@ const RESILIENCE = [
   'ingest-jobs-hostile',
   'parse-limits',
   'pgbouncer',
+  'read-replica',
   'readiness',
   'redis-sentinel',
   'run-events',

@@ -80,10 +80,11 @@ function mayHoldSql(file: string): boolean {
 
 /**
  * Database bootstrap, which queries no table of a module: the migrations' advisory lock, the
- * CREATE DATABASE check, and the role's defaults for connections through a transaction pooler
- * (catalogs only). Every other statement lives in a repository or a migration.
+ * CREATE DATABASE check, the role's defaults for connections through a transaction pooler
+ * (catalogs only), and the read replica's lag probe (recovery functions only). Every other
+ * statement lives in a repository or a migration.
  */
-const SQL_EXEMPT = new Set<string>(['database/migration-runner.ts', 'database/ensure-database.ts', 'database/pooled-session-defaults.ts']);
+const SQL_EXEMPT = new Set<string>(['database/migration-runner.ts', 'database/ensure-database.ts', 'database/pooled-session-defaults.ts', 'database/read-replica.ts']);
 
 function importsOf(file: string): string[] {
   return importedModules(readFileSync(file, 'utf8'))

@@ -45,6 +45,9 @@ export function configFromEnvironment(env: Environment) {
       defaulted: env.DATABASE_URL === undefined,
       /** PostgreSQL itself, for migrations, session advisory locks and index builds; null: `url`. */
       directUrl: (env.DATABASE_DIRECT_URL ?? null) as string | null,
+      /** A streaming replica for the reads that may lag; null: the primary serves every read. */
+      readUrl: (env.DATABASE_READ_URL ?? null) as string | null,
+      readMaxLagMs: env.DATABASE_READ_MAX_LAG_MS,
       /** Set at start-up when the service runs on the embedded database (main.ts). */
       embedded: false as boolean,
       poolSize: env.DATABASE_POOL_SIZE,

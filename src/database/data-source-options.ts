@@ -24,6 +24,7 @@ import { KnowledgeCollections1764979200200 } from './migrations/1764979200200-Kn
 import { ApiKeyGroups1764979200210 } from './migrations/1764979200210-ApiKeyGroups.js';
 import { MessageTools1764979200550 } from './migrations/1764979200550-MessageTools.js';
 import { LangGraphPendingRuns1764979200620 } from './migrations/1764979200620-LangGraphPendingRuns.js';
+import { KnowledgeCatalogVersion1764979200700 } from './migrations/1764979200700-KnowledgeCatalogVersion.js';
 
 export const MIGRATIONS = [
   InitialSchema1764547200000,
@@ -48,6 +49,7 @@ export const MIGRATIONS = [
   ApiKeyGroups1764979200210,
   MessageTools1764979200550,
   LangGraphPendingRuns1764979200620,
+  KnowledgeCatalogVersion1764979200700,
 ];
 
 /** PostgreSQL itself: DATABASE_DIRECT_URL, or DATABASE_URL. */

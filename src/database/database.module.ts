@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
@@ -6,9 +6,14 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { Metrics, WatchedPool } from '../observability/metrics.js';
 import { buildDataSourceOptions } from './data-source-options.js';
 import { runMigrations } from './migration-runner.js';
+import { ReadReplica } from './read-replica.js';
 
 export { runMigrations };
+export { ReadReplica };
+export type { ReplicaRead, VersionedResult } from './read-replica.js';
 
+/** The primary (TypeORM's data source, for every module) and the read replica for the reads that may lag (ReadReplica). */
+@Global()
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
@@ -30,6 +35,8 @@ export { runMigrations };
         return pool ?? null;
       },
     },
+    ReadReplica,
   ],
+  exports: [ReadReplica],
 })
 export class DatabaseModule {}

@@ -173,6 +173,16 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly databaseReads = new Counter({
+    name: 'db_reads_total',
+    help: 'Reads a read replica may serve (session_list, transcript, knowledge_search, collection_list), with DATABASE_READ_URL set, by who served them: replica; primary_replica_behind (the replica lacked a version the caller had seen); primary_replica_unusable (down, or lagging past DATABASE_READ_MAX_LAG_MS); primary_replica_failed (it failed the read)',
+    labelNames: ['read', 'served_by'] as const,
+    registers: [this.registry],
+  });
+
+  /** Made at the first probe of a read replica: without one, the metric is not exposed. */
+  private replicaLagGauge?: Gauge;
+
   private readonly pools = new Map<string, WatchedPool>();
 
   constructor() {
@@ -319,6 +329,19 @@ export class Metrics {
 
   rateLimitRefused(bucket: string, spentBy: string): void {
     this.rateLimitRefusals.inc({ bucket, spent_by: spentBy });
+  }
+
+  databaseRead(read: string, servedBy: 'replica' | 'primary_replica_behind' | 'primary_replica_unusable' | 'primary_replica_failed'): void {
+    this.databaseReads.inc({ read, served_by: servedBy });
+  }
+
+  replicaLag(milliseconds: number): void {
+    this.replicaLagGauge ??= new Gauge({
+      name: 'db_replica_lag_seconds',
+      help: 'How far the read replica was behind the primary at its last probe, at most (0: it had replayed all the WAL it had received)',
+      registers: [this.registry],
+    });
+    this.replicaLagGauge.set(Number.isFinite(milliseconds) ? milliseconds / 1000 : Number.MAX_VALUE);
   }
 
   cacheLookup(cache: 'session_list' | 'transcript', hit: boolean): void {

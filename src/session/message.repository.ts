@@ -57,9 +57,9 @@ export class MessageRepository {
   }
 
   /** The whole transcript with the session's version; null when the user has no such session. */
-  async transcript(userId: string, sessionId: string): Promise<{ version: string; rows: MessageRow[] } | null> {
+  async transcript(userId: string, sessionId: string, db: DataSource = this.dataSource): Promise<{ version: string; rows: MessageRow[] } | null> {
     const rows = await sqlRows<{ version: string } & (MessageRow | Missing<MessageRow>)>(
-      this.dataSource,
+      db,
       `SELECT s.version::text AS version, ${MESSAGE_COLUMNS}
          FROM chat_sessions s
          LEFT JOIN chat_messages m ON m.session_id = s.id
@@ -76,9 +76,14 @@ export class MessageRepository {
    * first; null when the user has no such session.
    */
   async newestBefore(userId: string, sessionId: string, before: number, limit: number | null): Promise<MessageRow[] | null> {
-    const rows = await sqlRows<{ found: boolean } & (MessageRow | Missing<MessageRow>)>(
-      this.dataSource,
-      `SELECT true AS found, p.*
+    return (await this.newestBeforeOn(this.dataSource, userId, sessionId, before, limit))?.rows ?? null;
+  }
+
+  /** The same page read on `db` (the read replica, say), with the transcript's version as `db` holds it. */
+  async newestBeforeOn(db: DataSource, userId: string, sessionId: string, before: number, limit: number | null): Promise<{ version: string; rows: MessageRow[] } | null> {
+    const rows = await sqlRows<{ transcript_version: string } & (MessageRow | Missing<MessageRow>)>(
+      db,
+      `SELECT s.version::text AS transcript_version, p.*
          FROM chat_sessions s
          LEFT JOIN LATERAL (
            SELECT ${MESSAGE_COLUMNS} FROM chat_messages m
@@ -90,7 +95,11 @@ export class MessageRepository {
       [sessionId, userId, before, limit],
     );
     if (rows.length === 0) return null;
-    return rows.filter((row): row is { found: boolean } & MessageRow => row.id !== null);
+    const version = rows[0].transcript_version;
+    return {
+      version,
+      rows: rows.flatMap(({ transcript_version: _, ...row }) => (row.id === null ? [] : [row as MessageRow])),
+    };
   }
 
   /** Messages with fromSeq < seq <= toSeq, in order (the caller checked the session's owner). */

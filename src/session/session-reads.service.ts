@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { ResilientCache } from '../cache/resilient-cache.service.js';
+import { ReadReplica } from '../database/database.module.js';
 import { markTracesNormalized } from '../trace/trace.interceptor.js';
 import { CoalescedVersionReads } from './coalesced-version-reads.js';
 import { MessageInfo, SESSION_PAGE_DEFAULT, SESSION_PAGE_MAX, SessionInfo } from './session.dto.js';
 import { decodeCursor } from './session-cursor.js';
 import { messagesCacheKey, sessionsCacheKey } from './session-cache-keys.js';
-import { MessagePage, normalizeMessageRecords, SessionPage, SessionRow, toMessageInfo, toSessionInfo, toSessionPage } from './session-mapping.js';
+import { MessagePage, MessageRow, normalizeMessageRecords, SessionPage, SessionRow, toMessageInfo, toSessionInfo, toSessionPage } from './session-mapping.js';
 import { MessageRepository } from './message.repository.js';
-import { SessionRepository } from './session.repository.js';
+import { SessionListFilter, SessionRepository } from './session.repository.js';
 import { Metrics } from '../observability/metrics.js';
 
 /**
@@ -72,6 +73,7 @@ export class SessionReads {
     private readonly messages: MessageRepository,
     private readonly cache: ResilientCache,
     private readonly metrics: Metrics,
+    private readonly replica: ReadReplica,
   ) {
     this.listVersions = new CoalescedVersionReads((userIds) => this.sessions.listVersions(userIds));
   }
@@ -81,7 +83,7 @@ export class SessionReads {
     const cached = await this.currentCachedTranscript(userId, sessionId);
     if (cached === null) return null;
     if (cached) return cached;
-    const transcript = await this.messages.transcript(userId, sessionId);
+    const transcript = await this.readTranscript(userId, sessionId);
     if (!transcript) return null;
     const records = transcript.rows.map(toMessageInfo);
     await this.cache.set(messagesCacheKey(userId, sessionId), {
@@ -110,7 +112,7 @@ export class SessionReads {
       const messages = page.limit === undefined ? earlier : earlier.slice(-page.limit);
       return { messages, next_before: messages.length < earlier.length ? messages[0].seq : null };
     }
-    const rows = await this.messages.newestBefore(userId, sessionId, page.before ?? 2 ** 31 - 1, page.limit === undefined ? null : page.limit + 1);
+    const rows = await this.readTranscriptPage(userId, sessionId, page.before ?? 2 ** 31 - 1, page.limit === undefined ? null : page.limit + 1);
     if (rows === null) return null;
     const newestFirst = rows.map(toMessageInfo);
     const hasOlder = page.limit !== undefined && newestFirst.length > page.limit;
@@ -128,7 +130,8 @@ export class SessionReads {
     const titleContains = page.q ? page.q : undefined;
     if (page.cursor || titleContains !== undefined) {
       const after = page.cursor ? decodeCursor(page.cursor) : undefined;
-      return toSessionPage(await this.sessions.list(userId, limit + 1, { after, titleContains }), limit);
+      const version = this.replica.configured ? await this.listVersions.version(userId) : undefined;
+      return toSessionPage(await this.readList(userId, limit + 1, { after, titleContains }, version), limit);
     }
     const key = sessionsCacheKey(userId);
     const version = await this.listVersions.version(userId);
@@ -144,7 +147,7 @@ export class SessionReads {
     }
     this.metrics.cacheLookup('session_list', false);
     // The version is read before the rows: rows newer than it are cached under an old version, which only costs a miss.
-    const rows = await this.sessions.list(userId, SESSION_PAGE_MAX + 1);
+    const rows = await this.readList(userId, SESSION_PAGE_MAX + 1, {}, version);
     const head: CachedSessionHead = {
       format: LIST_FORMAT,
       version,
@@ -157,6 +160,40 @@ export class SessionReads {
     };
     await this.cache.set(key, head);
     return pageOf(this.keepLocally(userId, head), limit);
+  }
+
+  /**
+   * The user's sessions: on the read replica when it holds the list version
+   * `seen` (read from the primary) or a later one, else on the primary.
+   */
+  private readList(userId: string, take: number, filter: SessionListFilter, seen: string | undefined): Promise<SessionRow[]> {
+    if (seen === undefined) return this.sessions.list(userId, take, filter);
+    return this.replica.read('session_list', [seen], (db) => this.sessions.listOn(db, userId, take, filter));
+  }
+
+  /**
+   * The whole transcript: on the read replica when it holds the session's
+   * version on the primary or a later one (every append moves it), else on the primary.
+   */
+  private async readTranscript(userId: string, sessionId: string): Promise<{ version: string; rows: MessageRow[] } | null> {
+    if (!this.replica.configured) return this.messages.transcript(userId, sessionId);
+    const seen = await this.sessions.transcriptVersion(userId, sessionId);
+    if (seen === null) return null;
+    return this.replica.read('transcript', [seen], async (db) => {
+      const transcript = await this.messages.transcript(userId, sessionId, db);
+      return { versions: [transcript?.version ?? null], value: transcript };
+    });
+  }
+
+  /** A page of the transcript, newest first, by the same rule. */
+  private async readTranscriptPage(userId: string, sessionId: string, before: number, limit: number | null): Promise<MessageRow[] | null> {
+    if (!this.replica.configured) return this.messages.newestBefore(userId, sessionId, before, limit);
+    const seen = await this.sessions.transcriptVersion(userId, sessionId);
+    if (seen === null) return null;
+    return this.replica.read('transcript', [seen], async (db) => {
+      const page = await this.messages.newestBeforeOn(db, userId, sessionId, before, limit);
+      return { versions: [page?.version ?? null], value: page?.rows ?? null };
+    });
   }
 
   private keepLocally(userId: string, head: CachedSessionHead): LocalHead {

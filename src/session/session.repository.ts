@@ -148,6 +148,15 @@ export class SessionRepository {
 
   /** The user's sessions newest first, after a cursor, matching a title, or one by id. */
   async list(userId: string, take: number, filter: SessionListFilter = {}): Promise<SessionRow[]> {
+    return (await this.listOn(this.dataSource, userId, take, filter)).value;
+  }
+
+  /**
+   * The same list read on `db` (the read replica, say), with the user's list
+   * version as `db` holds it in the same snapshot (null when `db` has no
+   * row for the user, or the list is empty).
+   */
+  async listOn(db: DataSource, userId: string, take: number, filter: SessionListFilter = {}): Promise<{ versions: [string | null]; value: SessionRow[] }> {
     const params: unknown[] = [userId, take];
     const conditions: string[] = [];
     if (filter.after) {
@@ -162,9 +171,10 @@ export class SessionRepository {
       params.push(filter.sessionId);
       conditions.push(`s.id = $${params.length}`);
     }
-    return await sqlRows<SessionRow>(
-      this.dataSource,
+    const rows = await sqlRows<SessionRow & { list_version?: string | null }>(
+      db,
       `SELECT s.id, s.title, s.created_at, s.updated_at, s.message_count, s.metadata->'pending_hitl' AS pending_hitl,
+              (SELECT v.version::text FROM chat_user_versions v WHERE v.user_id = $1) AS list_version,
               s.metadata->'${SESSION_COLLECTION_IDS_KEY}' AS collection_ids,
               (EXTRACT(EPOCH FROM s.updated_at) * 1000000)::bigint::text AS updated_micros,
               s.active_run_id::text AS active_run_id, s.active_run_started_at
@@ -174,6 +184,9 @@ export class SessionRepository {
         LIMIT $2`,
       params,
     );
+    const version = rows[0]?.list_version ?? null;
+    for (const row of rows) delete row.list_version;
+    return { versions: [version], value: rows };
   }
 
   /**

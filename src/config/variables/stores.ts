@@ -22,6 +22,14 @@ export const database = {
       'PostgreSQL itself when DATABASE_URL is a transaction pooler (PgBouncer with pool_mode=transaction): migrations, their session advisory lock, HNSW index builds and creating the database go here; set and different from DATABASE_URL, the pooled connections carry no session settings (see Scaling)',
     )
     .meta({ readmeDefault: 'DATABASE_URL' }),
+  DATABASE_READ_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/.+/, 'must be a postgres:// connection URL')
+    .optional()
+    .describe(
+      'a streaming replica of the database (hot standby) for the reads that may lag: the session list, the transcript, knowledge search and the collection list; a user’s own writes are never hidden from them, and the primary serves everything while the replica is down or lags past DATABASE_READ_MAX_LAG_MS (see Scaling)',
+    ),
+  DATABASE_READ_MAX_LAG_MS: integer(50, 3600000).default(5000).describe('the most the read replica may lag behind the primary and still serve reads'),
   DATABASE_POOL_SIZE: integer(1, 200).default(10).describe('connections in the pool'),
   DATABASE_STATEMENT_TIMEOUT_MS: integer(100, 600000).default(15000).describe('longest statement (statement_timeout)'),
   DATABASE_LOCK_TIMEOUT_MS: integer(100, 600000).default(5000).describe('longest wait for a lock (lock_timeout)'),

@@ -27,6 +27,9 @@ const COLUMNS = `c.id, c.name, c.description, c.owner, ${iso('created_at')}, ${i
 const ENTRY_ROLE = `(SELECT a.role FROM knowledge_collection_access a WHERE a.collection_id = c.id AND a.principal = ANY($1::text[])
     ORDER BY CASE a.role WHEN 'owner' THEN 3 WHEN 'editor' THEN 2 ELSE 1 END DESC LIMIT 1)`;
 const CREATE_LOCK_CLASS = 7_241_861;
+/** The versions a collection list depends on: the knowledge base's (document counts) and the catalog's (collections and access lists). */
+const LIST_VERSIONS = `(SELECT version::text FROM knowledge_index_state WHERE id = 1) AS index_version,
+  (SELECT version::text FROM knowledge_catalog_version WHERE id = 1) AS catalog_version`;
 
 /**
  * Knowledge collections (`knowledge_collections`) and their access lists
@@ -71,19 +74,50 @@ export class CollectionsRepository {
    * Up to `limit` collections, oldest first, after `after`: those an entry of
    * `principals` gives a role on, or every one (`all`, for administrators).
    */
-  page(principals: string[], all: boolean, limit: number, after: KeysetCursor | null): Promise<ListedCollectionRow[]> {
+  async page(principals: string[], all: boolean, limit: number, after: KeysetCursor | null): Promise<ListedCollectionRow[]> {
+    return (await this.pageOn(this.dataSource, principals, all, limit, after)).value;
+  }
+
+  /**
+   * The same page read on `db` (the read replica, say), with the versions of
+   * what it read as `db` holds them, in the same snapshot: the knowledge
+   * base's (the document counts) and the catalog's (collections and access lists).
+   */
+  async pageOn(
+    db: DataSource,
+    principals: string[],
+    all: boolean,
+    limit: number,
+    after: KeysetCursor | null,
+  ): Promise<{ versions: [string | null, string | null]; value: ListedCollectionRow[] }> {
     const conditions = [
       ...(all ? [] : ['EXISTS (SELECT 1 FROM knowledge_collection_access a WHERE a.collection_id = c.id AND a.principal = ANY($1::text[]))']),
       ...(after ? [`(c.created_at, c.id) > (TIMESTAMPTZ 'epoch' + $3::bigint * INTERVAL '1 microsecond', $4::uuid)`] : []),
     ];
-    return sqlRows<ListedCollectionRow>(
-      this.dataSource,
-      `SELECT ${COLUMNS}, ${ENTRY_ROLE} AS entry_role, (EXTRACT(EPOCH FROM c.created_at) * 1000000)::bigint::text AS created_micros
-         FROM knowledge_collections c
-        ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''}
-        ORDER BY c.created_at, c.id LIMIT $2`,
+    // The page is joined to the one-row select of the versions: an empty page carries them too.
+    const rows = await sqlRows<Partial<ListedCollectionRow> & { index_version: string | null; catalog_version: string | null }>(
+      db,
+      `SELECT v.index_version, v.catalog_version, p.*
+         FROM (SELECT ${LIST_VERSIONS}) v
+         LEFT JOIN LATERAL (
+           SELECT ${COLUMNS}, ${ENTRY_ROLE} AS entry_role, (EXTRACT(EPOCH FROM c.created_at) * 1000000)::bigint::text AS created_micros
+             FROM knowledge_collections c
+            ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''}
+            ORDER BY c.created_at, c.id LIMIT $2
+         ) p ON true
+        ORDER BY p.created_micros::bigint, p.id`,
       after ? [principals, limit, after.micros, after.id] : [principals, limit],
     );
+    return {
+      versions: [rows[0]?.index_version ?? null, rows[0]?.catalog_version ?? null],
+      value: rows.flatMap(({ index_version: _, catalog_version: __, ...row }) => (row.id == null ? [] : [row as ListedCollectionRow])),
+    };
+  }
+
+  /** What the collection list depends on, as the primary holds it (see pageOn). */
+  async listVersions(): Promise<[string, string]> {
+    const [row] = await sqlRows<{ index_version: string; catalog_version: string }>(this.dataSource, `SELECT ${LIST_VERSIONS}`);
+    return [row.index_version, row.catalog_version];
   }
 
   /** Runs `work` in a transaction holding the owner's creation lock, so one user's creations take turns (the owned limit holds). */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { ReadReplica } from '../../database/database.module.js';
 import type { AuthUser } from '../../auth/auth-user.js';
 import { RequestError } from '../../common/coded-error.js';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../../common/keyset-cursor.js';
@@ -51,6 +52,7 @@ export class CollectionsService {
     private readonly access: CollectionAccess,
     private readonly jobs: IngestJobs,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly replica: ReadReplica,
   ) {
     this.collections = new CollectionsRepository(dataSource);
     this.state = new IndexStateRepository(dataSource);
@@ -77,7 +79,9 @@ export class CollectionsService {
   async list(user: AuthUser, page: { limit?: number; cursor?: string }): Promise<CollectionPage> {
     const limit = Math.min(Math.max(page.limit ?? COLLECTION_PAGE_DEFAULT, 1), COLLECTION_PAGE_MAX);
     const after = page.cursor ? decodeKeysetCursor(page.cursor) : null;
-    const rows = await this.collections.page(principalsOf(user), user.isAdmin, limit + 1, after);
+    // On the read replica when it holds what the primary holds now (the caller's own changes included).
+    const seen = this.replica.configured ? await this.collections.listVersions() : [];
+    const rows = await this.replica.read('collection_list', seen, (db) => this.collections.pageOn(db, principalsOf(user), user.isAdmin, limit + 1, after));
     const shown = rows.slice(0, limit);
     const last = shown[shown.length - 1];
     return {

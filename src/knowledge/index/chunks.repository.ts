@@ -62,7 +62,7 @@ export interface ParentInfo {
  * indexes are PgvectorStore's.
  */
 export class ChunksRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(readonly dataSource: DataSource) {}
 
   /**
    * One multi-row INSERT of `rows`; returns each row's new id with its
@@ -138,15 +138,33 @@ export class ChunksRepository {
   }
 
   /** The chunks `ids` of the scope's collections (in no order), with their document's name as `source`. */
-  details(ids: string[], scope: RetrievalScope): Promise<ChunkDetail[]> {
-    if (scope.empty) return Promise.resolve([]);
-    return sqlRows<ChunkDetail>(
+  async details(ids: string[], scope: RetrievalScope): Promise<ChunkDetail[]> {
+    return (await this.versionedDetails(ids, scope)).rows;
+  }
+
+  /**
+   * The same, with the knowledge base's version in the same snapshot (null
+   * when no row was found): what a read replica is checked by.
+   */
+  async versionedDetails(ids: string[], scope: RetrievalScope): Promise<{ version: string | null; rows: ChunkDetail[] }> {
+    if (scope.empty) return { version: null, rows: [] };
+    const rows = await sqlRows<ChunkDetail & { index_version?: string }>(
       this.dataSource,
-      `SELECT c.id, c.collection_id::text AS collection_id, c.text, c.page, c.location, c.parent_id, c.level, d.filename AS source
+      `SELECT c.id, c.collection_id::text AS collection_id, c.text, c.page, c.location, c.parent_id, c.level, d.filename AS source,
+              (SELECT version::text FROM knowledge_index_state WHERE id = 1) AS index_version
          FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
         WHERE c.id = ANY($1::bigint[]) ${inScope(scope, '$2', 'c.collection_id')}`,
       [ids, ...scopeParams(scope)],
     );
+    const version = rows[0]?.index_version ?? null;
+    for (const row of rows) delete row.index_version;
+    return { version, rows };
+  }
+
+  /** The knowledge base's version as `manager`'s transaction sees it (knowledge_index_state; IndexStateRepository.version on the primary). */
+  async indexVersion(manager: EntityManager): Promise<string> {
+    const [{ version }] = await sqlRows<{ version: string }>(manager, 'SELECT version::text FROM knowledge_index_state WHERE id = 1');
+    return version;
   }
 
   /** The chunks `ids` of the scope's collections with the number of children each has. */

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { ReadReplica } from '../../database/database.module.js';
 import { pgErrorCode } from '../../database/sql.js';
 import { Metrics } from '../../observability/metrics.js';
 import { ATTR_CANDIDATES_OUT, TRACE_FIELD_PREFIX, traceStage } from '../../observability/spans.js';
@@ -8,6 +9,7 @@ import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import type { RetrievalScope } from '../collections/retrieval-scope.js';
 import { ChunksRepository } from '../index/chunks.repository.js';
+import { IndexStateRepository } from '../index/index-state.repository.js';
 import { DenseRanking, DenseRecall } from '../index/dense/dense-recall.service.js';
 import { EmbeddingProvider } from '../index/embeddings.js';
 import { RetrievalHit } from './retrieval.service.js';
@@ -95,6 +97,7 @@ export class HybridRecall {
   statementTimeoutMs: number;
 
   private readonly chunks: ChunksRepository;
+  private readonly state: IndexStateRepository;
 
   constructor(
     @InjectDataSource() dataSource: DataSource,
@@ -102,8 +105,10 @@ export class HybridRecall {
     private readonly dense: DenseRecall,
     @Optional() @Inject(APP_CONFIG) config?: AppConfig,
     @Optional() private readonly metrics?: Metrics,
+    @Optional() private readonly replica?: ReadReplica,
   ) {
     this.chunks = new ChunksRepository(dataSource);
+    this.state = new IndexStateRepository(dataSource);
     this.statementTimeoutMs = Math.min(FULL_TEXT_STATEMENT_TIMEOUT_MS, config?.database.statementTimeoutMs ?? FULL_TEXT_STATEMENT_TIMEOUT_MS);
   }
 
@@ -113,14 +118,17 @@ export class HybridRecall {
 
   /** The `recallK` best leaves of the scope's collections by fused rank, best first: each ranking is of those leaves only. */
   async recall(query: string, recallK: number, scope: RetrievalScope): Promise<RecallResult> {
+    // With a read replica: the knowledge base's version on the primary, which it must hold for its rankings and rows to be used.
+    const seen = this.replica?.configured && !scope.empty ? await this.state.version() : undefined;
     const [fullText, dense] = await Promise.all([
-      this.timed('full_text', () => traceStage('full_text', undefined, () => this.fullTextRecall(query, recallK, scope), fullTextSpanAttributes)),
+      this.timed('full_text', () => traceStage('full_text', undefined, () => this.fullTextRecall(query, recallK, scope, seen), fullTextSpanAttributes)),
       this.timed('dense', () => traceStage('dense', undefined, () => this.dense.rank(query, recallK, scope), denseSpanAttributes)),
     ]);
     const fused = reciprocalRankFusion([fullText.ids, dense.ids]).slice(0, recallK);
     const details = await this.chunkDetails(
       fused.map((f) => f.id),
       scope,
+      seen,
     );
     const fullTextRank = new Map(fullText.ids.map((id, i) => [id, i + 1]));
     const denseRank = new Map(dense.ids.map((id, i) => [id, i + 1]));
@@ -152,19 +160,24 @@ export class HybridRecall {
    * matches ranked, and a statement timeout, after which the ranking is
    * empty and says why (other database errors propagate).
    */
-  async fullTextRecall(query: string, limit: number, scope: RetrievalScope): Promise<FullTextRanking> {
+  async fullTextRecall(query: string, limit: number, scope: RetrievalScope, seen?: string): Promise<FullTextRanking> {
     const { lexemes, dropped } = fullTextQueryTerms(query);
     const terms = lexemes.length;
     if (terms === 0 || scope.empty) return { ids: [], terms, dropped };
-    try {
-      const ids = await this.chunks.withStatementTimeout(this.statementTimeoutMs, async (manager) => {
+    const rank = (db: DataSource) => {
+      const chunks = db === this.chunks.dataSource ? this.chunks : new ChunksRepository(db);
+      return chunks.withStatementTimeout(this.statementTimeoutMs, async (manager) => {
+        const version = seen === undefined ? null : await chunks.indexVersion(manager);
         // Chunks with every term first (few, precise: for Chinese, bigram runs act like phrases);
         // then, when they are too few, chunks with any term.
-        const all = await this.chunks.rankFullText(manager, lexemes.join(' & '), limit, scope);
-        if (all.length >= limit || terms === 1) return all;
-        const any = await this.chunks.rankFullText(manager, lexemes.join(' | '), limit, scope);
-        return [...new Set([...all, ...any])].slice(0, limit);
+        const all = await chunks.rankFullText(manager, lexemes.join(' & '), limit, scope);
+        if (all.length >= limit || terms === 1) return { versions: [version], value: all };
+        const any = await chunks.rankFullText(manager, lexemes.join(' | '), limit, scope);
+        return { versions: [version], value: [...new Set([...all, ...any])].slice(0, limit) };
       });
+    };
+    try {
+      const ids = seen !== undefined && this.replica ? await this.replica.read('knowledge_search', [seen], rank) : (await rank(this.chunks.dataSource)).value;
       return { ids, terms, dropped };
     } catch (error) {
       if (pgErrorCode(error) !== QUERY_CANCELED) throw error;
@@ -178,9 +191,15 @@ export class HybridRecall {
   }
 
   /** The fused leaves' rows, read under the same scope as the rankings (a leaf moved out of it meanwhile is not reported). */
-  private async chunkDetails(ids: string[], scope: RetrievalScope): Promise<Map<string, Omit<RecallCandidate, 'score'>>> {
+  private async chunkDetails(ids: string[], scope: RetrievalScope, seen?: string): Promise<Map<string, Omit<RecallCandidate, 'score'>>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.chunks.details(ids, scope);
+    const rows =
+      seen !== undefined && this.replica
+        ? await this.replica.read('knowledge_search', [seen], async (db) => {
+            const { version, rows } = await new ChunksRepository(db).versionedDetails(ids, scope);
+            return { versions: [version], value: rows };
+          })
+        : await this.chunks.details(ids, scope);
     return new Map(
       rows.map((row) => [
         String(row.id),

@@ -1,0 +1,215 @@
+import { JwtService } from '@nestjs/jwt';
+import request from 'supertest';
+import { adminBearer } from './support/admin.js';
+import { OwnPostgres } from './support/own-postgres.js';
+import { ServiceProcess, startService, waitUntil } from './support/service-process.js';
+import { uniqueUser } from './support/test-app.js';
+import { TEST_JWT_SECRET } from './support/test-env.js';
+
+type ServedBy = 'replica' | 'primary_replica_behind' | 'primary_replica_unusable' | 'primary_replica_failed';
+type Read = 'session_list' | 'transcript' | 'knowledge_search' | 'collection_list';
+
+/**
+ * A streaming replica made with pg_basebackup of a PostgreSQL of the test's
+ * own, as DATABASE_READ_URL of two instances of the built service: `patient`
+ * lets the replica lag 10 minutes, `strict` 300 ms. Who served each read is
+ * told by `db_reads_total{read, served_by}` at /metrics.
+ */
+describe('A read replica (DATABASE_READ_URL): reads served by it, read-your-writes while it is held behind, the primary when it lags or is down', () => {
+  const primary = new OwnPostgres();
+  let replica: OwnPostgres;
+  let patient: ServiceProcess;
+  let strict: ServiceProcess;
+  const admin = adminBearer();
+  const tokens = new JwtService({ secret: TEST_JWT_SECRET });
+  const userAuth = (user: string) => ({ Authorization: `Bearer ${tokens.sign({ sub: user }, { algorithm: 'HS256', expiresIn: '1h' })}` });
+
+  beforeAll(async () => {
+    await primary.start();
+    await primary.createDatabase('replicated');
+    replica = OwnPostgres.replicaOf(primary);
+    await replica.start();
+    const env = (maxLagMs: number) => ({
+      DATABASE_URL: primary.url('replicated'),
+      DATABASE_READ_URL: replica.url('replicated'),
+      DATABASE_READ_MAX_LAG_MS: String(maxLagMs),
+      WEB_CLIENT_ENABLED: 'false',
+    });
+    patient = await startService(env(600_000), { startupTimeoutMs: 120_000 });
+    strict = await startService(env(300), { startupTimeoutMs: 120_000 });
+    await replica.caughtUp();
+    for (const service of [patient, strict]) await service.waitForLog(/read replica serves reads/, 30_000);
+  }, 240_000);
+
+  afterAll(async () => {
+    await Promise.all([patient?.stop(), strict?.stop()]);
+    await replica?.destroy();
+    await primary.destroy();
+  });
+
+  const http = (service: ServiceProcess) => request(service.baseUrl);
+
+  /** `db_reads_total` of `service` by read and who served it. */
+  async function reads(service: ServiceProcess): Promise<Record<string, number>> {
+    const text = (await http(service).get('/metrics').expect(200)).text;
+    const counts: Record<string, number> = {};
+    for (const match of text.matchAll(/^db_reads_total\{read="([a-z_]+)",served_by="([a-z_]+)"\} (\d+)$/gm)) counts[`${match[1]}/${match[2]}`] = Number(match[3]);
+    return counts;
+  }
+
+  /** What `work` added to `db_reads_total` of `service`, by read and who served it. */
+  async function servedDuring(service: ServiceProcess, work: () => Promise<unknown>): Promise<Partial<Record<`${Read}/${ServedBy}`, number>>> {
+    const before = await reads(service);
+    await work();
+    const after = await reads(service);
+    return Object.fromEntries(Object.entries(after).flatMap(([key, count]) => (count > (before[key] ?? 0) ? [[key, count - (before[key] ?? 0)]] : [])));
+  }
+
+  async function turn(service: ServiceProcess, user: string, message: string, sessionId?: string): Promise<string> {
+    const res = await http(service)
+      .post('/api/chat')
+      .set(userAuth(user))
+      .send({ message, ...(sessionId ? { session_id: sessionId } : {}) })
+      .expect(200);
+    return res.body.session_id as string;
+  }
+
+  const listTitles = async (service: ServiceProcess, user: string, q?: string) =>
+    (
+      (
+        await http(service)
+          .get('/api/sessions')
+          .query(q ? { q } : {})
+          .set(userAuth(user))
+          .expect(200)
+      ).body.sessions as Array<{ title: string }>
+    ).map((s) => s.title);
+  const transcriptTypes = async (service: ServiceProcess, user: string, sessionId: string) =>
+    ((await http(service).get(`/api/sessions/${sessionId}/messages`).set(userAuth(user)).expect(200)).body.messages as Array<{ type: string }>).map((m) => m.type);
+
+  it('serves the session list, the transcript, knowledge search and the collection list from the replica once it has caught up', async () => {
+    const user = uniqueUser('replicated');
+    const sessionId = await turn(patient, user, 'Quokka lantern question one');
+    const collection = await http(patient).post('/api/knowledge/collections').set(admin).send({ name: 'Replicated shelf' }).expect(201);
+    await replica.caughtUp();
+
+    const served = await servedDuring(patient, async () => {
+      expect(await listTitles(patient, user)).toEqual(['Quokka lantern question one']);
+      expect(await listTitles(patient, user, 'Quokka')).toEqual(['Quokka lantern question one']);
+      expect(await transcriptTypes(patient, user, sessionId)).toEqual(['human', 'ai']);
+      const collections = (await http(patient).get('/api/knowledge/collections').set(admin).expect(200)).body.collections as Array<{ id: string }>;
+      expect(collections.map((c) => c.id)).toContain(collection.body.id);
+      const search = await http(patient).post('/api/knowledge/search').set(admin).send({ query: 'How do I reset the Aurora X1 router?', top_k: 3 }).expect(200);
+      expect(search.body.chunks.length).toBeGreaterThan(0);
+    });
+    expect(served).toEqual({
+      'session_list/replica': 2,
+      'transcript/replica': 1,
+      'collection_list/replica': 1,
+      // The full-text ranking and the rows of the fused leaves.
+      'knowledge_search/replica': 2,
+    });
+  });
+
+  describe('with the replica held behind (its WAL replay paused)', () => {
+    beforeAll(() => replica.pauseReplay());
+    afterAll(async () => {
+      await replica.resumeReplay();
+      await replica.caughtUp();
+    });
+
+    it("never hides a user's own writes: what the replica lacks is read from the primary", async () => {
+      const user = uniqueUser('own-writes');
+      const sessionId = await turn(patient, user, 'First question about the Quokka lantern');
+      const served = await servedDuring(patient, async () => {
+        expect(await listTitles(patient, user)).toEqual(['First question about the Quokka lantern']);
+        expect(await transcriptTypes(patient, user, sessionId)).toEqual(['human', 'ai']);
+        await turn(patient, user, 'And a second one', sessionId);
+        const page = await http(patient).get(`/api/sessions/${sessionId}/messages`).query({ limit: 1 }).set(userAuth(user)).expect(200);
+        expect(page.body.messages.map((m: { type: string }) => m.type)).toEqual(['ai']);
+        expect(await transcriptTypes(patient, user, sessionId)).toEqual(['human', 'ai', 'human', 'ai']);
+
+        const created = await http(patient).post('/api/knowledge/collections').set(admin).send({ name: 'Made while the replica waits' }).expect(201);
+        const collections = (await http(patient).get('/api/knowledge/collections').set(admin).expect(200)).body.collections as Array<{ id: string }>;
+        expect(collections.map((c) => c.id)).toContain(created.body.id);
+
+        const upload = await http(patient)
+          .post('/api/knowledge/documents?wait=true')
+          .set(admin)
+          .attach('file', Buffer.from('# Wombat-9 kettle\n\nThe Wombat-9 kettle boils a litre in 97 seconds.\n'), 'wombat-9.md');
+        expect(upload.status).toBe(201);
+        const search = await http(patient).post('/api/knowledge/search').set(admin).send({ query: 'How fast does the Wombat-9 kettle boil?', top_k: 3 }).expect(200);
+        expect((search.body.chunks as Array<{ text: string }>).map((chunk) => chunk.text).join('\n')).toContain('97 seconds');
+      });
+      expect(served).toMatchObject({
+        'session_list/primary_replica_behind': 1,
+        // The whole transcript, the page after the second turn, the whole transcript again.
+        'transcript/primary_replica_behind': 3,
+        'collection_list/primary_replica_behind': 1,
+        'knowledge_search/primary_replica_behind': 2,
+      });
+      // (A knowledge search of the second turn, before the upload, may still be the replica's: it held that version.)
+      expect(Object.keys(served).filter((key) => key.endsWith('/replica') && !key.startsWith('knowledge_search/'))).toEqual([]);
+    });
+
+    it("still serves from the replica what it holds up to date (another user's list), within DATABASE_READ_MAX_LAG_MS", async () => {
+      const quiet = uniqueUser('quiet');
+      const busy = uniqueUser('busy');
+      await replica.resumeReplay();
+      await turn(patient, quiet, 'A quiet question');
+      await replica.caughtUp();
+      await replica.pauseReplay();
+      await turn(patient, busy, 'A busy question');
+      const served = await servedDuring(patient, async () => {
+        expect(await listTitles(patient, quiet, 'quiet')).toEqual(['A quiet question']);
+        expect(await listTitles(patient, busy, 'busy')).toEqual(['A busy question']);
+      });
+      expect(served).toEqual({ 'session_list/replica': 1, 'session_list/primary_replica_behind': 1 });
+    });
+
+    it('reads from the primary once the replica lags past DATABASE_READ_MAX_LAG_MS', async () => {
+      const user = uniqueUser('lagging');
+      await turn(strict, user, 'A question while the replica lags');
+      // WAL the replica received and has not applied: its lag grows until the strict instance stops using it.
+      await waitUntil(
+        async () => (await servedDuring(strict, () => listTitles(strict, user, 'lags')))['session_list/primary_replica_unusable'] === 1,
+        'the lagging replica to be left',
+        60_000,
+        50,
+      );
+      const served = await servedDuring(strict, async () => {
+        expect(await listTitles(strict, user, 'lags')).toEqual(['A question while the replica lags']);
+        expect((await http(strict).get('/api/knowledge/collections').set(admin).expect(200)).body.collections.length).toBeGreaterThan(0);
+      });
+      expect(served).toEqual({ 'session_list/primary_replica_unusable': 1, 'collection_list/primary_replica_unusable': 1 });
+    });
+  });
+
+  it('falls back to the primary while the replica is stopped, and uses it again once it is back', async () => {
+    const user = uniqueUser('replica-down');
+    const sessionId = await turn(patient, user, 'Asked before the replica stops');
+    await replica.caughtUp();
+    await replica.stop('fast');
+    try {
+      await turn(patient, user, 'Asked while it is down', sessionId);
+      // The first read may still try the replica (and fail over); every read answers, from the primary.
+      const served = await servedDuring(patient, async () => {
+        for (let i = 0; i < 3; i += 1) {
+          expect(await listTitles(patient, user, 'Asked')).toEqual(['Asked before the replica stops']);
+          expect(await transcriptTypes(patient, user, sessionId)).toEqual(['human', 'ai', 'human', 'ai']);
+        }
+      });
+      expect(Object.keys(served).filter((key) => !key.includes('/primary_'))).toEqual([]);
+      expect((served['session_list/primary_replica_unusable'] ?? 0) + (served['session_list/primary_replica_failed'] ?? 0)).toBe(3);
+      // The transcript is read once (the turn made the cached copy out of date), then served from the cache.
+      expect((served['transcript/primary_replica_unusable'] ?? 0) + (served['transcript/primary_replica_failed'] ?? 0)).toBe(1);
+    } finally {
+      await replica.start();
+    }
+    await replica.caughtUp();
+    await waitUntil(async () => (await servedDuring(patient, () => listTitles(patient, user, 'Asked')))['session_list/replica'] === 1, 'the replica to serve again', 60_000, 50);
+    for (const service of [patient, strict]) {
+      expect(service.messages(50)).toEqual([]);
+    }
+  });
+});

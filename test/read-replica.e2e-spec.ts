@@ -12,7 +12,8 @@ type Read = 'session_list' | 'transcript' | 'knowledge_search' | 'collection_lis
 /**
  * A streaming replica made with pg_basebackup of a PostgreSQL of the test's
  * own, as DATABASE_READ_URL of two instances of the built service: `patient`
- * lets the replica lag 10 minutes, `strict` 300 ms. Who served each read is
+ * lets the replica lag 10 minutes, `strict` 300 ms; both rank the dense leg
+ * with pgvector. Who served each read is
  * told by `db_reads_total{read, served_by}` at /metrics.
  */
 describe('A read replica (DATABASE_READ_URL): reads served by it, read-your-writes while it is held behind, the primary when it lags or is down', () => {
@@ -34,6 +35,8 @@ describe('A read replica (DATABASE_READ_URL): reads served by it, read-your-writ
       DATABASE_READ_URL: replica.url('replicated'),
       DATABASE_READ_MAX_LAG_MS: String(maxLagMs),
       WEB_CLIENT_ENABLED: 'false',
+      // The dense leg in the database too (HNSW), so that all of a search's reads can be the replica's.
+      RAG_DENSE_BACKEND: 'pgvector',
     });
     patient = await startService(env(600_000), { startupTimeoutMs: 120_000 });
     strict = await startService(env(300), { startupTimeoutMs: 120_000 });
@@ -106,8 +109,8 @@ describe('A read replica (DATABASE_READ_URL): reads served by it, read-your-writ
       'session_list/replica': 2,
       'transcript/replica': 1,
       'collection_list/replica': 1,
-      // The full-text ranking and the rows of the fused leaves.
-      'knowledge_search/replica': 2,
+      // The full-text ranking, pgvector's, and the rows of the fused leaves.
+      'knowledge_search/replica': 3,
     });
   });
 
@@ -146,7 +149,7 @@ describe('A read replica (DATABASE_READ_URL): reads served by it, read-your-writ
         // The whole transcript, the page after the second turn, the whole transcript again.
         'transcript/primary_replica_behind': 3,
         'collection_list/primary_replica_behind': 1,
-        'knowledge_search/primary_replica_behind': 2,
+        'knowledge_search/primary_replica_behind': 3,
       });
       // (A knowledge search of the second turn, before the upload, may still be the replica's: it held that version.)
       expect(Object.keys(served).filter((key) => key.endsWith('/replica') && !key.startsWith('knowledge_search/'))).toEqual([]);

@@ -122,7 +122,7 @@ export class HybridRecall {
     const seen = this.replica?.configured && !scope.empty ? await this.state.version() : undefined;
     const [fullText, dense] = await Promise.all([
       this.timed('full_text', () => traceStage('full_text', undefined, () => this.fullTextRecall(query, recallK, scope, seen), fullTextSpanAttributes)),
-      this.timed('dense', () => traceStage('dense', undefined, () => this.dense.rank(query, recallK, scope), denseSpanAttributes)),
+      this.timed('dense', () => traceStage('dense', undefined, () => this.dense.rank(query, recallK, scope, seen), denseSpanAttributes)),
     ]);
     const fused = reciprocalRankFusion([fullText.ids, dense.ids]).slice(0, recallK);
     const details = await this.chunkDetails(

@@ -1,10 +1,11 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import pRetry from 'p-retry';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
 import { Readiness, ReadinessState } from '../../../common/readiness.js';
+import { ReadReplica } from '../../../database/database.module.js';
 import { withMaintenanceDataSource } from '../../../database/maintenance.js';
 import { pgErrorCode } from '../../../database/sql.js';
 import { Metrics } from '../../../observability/metrics.js';
@@ -57,6 +58,7 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     readiness: Readiness,
     private readonly metrics: Metrics,
+    @Optional() private readonly replica?: ReadReplica,
   ) {
     // Only this instance's embedding space is ranked: vectors of another are not comparable.
     this.state = new IndexStateRepository(dataSource);
@@ -246,7 +248,12 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
   }
 
   /** Leaf ids of the scope's collections ranked by similarity to `query`'s embedding, best first (the scope filters inside each backend's ranking). */
-  async rank(query: string, limit: number, scope: RetrievalScope): Promise<DenseRanking> {
+  /**
+   * With `seen` (the knowledge base's version on the primary), pgvector's
+   * ranking runs on the read replica when it holds that version (ReadReplica);
+   * the in-memory index is this instance's own.
+   */
+  async rank(query: string, limit: number, scope: RetrievalScope, seen?: string): Promise<DenseRanking> {
     const { provider, model, dimensions } = this.embeddings;
     const [embedded] = await this.metrics.modelCall({ operation: 'embeddings', provider, model }, () =>
       traceEmbeddings({ provider, model, dimensions, inputs: 1 }, () => this.embeddings.embed([query])),
@@ -254,7 +261,15 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
     const vector = Float32Array.from(embedded);
     if (this.pgvector) {
       try {
-        return { ids: await this.pgvector.rank(vector, limit, scope), backend: this.backend };
+        const pgvector = this.pgvector;
+        const ids =
+          seen !== undefined && this.replica
+            ? await this.replica.read('knowledge_search', [seen], async (db) => {
+                const { version, ids } = await pgvector.rankOn(db, vector, limit, scope);
+                return { versions: [version], value: ids };
+              })
+            : await pgvector.rank(vector, limit, scope);
+        return { ids, backend: this.backend };
       } catch (error) {
         // The trace and the step event (clients read both) get the SQLSTATE; the driver's words go to the log.
         const code = pgErrorCode(error);

@@ -251,20 +251,31 @@ export class PgvectorStore {
    * scan bounded by hnsw.max_scan_tuples, or a pgvector without it).
    */
   async rank(query: Float32Array, limit: number, scope: RetrievalScope = RetrievalScope.unrestricted()): Promise<string[]> {
-    if (query.length !== this.dimensions || scope.empty) return [];
+    return (await this.rankOn(this.dataSource, query, limit, scope)).ids;
+  }
+
+  /**
+   * The same ranking on `db` (the read replica, say: a physical copy, with
+   * the same indexes), with the knowledge base's version as `db` holds it in
+   * the ranking's transaction (null for a query that reads nothing).
+   */
+  async rankOn(db: DataSource, query: Float32Array, limit: number, scope: RetrievalScope = RetrievalScope.unrestricted()): Promise<{ version: string | null; ids: string[] }> {
+    if (query.length !== this.dimensions || scope.empty) return { version: null, ids: [] };
     const spaceId = this.options.spaceId?.();
     const restricted = scope.collectionIds !== null;
     const iterative = this.indexed && (spaceId !== undefined || restricted) && (await this.supportsIterativeScan());
-    return this.dataSource.transaction(async (manager) => {
+    return db.transaction(async (manager) => {
       // HNSW yields at most ef_search rows per scan: make room for `limit`. The epoch goes into the SQL as a
       // literal, so that the planner can match the query to the partial index (a parameter it cannot).
       // Both settings are SET LOCAL (set_config(..., true)): they end with this transaction.
-      const [state] = await sqlRows<{ epoch: number }>(
+      const [state] = await sqlRows<{ epoch: number; version: string }>(
         manager,
         `SELECT set_config('hnsw.ef_search', $1, true)${iterative ? `, set_config('hnsw.iterative_scan', 'relaxed_order', true)` : ''},
-                (SELECT dense_epoch FROM knowledge_index_state WHERE id = 1) AS epoch`,
+                s.dense_epoch AS epoch, s.version::text AS version
+           FROM knowledge_index_state s WHERE s.id = 1`,
         [String(Math.max(this.efSearch, limit))],
       );
+      const version = state.version;
       const filters = [
         this.indexed ? this.coverage(Number(state.epoch)) : `is_leaf AND vector_dims(embedding_vector) = ${this.dimensions}`,
         ...(spaceId === undefined ? [] : [`space_id = ${Number(spaceId)}`]),
@@ -272,7 +283,7 @@ export class PgvectorStore {
       ].join(' AND ');
       const params = [vectorLiteral(query), limit, ...scopeParams(scope)];
       if (this.indexed && restricted && (await this.scopeLeavesUpTo(manager, scope, this.exactScopeLeaves)) < this.exactScopeLeaves) {
-        return this.exactRank(manager, filters, params);
+        return { version, ids: await this.exactRank(manager, filters, params) };
       }
       // With a filter HNSW scans on (iterative_scan) until `limit` rows pass it; relaxed_order may
       // yield them slightly out of order, hence the sort of the materialized result.
@@ -288,8 +299,8 @@ export class PgvectorStore {
          SELECT id, distance FROM nearest ORDER BY distance, id`,
         params,
       );
-      if (this.indexed && restricted && rows.length < limit) return this.exactRank(manager, filters, params);
-      return rows.filter((row) => row.distance < 1).map((row) => String(row.id));
+      if (this.indexed && restricted && rows.length < limit) return { version, ids: await this.exactRank(manager, filters, params) };
+      return { version, ids: rows.filter((row) => row.distance < 1).map((row) => String(row.id)) };
     });
   }
 

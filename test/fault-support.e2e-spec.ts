@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import pg from 'pg';
 import { OwnPostgres } from './support/own-postgres.js';
 import { OwnRedis } from './support/own-redis.js';
+import { OwnRedisCluster } from './support/own-redis-cluster.js';
+import { redisCommand } from './support/redis-node-process.js';
 import { isGone, ServiceProcess, startService, waitUntil } from './support/service-process.js';
 
 /** Self-test of the fault-test support: real servers of our own, stopped, paused and killed under the real service. */
@@ -146,6 +148,27 @@ describe('Fault-test support: own PostgreSQL and Redis under the service process
       await replica.destroy();
     }
     expect(fs.existsSync(replica.dir)).toBe(false);
+  });
+
+  it('starts a Redis Cluster of 3 masters that serves every slot, routes keys by their hash tag, and refuses commands across slots', async () => {
+    const cluster = new OwnRedisCluster(3);
+    try {
+      await cluster.start();
+      const owners = await Promise.all(['{a}one', '{a}two', '{b}one', '{c}one'].map((key) => cluster.portOf(key)));
+      expect(owners[0]).toBe(owners[1]);
+      expect(new Set(owners).size).toBeGreaterThan(1);
+      const masters = String(await redisCommand(cluster.nodes[0].port, ['CLUSTER', 'NODES']))
+        .split('\n')
+        .filter((line) => line.includes('master'));
+      expect(masters).toHaveLength(3);
+      // The same node, one hash tag: one command may name both keys; keys of two slots it refuses (CROSSSLOT).
+      expect(await redisCommand(owners[0], ['MSET', '{a}one', '1', '{a}two', '2'])).toBe('OK');
+      expect(await redisCommand(owners[0], ['MGET', '{a}one', '{a}two'])).toEqual(['1', '2']);
+      expect(await redisCommand(owners[0], ['MGET', '{a}one', '{b}one'])).toBeNull();
+    } finally {
+      await cluster.destroy();
+    }
+    expect(cluster.nodes.every((node) => !node.running)).toBe(true);
   });
 
   it('leaves no process and no directory behind', async () => {

@@ -1,54 +1,15 @@
-import { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createClient } from '@keyv/redis';
-import { exitOf, ExitStatus, freePort, spawnTiedToParent, waitUntil } from './service-process.js';
+import { redisCommand, RedisNodeProcess } from './redis-node-process.js';
+import { waitUntil } from './service-process.js';
+
+export { redisCommand };
 
 export const SENTINEL_MASTER = 'ragmaster';
 
 /** Debian's redis-sentinel (`.ci/run` installs it); without it, redis-server in sentinel mode, the same program. */
 const SENTINEL_BIN = ['/usr/bin/redis-sentinel', '/usr/local/bin/redis-sentinel'].find((candidate) => fs.existsSync(candidate));
-
-/** One redis-server process (a data node or a sentinel) on a loopback port. */
-class RedisNodeProcess {
-  port = 0;
-  private child?: ChildProcess;
-  private exited?: Promise<ExitStatus>;
-  output = '';
-
-  constructor(
-    private readonly args: (port: number) => string[],
-    private readonly command = 'redis-server',
-  ) {}
-
-  get running(): boolean {
-    return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
-  }
-
-  async start(): Promise<this> {
-    this.port = await freePort();
-    this.child = spawnTiedToParent(this.command, this.args(this.port), { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.exited = exitOf(this.child);
-    const collect = (chunk: Buffer) => (this.output += chunk.toString('utf8'));
-    this.child.stdout!.on('data', collect);
-    this.child.stderr!.on('data', collect);
-    await waitUntil(async () => (await redisCommand(this.port, ['PING'])) === 'PONG', `redis on ${this.port} to answer PING:\n${this.output.slice(-1000)}`, 20_000, 20);
-    return this;
-  }
-
-  async kill9(): Promise<void> {
-    if (!this.running) return;
-    this.child!.kill('SIGKILL');
-    await this.exited;
-  }
-
-  async stop(): Promise<void> {
-    if (!this.running) return;
-    this.child!.kill('SIGTERM');
-    await this.exited;
-  }
-}
 
 /**
  * A Redis master, one replica and three sentinels of the test's own
@@ -125,19 +86,5 @@ export class OwnRedisSentinels {
   async destroy(): Promise<void> {
     await Promise.all([...this.sentinels, this.replica, this.master].map((node) => node.stop().catch(() => undefined)));
     fs.rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
-/** One command on a fresh connection (node-redis, no retries); its reply, or null when nothing answers (refused, reset, timed out). */
-export async function redisCommand(port: number, args: string[]): Promise<unknown> {
-  const client = createClient({ socket: { host: '127.0.0.1', port, connectTimeout: 2000, reconnectStrategy: false }, disableOfflineQueue: true });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return await client.sendCommand(args);
-  } catch {
-    return null;
-  } finally {
-    client.destroy();
   }
 }

@@ -1,0 +1,57 @@
+import { ChildProcess } from 'node:child_process';
+import { createClient } from '@keyv/redis';
+import { exitOf, ExitStatus, freePort, spawnTiedToParent, waitUntil } from './service-process.js';
+
+/** One redis-server process (a data node, a sentinel, a cluster node) on a loopback port. */
+export class RedisNodeProcess {
+  port = 0;
+  private child?: ChildProcess;
+  private exited?: Promise<ExitStatus>;
+  output = '';
+
+  constructor(
+    private readonly args: (port: number) => string[],
+    private readonly command = 'redis-server',
+  ) {}
+
+  get running(): boolean {
+    return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  async start(): Promise<this> {
+    this.port = await freePort();
+    this.child = spawnTiedToParent(this.command, this.args(this.port), { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.exited = exitOf(this.child);
+    const collect = (chunk: Buffer) => (this.output += chunk.toString('utf8'));
+    this.child.stdout!.on('data', collect);
+    this.child.stderr!.on('data', collect);
+    await waitUntil(async () => (await redisCommand(this.port, ['PING'])) === 'PONG', `redis on ${this.port} to answer PING:\n${this.output.slice(-1000)}`, 20_000, 20);
+    return this;
+  }
+
+  async kill9(): Promise<void> {
+    if (!this.running) return;
+    this.child!.kill('SIGKILL');
+    await this.exited;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.child!.kill('SIGTERM');
+    await this.exited;
+  }
+}
+
+/** One command on a fresh connection (node-redis, no retries); its reply, or null when nothing answers (refused, reset, timed out). */
+export async function redisCommand(port: number, args: string[]): Promise<unknown> {
+  const client = createClient({ socket: { host: '127.0.0.1', port, connectTimeout: 2000, reconnectStrategy: false }, disableOfflineQueue: true });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await client.sendCommand(args);
+  } catch {
+    return null;
+  } finally {
+    client.destroy();
+  }
+}

@@ -254,6 +254,29 @@ describeWithPgvector('pgvector bulk load: the HNSW index is built after the load
     }
   });
 
+  it('stops at shutdown the index build its reconciler started: nothing of it runs on behind the closed instance', async () => {
+    const before = await epoch();
+    // An instance whose reconciler looks every second (its lock period): once a load has been over for a second, it builds its index.
+    await t.close();
+    t = await createTestApp({ DATABASE_URL: url, ...SETTINGS, KNOWLEDGE_INGEST_LOCK_MS: '1000' });
+    const build = await holdBuild();
+    try {
+      await bulkLoadWithoutFinish('left-behind.txt', 'brindlecove');
+      // The reconciler's build, waiting on the held table.
+      await until(waitingBuild);
+      await t.close();
+      // The instance is closed: its build was cancelled, not left waiting to go on later.
+      expect(await waitingBuild()).toBeUndefined();
+      expect(await rows(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'CREATE INDEX CONCURRENTLY%' AND state = 'active'`)).toEqual([]);
+    } finally {
+      await build.release();
+    }
+    // The next instance finishes the load: the cancelled build's INVALID index replaced, the epoch moved.
+    t = await createTestApp({ DATABASE_URL: url, ...SETTINGS });
+    expect(await epoch()).toBe(before + 1);
+    expect(await indexes()).toEqual([{ name: store.indexNameFor(before + 1), valid: true }]);
+  });
+
   it('never ranks leaves of another embedding space', async () => {
     const spaceId = t.app.get(IndexIdentity).spaceId;
     const [{ id: otherSpace }] = await rows<{ id: number }>(

@@ -203,9 +203,9 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
    * pause). Their load left the build to a later job that did not build it
    * (it failed, or was no bulk load), or the instance died between the commit
    * and the build. Returns at once when there are none (an index lookup) or
-   * another instance is building.
+   * another instance is building. `signal` stops the build (its instance is shutting down).
    */
-  async finishPendingBulkLoads(quietMs: number): Promise<void> {
+  async finishPendingBulkLoads(quietMs: number, signal?: AbortSignal): Promise<void> {
     if (!this.pgvector?.indexed) return;
     const pending = await this.pgvector.pendingEpoch();
     if (pending === null) {
@@ -215,7 +215,7 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
     }
     if (!(await this.state.bulkBuildDue(quietMs / 1000, (quietMs * BULK_BUILD_MAX_WAIT) / 1000))) return;
     const done = await withMaintenanceDataSource(this.config, (dataSource) =>
-      this.maintainedStore(dataSource).converge({ wait: false, buildMemory: this.config.dense.hnswBuildMemory }),
+      this.maintainedStore(dataSource).converge({ wait: false, buildMemory: this.config.dense.hnswBuildMemory, signal }),
     );
     if (done) this.logger.log(`bulk-loaded leaves without an index (dense epoch ${pending}): HNSW index ${done.index}${describeMaintenance(done)}`);
   }

@@ -131,23 +131,42 @@ export class PgvectorStore {
    * another instance holds the lock (it is doing this same work). Run it on a
    * maintenance connection: the build has no time limit.
    */
-  async converge(options: { epoch?: number; wait: boolean; buildMemory: string }): Promise<IndexMaintenance | null> {
+  async converge(options: { epoch?: number; wait: boolean; buildMemory: string; signal?: AbortSignal }): Promise<IndexMaintenance | null> {
     if (!this.indexed) return null;
+    const { signal } = options;
+    signal?.throwIfAborted();
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
+    let stopCancelling: (() => void) | undefined;
     try {
+      if (signal) stopCancelling = await this.cancelOnAbort(runner, signal);
       if (!(await tryLock(runner, options.wait))) return null;
       try {
-        return await this.convergeLocked(runner, options.epoch ?? 0, options.buildMemory);
+        return await this.convergeLocked(runner, options.epoch ?? 0, options.buildMemory, signal);
       } finally {
         await runner.query('SELECT pg_advisory_unlock($1)', [INDEX_MAINTENANCE_LOCK]);
       }
     } finally {
+      stopCancelling?.();
       await runner.release();
     }
   }
 
-  private async convergeLocked(runner: QueryRunner, requested: number, buildMemory: string): Promise<IndexMaintenance> {
+  /**
+   * Cancels the statement `runner` is running (an index build waiting for
+   * old transactions, a drop waiting for queries) when `signal` aborts, from
+   * another connection: an instance shutting down stops its index upkeep
+   * instead of leaving it running behind it. A build cancelled leaves an
+   * INVALID index, which the next converge drops and builds again.
+   */
+  private async cancelOnAbort(runner: QueryRunner, signal: AbortSignal): Promise<() => void> {
+    const [{ pid }] = await sqlRows<{ pid: number }>(runner.manager, 'SELECT pg_backend_pid() AS pid');
+    const cancel = () => void this.dataSource.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
+    signal.addEventListener('abort', cancel, { once: true });
+    return () => signal.removeEventListener('abort', cancel);
+  }
+
+  private async convergeLocked(runner: QueryRunner, requested: number, buildMemory: string, signal?: AbortSignal): Promise<IndexMaintenance> {
     const db = runner.manager;
     const current = await this.currentEpoch(db);
     // Leaves of a later epoch that no instance made searchable: loads that left the build to a later one, or an
@@ -166,6 +185,7 @@ export class PgvectorStore {
     let built = false;
     let buildMs = 0;
     if (!existing?.valid) {
+      signal?.throwIfAborted();
       const started = performance.now();
       await runner.query(`SELECT set_config('maintenance_work_mem', $1, false)`, [buildMemory]);
       await runner.query(
@@ -177,6 +197,7 @@ export class PgvectorStore {
       buildMs = performance.now() - started;
     }
     let swapped = false;
+    signal?.throwIfAborted();
     if (target > current) {
       // One statement: queries read the new epoch (and plan on the new index) from its commit on.
       const moved = await sqlRows(
@@ -190,6 +211,7 @@ export class PgvectorStore {
     indexes = await this.hnswIndexes(db);
     for (const index of indexes) {
       if (index.name === name) continue;
+      signal?.throwIfAborted();
       // DROP INDEX CONCURRENTLY waits for the queries still using it, and blocks none.
       await runner.query(`DROP INDEX CONCURRENTLY IF EXISTS "${index.name}"`);
       dropped.push(index.name);

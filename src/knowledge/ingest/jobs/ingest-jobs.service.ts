@@ -61,7 +61,9 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
   private readonly watchers = new IngestJobWatchers((id) => this.find(id));
   private reconciler: NodeJS.Timeout | undefined;
   private reconciling = false;
-  private buildingPending = false;
+  /** The reconciler's build of bulk-loaded leaves in flight (one at a time), which shutdown stops and waits for. */
+  private pendingBuild?: Promise<void>;
+  private readonly stopping = new AbortController();
   private readonly jobs: IngestJobsRepository;
 
   constructor(
@@ -108,6 +110,9 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
 
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.reconciler);
+    // An index build the reconciler started stops (cancelled) before the instance is done: nothing of it runs on behind a closed app.
+    this.stopping.abort();
+    await this.pendingBuild;
     this.watchers.stop();
     // Half the shutdown's budget: what comes after (the pool, the embedded database) must still close before its timer fires.
     await this.queue.stopWorker(Math.floor(this.config.shutdownTimeoutMs / 2));
@@ -205,7 +210,7 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
   }
 
   private async reconcile(): Promise<void> {
-    void this.finishPendingBulkLoads();
+    this.pendingBuild ??= this.finishPendingBulkLoads().finally(() => (this.pendingBuild = undefined));
     await this.requeueLost(this.config.knowledge.ingestLockMs / 1000);
   }
 
@@ -247,14 +252,11 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
    * built once bulk loads have paused for a lock period.
    */
   private async finishPendingBulkLoads(): Promise<void> {
-    if (this.buildingPending) return;
-    this.buildingPending = true;
     try {
-      await this.dense.finishPendingBulkLoads(this.config.knowledge.ingestLockMs);
+      await this.dense.finishPendingBulkLoads(this.config.knowledge.ingestLockMs, this.stopping.signal);
     } catch (error) {
+      if (this.stopping.signal.aborted) return;
       this.logger.warn(`the dense index of bulk-loaded leaves was not built (${(error as Error).message}); tried again later`);
-    } finally {
-      this.buildingPending = false;
     }
   }
 }

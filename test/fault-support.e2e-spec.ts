@@ -165,6 +165,14 @@ describe('Fault-test support: own PostgreSQL and Redis under the service process
       expect(await redisCommand(owners[0], ['MSET', '{a}one', '1', '{a}two', '2'])).toBe('OK');
       expect(await redisCommand(owners[0], ['MGET', '{a}one', '{a}two'])).toEqual(['1', '2']);
       expect(await redisCommand(owners[0], ['MGET', '{a}one', '{b}one'])).toBeNull();
+      // Two slots of one node are refused together too: one command per slot, not per node.
+      const sameNode: string[] = [];
+      for (let i = 0; sameNode.length < 2; i += 1) if ((await cluster.portOf(`{k${i}}`)) === owners[0]) sameNode.push(`{k${i}}`);
+      const slots = await Promise.all(sameNode.map((key) => redisCommand(owners[0], ['CLUSTER', 'KEYSLOT', key])));
+      expect(slots[0]).not.toBe(slots[1]);
+      expect(await redisCommand(owners[0], ['MSET', `${sameNode[0]}x`, '1'])).toBe('OK');
+      expect(await redisCommand(owners[0], ['MGET', `${sameNode[0]}x`])).toEqual(['1']);
+      expect(await redisCommand(owners[0], ['MGET', `${sameNode[0]}x`, `${sameNode[1]}x`])).toBeNull();
     } finally {
       await cluster.destroy();
     }

@@ -188,6 +188,24 @@ describe('A read replica (DATABASE_READ_URL): reads served by it, read-your-writ
     });
   });
 
+  it('never reads from a DATABASE_READ_URL that is no standby (the primary itself, say), and says why', async () => {
+    const misdirected = await startService(
+      { DATABASE_URL: primary.url('replicated'), DATABASE_READ_URL: primary.url('replicated'), WEB_CLIENT_ENABLED: 'false', RAG_DENSE_BACKEND: 'pgvector' },
+      { startupTimeoutMs: 120_000 },
+    );
+    try {
+      await misdirected.waitForLog(/read replica not used: it is not a standby/, 30_000);
+      const user = uniqueUser('misdirected');
+      await turn(misdirected, user, 'Asked of a misdirected instance');
+      const served = await servedDuring(misdirected, async () => {
+        expect(await listTitles(misdirected, user, 'misdirected')).toEqual(['Asked of a misdirected instance']);
+      });
+      expect(served).toEqual({ 'session_list/primary_replica_unusable': 1 });
+    } finally {
+      await misdirected.stop();
+    }
+  });
+
   it('falls back to the primary while the replica is stopped, and uses it again once it is back', async () => {
     const user = uniqueUser('replica-down');
     const sessionId = await turn(patient, user, 'Asked before the replica stops');

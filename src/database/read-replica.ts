@@ -17,43 +17,49 @@ export interface VersionedResult<T> {
   value: T;
 }
 
-/**
- * 40001 on a hot standby: a statement cancelled for a conflict with the WAL
- * being replayed (a row it needed was vacuumed on the primary). Nothing is
- * wrong with the read: the primary serves it.
- */
-const RECOVERY_CONFLICT = '40001';
+/** Which database a server holds (its deployment id) and its newest migration: the replica must hold the primary's. */
+const IDENTITY_COLUMNS = `(SELECT deployment_id::text FROM knowledge_index_state WHERE id = 1) AS deployment,
+  (SELECT name FROM typeorm_migrations ORDER BY id DESC LIMIT 1) AS migration`;
 
 /**
- * How far behind the primary the replica is, in milliseconds, at most:
- * 0 when it has replayed all the WAL it has received (the primary may
- * simply be idle; after a restart it receives from the start of a segment
- * it replayed already), else the age of the last transaction it replayed
- * (which overstates a lag that began after a quiet spell). Infinite while it
- * receives nothing (its WAL receiver not connected: it may be far behind).
+ * The replica as its probe sees it: whether it is a standby, whether its WAL
+ * receiver runs (a standby cut off from the primary replays what it has and
+ * then seems idle), how far behind the primary it is in milliseconds, at
+ * most (0 when it has replayed all the WAL it has received; else the age of
+ * the last transaction it replayed, which overstates a lag that began after a
+ * quiet spell), and which database it is a copy of, at which migration.
  */
-const LAG_SQL = `SELECT pg_is_in_recovery() AS standby,
-  CASE WHEN NOT pg_is_in_recovery() THEN 0
-       WHEN pg_last_wal_receive_lsn() IS NULL THEN 'Infinity'
-       WHEN pg_last_wal_receive_lsn() <= pg_last_wal_replay_lsn() THEN 0
+const PROBE_SQL = `SELECT pg_is_in_recovery() AS standby,
+  EXISTS (SELECT 1 FROM pg_stat_wal_receiver) AS receiving,
+  CASE WHEN pg_last_wal_receive_lsn() IS NULL OR pg_last_wal_receive_lsn() <= pg_last_wal_replay_lsn() THEN 0
        ELSE COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - pg_last_xact_replay_timestamp()) * 1000, 'Infinity')
-  END::float8 AS lag_ms`;
+  END::float8 AS lag_ms,
+  ${IDENTITY_COLUMNS}`;
 
-/**
- * Whether a failed read is the replica's fault (unreachable, restarting, a
- * recovery conflict), which the primary answers instead; not a statement
- * cancelled at its own time or lock limit, which would fail there too.
- */
-function replicaFault(error: unknown): boolean {
-  const code = pgErrorCode(error);
-  if (code === RECOVERY_CONFLICT) return true;
-  return isDatabaseUnavailable(error) && code !== '57014' && code !== '55P03';
+interface Identity {
+  deployment: string | null;
+  migration: string | null;
 }
 
-/** The newest probe: when it ended, and the lag it found (undefined: it failed). */
+/**
+ * Whether a failed read is the replica's to answer for, so that the primary
+ * answers it instead: anything but a statement the primary would refuse as
+ * well (a data exception, SQLSTATE class 22) or one cancelled at its own time
+ * limit (57014). A replica that is unreachable, restarting, in conflict with
+ * its replay (40001), holding a lock the primary has released (55P03 while
+ * its replay waits), or missing a table a migration made, is one.
+ */
+export function replicaFault(error: unknown): boolean {
+  const code = pgErrorCode(error);
+  if (code !== undefined) return !code.startsWith('22') && code !== '57014';
+  return isDatabaseUnavailable(error);
+}
+
+/** The newest probe: when it ended, and the lag it found (undefined: it failed, or found the replica unfit to serve, `unfit` says why). */
 interface Probe {
   at: number;
   lagMs?: number;
+  unfit?: string;
 }
 
 /**
@@ -81,7 +87,10 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
   private connecting?: Promise<void>;
   private probe?: Probe;
   private timer?: NodeJS.Timeout;
-  private probing = false;
+  /** Why the last probe found the replica unfit (logged once per reason). */
+  private lastUnfit?: string;
+  /** When the probe in flight started; undefined: none is. */
+  private probingSince?: number;
   private closed = false;
   private readonly maxLagMs: number;
   private readonly probeEveryMs: number;
@@ -120,23 +129,29 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
   /** Whether the replica may serve a read now: its last probe succeeded, and its lag then plus the time since is within the bound. */
   usable(now = Date.now()): boolean {
     const probe = this.probe;
+    // A probe that has not answered for two intervals: the replica has stalled (the last answer is no longer news).
+    if (this.probingSince !== undefined && now - this.probingSince > 2 * this.probeEveryMs) return false;
     return this.replica?.isInitialized === true && probe?.lagMs !== undefined && probe.lagMs + (now - probe.at) <= this.maxLagMs;
   }
 
   /**
    * Runs `read` on the replica when it may serve it and holds at least the
-   * versions `seen` (read from the primary: each the version of what the read
-   * covers, which every write to it moves); else, or when the replica fails,
-   * on the primary. `read` answers the versions of what it read (in the order
-   * of `seen`; null: none, as '0').
+   * versions `seen` (read from the primary, when the replica may serve: each
+   * the version of what the read covers, which every write to it moves);
+   * else, or when the replica fails, on the primary. `read` answers the
+   * versions of what it read (in the order of `seen`; null: none, as '0').
    */
-  async read<T>(kind: ReplicaRead, seen: readonly string[], read: (db: DataSource) => Promise<VersionedResult<T>>): Promise<T> {
+  async read<T>(kind: ReplicaRead, seen: readonly string[] | (() => Promise<readonly string[] | null>), read: (db: DataSource) => Promise<VersionedResult<T>>): Promise<T> {
     if (!this.configured) return (await read(this.primary)).value;
     const replica = this.replica;
     if (replica && this.usable()) {
+      // Read from the primary only when the replica may serve: while it may not, this costs the primary nothing more.
+      const versions = typeof seen === 'function' ? await seen() : seen;
+      // Null: the primary has nothing of it (a session that is not the user's): the primary answers that.
+      if (versions === null) return (await read(this.primary)).value;
       try {
         const result = await read(replica);
-        if (holdsAtLeast(result.versions, seen)) {
+        if (holdsAtLeast(result.versions, versions)) {
           this.metrics.databaseRead(kind, 'replica');
           return result.value;
         }
@@ -144,7 +159,7 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
       } catch (error) {
         if (!replicaFault(error)) throw error;
         this.logger.warn(`read replica failed a read (${(error as Error).message}); the primary serves reads until it answers again`);
-        this.probe = { at: Date.now() };
+        this.probe = { at: Date.now(), unfit: `it failed a read (${(error as Error).message})` };
         this.metrics.databaseRead(kind, 'primary_replica_failed');
       }
     } else {
@@ -154,26 +169,38 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   private async probeOnce(): Promise<void> {
-    if (this.probing || this.closed) return;
-    this.probing = true;
+    if (this.probingSince !== undefined || this.closed) return;
+    this.probingSince = Date.now();
+    const wasUsable = this.usable();
     try {
       const replica = await this.connected();
-      const [row] = await sqlRows<{ standby: boolean; lag_ms: number }>(replica, LAG_SQL);
+      const [[row], [primary]] = await Promise.all([
+        sqlRows<{ standby: boolean; receiving: boolean; lag_ms: number } & Identity>(replica, PROBE_SQL),
+        sqlRows<Identity>(this.primary, `SELECT ${IDENTITY_COLUMNS}`),
+      ]);
+      const unfit = !row.standby
+        ? 'it is not a standby (pg_is_in_recovery() is false)'
+        : row.deployment !== primary.deployment
+          ? 'it is a copy of another database (its deployment id differs)'
+          : !row.receiving
+            ? 'it receives no WAL from the primary (no WAL receiver runs)'
+            : row.migration !== primary.migration
+              ? `it has not replayed the newest migration (${primary.migration})`
+              : undefined;
       const lagMs = Number(row.lag_ms);
-      const wasUsable = this.usable();
-      this.probe = { at: Date.now(), lagMs: Number.isFinite(lagMs) ? Math.max(0, lagMs) : Number.POSITIVE_INFINITY };
-      this.metrics.replicaLag(this.probe.lagMs!);
-      if (!row.standby) this.logger.warn('DATABASE_READ_URL is not a standby (pg_is_in_recovery() is false): it serves reads all the same');
-      if (!wasUsable && this.usable()) this.logger.log(`read replica serves reads (lag ${Math.round(this.probe.lagMs!)} ms)`);
-      else if (wasUsable && !this.usable()) this.logger.warn(`read replica lags ${Math.round(this.probe.lagMs!)} ms, past DATABASE_READ_MAX_LAG_MS: the primary serves reads`);
+      this.probe = unfit ? { at: Date.now(), unfit } : { at: Date.now(), lagMs: Number.isFinite(lagMs) ? Math.max(0, lagMs) : Number.POSITIVE_INFINITY };
+      this.metrics.replicaLag(unfit ? Number.POSITIVE_INFINITY : this.probe.lagMs!);
     } catch (error) {
-      if (this.probe?.lagMs !== undefined || this.probe === undefined) {
-        this.logger.warn(`read replica unreachable (${(error as Error).message}): the primary serves reads until it answers`);
-      }
-      this.probe = { at: Date.now() };
+      this.probe = { at: Date.now(), unfit: `unreachable (${(error as Error).message})` };
     } finally {
-      this.probing = false;
+      this.probingSince = undefined;
     }
+    const usable = this.usable();
+    if (!wasUsable && usable) this.logger.log(`read replica serves reads (lag ${Math.round(this.probe.lagMs!)} ms)`);
+    else if (wasUsable && !usable)
+      this.logger.warn(`read replica left: ${this.probe.unfit ?? `it lags ${Math.round(this.probe.lagMs!)} ms, past DATABASE_READ_MAX_LAG_MS`}; the primary serves reads`);
+    else if (!usable && this.probe.unfit && this.probe.unfit !== this.lastUnfit) this.logger.warn(`read replica not used: ${this.probe.unfit}; the primary serves reads`);
+    this.lastUnfit = this.probe.unfit;
   }
 
   /** The replica's data source, connected at the first probe that reaches it (a replica down at start-up stops nothing). */

@@ -130,8 +130,7 @@ export class SessionReads {
     const titleContains = page.q ? page.q : undefined;
     if (page.cursor || titleContains !== undefined) {
       const after = page.cursor ? decodeCursor(page.cursor) : undefined;
-      const version = this.replica.configured ? await this.listVersions.version(userId) : undefined;
-      return toSessionPage(await this.readList(userId, limit + 1, { after, titleContains }, version), limit);
+      return toSessionPage(await this.readList(userId, limit + 1, { after, titleContains }, () => this.listVersions.version(userId)), limit);
     }
     const key = sessionsCacheKey(userId);
     const version = await this.listVersions.version(userId);
@@ -166,34 +165,41 @@ export class SessionReads {
    * The user's sessions: on the read replica when it holds the list version
    * `seen` (read from the primary) or a later one, else on the primary.
    */
-  private readList(userId: string, take: number, filter: SessionListFilter, seen: string | undefined): Promise<SessionRow[]> {
-    if (seen === undefined) return this.sessions.list(userId, take, filter);
-    return this.replica.read('session_list', [seen], (db) => this.sessions.listOn(db, userId, take, filter));
+  private readList(userId: string, take: number, filter: SessionListFilter, seen: string | (() => Promise<string>)): Promise<SessionRow[]> {
+    return this.replica.read('session_list', typeof seen === 'string' ? [seen] : async () => [await seen()], (db) => this.sessions.listOn(db, userId, take, filter));
   }
 
   /**
    * The whole transcript: on the read replica when it holds the session's
    * version on the primary or a later one (every append moves it), else on the primary.
    */
-  private async readTranscript(userId: string, sessionId: string): Promise<{ version: string; rows: MessageRow[] } | null> {
-    if (!this.replica.configured) return this.messages.transcript(userId, sessionId);
-    const seen = await this.sessions.transcriptVersion(userId, sessionId);
-    if (seen === null) return null;
-    return this.replica.read('transcript', [seen], async (db) => {
-      const transcript = await this.messages.transcript(userId, sessionId, db);
-      return { versions: [transcript?.version ?? null], value: transcript };
-    });
+  private readTranscript(userId: string, sessionId: string): Promise<{ version: string; rows: MessageRow[] } | null> {
+    return this.replica.read(
+      'transcript',
+      () => this.transcriptVersions(userId, sessionId),
+      async (db) => {
+        const transcript = await this.messages.transcript(userId, sessionId, db);
+        return { versions: [transcript?.version ?? null], value: transcript };
+      },
+    );
   }
 
   /** A page of the transcript, newest first, by the same rule. */
-  private async readTranscriptPage(userId: string, sessionId: string, before: number, limit: number | null): Promise<MessageRow[] | null> {
-    if (!this.replica.configured) return this.messages.newestBefore(userId, sessionId, before, limit);
-    const seen = await this.sessions.transcriptVersion(userId, sessionId);
-    if (seen === null) return null;
-    return this.replica.read('transcript', [seen], async (db) => {
-      const page = await this.messages.newestBeforeOn(db, userId, sessionId, before, limit);
-      return { versions: [page?.version ?? null], value: page?.rows ?? null };
-    });
+  private readTranscriptPage(userId: string, sessionId: string, before: number, limit: number | null): Promise<MessageRow[] | null> {
+    return this.replica.read(
+      'transcript',
+      () => this.transcriptVersions(userId, sessionId),
+      async (db) => {
+        const page = await this.messages.newestBeforeOn(db, userId, sessionId, before, limit);
+        return { versions: [page?.version ?? null], value: page?.rows ?? null };
+      },
+    );
+  }
+
+  /** The transcript's version on the primary, as ReadReplica takes it; null: the user has no such session. */
+  private async transcriptVersions(userId: string, sessionId: string): Promise<[string] | null> {
+    const version = await this.sessions.transcriptVersion(userId, sessionId);
+    return version === null ? null : [version];
   }
 
   private keepLocally(userId: string, head: CachedSessionHead): LocalHead {

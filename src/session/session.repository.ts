@@ -152,9 +152,9 @@ export class SessionRepository {
   }
 
   /**
-   * The same list read on `db` (the read replica, say), with the user's list
-   * version as `db` holds it in the same snapshot (null when `db` has no
-   * row for the user, or the list is empty).
+   * The same list read on `db`; on another data source than the primary's
+   * (the read replica), with the user's list version as it holds it in the
+   * same snapshot (null when it has no row for the user).
    */
   async listOn(db: DataSource, userId: string, take: number, filter: SessionListFilter = {}): Promise<{ versions: [string | null]; value: SessionRow[] }> {
     const params: unknown[] = [userId, take];
@@ -171,22 +171,27 @@ export class SessionRepository {
       params.push(filter.sessionId);
       conditions.push(`s.id = $${params.length}`);
     }
-    const rows = await sqlRows<SessionRow & { list_version?: string | null }>(
-      db,
-      `SELECT s.id, s.title, s.created_at, s.updated_at, s.message_count, s.metadata->'pending_hitl' AS pending_hitl,
-              (SELECT v.version::text FROM chat_user_versions v WHERE v.user_id = $1) AS list_version,
+    const list = `SELECT s.id, s.title, s.created_at, s.updated_at, s.message_count, s.metadata->'pending_hitl' AS pending_hitl,
               s.metadata->'${SESSION_COLLECTION_IDS_KEY}' AS collection_ids,
               (EXTRACT(EPOCH FROM s.updated_at) * 1000000)::bigint::text AS updated_micros,
               s.active_run_id::text AS active_run_id, s.active_run_started_at
          FROM chat_sessions s
         WHERE s.user_id = $1 ${conditions.map((condition) => `AND ${condition}`).join(' ')}
         ORDER BY s.updated_at DESC, s.id DESC
-        LIMIT $2`,
+        LIMIT $2`;
+    if (db === this.dataSource) return { versions: [null], value: await sqlRows<SessionRow>(db, list, params) };
+    // Elsewhere (a replica), with the list version in the same snapshot, an empty list included: the list joined to its one-row select.
+    const rows = await sqlRows<Partial<SessionRow> & { list_version: string | null }>(
+      db,
+      `SELECT v.list_version, l.*
+         FROM (SELECT (SELECT version::text FROM chat_user_versions WHERE user_id = $1) AS list_version) v
+         LEFT JOIN LATERAL (${list}) l ON true
+        ORDER BY l.updated_at DESC, l.id DESC`,
       params,
     );
     const version = rows[0]?.list_version ?? null;
-    for (const row of rows) delete row.list_version;
-    return { versions: [version], value: rows };
+    const sessions = rows.flatMap(({ list_version: _, ...row }) => (row.id == null ? [] : [row as SessionRow]));
+    return { versions: [version], value: sessions };
   }
 
   /**

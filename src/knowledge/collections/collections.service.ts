@@ -80,8 +80,11 @@ export class CollectionsService {
     const limit = Math.min(Math.max(page.limit ?? COLLECTION_PAGE_DEFAULT, 1), COLLECTION_PAGE_MAX);
     const after = page.cursor ? decodeKeysetCursor(page.cursor) : null;
     // On the read replica when it holds what the primary holds now (the caller's own changes included).
-    const seen = this.replica.configured ? await this.collections.listVersions() : [];
-    const rows = await this.replica.read('collection_list', seen, (db) => this.collections.pageOn(db, principalsOf(user), user.isAdmin, limit + 1, after));
+    const rows = await this.replica.read(
+      'collection_list',
+      () => this.collections.listVersions(),
+      (db) => this.collections.pageOn(db, principalsOf(user), user.isAdmin, limit + 1, after),
+    );
     const shown = rows.slice(0, limit);
     const last = shown[shown.length - 1];
     return {

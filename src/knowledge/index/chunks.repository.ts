@@ -139,7 +139,8 @@ export class ChunksRepository {
 
   /** The chunks `ids` of the scope's collections (in no order), with their document's name as `source`. */
   async details(ids: string[], scope: RetrievalScope): Promise<ChunkDetail[]> {
-    return (await this.versionedDetails(ids, scope)).rows;
+    if (scope.empty) return [];
+    return sqlRows<ChunkDetail>(this.dataSource, detailsSql(scope, ''), [ids, ...scopeParams(scope)]);
   }
 
   /**
@@ -150,10 +151,7 @@ export class ChunksRepository {
     if (scope.empty) return { version: null, rows: [] };
     const rows = await sqlRows<ChunkDetail & { index_version?: string }>(
       this.dataSource,
-      `SELECT c.id, c.collection_id::text AS collection_id, c.text, c.page, c.location, c.parent_id, c.level, d.filename AS source,
-              (SELECT version::text FROM knowledge_index_state WHERE id = 1) AS index_version
-         FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
-        WHERE c.id = ANY($1::bigint[]) ${inScope(scope, '$2', 'c.collection_id')}`,
+      detailsSql(scope, ', (SELECT version::text FROM knowledge_index_state WHERE id = 1) AS index_version'),
       [ids, ...scopeParams(scope)],
     );
     const version = rows[0]?.index_version ?? null;
@@ -270,4 +268,11 @@ export class ChunksRepository {
       [afterId],
     );
   }
+}
+
+/** The chunks $1 of the scope's collections with their document's name, and `extra` columns. */
+function detailsSql(scope: RetrievalScope, extra: string): string {
+  return `SELECT c.id, c.collection_id::text AS collection_id, c.text, c.page, c.location, c.parent_id, c.level, d.filename AS source${extra}
+         FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
+        WHERE c.id = ANY($1::bigint[]) ${inScope(scope, '$2', 'c.collection_id')}`;
 }

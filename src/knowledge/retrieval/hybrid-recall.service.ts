@@ -119,7 +119,9 @@ export class HybridRecall {
   /** The `recallK` best leaves of the scope's collections by fused rank, best first: each ranking is of those leaves only. */
   async recall(query: string, recallK: number, scope: RetrievalScope): Promise<RecallResult> {
     // With a read replica: the knowledge base's version on the primary, which it must hold for its rankings and rows to be used.
-    const seen = this.replica?.configured && !scope.empty ? await this.state.version() : undefined;
+    // Read once, and only when the replica may serve (ReadReplica.read asks for it).
+    let version: Promise<string> | undefined;
+    const seen = this.replica?.configured && !scope.empty ? () => (version ??= this.state.version()) : undefined;
     const [fullText, dense] = await Promise.all([
       this.timed('full_text', () => traceStage('full_text', undefined, () => this.fullTextRecall(query, recallK, scope, seen), fullTextSpanAttributes)),
       this.timed('dense', () => traceStage('dense', undefined, () => this.dense.rank(query, recallK, scope, seen), denseSpanAttributes)),
@@ -160,14 +162,14 @@ export class HybridRecall {
    * matches ranked, and a statement timeout, after which the ranking is
    * empty and says why (other database errors propagate).
    */
-  async fullTextRecall(query: string, limit: number, scope: RetrievalScope, seen?: string): Promise<FullTextRanking> {
+  async fullTextRecall(query: string, limit: number, scope: RetrievalScope, seen?: () => Promise<string>): Promise<FullTextRanking> {
     const { lexemes, dropped } = fullTextQueryTerms(query);
     const terms = lexemes.length;
     if (terms === 0 || scope.empty) return { ids: [], terms, dropped };
     const rank = (db: DataSource) => {
       const chunks = db === this.chunks.dataSource ? this.chunks : new ChunksRepository(db);
       return chunks.withStatementTimeout(this.statementTimeoutMs, async (manager) => {
-        const version = seen === undefined ? null : await chunks.indexVersion(manager);
+        const version = seen === undefined || chunks === this.chunks ? null : await chunks.indexVersion(manager);
         // Chunks with every term first (few, precise: for Chinese, bigram runs act like phrases);
         // then, when they are too few, chunks with any term.
         const all = await chunks.rankFullText(manager, lexemes.join(' & '), limit, scope);
@@ -177,7 +179,7 @@ export class HybridRecall {
       });
     };
     try {
-      const ids = seen !== undefined && this.replica ? await this.replica.read('knowledge_search', [seen], rank) : (await rank(this.chunks.dataSource)).value;
+      const ids = seen !== undefined && this.replica ? await this.replica.read('knowledge_search', async () => [await seen()], rank) : (await rank(this.chunks.dataSource)).value;
       return { ids, terms, dropped };
     } catch (error) {
       if (pgErrorCode(error) !== QUERY_CANCELED) throw error;
@@ -191,14 +193,18 @@ export class HybridRecall {
   }
 
   /** The fused leaves' rows, read under the same scope as the rankings (a leaf moved out of it meanwhile is not reported). */
-  private async chunkDetails(ids: string[], scope: RetrievalScope, seen?: string): Promise<Map<string, Omit<RecallCandidate, 'score'>>> {
+  private async chunkDetails(ids: string[], scope: RetrievalScope, seen?: () => Promise<string>): Promise<Map<string, Omit<RecallCandidate, 'score'>>> {
     if (ids.length === 0) return new Map();
     const rows =
       seen !== undefined && this.replica
-        ? await this.replica.read('knowledge_search', [seen], async (db) => {
-            const { version, rows } = await new ChunksRepository(db).versionedDetails(ids, scope);
-            return { versions: [version], value: rows };
-          })
+        ? await this.replica.read(
+            'knowledge_search',
+            async () => [await seen()],
+            async (db) => {
+              const { version, rows } = await new ChunksRepository(db).versionedDetails(ids, scope);
+              return { versions: [version], value: rows };
+            },
+          )
         : await this.chunks.details(ids, scope);
     return new Map(
       rows.map((row) => [

@@ -253,7 +253,7 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
    * ranking runs on the read replica when it holds that version (ReadReplica);
    * the in-memory index is this instance's own.
    */
-  async rank(query: string, limit: number, scope: RetrievalScope, seen?: string): Promise<DenseRanking> {
+  async rank(query: string, limit: number, scope: RetrievalScope, seen?: () => Promise<string>): Promise<DenseRanking> {
     const { provider, model, dimensions } = this.embeddings;
     const [embedded] = await this.metrics.modelCall({ operation: 'embeddings', provider, model }, () =>
       traceEmbeddings({ provider, model, dimensions, inputs: 1 }, () => this.embeddings.embed([query])),
@@ -264,10 +264,14 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
         const pgvector = this.pgvector;
         const ids =
           seen !== undefined && this.replica
-            ? await this.replica.read('knowledge_search', [seen], async (db) => {
-                const { version, ids } = await pgvector.rankOn(db, vector, limit, scope);
-                return { versions: [version], value: ids };
-              })
+            ? await this.replica.read(
+                'knowledge_search',
+                async () => [await seen()],
+                async (db) => {
+                  const { version, ids } = await pgvector.rankOn(db, vector, limit, scope);
+                  return { versions: [version], value: ids };
+                },
+              )
             : await pgvector.rank(vector, limit, scope);
         return { ids, backend: this.backend };
       } catch (error) {

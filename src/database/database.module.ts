@@ -10,7 +10,7 @@ import { ReadReplica } from './read-replica.js';
 
 export { runMigrations };
 export { ReadReplica };
-export type { ReplicaRead, VersionedResult } from './read-replica.js';
+export type { ReplicaRead, VersionedRead, VersionedResult } from './read-replica.js';
 
 /** The primary (TypeORM's data source, for every module) and the read replica for the reads that may lag (ReadReplica). */
 @Global()

@@ -17,6 +17,13 @@ export interface VersionedResult<T> {
   value: T;
 }
 
+/**
+ * Runs a read of one version (the knowledge base's, say) where ReadReplica
+ * decides: `read` answers that version as the database it ran on holds it,
+ * with its value.
+ */
+export type VersionedRead = <T>(read: (db: DataSource) => Promise<{ version: string | null; value: T }>) => Promise<T>;
+
 /** Which database a server holds (its deployment id) and its newest migration: the replica must hold the primary's. */
 const IDENTITY_COLUMNS = `(SELECT deployment_id::text FROM knowledge_index_state WHERE id = 1) AS deployment,
   (SELECT name FROM typeorm_migrations ORDER BY id DESC LIMIT 1) AS migration`;
@@ -166,6 +173,20 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
       this.metrics.databaseRead(kind, 'primary_replica_unusable');
     }
     return (await read(this.primary)).value;
+  }
+
+  /**
+   * The reads of `kind` of one request that all need the one version `seen`
+   * returns from the primary: it is asked once, and only when the replica may serve.
+   */
+  reader(kind: ReplicaRead, seen: () => Promise<string>): VersionedRead {
+    let version: Promise<string> | undefined;
+    const versions = async () => [await (version ??= seen())];
+    return (read) =>
+      this.read(kind, versions, async (db) => {
+        const { version, value } = await read(db);
+        return { versions: [version], value };
+      });
   }
 
   private async probeOnce(): Promise<void> {

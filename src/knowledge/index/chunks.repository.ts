@@ -147,8 +147,8 @@ export class ChunksRepository {
    * The same, with the knowledge base's version in the same snapshot (null
    * when no row was found): what a read replica is checked by.
    */
-  async versionedDetails(ids: string[], scope: RetrievalScope): Promise<{ version: string | null; rows: ChunkDetail[] }> {
-    if (scope.empty) return { version: null, rows: [] };
+  async versionedDetails(ids: string[], scope: RetrievalScope): Promise<{ version: string | null; value: ChunkDetail[] }> {
+    if (scope.empty) return { version: null, value: [] };
     const rows = await sqlRows<ChunkDetail & { index_version?: string }>(
       this.dataSource,
       detailsSql(scope, ', (SELECT version::text FROM knowledge_index_state WHERE id = 1) AS index_version'),
@@ -156,7 +156,7 @@ export class ChunksRepository {
     );
     const version = rows[0]?.index_version ?? null;
     for (const row of rows) delete row.index_version;
-    return { version, rows };
+    return { version, value: rows };
   }
 
   /** The knowledge base's version as `manager`'s transaction sees it (knowledge_index_state; IndexStateRepository.version on the primary). */

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { ReadReplica } from '../../database/database.module.js';
+import { ReadReplica, VersionedRead } from '../../database/database.module.js';
 import { pgErrorCode } from '../../database/sql.js';
 import { Metrics } from '../../observability/metrics.js';
 import { ATTR_CANDIDATES_OUT, TRACE_FIELD_PREFIX, traceStage } from '../../observability/spans.js';
@@ -118,19 +118,17 @@ export class HybridRecall {
 
   /** The `recallK` best leaves of the scope's collections by fused rank, best first: each ranking is of those leaves only. */
   async recall(query: string, recallK: number, scope: RetrievalScope): Promise<RecallResult> {
-    // With a read replica: the knowledge base's version on the primary, which it must hold for its rankings and rows to be used.
-    // Read once, and only when the replica may serve (ReadReplica.read asks for it).
-    let version: Promise<string> | undefined;
-    const seen = this.replica?.configured && !scope.empty ? () => (version ??= this.state.version()) : undefined;
+    // With a read replica: the search's reads run on it when it holds the knowledge base's version on the primary.
+    const reads = this.replica?.configured && !scope.empty ? this.replica.reader('knowledge_search', () => this.state.version()) : undefined;
     const [fullText, dense] = await Promise.all([
-      this.timed('full_text', () => traceStage('full_text', undefined, () => this.fullTextRecall(query, recallK, scope, seen), fullTextSpanAttributes)),
-      this.timed('dense', () => traceStage('dense', undefined, () => this.dense.rank(query, recallK, scope, seen), denseSpanAttributes)),
+      this.timed('full_text', () => traceStage('full_text', undefined, () => this.fullTextRecall(query, recallK, scope, reads), fullTextSpanAttributes)),
+      this.timed('dense', () => traceStage('dense', undefined, () => this.dense.rank(query, recallK, scope, reads), denseSpanAttributes)),
     ]);
     const fused = reciprocalRankFusion([fullText.ids, dense.ids]).slice(0, recallK);
     const details = await this.chunkDetails(
       fused.map((f) => f.id),
       scope,
-      seen,
+      reads,
     );
     const fullTextRank = new Map(fullText.ids.map((id, i) => [id, i + 1]));
     const denseRank = new Map(dense.ids.map((id, i) => [id, i + 1]));
@@ -162,24 +160,24 @@ export class HybridRecall {
    * matches ranked, and a statement timeout, after which the ranking is
    * empty and says why (other database errors propagate).
    */
-  async fullTextRecall(query: string, limit: number, scope: RetrievalScope, seen?: () => Promise<string>): Promise<FullTextRanking> {
+  async fullTextRecall(query: string, limit: number, scope: RetrievalScope, reads?: VersionedRead): Promise<FullTextRanking> {
     const { lexemes, dropped } = fullTextQueryTerms(query);
     const terms = lexemes.length;
     if (terms === 0 || scope.empty) return { ids: [], terms, dropped };
     const rank = (db: DataSource) => {
       const chunks = db === this.chunks.dataSource ? this.chunks : new ChunksRepository(db);
       return chunks.withStatementTimeout(this.statementTimeoutMs, async (manager) => {
-        const version = seen === undefined || chunks === this.chunks ? null : await chunks.indexVersion(manager);
+        const version = chunks === this.chunks ? null : await chunks.indexVersion(manager);
         // Chunks with every term first (few, precise: for Chinese, bigram runs act like phrases);
         // then, when they are too few, chunks with any term.
         const all = await chunks.rankFullText(manager, lexemes.join(' & '), limit, scope);
-        if (all.length >= limit || terms === 1) return { versions: [version], value: all };
+        if (all.length >= limit || terms === 1) return { version, value: all };
         const any = await chunks.rankFullText(manager, lexemes.join(' | '), limit, scope);
-        return { versions: [version], value: [...new Set([...all, ...any])].slice(0, limit) };
+        return { version, value: [...new Set([...all, ...any])].slice(0, limit) };
       });
     };
     try {
-      const ids = seen !== undefined && this.replica ? await this.replica.read('knowledge_search', async () => [await seen()], rank) : (await rank(this.chunks.dataSource)).value;
+      const ids = reads ? await reads(rank) : (await rank(this.chunks.dataSource)).value;
       return { ids, terms, dropped };
     } catch (error) {
       if (pgErrorCode(error) !== QUERY_CANCELED) throw error;
@@ -193,19 +191,9 @@ export class HybridRecall {
   }
 
   /** The fused leaves' rows, read under the same scope as the rankings (a leaf moved out of it meanwhile is not reported). */
-  private async chunkDetails(ids: string[], scope: RetrievalScope, seen?: () => Promise<string>): Promise<Map<string, Omit<RecallCandidate, 'score'>>> {
+  private async chunkDetails(ids: string[], scope: RetrievalScope, reads?: VersionedRead): Promise<Map<string, Omit<RecallCandidate, 'score'>>> {
     if (ids.length === 0) return new Map();
-    const rows =
-      seen !== undefined && this.replica
-        ? await this.replica.read(
-            'knowledge_search',
-            async () => [await seen()],
-            async (db) => {
-              const { version, rows } = await new ChunksRepository(db).versionedDetails(ids, scope);
-              return { versions: [version], value: rows };
-            },
-          )
-        : await this.chunks.details(ids, scope);
+    const rows = reads ? await reads((db) => new ChunksRepository(db).versionedDetails(ids, scope)) : await this.chunks.details(ids, scope);
     return new Map(
       rows.map((row) => [
         String(row.id),

@@ -1,11 +1,11 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import pRetry from 'p-retry';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
 import { Readiness, ReadinessState } from '../../../common/readiness.js';
-import { ReadReplica } from '../../../database/database.module.js';
+import type { VersionedRead } from '../../../database/database.module.js';
 import { withMaintenanceDataSource } from '../../../database/maintenance.js';
 import { pgErrorCode } from '../../../database/sql.js';
 import { Metrics } from '../../../observability/metrics.js';
@@ -58,7 +58,6 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     readiness: Readiness,
     private readonly metrics: Metrics,
-    @Optional() private readonly replica?: ReadReplica,
   ) {
     // Only this instance's embedding space is ranked: vectors of another are not comparable.
     this.state = new IndexStateRepository(dataSource);
@@ -249,11 +248,11 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
 
   /** Leaf ids of the scope's collections ranked by similarity to `query`'s embedding, best first (the scope filters inside each backend's ranking). */
   /**
-   * With `seen` (the knowledge base's version on the primary), pgvector's
-   * ranking runs on the read replica when it holds that version (ReadReplica);
+   * With `reads` (a search's, HybridRecall), pgvector's ranking runs where
+   * they run: on the read replica when it holds the knowledge base's version;
    * the in-memory index is this instance's own.
    */
-  async rank(query: string, limit: number, scope: RetrievalScope, seen?: () => Promise<string>): Promise<DenseRanking> {
+  async rank(query: string, limit: number, scope: RetrievalScope, reads?: VersionedRead): Promise<DenseRanking> {
     const { provider, model, dimensions } = this.embeddings;
     const [embedded] = await this.metrics.modelCall({ operation: 'embeddings', provider, model }, () =>
       traceEmbeddings({ provider, model, dimensions, inputs: 1 }, () => this.embeddings.embed([query])),
@@ -262,17 +261,7 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
     if (this.pgvector) {
       try {
         const pgvector = this.pgvector;
-        const ids =
-          seen !== undefined && this.replica
-            ? await this.replica.read(
-                'knowledge_search',
-                async () => [await seen()],
-                async (db) => {
-                  const { version, ids } = await pgvector.rankOn(db, vector, limit, scope);
-                  return { versions: [version], value: ids };
-                },
-              )
-            : await pgvector.rank(vector, limit, scope);
+        const ids = reads ? await reads((db) => pgvector.rankOn(db, vector, limit, scope)) : await pgvector.rank(vector, limit, scope);
         return { ids, backend: this.backend };
       } catch (error) {
         // The trace and the step event (clients read both) get the SQLSTATE; the driver's words go to the log.

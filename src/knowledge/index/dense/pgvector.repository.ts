@@ -273,7 +273,7 @@ export class PgvectorStore {
    * scan bounded by hnsw.max_scan_tuples, or a pgvector without it).
    */
   async rank(query: Float32Array, limit: number, scope: RetrievalScope = RetrievalScope.unrestricted()): Promise<string[]> {
-    return (await this.rankOn(this.dataSource, query, limit, scope)).ids;
+    return (await this.rankOn(this.dataSource, query, limit, scope)).value;
   }
 
   /**
@@ -281,8 +281,8 @@ export class PgvectorStore {
    * the same indexes), with the knowledge base's version as `db` holds it in
    * the ranking's transaction (null for a query that reads nothing).
    */
-  async rankOn(db: DataSource, query: Float32Array, limit: number, scope: RetrievalScope = RetrievalScope.unrestricted()): Promise<{ version: string | null; ids: string[] }> {
-    if (query.length !== this.dimensions || scope.empty) return { version: null, ids: [] };
+  async rankOn(db: DataSource, query: Float32Array, limit: number, scope: RetrievalScope = RetrievalScope.unrestricted()): Promise<{ version: string | null; value: string[] }> {
+    if (query.length !== this.dimensions || scope.empty) return { version: null, value: [] };
     const spaceId = this.options.spaceId?.();
     const restricted = scope.collectionIds !== null;
     const iterative = this.indexed && (spaceId !== undefined || restricted) && (await this.supportsIterativeScan());
@@ -305,7 +305,7 @@ export class PgvectorStore {
       ].join(' AND ');
       const params = [vectorLiteral(query), limit, ...scopeParams(scope)];
       if (this.indexed && restricted && (await this.scopeLeavesUpTo(manager, scope, this.exactScopeLeaves)) < this.exactScopeLeaves) {
-        return { version, ids: await this.exactRank(manager, filters, params) };
+        return { version, value: await this.exactRank(manager, filters, params) };
       }
       // With a filter HNSW scans on (iterative_scan) until `limit` rows pass it; relaxed_order may
       // yield them slightly out of order, hence the sort of the materialized result.
@@ -321,8 +321,8 @@ export class PgvectorStore {
          SELECT id, distance FROM nearest ORDER BY distance, id`,
         params,
       );
-      if (this.indexed && restricted && rows.length < limit) return { version, ids: await this.exactRank(manager, filters, params) };
-      return { version, ids: rows.filter((row) => row.distance < 1).map((row) => String(row.id)) };
+      if (this.indexed && restricted && rows.length < limit) return { version, value: await this.exactRank(manager, filters, params) };
+      return { version, value: rows.filter((row) => row.distance < 1).map((row) => String(row.id)) };
     });
   }
 

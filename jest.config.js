@@ -60,6 +60,7 @@ const RESILIENCE = [
   'pgbouncer',
   'read-replica',
   'readiness',
+  'redis-cluster',
   'redis-sentinel',
   'run-events',
   'shutdown-drain',

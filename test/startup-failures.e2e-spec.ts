@@ -126,6 +126,13 @@ describe('Start-up failures: one line, no stack trace, a documented exit code', 
     });
   });
 
+  it('REDIS_CLUSTER_NODES naming a Redis without cluster support: exit 78, the node’s own reply', async () => {
+    const redis = new URL(TEST_REDIS_URL);
+    const node = `${redis.hostname}:${redis.port || 6379}`;
+    const result = await failedStart({ DATABASE_URL: testDatabaseUrl(), REDIS_CLUSTER_NODES: node, REDIS_URL: `redis://${node}` });
+    expect(result).toEqual({ code: 78, lines: [`failed to start: REDIS_CLUSTER_NODES: Redis Cluster (nodes ${node}): ERR This instance has cluster support disabled`] });
+  });
+
   it('a misspelt variable that a rule needed: the invalid setting, the hint at the misspelling, exit 78', async () => {
     const result = await failedStart({ DATABASE_URL: testDatabaseUrl(), LLM_PROVIDER: 'openai', LLM_API_KY: 'sk-test' });
     expect(result).toEqual({

@@ -65,6 +65,15 @@ describe('Start-up warnings: the service runs, and says what is wrong in one lin
     await request(service.baseUrl).get('/api/sessions').set(adminBearer()).expect(200);
   });
 
+  it('no Redis Cluster node answering: a warning naming the nodes, and the service runs without it', async () => {
+    const [first, second] = [await freePort(), await freePort()];
+    const service = await start({ ...base(), REDIS_CLUSTER_NODES: `127.0.0.1:${first},127.0.0.1:${second}`, REDIS_URL: `redis://127.0.0.1:${first}` });
+    expect(service.messages(40)).toContain(
+      `REDIS_CLUSTER_NODES: Redis Cluster (nodes 127.0.0.1:${first}, 127.0.0.1:${second}): connection refused; starting without it (the cache falls back to PostgreSQL; rejoining runs from other instances, remote cancels and the ingest queue wait for it)`,
+    );
+    await request(service.baseUrl).get('/api/sessions').set(adminBearer()).expect(200);
+  });
+
   it("the identity provider's key set unreachable: a warning; the service's own tokens work", async () => {
     const port = await freePort();
     const service = await start({ ...base(), JWT_JWKS_URL: `http://127.0.0.1:${port}/jwks`, JWT_ISSUER: 'https://idp.example', JWT_AUDIENCE: 'rag' });

@@ -1,11 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { closeRedisClient, createRedisClient, RedisClient } from '../common/redis-client.js';
+import { RedisKeys } from '../common/redis-keys.js';
 import { withTimeout } from '../common/with-timeout.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-
-/** The Redis channel cancel requests travel on: every instance listens, the one running the run aborts it. */
-export const RUN_CANCEL_CHANNEL = 'chat_run_cancel';
 
 /** Why a run's signal was aborted: the user cancelled it. */
 export class RunCancelledSignal extends Error {
@@ -18,7 +16,9 @@ export class RunCancelledSignal extends Error {
 /**
  * Cancelling runs across instances: each run started here registers an
  * AbortController; a cancel request aborts it at once when the run is local
- * and is published on Redis for the instance that runs it otherwise. Redis
+ * and is published on Redis for the instance that runs it otherwise
+ * (`chat_run_cancel`; on a cluster, sharded pub/sub on the channel of the
+ * run's shard, which every instance listens to). Redis
  * down only slows a remote cancel down: the heartbeat of a run marked
  * cancelled in the database aborts it too (see RunControl.watch).
  */
@@ -29,9 +29,11 @@ export class RunCancellation implements OnModuleInit, OnApplicationShutdown {
   /** Null without Redis (one instance): every run it could cancel runs here. */
   private readonly publisher: RedisClient | null;
   private readonly subscriber: RedisClient | null;
+  private readonly keys: RedisKeys;
   private warned = false;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+    this.keys = new RedisKeys(config.redis);
     this.publisher = createRedisClient(config, (error) => this.warn(error));
     this.subscriber = createRedisClient(config, (error) => this.warn(error));
   }
@@ -45,7 +47,12 @@ export class RunCancellation implements OnModuleInit, OnApplicationShutdown {
     this.publisher.connect().catch((error: Error) => this.warn(error));
     this.listening = subscriber
       .connect()
-      .then(() => subscriber.subscribe(RUN_CANCEL_CHANNEL, (runId) => void this.abortLocal(runId)))
+      .then(() => {
+        const onCancel = (runId: string) => void this.abortLocal(runId);
+        if (!this.config.redis.cluster) return subscriber.subscribe(this.keys.runCancel(0), onCancel);
+        const channels = Array.from({ length: this.keys.runShards }, (_, shard) => this.keys.runCancel(shard));
+        return Promise.all(channels.map((channel) => subscriber.sSubscribe(channel, onCancel))).then(() => undefined);
+      })
       .catch((error: Error) => this.warn(error));
   }
 
@@ -83,7 +90,9 @@ export class RunCancellation implements OnModuleInit, OnApplicationShutdown {
   async request(runId: string): Promise<void> {
     if (this.abortLocal(runId) || !this.publisher) return;
     try {
-      await withTimeout(this.publisher.publish(RUN_CANCEL_CHANNEL, runId), this.config.redis.commandTimeoutMs, () => new Error('Redis did not answer in time'));
+      const channel = this.keys.runCancel(this.keys.runShard(runId));
+      const published = this.config.redis.cluster ? this.publisher.sPublish(channel, runId) : this.publisher.publish(channel, runId);
+      await withTimeout(published, this.config.redis.commandTimeoutMs, () => new Error('Redis did not answer in time'));
     } catch (error) {
       this.warn(error as Error);
     }

@@ -1,7 +1,6 @@
 import { RedisClient } from '../common/redis-client.js';
 import { withTimeoutAfterPendingIo } from '../common/with-timeout.js';
 import { parseRunEvent, RunEvent, TERMINAL_EVENTS } from './run-event.js';
-import { runEventsKey } from './run-event-writer.js';
 
 /** Entries per XRANGE of a catch-up: the catch-up reads page after page until the stream's end or its terminal event. */
 const CATCH_UP_PAGE = 500;
@@ -26,6 +25,7 @@ export class RunEventCatchUp {
 
   constructor(
     private readonly redis: RedisClient,
+    private readonly keyOf: (runId: string) => string,
     private readonly commandTimeoutMs: number,
   ) {
     this.budgetMs = Math.max(commandTimeoutMs * 5, 1000);
@@ -78,7 +78,7 @@ export class RunEventCatchUp {
   private async readPage(runId: string, afterId: number, deadline: number) {
     const sent: Array<ReturnType<RedisClient['xRange']>> = [];
     for (let attempt = 0; ; attempt += 1) {
-      if (this.redis.isReady) sent.push(this.redis.xRange(runEventsKey(runId), `(${afterId}-0`, '+', { COUNT: CATCH_UP_PAGE }));
+      if (this.redis.isReady) sent.push(this.redis.xRange(this.keyOf(runId), `(${afterId}-0`, '+', { COUNT: CATCH_UP_PAGE }));
       const waitMs = Math.max(1, Math.min(this.commandTimeoutMs, deadline - performance.now()));
       try {
         if (sent.length === 0) throw new Error('Redis is not connected');

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { closeRedisClient, RedisClient } from '../common/redis-client.js';
+import type { RedisKeys } from '../common/redis-keys.js';
 import { withTimeout } from '../common/with-timeout.js';
 import { parseRunEvent, type RunEvent, TERMINAL_EVENTS } from './run-event.js';
 
 /** How long one blocking read waits for new events before it is issued again (new followers wake it at once). */
 const BLOCK_MS = 5_000;
+/** The name the tail's reading connections give themselves (CLIENT SETNAME): CLIENT LIST shows their blocked reads. */
+export const RUN_EVENT_TAIL_CLIENT = 'rag-chat-run-event-tail';
 /** Pause after a failed read, before the next. */
 const RETRY_MS = 100;
 /** Entries read at most per stream and read. */
@@ -27,26 +30,78 @@ interface FollowedRun {
 
 /**
  * The live tail of the runs this instance's clients follow from another
- * instance's Redis streams: one `XREAD BLOCK` on a connection of its own
- * reads every followed stream at once and fans the events out in process,
- * so Redis sees one read per batch of events, whatever the number of
- * followers. A follower added while the read is blocked wakes it through a
- * stream of this instance's own, so it is read from the next event on.
+ * instance's Redis streams: one `XREAD BLOCK` per run shard, each on a
+ * connection of its own, reads every followed stream of the shard at once
+ * and fans the events out in process, so Redis sees one read per shard and
+ * batch of events, whatever the number of followers. On one Redis there is
+ * one shard; on a cluster the streams of a shard share a hash tag (see
+ * RedisKeys), so the read never crosses slots and goes to the one master
+ * that serves the shard.
  */
 export class RunEventTail {
+  private readonly shards: ShardTail[] = [];
+
+  constructor(
+    newReader: () => RedisClient,
+    writer: RedisClient,
+    private readonly keys: RedisKeys,
+    commandTimeoutMs: number,
+    warn: (error: Error) => void,
+  ) {
+    const instance = randomUUID();
+    for (let shard = 0; shard < keys.runShards; shard += 1) {
+      this.shards.push(new ShardTail(newReader(), writer, keys.tailWake(shard, instance), (runId) => keys.runEvents(runId), commandTimeoutMs, warn));
+    }
+  }
+
+  /** Opens each shard's reading connection. */
+  connect(): void {
+    for (const shard of this.shards) shard.connect();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.shards.map((shard) => shard.close()));
+  }
+
+  /** The followers of every run followed here. */
+  get followerCount(): number {
+    return this.shards.reduce((count, shard) => count + shard.followerCount, 0);
+  }
+
+  /** Follows `runId` for `follower` from its `last` on; returns the function that stops it. */
+  add(runId: string, follower: TailFollower): () => void {
+    return this.shardOf(runId).add(runId, follower);
+  }
+
+  /** Whether the last read of the run's shard answered (followers' run-status checks only trust the stream when it does). */
+  readable(runId: string): boolean {
+    return this.shardOf(runId).readable;
+  }
+
+  private shardOf(runId: string): ShardTail {
+    return this.shards[this.keys.runShard(runId)];
+  }
+}
+
+/**
+ * The tail of one shard: one `XREAD BLOCK` reads every followed stream of
+ * the shard. A follower added while the read is blocked wakes it through a
+ * stream of this instance's own, so it is read from the next event on.
+ */
+class ShardTail {
   private readonly logger = new Logger(RunEventTail.name);
   private readonly runs = new Map<string, FollowedRun>();
   private readonly byKey = new Map<string, FollowedRun>();
-  private readonly wakeKey = `chat_run_events_wake:${randomUUID()}`;
   private lastWake = '0-0';
   private reading = false;
   private closed = false;
-  /** Whether the last read answered (followers' run-status checks only trust the stream when it does). */
+  /** Whether the last read answered. */
   readable = true;
 
   constructor(
     private readonly reader: RedisClient,
     private readonly writer: RedisClient,
+    private readonly wakeKey: string,
     private readonly keyOf: (runId: string) => string,
     private readonly commandTimeoutMs: number,
     private readonly warn: (error: Error) => void,
@@ -64,7 +119,6 @@ export class RunEventTail {
     await closeRedisClient(this.reader, 0);
   }
 
-  /** The followers of every run followed here. */
   get followerCount(): number {
     let count = 0;
     for (const run of this.runs.values()) count += run.followers.size;

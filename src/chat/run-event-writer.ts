@@ -4,12 +4,8 @@ import { withTimeout } from '../common/with-timeout.js';
 import { traceEventBatch } from '../observability/spans.js';
 import { RunEvent, TERMINAL_EVENTS } from './run-event.js';
 
-export function runEventsKey(runId: string): string {
-  return `chat_run_events:${runId}`;
-}
-
 /**
- * Writes each run's events to its Redis stream (`chat_run_events:{run_id}`,
+ * Writes each run's events to its Redis stream (`chat_run_events:<run_id>`, see RedisKeys.runEvents,
  * with a TTL), in order, batched, never holding the run up: a write that
  * fails is reported to `warn`, not thrown.
  */
@@ -22,6 +18,7 @@ export class RunEventWriter {
 
   constructor(
     private readonly redis: RedisClient,
+    private readonly keyOf: (runId: string) => string,
     private readonly commandTimeoutMs: number,
     private readonly ttlSeconds: number,
     private readonly warn: (error: Error) => void,
@@ -86,7 +83,7 @@ export class RunEventWriter {
   /** One MULTI: the batch's events and the stream's TTL, bounded by the command timeout. */
   private async send(runId: string, batch: RunEvent[]): Promise<void> {
     if (!this.redis.isReady) throw new Error('Redis is not connected');
-    const key = runEventsKey(runId);
+    const key = this.keyOf(runId);
     const multi = this.redis.multi();
     for (const item of batch) multi.xAdd(key, `${item.id}-0`, { payload: JSON.stringify(item) });
     multi.expire(key, this.ttlSeconds);

@@ -6,8 +6,9 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { Metrics } from '../observability/metrics.js';
 import type { RunStatus } from './run-registry.service.js';
 import { RunEventCatchUp } from './run-event-catch-up.js';
-import { RunEventTail, TailFollower } from './run-event-tail.js';
-import { runEventsKey, RunEventWriter } from './run-event-writer.js';
+import { RUN_EVENT_TAIL_CLIENT, RunEventTail, TailFollower } from './run-event-tail.js';
+import { RunEventWriter } from './run-event-writer.js';
+import { RedisKeys } from '../common/redis-keys.js';
 import { isTerminal, RunEvent, RunEventArgs, runEvent } from './run-event.js';
 import { RunEventStream } from './run-event-stream.js';
 
@@ -104,11 +105,16 @@ async function lastEventsArrive(status: RunStatus | null, readBatch: () => Promi
   return false;
 }
 
-export { runEventsKey };
+const ONE_REDIS_KEYS = new RedisKeys({ cluster: null });
+
+/** A run's event stream on one Redis (or Sentinel); on a cluster the name carries the run's shard tag (RedisKeys). */
+export function runEventsKey(runId: string): string {
+  return ONE_REDIS_KEYS.runEvents(runId);
+}
 
 /**
  * The events of each run: delivered in-process to the live stream, and kept
- * in a Redis stream (`chat_run_events:{run_id}`, with a TTL) so a client can
+ * in a Redis stream (`chat_run_events:<run_id>`, with a TTL) so a client can
  * rejoin with Last-Event-ID on any instance. Redis failures are logged and
  * never stop a run; only rejoining from another instance needs Redis.
  */
@@ -131,16 +137,16 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
     this.commandTimeoutMs = config.redis.commandTimeoutMs;
     const warn = (error: Error) => this.warn(error);
     const redis = createRedisClient(config, warn);
-    const tailClient = createRedisClient(config, warn);
-    this.store =
-      redis && tailClient
-        ? {
-            redis,
-            writer: new RunEventWriter(redis, this.commandTimeoutMs, config.chat.runEventsTtlSeconds, warn),
-            catchUp: new RunEventCatchUp(redis, this.commandTimeoutMs),
-            tail: new RunEventTail(tailClient, redis, runEventsKey, this.commandTimeoutMs, warn),
-          }
-        : null;
+    const keys = new RedisKeys(config.redis);
+    const keyOf = (runId: string) => keys.runEvents(runId);
+    this.store = redis
+      ? {
+          redis,
+          writer: new RunEventWriter(redis, keyOf, this.commandTimeoutMs, config.chat.runEventsTtlSeconds, warn),
+          catchUp: new RunEventCatchUp(redis, keyOf, this.commandTimeoutMs),
+          tail: new RunEventTail(() => createRedisClient(config, warn, RUN_EVENT_TAIL_CLIENT)!, redis, keys, this.commandTimeoutMs, warn),
+        }
+      : null;
     this.localKeepMs = this.store ? LOCAL_GRACE_MS : config.chat.runEventsTtlSeconds * 1000;
     metrics?.gauge(
       'chat_run_followers',
@@ -318,7 +324,7 @@ export class RunEventsService implements OnModuleInit, OnApplicationShutdown {
         try {
           const status = await runStatus();
           if (status === 'running' || stopped) return;
-          if (tail.readable && (await lastEventsArrive(status, readBatch).catch(() => false))) return;
+          if (tail.readable(runId) && (await lastEventsArrive(status, readBatch).catch(() => false))) return;
           if (!stopped) {
             stream.push(lostRunEvent(follower.last + 1, status));
             stop();

@@ -1,5 +1,5 @@
-import { createClient, createSentinel } from '@keyv/redis';
-import type { RedisOptions } from 'ioredis';
+import { createClient, createCluster, createSentinel } from '@keyv/redis';
+import type { ClusterOptions, RedisOptions } from 'ioredis';
 import type { AppConfig } from '../config/app-config.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -29,6 +29,8 @@ interface ClientOptions {
   connectTimeout: number;
   /** Commands fail at once while disconnected instead of queueing for as long as the outage lasts. */
   failWhileDisconnected: boolean;
+  /** The connections' CLIENT SETNAME, so CLIENT LIST tells what they are for. */
+  name?: string;
 }
 
 /**
@@ -39,6 +41,7 @@ interface ClientOptions {
  */
 function createBareClient(redis: RedisConfig, url: string, options: ClientOptions): RedisClient {
   const { reconnect, failWhileDisconnected: disableOfflineQueue } = options;
+  const named = options.name ? { name: options.name } : {};
   let { connectTimeout } = options;
   if (redis.sentinel) {
     // Finding the master takes a round trip to a sentinel before the first to the master: a busy start-up must not time it out.
@@ -46,7 +49,7 @@ function createBareClient(redis: RedisConfig, url: string, options: ClientOption
     const sentinel = createSentinel({
       name: redis.sentinel.master,
       sentinelRootNodes: redis.sentinel.nodes,
-      nodeClientOptions: { ...login(url), disableOfflineQueue, socket: socketOptions(connectTimeout, reconnect) },
+      nodeClientOptions: { ...login(url), ...named, disableOfflineQueue, socket: socketOptions(connectTimeout, reconnect) },
       sentinelClientOptions: { ...(redis.sentinel.password ? { password: redis.sentinel.password } : {}), socket: socketOptions(connectTimeout, reconnect) },
       masterPoolSize: 1,
       // The topology is asked again this often besides the sentinels' own notices: a failover is followed within it.
@@ -55,7 +58,95 @@ function createBareClient(redis: RedisConfig, url: string, options: ClientOption
     });
     return sentinel as unknown as RedisClient;
   }
-  return createClient({ url, disableOfflineQueue, socket: socketOptions(connectTimeout, reconnect) });
+  if (redis.cluster) return createClusterClient(redis.cluster.nodes, url, { ...options, connectTimeout });
+  return createClient({ url, ...named, disableOfflineQueue, socket: socketOptions(connectTimeout, reconnect) });
+}
+
+/** The cluster clients made here: closing one that is still discovering must stop its discovery. */
+const clusters = new WeakSet<object>();
+
+/**
+ * A node-redis cluster client, shaped as the plain client the callers use.
+ * `isOpen` and `isReady` say whether the topology is known: node-redis calls
+ * a cluster open from the start of its discovery, when a command (or a
+ * Keyv call that found it open) would find no slot map. `connect()` is
+ * shared by concurrent callers and resolves once the topology is known; with
+ * `reconnect`, it keeps trying with backoff until a node answers or the
+ * client is closed (node-redis gives up after one pass over the nodes). The
+ * node clients always reconnect with backoff (nothing else would reopen
+ * them); a command to a node that is away fails at once when
+ * `failWhileDisconnected`.
+ */
+function createClusterClient(nodes: Array<{ host: string; port: number }>, url: string, options: ClientOptions): RedisClient {
+  const { username, password } = login(url);
+  const cluster = createCluster({
+    rootNodes: nodes.map((node) => ({ socket: { host: node.host, port: node.port } })),
+    defaults: {
+      ...(username ? { username } : {}),
+      ...(password ? { password } : {}),
+      ...(options.name ? { name: options.name } : {}),
+      disableOfflineQueue: options.failWhileDisconnected,
+      socket: socketOptions(options.connectTimeout, backoff),
+    },
+    // Read and write on the masters: a replica's copy may lag behind what the user just wrote.
+    useReplicas: false,
+  });
+  // The nodes' own errors (a node restarting) come as node-error; the caller's error handler hears them too.
+  const report = (error: unknown) => {
+    if (cluster.listenerCount('error') > 0) cluster.emit('error', error);
+  };
+  cluster.on('node-error', report);
+
+  let open = false;
+  let closed = false;
+  let pending: Promise<typeof cluster> | null = null;
+  const connectOnce = cluster.connect.bind(cluster);
+  const closeCluster = cluster.close.bind(cluster);
+  const destroyCluster = cluster.destroy.bind(cluster);
+  const retry = options.reconnect;
+  const discover = async () => {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await connectOnce();
+        if (closed) throw new Error('the Redis Cluster client was closed');
+        open = true;
+        return cluster;
+      } catch (error) {
+        if (closed || retry === false) throw error;
+        report(error);
+        await new Promise((resolve) => setTimeout(resolve, retry(attempt)).unref());
+        if (closed) throw error;
+      }
+    }
+  };
+  Object.defineProperty(cluster, 'isOpen', { get: () => open });
+  Object.defineProperty(cluster, 'isReady', { get: () => open });
+  cluster.connect = () => {
+    closed = false;
+    if (open) return Promise.resolve(cluster);
+    pending ??= discover().finally(() => (pending = null));
+    return pending;
+  };
+  cluster.close = () => {
+    const wasOpen = open;
+    closed = true;
+    open = false;
+    return wasOpen ? closeCluster() : Promise.resolve(destroyQuietly());
+  };
+  const destroyQuietly = () => {
+    try {
+      destroyCluster();
+    } catch {
+      // Never connected: nothing to destroy.
+    }
+  };
+  cluster.destroy = () => {
+    closed = true;
+    open = false;
+    destroyQuietly();
+  };
+  clusters.add(cluster);
+  return cluster as unknown as RedisClient;
 }
 
 /** The client the rest of the code talks to (a Sentinel client offers the same commands). */
@@ -65,12 +156,13 @@ export type RedisClient = ReturnType<typeof createClient>;
  * A node-redis client that reconnects in the background with capped backoff; errors go to `onError`.
  * Null without Redis (REDIS_URL=none): the caller runs its in-process path.
  */
-export function createRedisClient(config: AppConfig, onError: (error: Error) => void): RedisClient | null {
+export function createRedisClient(config: AppConfig, onError: (error: Error) => void, name?: string): RedisClient | null {
   if (config.redis.url === null) return null;
   const client = createBareClient(config.redis, config.redis.url, {
     reconnect: backoff,
     connectTimeout: Math.max(config.redis.commandTimeoutMs, 500),
     failWhileDisconnected: true,
+    ...(name ? { name } : {}),
   });
   client.on('error', onError);
   return client;
@@ -87,8 +179,22 @@ export function createCacheRedisClient(redis: RedisConfig, url: string): RedisCl
   return createBareClient(redis, url, { reconnect: false, connectTimeout: Math.max(redis.commandTimeoutMs, 50), failWhileDisconnected: false });
 }
 
-/** ioredis options for the configured Redis (BullMQ, the start-up check): the URL's, or the sentinels' master. */
-export function ioredisTarget(redis: RedisConfig, url: string): { url?: string; options: RedisOptions } {
+/** Where ioredis connects (BullMQ, the start-up check): a URL, the sentinels' master, or a cluster's nodes. */
+export interface IoredisTarget {
+  url?: string;
+  /** The connection's options (for a cluster: each node's). */
+  options: RedisOptions;
+  /** Redis Cluster: the nodes to discover it from, and the cluster client's own options. */
+  cluster?: { nodes: Array<{ host: string; port: number }>; options: ClusterOptions };
+}
+
+/** ioredis options for the configured Redis (BullMQ, the start-up check): the URL's, the sentinels' master, or the cluster. */
+export function ioredisTarget(redis: RedisConfig, url: string): IoredisTarget {
+  if (redis.cluster) {
+    const { username, password } = login(url);
+    const options: RedisOptions = { ...(username ? { username } : {}), ...(password ? { password } : {}) };
+    return { options, cluster: { nodes: redis.cluster.nodes, options: {} } };
+  }
   if (!redis.sentinel) return { url, options: {} };
   const { username, password, database } = login(url);
   return {
@@ -105,6 +211,7 @@ export function ioredisTarget(redis: RedisConfig, url: string): { url?: string; 
 
 /** Where Redis is, for messages: host:port, or the sentinels and the master's name; never a password. */
 export function describeRedis(redis: RedisConfig, url: string, hostPort: (url: string, port: number) => string): string {
+  if (redis.cluster) return `Redis Cluster (nodes ${redis.cluster.nodes.map((node) => `${node.host}:${node.port}`).join(', ')})`;
   if (redis.sentinel) return `Redis Sentinel master ${redis.sentinel.master} (sentinels ${redis.sentinel.nodes.map((node) => `${node.host}:${node.port}`).join(', ')})`;
   return `Redis at ${hostPort(url, 6379)}`;
 }
@@ -114,6 +221,11 @@ export function describeRedis(redis: RedisConfig, url: string, hostPort: (url: s
  * connection when it does not: a stalled Redis must not hold shutdown.
  */
 export async function closeRedisClient(client: RedisClient | null, timeoutMs: number): Promise<void> {
+  if (client && !client.isOpen && clusters.has(client)) {
+    // A cluster still discovering its topology (or never started): stop it.
+    client.destroy();
+    return;
+  }
   if (!client?.isOpen) {
     // Never connected (a limit switched off never opens its client) or already gone: nothing to close.
     return;

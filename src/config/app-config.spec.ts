@@ -268,6 +268,41 @@ describe('loadConfig', () => {
     });
   });
 
+  describe('Redis Cluster', () => {
+    it('reads the nodes and the run shards; REDIS_URL keeps only the login, and nothing falls back to the default Redis', () => {
+      const config = loadConfig({ REDIS_CLUSTER_NODES: ' 10.0.0.1:7000, redis-2.local:7001', REDIS_CLUSTER_RUN_SHARDS: '6' });
+      expect(config.redis).toMatchObject({
+        cluster: {
+          nodes: [
+            { host: '10.0.0.1', port: 7000 },
+            { host: 'redis-2.local', port: 7001 },
+          ],
+          runShards: 6,
+        },
+        sentinel: null,
+        defaulted: false,
+      });
+      expect(config.redis.url).not.toBeNull();
+      expect(loadConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000' }).redis.cluster?.runShards).toBe(3);
+      expect(loadConfig({}).redis.cluster).toBeNull();
+    });
+
+    it('refuses malformed nodes, a shard count out of range, sentinels beside it, REDIS_URL=none and a database other than 0', () => {
+      expect(problemLines({ REDIS_CLUSTER_NODES: '127.0.0.1' })).toEqual([expect.stringMatching(/^REDIS_CLUSTER_NODES: must be host:port pairs/)]);
+      expect(problemLines({ REDIS_CLUSTER_NODES: '127.0.0.1:7000', REDIS_CLUSTER_RUN_SHARDS: '0' })).toEqual([expect.stringMatching(/^REDIS_CLUSTER_RUN_SHARDS: /)]);
+      expect(problemLines({ REDIS_CLUSTER_NODES: '127.0.0.1:7000', REDIS_SENTINELS: '127.0.0.1:26379', REDIS_SENTINEL_MASTER: 'm' })).toEqual([
+        expect.stringMatching(/^REDIS_CLUSTER_NODES: cannot be set with REDIS_SENTINELS/),
+      ]);
+      expect(problemLines({ REDIS_CLUSTER_NODES: '127.0.0.1:7000', REDIS_URL: 'none' })).toEqual([
+        expect.stringMatching(/^REDIS_URL: cannot be none when REDIS_CLUSTER_NODES is set/),
+      ]);
+      expect(problemLines({ REDIS_CLUSTER_NODES: '127.0.0.1:7000', REDIS_URL: 'redis://:pw@h:6379/2' })).toEqual([
+        expect.stringMatching(/^REDIS_URL: cannot name a database other than 0/),
+      ]);
+      expect(loadConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000', REDIS_URL: 'redis://:pw@h:6379/0' }).redis.cluster).not.toBeNull();
+    });
+  });
+
   describe('the schema', () => {
     it('declares each variable once, with a description', () => {
       const declared = Object.values(ENVIRONMENT_BLOCKS).flatMap((block) => Object.keys(block));

@@ -59,11 +59,13 @@ export function configFromEnvironment(env: Environment) {
     },
     redis: {
       /** Null: no Redis (REDIS_URL=none, or unset with nothing answering at the default); every Redis path runs in-process. */
-      url: (env.REDIS_URL === 'none' ? null : (env.REDIS_URL ?? (env.REDIS_SENTINELS ? 'redis://' : DEFAULT_REDIS_URL))) as string | null,
+      url: (env.REDIS_URL === 'none' ? null : (env.REDIS_URL ?? (env.REDIS_SENTINELS || env.REDIS_CLUSTER_NODES ? 'redis://' : DEFAULT_REDIS_URL))) as string | null,
       /** REDIS_URL was left unset: when nothing answers at the default, the service runs without Redis. */
-      defaulted: env.REDIS_URL === undefined && !env.REDIS_SENTINELS,
+      defaulted: env.REDIS_URL === undefined && !env.REDIS_SENTINELS && !env.REDIS_CLUSTER_NODES,
       /** Redis Sentinel: the master is found through these nodes; `url` then gives only its user, password and database. */
       sentinel: sentinelConfig(env.REDIS_SENTINELS, env.REDIS_SENTINEL_MASTER, env.REDIS_SENTINEL_PASSWORD),
+      /** Redis Cluster: the cluster is discovered from these nodes; `url` then gives only their user and password. */
+      cluster: clusterConfig(env.REDIS_CLUSTER_NODES, env.REDIS_CLUSTER_RUN_SHARDS),
       ttlSeconds: env.CACHE_TTL_SECONDS,
       commandTimeoutMs: env.CACHE_COMMAND_TIMEOUT_MS,
     },
@@ -226,6 +228,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 /** Redis Sentinel (REDIS_SENTINELS, REDIS_SENTINEL_MASTER, REDIS_SENTINEL_PASSWORD); null without sentinels. */
 function sentinelConfig(nodes: string[] | undefined, master: string | undefined, password: string | undefined) {
   return nodes ? { nodes: nodes.map(redisNode), master: master!, password: password ?? null } : null;
+}
+
+/** Redis Cluster (REDIS_CLUSTER_NODES, REDIS_CLUSTER_RUN_SHARDS); null without cluster nodes. */
+function clusterConfig(nodes: string[] | undefined, runShards: number) {
+  return nodes ? { nodes: nodes.map(redisNode), runShards } : null;
 }
 
 function redisNode(address: string): { host: string; port: number } {

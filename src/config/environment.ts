@@ -162,6 +162,18 @@ const CROSS_CHECKS: readonly CrossCheck[] = [
   crossCheck(['REDIS_SENTINELS', 'REDIS_URL'], (env) =>
     env.REDIS_SENTINELS && env.REDIS_URL === 'none' ? { variable: 'REDIS_URL', message: 'cannot be none when REDIS_SENTINELS is set' } : undefined,
   ),
+  crossCheck(['REDIS_CLUSTER_NODES', 'REDIS_SENTINELS'], (env) =>
+    env.REDIS_CLUSTER_NODES && env.REDIS_SENTINELS
+      ? { variable: 'REDIS_CLUSTER_NODES', message: 'cannot be set with REDIS_SENTINELS (a deployment is a cluster or has sentinels, not both)' }
+      : undefined,
+  ),
+  crossCheck(['REDIS_CLUSTER_NODES', 'REDIS_URL'], (env) => {
+    if (!env.REDIS_CLUSTER_NODES || env.REDIS_URL === undefined) return undefined;
+    if (env.REDIS_URL === 'none') return { variable: 'REDIS_URL', message: 'cannot be none when REDIS_CLUSTER_NODES is set' };
+    return /^rediss?:\/\/[^/]*\/[1-9]/.test(env.REDIS_URL)
+      ? { variable: 'REDIS_URL', message: 'cannot name a database other than 0 when REDIS_CLUSTER_NODES is set (a cluster has only database 0)' }
+      : undefined;
+  }),
   crossCheck(['JWT_SECRET', 'NODE_ENV'], (env) =>
     env.NODE_ENV === 'production' && !env.JWT_SECRET ? { variable: 'JWT_SECRET', message: 'required when NODE_ENV=production' } : undefined,
   ),

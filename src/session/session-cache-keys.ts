@@ -1,7 +1,8 @@
+/** A user's cached entries share the user's hash tag: on a Redis Cluster they are one slot, and invalidated together. */
 export function messagesCacheKey(userId: string, sessionId: string): string {
-  return `chat_messages:${userId}:${sessionId}`;
+  return `chat_messages:{${userId}}:${sessionId}`;
 }
 
 export function sessionsCacheKey(userId: string): string {
-  return `chat_sessions:${userId}`;
+  return `chat_sessions:{${userId}}`;
 }

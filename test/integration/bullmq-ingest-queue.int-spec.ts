@@ -10,7 +10,14 @@ describe('The ingest queue on Redis (BullMQ)', () => {
     const proxyTo = (port?: number) => new TcpProxy(redis.hostname, Number(redis.port || 6379)).start(port);
     let proxy = await proxyTo();
     const queue = new BullmqIngestQueue(
-      { redis: { url: testRedisUrlThrough(proxy.port), options: {} }, name: `ingest-test-${randomUUID()}`, commandTimeoutMs: 1000, lockMs: 1000, maxStalledCount: 1 },
+      {
+        redis: { url: testRedisUrlThrough(proxy.port), options: {} },
+        prefix: 'rag',
+        name: `ingest-test-${randomUUID()}`,
+        commandTimeoutMs: 1000,
+        lockMs: 1000,
+        maxStalledCount: 1,
+      },
       { moved: () => undefined, progress: () => undefined },
     );
     try {

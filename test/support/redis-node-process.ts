@@ -18,8 +18,9 @@ export class RedisNodeProcess {
     return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  async start(): Promise<this> {
-    this.port = await freePort();
+  /** Starts the node on a free port, or (`restart`) on the port it had: a cluster node's config names its port. */
+  async start({ restart = false }: { restart?: boolean } = {}): Promise<this> {
+    if (!restart || this.port === 0) this.port = await freePort();
     this.child = spawnTiedToParent(this.command, this.args(this.port), { stdio: ['ignore', 'pipe', 'pipe'] });
     this.exited = exitOf(this.child);
     const collect = (chunk: Buffer) => (this.output += chunk.toString('utf8'));
@@ -52,6 +53,7 @@ export async function redisCommand(port: number, args: string[]): Promise<unknow
   } catch {
     return null;
   } finally {
-    client.destroy();
+    // A connection that was refused is closed already.
+    if (client.isOpen) client.destroy();
   }
 }

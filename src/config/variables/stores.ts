@@ -63,6 +63,19 @@ export const cache = {
     .optional()
     .describe('the master group name the sentinels monitor (required with REDIS_SENTINELS)'),
   REDIS_SENTINEL_PASSWORD: z.string().min(1).optional().describe('the password of the sentinels themselves (their `requirepass`), when they have one'),
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .regex(/^\s*[^\s,:]+:\d{1,5}\s*(,\s*[^\s,:]+:\d{1,5}\s*)*$/, 'must be host:port pairs separated by commas')
+    .transform((value) => value.split(',').map((node) => node.trim()))
+    .optional()
+    .describe(
+      'Redis Cluster nodes to discover the cluster from (`host:port,…`, any of its masters): every Redis use is a cluster client and keys used together share a hash tag; REDIS_URL, when set, then gives only the nodes’ user and password (see Scaling)',
+    ),
+  REDIS_CLUSTER_RUN_SHARDS: integer(1, 64)
+    .default(3)
+    .describe(
+      'with REDIS_CLUSTER_NODES: how many hash tags run event streams and cancel channels are spread over (set it to the number of masters): each instance’s shared follower tail keeps one blocking read per tag',
+    ),
   CACHE_TTL_SECONDS: integer(1, 86400 * 30)
     .default(300)
     .describe('lifetime of cached transcripts and session lists'),

@@ -1,13 +1,16 @@
 import { Logger } from '@nestjs/common';
 import { Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { IoredisTarget } from '../../../common/redis-client.js';
 import { withTimeout } from '../../../common/with-timeout.js';
 import { IngestQueue, IngestQueueEvents, IngestQueueHold, IngestTask, PermanentIngestError } from './ingest-queue.js';
 import { TraceCarrier, traceCarrierOf } from '../../../observability/queue-spans.js';
 
 export interface BullmqIngestQueueOptions {
-  /** Where Redis is: a URL, or (Sentinel) ioredis options naming the sentinels and the master. */
-  redis: { url?: string; options: RedisOptions };
+  /** Where Redis is: a URL, (Sentinel) ioredis options naming the sentinels and the master, or a cluster's nodes. */
+  redis: IoredisTarget;
+  /** The queues' key prefix (RedisKeys.queuePrefix: a hash tag on a cluster). */
+  prefix: string;
   /** Deployments (and test runs) sharing one Redis keep their own queues: named after the database's own id. */
   name: string;
   /** CACHE_COMMAND_TIMEOUT_MS: how long a queue command may wait for Redis (at least a second). */
@@ -18,7 +21,7 @@ export interface BullmqIngestQueueOptions {
   maxStalledCount: number;
 }
 
-const PREFIX = 'rag';
+type Connection = Redis | Cluster;
 
 /**
  * The ingest queue on Redis (BullMQ): jobs are shared by every instance,
@@ -27,11 +30,11 @@ const PREFIX = 'rag';
  */
 export class BullmqIngestQueue implements IngestQueue {
   private readonly logger = new Logger('IngestJobs');
-  private readonly connections: Redis[] = [];
+  private readonly connections: Connection[] = [];
   private queue: Queue;
   /** Set when the queue's connection failed while BullMQ was still setting it up: that Queue never works again. */
   private queueBroken = false;
-  private queueConnection!: Redis;
+  private queueConnection!: Connection;
   private readonly events: QueueEvents;
   private worker: Worker | null = null;
   private redisDown = false;
@@ -44,7 +47,7 @@ export class BullmqIngestQueue implements IngestQueue {
     listeners: IngestQueueEvents,
   ) {
     this.queue = this.openQueue();
-    this.events = new QueueEvents(options.name, { prefix: PREFIX, connection: this.redis() });
+    this.events = new QueueEvents(options.name, { prefix: this.options.prefix, connection: this.redis() });
     this.events.on('error', (error) => this.onRedisError(error));
     for (const event of ['active', 'completed', 'failed', 'waiting', 'delayed'] as const) {
       this.events.on(event, ({ jobId }: { jobId: string }) => listeners.moved(jobId));
@@ -78,7 +81,7 @@ export class BullmqIngestQueue implements IngestQueue {
   startWorker(process: (task: IngestTask) => Promise<unknown>, concurrency: number): void {
     const { lockMs, maxStalledCount } = this.options;
     this.worker = new Worker(this.queue.name, (job) => this.run(job, process), {
-      prefix: PREFIX,
+      prefix: this.options.prefix,
       connection: this.redis(),
       concurrency,
       lockDuration: lockMs,
@@ -118,7 +121,7 @@ export class BullmqIngestQueue implements IngestQueue {
    */
   private openQueue(): Queue {
     const connection = this.redis({ enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    const queue = new Queue(this.options.name, { prefix: PREFIX, connection });
+    const queue = new Queue(this.options.name, { prefix: this.options.prefix, connection });
     this.queueConnection = connection;
     queue.on('error', (error) => this.queue === queue && this.onRedisError(error));
     // BullMQ reads the server's version once, right after connecting. A connection lost before the reply, and refused at
@@ -169,18 +172,29 @@ export class BullmqIngestQueue implements IngestQueue {
     return withTimeout(operation, Math.max(this.options.commandTimeoutMs, 1000), () => new Error('Redis did not answer in time'));
   }
 
-  private redis(options: { enableOfflineQueue?: boolean; maxRetriesPerRequest?: number | null } = {}): Redis {
+  private redis(options: { enableOfflineQueue?: boolean; maxRetriesPerRequest?: number | null } = {}): Connection {
+    const retry = (attempt: number) => Math.min(100 * 2 ** attempt, 2000);
     const settings: RedisOptions = {
       ...this.options.redis.options,
       // BullMQ's blocking commands must wait out an outage rather than fail.
       maxRetriesPerRequest: null,
       connectTimeout: Math.max(this.options.commandTimeoutMs, 500),
-      retryStrategy: (attempt) => Math.min(100 * 2 ** attempt, 2000),
+      retryStrategy: retry,
       // Behind Sentinel: after a failover, a connection to the old master (now a replica) reconnects to the new one.
       reconnectOnError: (error) => /^READONLY/.test(error.message),
       ...options,
     };
-    const connection = this.options.redis.url === undefined ? new Redis(settings) : new Redis(this.options.redis.url, settings);
+    const { url, cluster } = this.options.redis;
+    const connection = cluster
+      ? new Cluster(cluster.nodes, {
+          ...cluster.options,
+          redisOptions: settings,
+          clusterRetryStrategy: retry,
+          ...(options.enableOfflineQueue === undefined ? {} : { enableOfflineQueue: options.enableOfflineQueue }),
+        })
+      : url === undefined
+        ? new Redis(settings)
+        : new Redis(url, settings);
     connection.on('error', (error) => this.onRedisError(error));
     connection.on('ready', () => {
       if (this.redisDown) this.logger.log('Redis answers again: ingest jobs go on');

@@ -3,6 +3,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShu
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ioredisTarget } from '../../../common/redis-client.js';
+import { RedisKeys } from '../../../common/redis-keys.js';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
 import { IndexStateRepository } from '../../index/index-state.repository.js';
@@ -91,7 +92,14 @@ export class IngestJobs implements OnModuleInit, BeforeApplicationShutdown, OnAp
     } else {
       const deployment = await new IndexStateRepository(this.dataSource).deploymentId();
       const { commandTimeoutMs } = this.config.redis;
-      const options = { redis: ioredisTarget(this.config.redis, redisUrl), name: `ingest-${deployment}`, commandTimeoutMs, lockMs: ingestLockMs, maxStalledCount: ingestAttempts };
+      const options = {
+        redis: ioredisTarget(this.config.redis, redisUrl),
+        prefix: new RedisKeys(this.config.redis).queuePrefix,
+        name: `ingest-${deployment}`,
+        commandTimeoutMs,
+        lockMs: ingestLockMs,
+        maxStalledCount: ingestAttempts,
+      };
       this.queue = new BullmqIngestQueue(options, events);
     }
     if (ingestConcurrency > 0) {

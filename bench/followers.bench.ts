@@ -26,9 +26,15 @@
  *    on the first instance (one clock: the machine's). Reports lag p50/p95/p99
  *    and the Redis commands per second while the tokens flowed.
  *
+ *
+ * With REDIS_CLUSTER_MASTERS=n (3, say), parts 2 and 3 run against a Redis
+ * Cluster of n masters of the bench's own (REDIS_CLUSTER_NODES, as many run
+ * shards as masters) instead of one redis-server, and Redis's figures are
+ * the sums over its nodes; part 1 needs one Redis and is skipped.
+ *
  *   npm run bench:followers     (FOLLOWERS=1000, TOKENS=200, TOKEN_INTERVAL_MS=10; STORM_FOLLOWERS=1000,
  *                                CLIENT_PROCESSES=4, STORMS=3, BASELINE_REJOINS=20; LIVE_FOLLOWERS=100,1000, LIVE_TOKENS=200;
- *                                PARTS=tail,storm,live;
+ *                                PARTS=tail,storm,live; REDIS_CLUSTER_MASTERS=0;
  *                                SKIP_NEST_BUILD=true to use the dist/ already built)
  */
 import 'reflect-metadata';
@@ -43,6 +49,8 @@ import jwt from 'jsonwebtoken';
 import { loadConfig } from '../src/config/app-config.js';
 import { RunEventsService, runEventsKey } from '../src/chat/run-events.service.js';
 import type { RunEvent } from '../src/chat/sse.js';
+import { OwnRedisCluster } from '../test/support/own-redis-cluster.js';
+import { redisCommand } from '../test/support/redis-node-process.js';
 import { buildService, startInstance, startRedis, stopChild } from './service-instances.js';
 import { createBenchDatabase, percentile } from './support.js';
 
@@ -57,6 +65,47 @@ const BASELINE_REJOINS = Number(process.env.BASELINE_REJOINS ?? 20);
 const LIVE_FOLLOWERS = (process.env.LIVE_FOLLOWERS ?? '100,1000').split(',').map(Number);
 const LIVE_TOKENS = Number(process.env.LIVE_TOKENS ?? 200);
 const PARTS = new Set((process.env.PARTS ?? 'tail,storm,live').split(',').map((part) => part.trim()));
+const REDIS_CLUSTER_MASTERS = Number(process.env.REDIS_CLUSTER_MASTERS ?? 0);
+
+/** The Redis the instances run on: one redis-server, or a cluster; its command counters summed over its nodes. */
+interface RedisTarget {
+  /** For the report: what the instances ran on. */
+  name: string;
+  /** REDIS_URL, and the instances' other Redis variables. */
+  url: string;
+  env: Record<string, string>;
+  resetStats(): Promise<void>;
+  /** INFO commandstats of every node, concatenated. */
+  commandStats(): Promise<string>;
+}
+
+function oneRedis(url: string): RedisTarget {
+  const port = Number(new URL(url).port);
+  return {
+    name: 'own redis-server',
+    url,
+    env: {},
+    resetStats: async () => void (await redisCommand(port, ['CONFIG', 'RESETSTAT'])),
+    commandStats: async () => String(await redisCommand(port, ['INFO', 'commandstats'])),
+  };
+}
+
+function clusterRedis(cluster: OwnRedisCluster): RedisTarget {
+  const each = (args: string[]) => Promise.all(cluster.nodes.map((node) => redisCommand(node.port, args)));
+  return {
+    name: `own Redis Cluster of ${cluster.nodes.length} masters`,
+    // Only the nodes' login: the cluster is discovered from REDIS_CLUSTER_NODES.
+    url: `redis://127.0.0.1:${cluster.nodes[0].port}`,
+    env: { REDIS_CLUSTER_NODES: cluster.addresses, REDIS_CLUSTER_RUN_SHARDS: String(cluster.nodes.length) },
+    resetStats: async () => void (await each(['CONFIG', 'RESETSTAT'])),
+    commandStats: async () => (await each(['INFO', 'commandstats'])).map(String).join('\n'),
+  };
+}
+
+/** Calls of one command over every node of `stats` (INFO commandstats). */
+function callsOf(stats: string, command: string): number {
+  return [...stats.matchAll(new RegExp(`cmdstat_${command}:calls=(\\d+)`, 'g'))].reduce((sum, match) => sum + Number(match[1]), 0);
+}
 const JWT_SECRET = 'bench-followers-secret-not-for-production';
 
 async function service(url: string): Promise<RunEventsService> {
@@ -292,16 +341,14 @@ async function storm(base: string, token: string, runId: string): Promise<Rejoin
   }
 }
 
-async function stormOverHttp(redisUrl: string): Promise<void> {
+async function stormOverHttp(redis: RedisTarget): Promise<void> {
   buildService();
   const database = await createBenchDatabase('bench_followers');
-  const admin = createClient({ url: redisUrl });
-  await admin.connect();
   const instances: Awaited<ReturnType<typeof startInstance>>[] = [];
   try {
     // One after the other: the first applies the migrations on the fresh database.
-    instances.push(await startInstance(database.url, redisUrl, JWT_SECRET));
-    instances.push(await startInstance(database.url, redisUrl, JWT_SECRET));
+    instances.push(await startInstance(database.url, redis.url, JWT_SECRET, redis.env));
+    instances.push(await startInstance(database.url, redis.url, JWT_SECRET, redis.env));
     const [running, following] = instances.map((instance) => `http://127.0.0.1:${instance.port}`);
     const token = jwt.sign({ sub: 'bench-followers-user', role: 'user' }, JWT_SECRET, { algorithm: 'HS256', expiresIn: '1h' });
     const turn = await fetch(`${running}/api/chat/stream`, {
@@ -323,7 +370,7 @@ async function stormOverHttp(redisUrl: string): Promise<void> {
     );
     console.log(
       `\nreconnect storm over HTTP: a finished streamed turn of ${events} events on instance 1; ${STORM_FOLLOWERS} clients rejoin it at once on instance 2 ` +
-        `(from ${CLIENT_PROCESSES} client processes); own redis-server`,
+        `(from ${CLIENT_PROCESSES} client processes); ${redis.name}`,
     );
     console.log(
       `one client at a time (baseline)  p50 ${baselineP50.toFixed(1)} ms   p95 ${percentile(
@@ -332,10 +379,9 @@ async function stormOverHttp(redisUrl: string): Promise<void> {
       ).toFixed(1)} ms   (${BASELINE_REJOINS} rejoins, ${alone.filter(check).length} complete)`,
     );
     for (let round = 1; round <= STORMS; round += 1) {
-      await admin.sendCommand(['CONFIG', 'RESETSTAT']);
+      await redis.resetStats();
       const rejoins = await storm(following, token, runId);
-      const stats = String(await admin.sendCommand(['INFO', 'commandstats']));
-      const xranges = Number(/cmdstat_xrange:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+      const xranges = callsOf(await redis.commandStats(), 'xrange');
       const times = rejoins.filter(check).map((r) => r.ms);
       const failures = new Map<string, number>();
       for (const r of rejoins.filter((r) => r.status !== 200)) failures.set(`${r.status} ${r.code ?? ''}`.trim(), (failures.get(`${r.status} ${r.code ?? ''}`.trim()) ?? 0) + 1);
@@ -354,7 +400,6 @@ async function stormOverHttp(redisUrl: string): Promise<void> {
     }
   } finally {
     await Promise.all(instances.map((instance) => stopChild(instance.child)));
-    await admin.quit();
     await database.drop();
   }
 }
@@ -428,14 +473,13 @@ class PacedModel {
   }
 }
 
-async function liveOverHttp(redisUrl: string): Promise<void> {
+async function liveOverHttp(redis: RedisTarget): Promise<void> {
   buildService();
   const model = new PacedModel();
   await model.start();
   const database = await createBenchDatabase('bench_followers_live');
-  const admin = createClient({ url: redisUrl });
-  await admin.connect();
   const llm = {
+    ...redis.env,
     LLM_PROVIDER: 'openai',
     LLM_BASE_URL: model.url,
     LLM_API_KEY: 'bench',
@@ -447,9 +491,9 @@ async function liveOverHttp(redisUrl: string): Promise<void> {
   const instances: Awaited<ReturnType<typeof startInstance>>[] = [];
   const script = fileURLToPath(import.meta.url);
   try {
-    instances.push(await startInstance(database.url, redisUrl, JWT_SECRET, llm));
+    instances.push(await startInstance(database.url, redis.url, JWT_SECRET, llm));
     instances.push(
-      await startInstance(database.url, redisUrl, JWT_SECRET, {
+      await startInstance(database.url, redis.url, JWT_SECRET, {
         ...llm,
         ...(process.env.PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR}` } : {}),
       }),
@@ -458,7 +502,7 @@ async function liveOverHttp(redisUrl: string): Promise<void> {
     const token = jwt.sign({ sub: 'bench-followers-live', role: 'user' }, JWT_SECRET, { algorithm: 'HS256', expiresIn: '1h' });
     console.log(
       `\nlive followers over HTTP: a streamed turn on instance 1 (${LIVE_TOKENS} tokens, one every ${TOKEN_INTERVAL_MS} ms, from a paced model), ` +
-        `followed on instance 2 by clients in ${CLIENT_PROCESSES} processes; lag = arrival at a follower - arrival at the turn's own client; own redis-server`,
+        `followed on instance 2 by clients in ${CLIENT_PROCESSES} processes; lag = arrival at a follower - arrival at the turn's own client; ${redis.name}`,
     );
     for (const followers of LIVE_FOLLOWERS) {
       const clients = Array.from({ length: CLIENT_PROCESSES }, () => fork(script, ['client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
@@ -500,7 +544,7 @@ async function liveOverHttp(redisUrl: string): Promise<void> {
           return { attached, done };
         });
         await Promise.all(results.map((result) => result.attached));
-        await admin.sendCommand(['CONFIG', 'RESETSTAT']);
+        await redis.resetStats();
         const flowing = performance.now();
         const cpuBefore = cpuMs(instances[1].child.pid);
         const clientsCpu = () => clients.reduce((sum, client) => sum + cpuMs(client.pid), 0);
@@ -511,7 +555,7 @@ async function liveOverHttp(redisUrl: string): Promise<void> {
         const seconds = (performance.now() - flowing) / 1000;
         const followingCpu = cpuMs(instances[1].child.pid) - cpuBefore;
         const clientCpu = clientsCpu() - clientsBefore;
-        const stats = String(await admin.sendCommand(['INFO', 'commandstats']));
+        const stats = await redis.commandStats();
         const commands = [...stats.matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
         const perFollower = (await Promise.all(results.map((result) => result.done))).flat();
         // The events sent after the release: the tokens the followers waited for live.
@@ -535,18 +579,28 @@ async function liveOverHttp(redisUrl: string): Promise<void> {
     }
   } finally {
     await Promise.all(instances.map((instance) => stopChild(instance.child)));
-    await admin.quit();
     await database.drop();
     await model.stop();
   }
 }
 
 async function main(): Promise<void> {
+  if (REDIS_CLUSTER_MASTERS > 0) {
+    const cluster = await new OwnRedisCluster(REDIS_CLUSTER_MASTERS).start();
+    try {
+      if (PARTS.has('tail')) console.log('part 1 (in process, one Redis) is skipped on a cluster');
+      if (PARTS.has('storm')) await stormOverHttp(clusterRedis(cluster));
+      if (PARTS.has('live')) await liveOverHttp(clusterRedis(cluster));
+    } finally {
+      await cluster.destroy();
+    }
+    return;
+  }
   const redis = await startRedis();
   try {
     if (PARTS.has('tail')) await tailAgainstPolling(redis.url);
-    if (PARTS.has('storm')) await stormOverHttp(redis.url);
-    if (PARTS.has('live')) await liveOverHttp(redis.url);
+    if (PARTS.has('storm')) await stormOverHttp(oneRedis(redis.url));
+    if (PARTS.has('live')) await liveOverHttp(oneRedis(redis.url));
   } finally {
     await redis.stop();
   }

@@ -166,9 +166,10 @@ describe('Sessions (PostgreSQL + Redis)', () => {
     await turn(user, session, 'Q', 'A');
     await t.storage.getSessionMessages(user, session);
     await t.storage.listSessionInfos(user);
-    const keys = await redis.keys(`*${user}*`);
-    // The user id in braces is the entries' hash tag: on a Redis Cluster a user's entries share a slot.
-    expect(keys.sort()).toEqual([`chat_messages:{${user}}:${session}`, `chat_sessions:{${user}}`].sort());
-    expect(await redis.ttl(`chat_sessions:{${user}}`)).toBeGreaterThan(0);
+    // The user's hash tag, `{u<base64url of the id>}`: on a Redis Cluster a user's entries share a slot.
+    const tag = `{u${Buffer.from(user).toString('base64url')}}`;
+    const keys = await redis.keys(`*${tag}*`);
+    expect(keys.sort()).toEqual([`chat_messages:${tag}:${session}`, `chat_sessions:${tag}`].sort());
+    expect(await redis.ttl(`chat_sessions:${tag}`)).toBeGreaterThan(0);
   });
 });

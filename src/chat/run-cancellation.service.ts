@@ -1,9 +1,12 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { closeRedisClient, createRedisClient, RedisClient } from '../common/redis-client.js';
+import { closeRedisClient, CLUSTER_REDISCOVERED, createRedisClient, RedisClient } from '../common/redis-client.js';
 import { RedisKeys } from '../common/redis-keys.js';
 import { withTimeout } from '../common/with-timeout.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+
+/** Pauses before a cancel request that Redis did not take is sent again (a duplicate aborts nothing twice). */
+const PUBLISH_RETRIES_MS = [500, 1000, 2000];
 
 /** Why a run's signal was aborted: the user cancelled it. */
 export class RunCancelledSignal extends Error {
@@ -48,15 +51,26 @@ export class RunCancellation implements OnModuleInit, OnApplicationShutdown {
     this.listening = subscriber
       .connect()
       .then(() => {
-        const onCancel = (runId: string) => void this.abortLocal(runId);
-        if (!this.config.redis.cluster) return subscriber.subscribe(this.keys.runCancel(0), onCancel);
-        const channels = Array.from({ length: this.keys.runShards }, (_, shard) => this.keys.runCancel(shard));
-        return Promise.all(channels.map((channel) => subscriber.sSubscribe(channel, onCancel))).then(() => undefined);
+        if (!this.config.redis.cluster) return subscriber.subscribe(this.keys.runCancel(0), this.onCancel);
+        // A failover (or a node that left) drops the sharded subscriptions of the nodes that went: they are made again.
+        subscriber.on(CLUSTER_REDISCOVERED, () => void this.subscribeShards(subscriber).catch((error: Error) => this.warn(error)));
+        return this.subscribeShards(subscriber);
       })
       .catch((error: Error) => this.warn(error));
   }
 
+  private readonly onCancel = (runId: string) => void this.abortLocal(runId);
+
+  /** Listens on every run shard's cancel channel (sharded pub/sub, each on its master); again for a channel already listened to changes nothing. */
+  private async subscribeShards(subscriber: RedisClient): Promise<void> {
+    const channels = Array.from({ length: this.keys.runShards }, (_, shard) => this.keys.runCancel(shard));
+    await Promise.all(channels.map((channel) => subscriber.sSubscribe(channel, this.onCancel)));
+  }
+
+  private closing = false;
+
   async onApplicationShutdown(): Promise<void> {
+    this.closing = true;
     const timeoutMs = Math.max(this.config.redis.commandTimeoutMs * 5, 1000);
     await Promise.all([closeRedisClient(this.subscriber, timeoutMs), closeRedisClient(this.publisher, timeoutMs)]);
   }
@@ -89,12 +103,27 @@ export class RunCancellation implements OnModuleInit, OnApplicationShutdown {
   /** Asks whichever instance runs the run to abort it. */
   async request(runId: string): Promise<void> {
     if (this.abortLocal(runId) || !this.publisher) return;
+    if (await this.publish(runId)) return;
+    // Sent again a few times in the background, within the cancel's wait: a Redis that was away for a moment (a cluster
+    // client that learns of a failover on its first failure) still carries it before the heartbeat would.
+    void (async () => {
+      for (const pause of PUBLISH_RETRIES_MS) {
+        await new Promise((resolve) => setTimeout(resolve, pause).unref());
+        if (this.closing || (await this.publish(runId))) return;
+      }
+    })();
+  }
+
+  /** One publish of a cancel request; whether Redis took it. */
+  private async publish(runId: string): Promise<boolean> {
     try {
       const channel = this.keys.runCancel(this.keys.runShard(runId));
-      const published = this.config.redis.cluster ? this.publisher.sPublish(channel, runId) : this.publisher.publish(channel, runId);
+      const published = this.config.redis.cluster ? this.publisher!.sPublish(channel, runId) : this.publisher!.publish(channel, runId);
       await withTimeout(published, this.config.redis.commandTimeoutMs, () => new Error('Redis did not answer in time'));
+      return true;
     } catch (error) {
       this.warn(error as Error);
+      return false;
     }
   }
 

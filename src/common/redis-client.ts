@@ -65,6 +65,27 @@ function createBareClient(redis: RedisConfig, url: string, options: ClientOption
 /** The cluster clients made here: closing one that is still discovering must stop its discovery. */
 const clusters = new WeakSet<object>();
 
+/** Emitted by a cluster client after it read the topology again (a failover, a node that left): sharded subscriptions are renewed on it. */
+export const CLUSTER_REDISCOVERED = 'rag:cluster-rediscovered';
+
+/** How long after a node's error the topology is read again (at most once per interval while errors go on). */
+const REDISCOVER_AFTER_MS = 1000;
+/** How often the topology is read again regardless (ioredis's default too): a client that never used the failed node learns of a failover. */
+const TOPOLOGY_REFRESH_MS = 5000;
+
+/**
+ * Every master a cluster client of this process has seen, by address: a
+ * client that discovers the cluster later (the cache connects on its first
+ * use) asks them too, so a failover of the only configured node does not
+ * leave it without a node to ask.
+ */
+const seenMasters = new Map<string, { host: string; port: number }>();
+
+/** The part of node-redis's cluster internals that reads the topology again from a given node. */
+interface ClusterSlots {
+  rediscover(startWith: { options: { socket: { host: string; port: number } } }): Promise<void>;
+}
+
 /**
  * A node-redis cluster client, shaped as the plain client the callers use.
  * `isOpen` and `isReady` say whether the topology is known: node-redis calls
@@ -72,67 +93,53 @@ const clusters = new WeakSet<object>();
  * Keyv call that found it open) would find no slot map. `connect()` is
  * shared by concurrent callers and resolves once the topology is known; with
  * `reconnect`, it keeps trying with backoff until a node answers or the
- * client is closed (node-redis gives up after one pass over the nodes). The
- * node clients always reconnect with backoff (nothing else would reopen
- * them); a command to a node that is away fails at once when
- * `failWhileDisconnected`.
+ * client is closed (node-redis gives up after one pass over the nodes).
+ * Nodes are connected when first used (a master that is down neither holds
+ * the discovery nor costs connections it would not serve), and reconnect
+ * with backoff; a command to a node that is away fails at once. node-redis
+ * reads the topology again only on a MOVED reply, which a dead master never
+ * sends: here a node's error reads it again (through another master), so a
+ * failover's promoted replica takes over its slots, and CLUSTER_REDISCOVERED
+ * tells the sharded subscribers to renew theirs.
  */
 function createClusterClient(nodes: Array<{ host: string; port: number }>, url: string, options: ClientOptions): RedisClient {
   const { username, password } = login(url);
+  const tls = new URL(url).protocol === 'rediss:';
+  // node-redis keeps this array and walks it at each discovery: the masters seen since are added to it.
+  const rootNodes = nodes.map((node) => ({ socket: { host: node.host, port: node.port } }));
+  const learn = () => {
+    for (const master of cluster.masters) seenMasters.set(`${master.host}:${master.port}`, { host: master.host, port: master.port });
+  };
+  const askSeenMasters = () => {
+    for (const [address, node] of seenMasters) {
+      if (!rootNodes.some((root) => `${root.socket.host}:${root.socket.port}` === address)) rootNodes.push({ socket: { host: node.host, port: node.port } });
+    }
+  };
   const cluster = createCluster({
-    rootNodes: nodes.map((node) => ({ socket: { host: node.host, port: node.port } })),
+    rootNodes,
     defaults: {
       ...(username ? { username } : {}),
       ...(password ? { password } : {}),
       ...(options.name ? { name: options.name } : {}),
-      disableOfflineQueue: options.failWhileDisconnected,
-      socket: socketOptions(options.connectTimeout, backoff),
+      disableOfflineQueue: true,
+      socket: { ...socketOptions(options.connectTimeout, backoff), ...(tls ? { tls: true as const } : {}) },
     },
     // Read and write on the masters: a replica's copy may lag behind what the user just wrote.
     useReplicas: false,
+    minimizeConnections: true,
   });
   // The nodes' own errors (a node restarting) come as node-error; the caller's error handler hears them too.
   const report = (error: unknown) => {
     if (cluster.listenerCount('error') > 0) cluster.emit('error', error);
   };
-  cluster.on('node-error', report);
 
   let open = false;
   let closed = false;
   let pending: Promise<typeof cluster> | null = null;
+  let rediscovery: NodeJS.Timeout | undefined;
   const connectOnce = cluster.connect.bind(cluster);
   const closeCluster = cluster.close.bind(cluster);
   const destroyCluster = cluster.destroy.bind(cluster);
-  const retry = options.reconnect;
-  const discover = async () => {
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        await connectOnce();
-        if (closed) throw new Error('the Redis Cluster client was closed');
-        open = true;
-        return cluster;
-      } catch (error) {
-        if (closed || retry === false) throw error;
-        report(error);
-        await new Promise((resolve) => setTimeout(resolve, retry(attempt)).unref());
-        if (closed) throw error;
-      }
-    }
-  };
-  Object.defineProperty(cluster, 'isOpen', { get: () => open });
-  Object.defineProperty(cluster, 'isReady', { get: () => open });
-  cluster.connect = () => {
-    closed = false;
-    if (open) return Promise.resolve(cluster);
-    pending ??= discover().finally(() => (pending = null));
-    return pending;
-  };
-  cluster.close = () => {
-    const wasOpen = open;
-    closed = true;
-    open = false;
-    return wasOpen ? closeCluster() : Promise.resolve(destroyQuietly());
-  };
   const destroyQuietly = () => {
     try {
       destroyCluster();
@@ -140,9 +147,97 @@ function createClusterClient(nodes: Array<{ host: string; port: number }>, url: 
       // Never connected: nothing to destroy.
     }
   };
-  cluster.destroy = () => {
+  const retry = options.reconnect;
+  const discover = async () => {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        askSeenMasters();
+        await connectOnce();
+        if (closed) throw new Error('the Redis Cluster client was closed');
+        learn();
+        open = true;
+        rediscoverIn(TOPOLOGY_REFRESH_MS);
+        return cluster;
+      } catch (error) {
+        // Closed while discovering: node-redis may have made node clients after its own close emptied its maps.
+        if (closed) destroyQuietly();
+        if (closed || retry === false) throw error;
+        report(error);
+        await new Promise((resolve) => setTimeout(resolve, retry(attempt)).unref());
+        if (closed) throw error;
+      }
+    }
+  };
+  /** Nodes whose connection failed since the topology was last read: not asked for it. */
+  const failing = new Set<string>();
+  const mastersNow = () =>
+    cluster.masters
+      .map((master) => `${master.host}:${master.port}`)
+      .sort()
+      .join(',');
+  const rediscover = async () => {
+    const slots = (cluster as unknown as { _self: { _slots: ClusterSlots } })._self._slots;
+    // Asked of another master (the failing one may be gone for good), else of a configured node.
+    const others = cluster.masters.filter((master) => !failing.has(`${master.host}:${master.port}`));
+    const candidates = others.length > 0 ? others : nodes;
+    const from = candidates[Math.floor(Math.random() * candidates.length)];
+    const before = mastersNow();
+    askSeenMasters();
+    await slots.rediscover({ options: { socket: { host: from.host, port: from.port } } });
+    failing.clear();
+    learn();
+    if (open && !closed && mastersNow() !== before) cluster.emit(CLUSTER_REDISCOVERED);
+  };
+  let dueAt = Infinity;
+  let rediscovering = false;
+  /** Reads the topology again in `ms`, or sooner when it is due sooner already; one read at a time. */
+  const rediscoverIn = (ms: number) => {
+    if (!open || closed || performance.now() + ms >= dueAt) return;
+    clearTimeout(rediscovery);
+    dueAt = performance.now() + ms;
+    rediscovery = setTimeout(() => {
+      rediscovery = undefined;
+      dueAt = Infinity;
+      if (rediscovering) return;
+      rediscovering = true;
+      void rediscover()
+        .catch(report)
+        .finally(() => {
+          rediscovering = false;
+          rediscoverIn(TOPOLOGY_REFRESH_MS);
+        });
+    }, ms).unref();
+  };
+  cluster.on('node-error', (error: unknown, node?: { host: string; port: number }) => {
+    report(error);
+    if (node) failing.add(`${node.host}:${node.port}`);
+    // Sooner than the regular refresh.
+    rediscoverIn(REDISCOVER_AFTER_MS);
+  });
+  Object.defineProperty(cluster, 'isOpen', { get: () => open });
+  Object.defineProperty(cluster, 'isReady', { get: () => open });
+  cluster.connect = () => {
+    if (open) return Promise.resolve(cluster);
+    if (!pending) {
+      closed = false;
+      pending = discover().finally(() => (pending = null));
+    }
+    return pending;
+  };
+  const stop = () => {
     closed = true;
     open = false;
+    clearTimeout(rediscovery);
+    rediscovery = undefined;
+    dueAt = Infinity;
+  };
+  cluster.close = () => {
+    const wasOpen = open;
+    stop();
+    return wasOpen ? closeCluster() : Promise.resolve(destroyQuietly());
+  };
+  cluster.destroy = () => {
+    stop();
     destroyQuietly();
   };
   clusters.add(cluster);
@@ -192,7 +287,8 @@ export interface IoredisTarget {
 export function ioredisTarget(redis: RedisConfig, url: string): IoredisTarget {
   if (redis.cluster) {
     const { username, password } = login(url);
-    const options: RedisOptions = { ...(username ? { username } : {}), ...(password ? { password } : {}) };
+    const tls = new URL(url).protocol === 'rediss:';
+    const options: RedisOptions = { ...(username ? { username } : {}), ...(password ? { password } : {}), ...(tls ? { tls: {} } : {}) };
     return { options, cluster: { nodes: redis.cluster.nodes, options: {} } };
   }
   if (!redis.sentinel) return { url, options: {} };
@@ -231,6 +327,10 @@ export async function closeRedisClient(client: RedisClient | null, timeoutMs: nu
     return;
   }
   await withTimeout(client.close(), timeoutMs, () => new Error('Redis did not close in time')).catch(() => {
-    if (client.isOpen) client.destroy();
+    try {
+      client.destroy();
+    } catch {
+      // Closed meanwhile.
+    }
   });
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import keySlot from 'cluster-key-slot';
-import { RedisKeys } from './redis-keys.js';
+import { RedisKeys, userHashTag } from './redis-keys.js';
 
 /** The slot a key is stored in: its hash tag's, when it has one. */
 const slotOf = (key: string) => keySlot(key);
@@ -41,5 +41,13 @@ describe('RedisKeys', () => {
   it('names the same keys on every instance (they depend on the shard count alone)', () => {
     const runId = randomUUID();
     expect(new RedisKeys({ cluster: { runShards: 3 } }).runEvents(runId)).toBe(new RedisKeys({ cluster: { runShards: 3 } }).runEvents(runId));
+  });
+
+  it.each(['alice', '}evil', '{}x}', '{a}', '用户-١٢٣', '\u202Eright-to-left', 'x'.repeat(128)])('gives the user %j a tag of its own, with no brace inside', (userId) => {
+    const tag = userHashTag(userId);
+    expect(tag).toMatch(/^\{u[A-Za-z0-9_-]+\}$/);
+    expect(Buffer.from(tag.slice(2, -1), 'base64url').toString('utf8')).toBe(userId);
+    // Keys that carry it are on the tag's slot, whatever follows.
+    expect(slotOf(`chat_messages:${tag}:{}}{`)).toBe(slotOf(`chat_sessions:${tag}`));
   });
 });

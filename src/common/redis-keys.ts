@@ -1,5 +1,16 @@
 import keySlot from 'cluster-key-slot';
 
+/**
+ * A user's hash tag, `{u<base64url of the id>}`: a user id is chosen by the
+ * identity provider and may hold braces, which would make the key's slot
+ * another than the one the client computes (Redis hashes the whole key when
+ * `{}` is empty; cluster-key-slot reads on). The encoding has none, and two
+ * users never share one.
+ */
+export function userHashTag(userId: string): string {
+  return `{u${Buffer.from(userId, 'utf8').toString('base64url')}}`;
+}
+
 /** Hash slots of a Redis Cluster. */
 const SLOTS = 16384;
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from 'rate-limiter-flexible';
 import { closeRedisClient, createRedisClient, RedisClient } from '../common/redis-client.js';
+import { userHashTag } from '../common/redis-keys.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Metrics } from '../observability/metrics.js';
@@ -12,7 +13,8 @@ export type RateLimitVerdict = { allowed: true } | { allowed: false; retryAfterS
 
 /**
  * Per-user request budgets shared by every instance (a counter per user and
- * minute in Redis, rate-limiter-flexible). A Redis that is down or does not
+ * minute in Redis, rate-limiter-flexible, `rate_limit:<bucket>:{u<user>}`
+ * with the user's hash tag, see userHashTag). A Redis that is down or does not
  * answer within the cache command timeout falls back to a per-instance
  * counter of the same budget, so limiting degrades instead of failing requests.
  */
@@ -78,7 +80,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   async consume(bucket: RateLimitBucket, userId: string, apiKeyId?: string): Promise<RateLimitVerdict> {
     let verdict: RateLimitVerdict = { allowed: true };
     if (apiKeyId !== undefined) verdict = await this.spend(this.keyLimiters.get(bucket), apiKeyId, 'api_key');
-    if (verdict.allowed) verdict = await this.spend(this.limiters.get(bucket), userId, 'user');
+    if (verdict.allowed) verdict = await this.spend(this.limiters.get(bucket), userHashTag(userId), 'user');
     if (!verdict.allowed) this.metrics.rateLimitRefused(bucket, verdict.spentBy);
     return verdict;
   }
@@ -89,7 +91,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
    * budget that cannot be reached stays spent until its minute ends.
    */
   async refund(bucket: RateLimitBucket, userId: string, apiKeyId?: string): Promise<void> {
-    const refunds = [this.limiters.get(bucket)?.reward(userId, 1)];
+    const refunds = [this.limiters.get(bucket)?.reward(userHashTag(userId), 1)];
     if (apiKeyId !== undefined) refunds.push(this.keyLimiters.get(bucket)?.reward(apiKeyId, 1));
     for (const refund of await Promise.allSettled(refunds)) {
       if (refund.status === 'rejected') this.logger.warn(`rate limit not refunded: ${(refund.reason as Error).message}`);

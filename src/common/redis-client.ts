@@ -70,8 +70,18 @@ export const CLUSTER_REDISCOVERED = 'rag:cluster-rediscovered';
 
 /** How long after a node's error the topology is read again (at most once per interval while errors go on). */
 const REDISCOVER_AFTER_MS = 1000;
-/** How often the topology is read again regardless (ioredis's default too): a client that never used the failed node learns of a failover. */
-const TOPOLOGY_REFRESH_MS = 5000;
+/** How often the topology is read again regardless (each reading opens a connection of its own for CLUSTER SLOTS). */
+const TOPOLOGY_REFRESH_MS = 30_000;
+/** How many of the masters seen lately are asked besides the configured nodes. */
+const SEEN_MASTERS_KEPT = 16;
+
+/**
+ * The cluster clients of this process that are open: when one finds the
+ * masters changed, the others read the topology too, so a client that never
+ * used the failed master (a cancel's publisher) learns of a failover as soon
+ * as any client does.
+ */
+const topologyWatchers = new Set<() => void>();
 
 /**
  * Every master a cluster client of this process has seen, by address: a
@@ -98,9 +108,11 @@ interface ClusterSlots {
  * the discovery nor costs connections it would not serve), and reconnect
  * with backoff; a command to a node that is away fails at once. node-redis
  * reads the topology again only on a MOVED reply, which a dead master never
- * sends: here a node's error reads it again (through another master), so a
- * failover's promoted replica takes over its slots, and CLUSTER_REDISCOVERED
- * tells the sharded subscribers to renew theirs.
+ * sends: here a node's error reads it again (through another master), as
+ * does another client of the process that found the masters changed, and a
+ * slow regular refresh; so a failover's promoted replica takes over its
+ * slots, and CLUSTER_REDISCOVERED tells the sharded subscribers to renew
+ * theirs.
  */
 function createClusterClient(nodes: Array<{ host: string; port: number }>, url: string, options: ClientOptions): RedisClient {
   const { username, password } = login(url);
@@ -108,9 +120,16 @@ function createClusterClient(nodes: Array<{ host: string; port: number }>, url: 
   // node-redis keeps this array and walks it at each discovery: the masters seen since are added to it.
   const rootNodes = nodes.map((node) => ({ socket: { host: node.host, port: node.port } }));
   const learn = () => {
-    for (const master of cluster.masters) seenMasters.set(`${master.host}:${master.port}`, { host: master.host, port: master.port });
+    for (const master of cluster.masters) {
+      const address = `${master.host}:${master.port}`;
+      // The most recently seen last; the oldest go first (addresses that left do not pile up).
+      seenMasters.delete(address);
+      seenMasters.set(address, { host: master.host, port: master.port });
+      if (seenMasters.size > SEEN_MASTERS_KEPT) seenMasters.delete(seenMasters.keys().next().value!);
+    }
   };
   const askSeenMasters = () => {
+    rootNodes.length = nodes.length;
     for (const [address, node] of seenMasters) {
       if (!rootNodes.some((root) => `${root.socket.host}:${root.socket.port}` === address)) rootNodes.push({ socket: { host: node.host, port: node.port } });
     }
@@ -156,6 +175,7 @@ function createClusterClient(nodes: Array<{ host: string; port: number }>, url: 
         if (closed) throw new Error('the Redis Cluster client was closed');
         learn();
         open = true;
+        topologyWatchers.add(readSoon);
         rediscoverIn(TOPOLOGY_REFRESH_MS);
         return cluster;
       } catch (error) {
@@ -186,8 +206,13 @@ function createClusterClient(nodes: Array<{ host: string; port: number }>, url: 
     await slots.rediscover({ options: { socket: { host: from.host, port: from.port } } });
     failing.clear();
     learn();
-    if (open && !closed && mastersNow() !== before) cluster.emit(CLUSTER_REDISCOVERED);
+    if (open && !closed && mastersNow() !== before) {
+      cluster.emit(CLUSTER_REDISCOVERED);
+      for (const watcher of topologyWatchers) if (watcher !== readSoon) watcher();
+    }
   };
+  /** Another client of the process found the masters changed. */
+  const readSoon = () => rediscoverIn(0);
   let dueAt = Infinity;
   let rediscovering = false;
   /** Reads the topology again in `ms`, or sooner when it is due sooner already; one read at a time. */
@@ -227,6 +252,7 @@ function createClusterClient(nodes: Array<{ host: string; port: number }>, url: 
   const stop = () => {
     closed = true;
     open = false;
+    topologyWatchers.delete(readSoon);
     clearTimeout(rediscovery);
     rediscovery = undefined;
     dueAt = Infinity;

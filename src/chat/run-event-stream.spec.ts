@@ -1,5 +1,5 @@
 import { trustedRunEvent } from './run-event.js';
-import { RunEventStream } from './run-event-stream.js';
+import { FlushRounds, RunEventStream } from './run-event-stream.js';
 
 const token = (id: number) => trustedRunEvent(id, 'token', { text: `t${id}` });
 const done = (id: number) => trustedRunEvent(id, 'done', { response: 'all', session_id: 's' });
@@ -102,5 +102,69 @@ describe('RunEventStream', () => {
     expect(batches).toEqual([]);
     expect(stopped).toBe(1);
     expect(stream.abandoned).toBe(true);
+  });
+});
+
+describe('FlushRounds', () => {
+  /** One turn of the event loop: what a read of the shared tail would come in. */
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('runs the flushes in slices of its budget, with a turn of the event loop between slices', async () => {
+    let clock = 0;
+    const rounds = new FlushRounds(2, () => clock);
+    const ran: number[] = [];
+    for (let i = 0; i < 7; i += 1) {
+      rounds.add(() => {
+        ran.push(i);
+        clock += 1; // each flush takes a millisecond of the clock
+      });
+    }
+    expect(ran).toEqual([]); // nothing in the caller's turn
+    await turn();
+    expect(ran).toEqual([0, 1]);
+    await turn();
+    expect(ran).toEqual([0, 1, 2, 3]);
+    await turn();
+    await turn();
+    expect(ran).toEqual([0, 1, 2, 3, 4, 5, 6]);
+  });
+
+  it('lets the followers not reached yet take an event that came between slices in the same write', async () => {
+    let clock = 0;
+    const rounds = new FlushRounds(1, () => clock);
+    const streams = Array.from({ length: 4 }, () => new RunEventStream());
+    const writes = streams.map(() => [] as number[][]);
+    streams.forEach(
+      (stream, i) =>
+        void stream.drainTo((batch) => {
+          writes[i].push(batch.map((event) => event.id));
+          clock += 1;
+          return undefined;
+        }, rounds),
+    );
+    for (const stream of streams) stream.push(token(1));
+    await turn(); // the first slice: stream 0 wrote event 1
+    for (const stream of streams) stream.push(token(2)); // the next event, read between slices
+    for (let i = 0; i < 6; i += 1) await turn();
+    expect(writes).toEqual([[[1], [2]], [[1, 2]], [[1, 2]], [[1, 2]]]);
+  });
+
+  it("ends the run's streams after the terminal event went to all of them, not each after its own write", async () => {
+    let clock = 0;
+    const rounds = new FlushRounds(1, () => clock);
+    const streams = Array.from({ length: 3 }, () => new RunEventStream());
+    const order: string[] = [];
+    const drained = streams.map((stream, i) =>
+      stream
+        .drainTo((batch) => {
+          order.push(`write ${i}: ${batch.map((event) => event.id).join(',')}`);
+          clock += 1; // a slice each
+          return undefined;
+        }, rounds)
+        .then(() => order.push(`end ${i}`)),
+    );
+    for (const stream of streams) stream.push(done(1));
+    await Promise.all(drained);
+    expect(order).toEqual(['write 0: 1', 'write 1: 1', 'write 2: 1', 'end 0', 'end 1', 'end 2']);
   });
 });

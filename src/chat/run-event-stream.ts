@@ -1,5 +1,55 @@
 import { isTerminal, type RunEvent } from './run-event.js';
 
+/** How long one slice of stream flushes may hold the event loop before the flushes left wait for the next turn. */
+const FLUSH_SLICE_MS = 2;
+
+/**
+ * The flushes of every drained stream of the process, run in turn, in
+ * slices of at most FLUSH_SLICE_MS with a turn of the event loop between
+ * them. With a thousand followers of one run, writing an event to all of
+ * them takes ten milliseconds of socket writes; done in one go, events that
+ * arrive meanwhile wait for the whole round before theirs starts. Between
+ * slices the tail's reads are taken in, so the followers not reached yet
+ * get the newer events in the same write, and a follower waits about one
+ * round of writes, not two.
+ */
+export class FlushRounds {
+  private queue: Array<() => void> = [];
+  private next = 0;
+  private scheduled = false;
+
+  constructor(
+    private readonly sliceMs = FLUSH_SLICE_MS,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  add(flush: () => void): void {
+    this.queue.push(flush);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.runSlice);
+  }
+
+  private readonly runSlice = (): void => {
+    const started = this.now();
+    try {
+      while (this.next < this.queue.length) {
+        this.queue[this.next++]();
+        if (this.now() - started >= this.sliceMs) break;
+      }
+    } finally {
+      // Flushes added while the slice ran (streams woken again) wait at the end of the queue: each stream gets its turn.
+      // (A flush that threw is not run again, and the others still get theirs.)
+      this.queue.splice(0, this.next);
+      this.next = 0;
+      if (this.queue.length > 0) setImmediate(this.runSlice);
+      else this.scheduled = false;
+    }
+  };
+}
+
+const flushRounds = new FlushRounds();
+
 /**
  * One client's view of a run, as an async iterable: the events after the
  * client's last, in order, ending after the terminal event (`done`, `error`,
@@ -59,14 +109,14 @@ export class RunEventStream implements AsyncIterable<RunEvent> {
 
   /**
    * Hands the events to `write` as they come, in batches: every event that
-   * arrived in the same turn of the event loop (a read of the shared tail
-   * delivers its events together) goes in one call, at once and without a
-   * promise per event, so one instance can carry many followers. While a
+   * arrived before the stream's turn to write (a read of the shared tail
+   * delivers its events together; see FlushRounds) goes in one call,
+   * without a promise per event, so one instance can carry many followers. While a
    * promise `write` returned is pending (the client's socket is full), the
    * events wait and go in the next call. Resolves after the terminal event
    * was handed over, or when the stream closes (the client left).
    */
-  drainTo(write: (batch: RunEvent[]) => Promise<void> | undefined): Promise<void> {
+  drainTo(write: (batch: RunEvent[]) => Promise<void> | undefined, rounds: FlushRounds = flushRounds): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let writing = false;
       let scheduled = false;
@@ -83,8 +133,10 @@ export class RunEventStream implements AsyncIterable<RunEvent> {
             const batch = terminal < 0 ? this.queue.splice(0) : this.queue.splice(0, terminal + 1);
             const pending = write(batch);
             if (terminal >= 0) {
+              // The end of the stream (and what its reader does then: closing the response) waits at the back of the
+              // queue, behind the terminal writes of the run's other followers.
               if (pending) void pending.then(finish, reject);
-              else finish();
+              else rounds.add(finish);
               return;
             }
             if (pending) {
@@ -104,7 +156,7 @@ export class RunEventStream implements AsyncIterable<RunEvent> {
       this.wake = () => {
         if (scheduled || writing) return;
         scheduled = true;
-        queueMicrotask(flush);
+        rounds.add(flush);
       };
       flush();
     });

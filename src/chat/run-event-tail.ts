@@ -147,7 +147,8 @@ class ShardTail {
     if (!run) return;
     for (const event of events) {
       run.cursor = Math.max(run.cursor, event.id);
-      for (const follower of [...run.followers]) {
+      // A Set's iteration takes deletions in its stride (a follower removed below is simply not visited again).
+      for (const follower of run.followers) {
         if (event.id <= follower.last) continue;
         follower.last = event.id;
         if (TERMINAL_EVENTS.has(event.event)) this.remove(runId, follower);

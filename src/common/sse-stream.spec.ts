@@ -1,5 +1,7 @@
 import { jest } from '@jest/globals';
 import { EventEmitter } from 'node:events';
+import http from 'node:http';
+import net from 'node:net';
 import type { Response } from 'express';
 import { serviceSseTransport, SseTransport, SseWriter } from './sse-stream.js';
 
@@ -11,6 +13,9 @@ class FakeResponse extends EventEmitter {
   headersSent = false;
   writableEnded = false;
   destroyed = false;
+  /** No connection of its own: the writer writes through the response. */
+  readonly socket = null;
+  readonly removed: string[] = [];
   /** What the next writes answer: false as a full socket does, until `drain`. */
   socketFull = false;
 
@@ -22,6 +27,10 @@ class FakeResponse extends EventEmitter {
   setHeader(name: string, value: string): this {
     this.headers.push([name, value]);
     return this;
+  }
+
+  removeHeader(name: string): void {
+    this.removed.push(name);
   }
 
   flushHeaders(): void {
@@ -82,6 +91,7 @@ describe('SseWriter', () => {
       ['Cache-Control', 'no-cache, no-transform'],
       ['Connection', 'close'],
       ['X-Accel-Buffering', 'no'],
+      ['Transfer-Encoding', 'chunked'],
     ]);
     expect(res.text).toBe(': stream open\n\n');
     expect(writer.opened).toBe(true);
@@ -90,7 +100,10 @@ describe('SseWriter', () => {
   it("sends a protocol's own headers and no opening comment when it names none", () => {
     const { res, writer } = writerOn({ headers: [['Content-Type', 'text/event-stream']], heartbeatComment: 'ping', heartbeatMs: 1000 });
     writer.open();
-    expect(res.headers).toEqual([['Content-Type', 'text/event-stream']]);
+    expect(res.headers).toEqual([
+      ['Content-Type', 'text/event-stream'],
+      ['Transfer-Encoding', 'chunked'],
+    ]);
     expect(res.text).toBe('');
   });
 
@@ -182,5 +195,110 @@ describe('SseWriter', () => {
     expect(await settled(held)).toBe(true);
     writer.end();
     expect(res.writableEnded).toBe(false); // a destroyed response is not ended again
+  });
+
+  describe('on a real connection', () => {
+    type Client = { socket: net.Socket; raw: () => string; closed: Promise<unknown> };
+
+    /** Serves one request with `handle`, sent as `request` (a request line and headers) by a client that reads the raw bytes. */
+    async function serve(handle: (res: Response) => void, request: string, read = true): Promise<Client & { stop: () => void }> {
+      // A plain Node response with the one Express method the writer calls.
+      const server = http.createServer((req, res) => handle(Object.assign(res, { req, status: (code: number) => ((res.statusCode = code), res) }) as unknown as Response));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const socket = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+      if (!read) socket.pause();
+      socket.write(`${request}\r\nHost: test\r\nConnection: close\r\n\r\n`);
+      let raw = '';
+      socket.setEncoding('latin1').on('data', (chunk: string) => (raw += chunk));
+      const closed = new Promise((resolve) => socket.on('close', resolve));
+      return { socket, raw: () => raw, closed, stop: () => server.close() };
+    }
+
+    /** The raw bytes of the exchange, once the connection closed. */
+    async function exchange(handle: (res: Response) => void, request = 'GET /stream HTTP/1.1'): Promise<{ head: string; body: string }> {
+      const client = await serve(handle, request);
+      try {
+        await client.closed;
+      } finally {
+        client.stop();
+      }
+      const [head, ...rest] = client.raw().split('\r\n\r\n');
+      return { head, body: Buffer.from(rest.join('\r\n\r\n'), 'latin1').toString('utf8') };
+    }
+
+    const token = 'id: 1\nevent: token\ndata: {"text":"héllo \u202e 你好"}\n\n';
+    const chunk = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+
+    it('frames each write as one chunk of its UTF-8 length, and ends the body with the last chunk', async () => {
+      const { head, body } = await exchange((res) => {
+        const writer = new SseWriter(res, serviceSseTransport(15000));
+        void writer.write(token);
+        void writer.write('id: 2\nevent: done\ndata: {}\n\n');
+        writer.end();
+      });
+      expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(head).toMatch(/\r\nTransfer-Encoding: chunked(\r\n|$)/i);
+      expect(head).not.toMatch(/content-length/i);
+      expect(body).toBe(chunk(': stream open\n\n') + chunk(token) + chunk('id: 2\nevent: done\ndata: {}\n\n') + '0\r\n\r\n');
+    });
+
+    it('hands each write to the connection at once, leaving it uncorked (a response write holds it corked until the next tick)', async () => {
+      let corkedAfterWrite = -1;
+      await exchange((res) => {
+        const writer = new SseWriter(res, serviceSseTransport(15000));
+        writer.open();
+        void writer.write('data: 1\n\n');
+        corkedAfterWrite = res.socket!.writableCorked;
+        writer.end();
+      });
+      expect(corkedAfterWrite).toBe(0);
+    });
+
+    it('sends an HTTP/1.0 client the events without chunks, ending with the connection', async () => {
+      const { head, body } = await exchange((res) => {
+        const writer = new SseWriter(res, serviceSseTransport(15000));
+        void writer.write(token);
+        writer.end();
+      }, 'GET /stream HTTP/1.0');
+      expect(head).not.toMatch(/transfer-encoding/i);
+      expect(body).toBe(': stream open\n\n' + token);
+    });
+
+    it('sends no body in answer to HEAD', async () => {
+      const { head, body } = await exchange((res) => {
+        const writer = new SseWriter(res, serviceSseTransport(15000));
+        void writer.write(token);
+        writer.end();
+      }, 'HEAD /stream HTTP/1.1');
+      expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(body).toBe('');
+    });
+
+    it('holds a write while the client reads nothing, and lets it go when the client reads again', async () => {
+      let held: Promise<void> | undefined;
+      const heldSeen = new Promise<void>((resolve) => {
+        void serve(
+          (res) => {
+            const writer = new SseWriter(res, serviceSseTransport(15000));
+            const block = `data: ${'x'.repeat(256 * 1024)}\n\n`;
+            // Written until the connection's buffers are full (the client does not read).
+            for (let i = 0; i < 1000 && held === undefined; i += 1) held = writer.writeOrWait(block);
+            resolve();
+            void held?.then(() => writer.end());
+          },
+          'GET /stream HTTP/1.1',
+          false,
+        ).then(async (client) => {
+          await heldSeen;
+          client.socket.resume();
+          await client.closed;
+          client.stop();
+        });
+      });
+      await heldSeen;
+      expect(held).toBeDefined();
+      expect(await settled(held!)).toBe(false);
+      await held; // the client reads again: the write goes on (the test times out otherwise)
+    });
   });
 });

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { Response } from 'express';
 
 /** The headers of every event stream: no caching or proxy buffering, and a socket that closes with the stream. */
@@ -38,12 +39,24 @@ export class SseWriter {
   private readonly left = new AbortController();
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly waiting = new Set<() => void>();
+  /**
+   * The stream's state, kept here once the headers went out: only end()
+   * ends an opened stream (the error filter leaves a response whose headers
+   * went out alone), nothing is written once the connection closed, and the
+   * writes of a thousand followers do not ask the response each time.
+   */
+  private headersSent = false;
+  private finished = false;
+  private connectionClosed = false;
+  /** The connection the chunks go to directly (see send()); null writes through the response. */
+  private socket: Socket | null = null;
 
   constructor(
     private readonly res: Response,
     private readonly transport: SseTransport,
   ) {
     res.on('close', () => {
+      this.connectionClosed = true;
       this.stopHeartbeat();
       this.release();
       this.left.abort();
@@ -56,7 +69,7 @@ export class SseWriter {
   }
 
   get opened(): boolean {
-    return this.res.headersSent;
+    return this.headersSent || this.res.headersSent;
   }
 
   get ended(): boolean {
@@ -65,11 +78,20 @@ export class SseWriter {
 
   /** Sends the status, the headers and the opening comment (once). */
   open(): void {
+    if (this.headersSent) return;
+    this.headersSent = true;
     if (this.res.headersSent) return;
     this.res.status(200);
     for (const [name, value] of this.transport.headers ?? SSE_HEADERS) this.res.setHeader(name, value);
+    // Chunked, as Node would choose for HTTP/1.1, but named, so send() can frame the chunks itself. HTTP/1.0 has no
+    // chunks: its body ends with the connection, written through the response.
+    const request = this.res.req as Response['req'] | undefined;
+    const chunked = request?.httpVersion !== '1.0';
+    if (chunked) this.res.setHeader('Transfer-Encoding', 'chunked');
     this.res.flushHeaders();
-    if (this.transport.openComment !== undefined) this.res.write(`: ${this.transport.openComment}\n\n`);
+    // Through the response: an answer to HEAD (no body at all), and one waiting behind another on its connection (no socket yet).
+    if (chunked && request?.method !== 'HEAD' && this.res.socket) this.socket = this.res.socket;
+    if (this.transport.openComment !== undefined) this.send(`: ${this.transport.openComment}\n\n`);
   }
 
   /** Starts the heartbeat comments (until the end). */
@@ -89,30 +111,48 @@ export class SseWriter {
 
   /** write(), but undefined rather than a promise when the socket takes it at once (no promise per write for many followers). */
   writeOrWait(text: string): Promise<void> | undefined {
-    if (this.ended || text === '') return undefined;
+    if ((this.headersSent ? this.finished || this.connectionClosed : this.ended) || text === '') return undefined;
     this.open();
     if (this.transport.heartbeatWhenIdle && this.heartbeat) this.heartbeat.refresh();
-    if (this.res.write(text)) return undefined;
+    if (this.send(text)) return undefined;
+    // The emitter that was written to says when it can take more.
+    const full = this.socket ?? this.res;
     return new Promise((resolve) => {
       const done = () => {
-        this.res.off('drain', done);
+        full.off('drain', done);
         this.waiting.delete(done);
         resolve();
       };
       this.waiting.add(done);
-      this.res.once('drain', done);
+      full.once('drain', done);
     });
   }
 
   /** Stops the heartbeat and ends the response (a no-op once ended). */
   end(): void {
+    this.finished = true;
     this.stopHeartbeat();
     this.release();
     if (!this.res.writableEnded && !this.res.destroyed) this.res.end();
   }
 
   private comment(): void {
-    if (!this.ended) this.res.write(`: ${this.transport.heartbeatComment}\n\n`);
+    if (!this.ended && !this.connectionClosed) this.send(`: ${this.transport.heartbeatComment}\n\n`);
+  }
+
+  /**
+   * Writes one chunk of the body: framed here and handed to the connection
+   * at once, in one write. Through the response, a write holds its
+   * connection corked until the next tick and sends the framing and the
+   * bytes as four buffers: an instance writing an event to a thousand
+   * followers sent nothing until it had written to all of them (the first
+   * follower waited as long as the last), with more CPU per write. The
+   * response still ends the body (its last chunk) and knows nothing it needs
+   * of these writes.
+   */
+  private send(text: string): boolean {
+    if (this.socket === null) return this.res.write(text);
+    return this.socket.write(`${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`);
   }
 
   private idleTimer(): NodeJS.Timeout {

@@ -23,7 +23,11 @@
  *    list in turn), from CLIENT_PROCESSES child processes, follow it on the
  *    second and have its first events. Then the tokens flow; each token's lag
  *    is its arrival at a follower minus its arrival at the turn's own client
- *    on the first instance (one clock: the machine's). Reports lag p50/p95/p99
+ *    on the first instance (one clock: the machine's). A first turn with
+ *    LIVE_WARMUP_FOLLOWERS followers warms the fresh instances up and is
+ *    printed as such, not as a result. Reports the `token`
+ *    events' lag p50/p95/p99 (the terminal event, which also ends every
+ *    follower's response, apart), the following instance's CPU per delivery,
  *    and the Redis commands per second while the tokens flowed.
  *
  *
@@ -33,9 +37,10 @@
  * the sums over its nodes; part 1 needs one Redis and is skipped.
  *
  *   npm run bench:followers     (FOLLOWERS=1000, TOKENS=200, TOKEN_INTERVAL_MS=10; STORM_FOLLOWERS=1000,
- *                                CLIENT_PROCESSES=4, STORMS=3, BASELINE_REJOINS=20; LIVE_FOLLOWERS=100,1000, LIVE_TOKENS=200;
+ *                                CLIENT_PROCESSES=4, STORMS=3, BASELINE_REJOINS=20; LIVE_FOLLOWERS=100,1000, LIVE_TOKENS=200, LIVE_WARMUP_FOLLOWERS=100;
  *                                PARTS=tail,storm,live; REDIS_CLUSTER_MASTERS=0;
- *                                SKIP_NEST_BUILD=true to use the dist/ already built)
+ *                                SKIP_NEST_BUILD=true to use the dist/ already built;
+ *                                PROFILE_DIR=<dir> writes the following instance's CPU profile there)
  */
 import 'reflect-metadata';
 import { fork } from 'node:child_process';
@@ -64,6 +69,8 @@ const STORMS = Number(process.env.STORMS ?? 3);
 const BASELINE_REJOINS = Number(process.env.BASELINE_REJOINS ?? 20);
 const LIVE_FOLLOWERS = (process.env.LIVE_FOLLOWERS ?? '100,1000').split(',').map(Number);
 const LIVE_TOKENS = Number(process.env.LIVE_TOKENS ?? 200);
+/** Followers of an unmeasured first turn: fresh instances run their first streamed tokens before the JIT compiled the paths (0: none). */
+const LIVE_WARMUP_FOLLOWERS = Number(process.env.LIVE_WARMUP_FOLLOWERS ?? 100);
 const PARTS = new Set((process.env.PARTS ?? 'tail,storm,live').split(',').map((part) => part.trim()));
 const REDIS_CLUSTER_MASTERS = Number(process.env.REDIS_CLUSTER_MASTERS ?? 0);
 
@@ -269,19 +276,33 @@ function arrivals(res: http.IncomingMessage, onFirst: () => void, onBlock?: (blo
  * measure of the machine's cores. Resolves `attached` at its first event, and
  * to every event's arrival time (at the socket's read) at the end.
  */
+const READ_BUFFER = Buffer.alloc(64 * 1024);
+
 function follow(base: string, token: string, runId: string, attached: () => void): Promise<Array<[number, number]>> {
   return new Promise((resolve) => {
     const url = new URL(`${base}/api/chat/runs/${runId}/stream`);
     const seen: Array<[number, number]> = [];
     let pending = '';
     let first = true;
-    const socket = net.connect(Number(url.port), url.hostname, () =>
-      socket.write(`GET ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n`),
+    // Reads into one buffer of the process's own (no allocation, no stream machinery per read): see `onread`.
+    const socket = net.connect(
+      {
+        port: Number(url.port),
+        host: url.hostname,
+        onread: {
+          buffer: READ_BUFFER,
+          callback: (size: number) => {
+            read(READ_BUFFER.toString('latin1', 0, size));
+            return true;
+          },
+        },
+      },
+      () => socket.write(`GET ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n`),
     );
-    socket.on('data', (chunk: Buffer) => {
+    const read = (chunk: string) => {
       const now = clock();
       // Only whole lines are read; the rest, from the last line break on, waits for the next chunk.
-      const text = pending + chunk.toString('latin1');
+      const text = pending + chunk;
       const lastLine = text.lastIndexOf('\n');
       pending = lastLine < 0 ? text : text.slice(lastLine);
       for (let at = text.indexOf('\nid: '); at >= 0 && at < lastLine; at = text.indexOf('\nid: ', at + 5)) {
@@ -291,7 +312,7 @@ function follow(base: string, token: string, runId: string, attached: () => void
           attached();
         }
       }
-    });
+    };
     const end = () => {
       if (first) attached();
       first = false;
@@ -492,24 +513,26 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
   const script = fileURLToPath(import.meta.url);
   try {
     instances.push(await startInstance(database.url, redis.url, JWT_SECRET, llm));
-    instances.push(
-      await startInstance(database.url, redis.url, JWT_SECRET, {
-        ...llm,
-        ...(process.env.PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR}` } : {}),
-      }),
-    );
+    const profile = process.env.PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE_DIR}`] : [];
+    instances.push(await startInstance(database.url, redis.url, JWT_SECRET, llm, true, profile));
     const [running, following] = instances.map((instance) => `http://127.0.0.1:${instance.port}`);
     const token = jwt.sign({ sub: 'bench-followers-live', role: 'user' }, JWT_SECRET, { algorithm: 'HS256', expiresIn: '1h' });
     console.log(
       `\nlive followers over HTTP: a streamed turn on instance 1 (${LIVE_TOKENS} tokens, one every ${TOKEN_INTERVAL_MS} ms, from a paced model), ` +
         `followed on instance 2 by clients in ${CLIENT_PROCESSES} processes; lag = arrival at a follower - arrival at the turn's own client; ${redis.name}`,
     );
-    for (const followers of LIVE_FOLLOWERS) {
+    const rounds = [
+      ...(LIVE_WARMUP_FOLLOWERS > 0 ? [{ followers: LIVE_WARMUP_FOLLOWERS, warmup: true }] : []),
+      ...LIVE_FOLLOWERS.map((followers) => ({ followers, warmup: false })),
+    ];
+    for (const { followers, warmup } of rounds) {
       const clients = Array.from({ length: CLIENT_PROCESSES }, () => fork(script, ['client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
       try {
         await Promise.all(clients.map((client) => new Promise((resolve) => client.once('message', resolve))));
         // The turn, read by its own client on instance 1: the reference arrival of every event.
         let runId = '';
+        // The ids of the turn's `token` events: the lag the goal is about. The terminal event, which also ends every follower's stream, is reported apart.
+        const tokenIds = new Set<number>();
         const reference = new Promise<Array<[number, number]>>((resolve, reject) => {
           const url = new URL(`${running}/api/chat/stream`);
           const req = http.request(
@@ -526,7 +549,11 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
                 arrivals(
                   res,
                   () => undefined,
-                  (block) => (runId ||= /"run_id":"([^"]+)"/.exec(block)?.[1] ?? ''),
+                  (block) => {
+                    runId ||= /"run_id":"([^"]+)"/.exec(block)?.[1] ?? '';
+                    const id = /^id: (\d+)$/m.exec(block);
+                    if (id && /^event: token$/m.test(block)) tokenIds.add(Number(id[1]));
+                  },
                 ),
               ),
           );
@@ -561,16 +588,24 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
         // The events sent after the release: the tokens the followers waited for live.
         const live = new Set([...own].filter(([, at]) => at >= releasedAt).map(([id]) => id));
         const lags: number[] = [];
+        const endLags: number[] = [];
         const lastId = Math.max(...own.keys());
         let complete = 0;
+        let deliveries = 0;
         for (const seen of perFollower) {
           if (seen.length && seen.at(-1)![0] === lastId) complete += 1;
-          for (const [id, at] of seen) if (live.has(id)) lags.push(at - own.get(id)!);
+          for (const [id, at] of seen) {
+            if (!live.has(id)) continue;
+            deliveries += 1;
+            if (tokenIds.has(id)) lags.push(at - own.get(id)!);
+            else if (id === lastId) endLags.push(at - own.get(id)!);
+          }
         }
-        const p = (q: number) => percentile(lags, q).toFixed(1).padStart(6);
+        const p = (values: number[], q: number) => percentile(values, q).toFixed(1).padStart(6);
         console.log(
-          `${String(followers).padStart(5)} followers: token lag p50 ${p(50)} ms   p95 ${p(95)} ms   p99 ${p(99)} ms   max ${lags.reduce((max, lag) => Math.max(max, lag), 0).toFixed(1)} ms   ` +
-            `(${lags.length} deliveries; ${complete}/${followers} complete)   instance 2 CPU ${((followingCpu / lags.length) * 1000).toFixed(1)} µs per delivery ` +
+          `${warmup ? '(warm-up, not a result) ' : ''}${String(followers).padStart(5)} followers: token lag p50 ${p(lags, 50)} ms   p95 ${p(lags, 95)} ms   p99 ${p(lags, 99)} ms   max ${lags.reduce((max, lag) => Math.max(max, lag), 0).toFixed(1)} ms   ` +
+            `(${lags.length} token deliveries; ${complete}/${followers} complete)   terminal event lag p50 ${p(endLags, 50)} ms   max ${endLags.reduce((max, lag) => Math.max(max, lag), 0).toFixed(1)} ms   ` +
+            `instance 2 CPU ${((followingCpu / deliveries) * 1000).toFixed(1)} µs per delivery ` +
             `(${((followingCpu / (seconds * 1000)) * 100).toFixed(0)}% of a core; the clients ${((clientCpu / (seconds * 1000)) * 100).toFixed(0)}%)   Redis ${(commands / seconds).toFixed(0)} commands/s while the tokens flowed`,
         );
       } finally {

@@ -92,10 +92,18 @@ export async function waitForInstance(instance: Instance, ready: () => Promise<b
  * and, unless `wait` is false, resolves once GET /health answers 200 `ok`
  * (database and cache up).
  */
-export async function startInstance(databaseUrl: string, redisUrl: string, jwtSecret: string, env: Record<string, string> = {}, wait = true): Promise<Instance> {
+export async function startInstance(
+  databaseUrl: string,
+  redisUrl: string,
+  jwtSecret: string,
+  env: Record<string, string> = {},
+  wait = true,
+  nodeArgs: string[] = [],
+): Promise<Instance> {
   const port = await freePort();
   const startedAt = performance.now();
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  // Node flags such as --cpu-prof go on the command line: NODE_OPTIONS refuses them.
+  const child = spawn(process.execPath, [...nodeArgs, 'dist/main.js'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,

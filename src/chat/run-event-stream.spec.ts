@@ -167,4 +167,23 @@ describe('FlushRounds', () => {
     await Promise.all(drained);
     expect(order).toEqual(['write 0: 1', 'write 1: 1', 'write 2: 1', 'end 0', 'end 1', 'end 2']);
   });
+
+  it("writes the run's terminal event in the turn it came, with what waited for its round (a shutdown in between would drop it)", async () => {
+    let clock = 0;
+    const rounds = new FlushRounds(1, () => clock);
+    const streams = Array.from({ length: 3 }, () => new RunEventStream());
+    const writes = streams.map(() => [] as number[][]);
+    streams.forEach(
+      (stream, i) =>
+        void stream.drainTo((batch) => {
+          writes[i].push(batch.map((event) => event.id));
+          clock += 1;
+          return undefined;
+        }, rounds),
+    );
+    for (const stream of streams) stream.push(token(1)); // waits for its round
+    for (const stream of streams) stream.push(done(2));
+    await Promise.resolve(); // queued microtasks only: no turn of the event loop
+    expect(writes).toEqual([[[1, 2]], [[1, 2]], [[1, 2]]]);
+  });
 });

@@ -61,7 +61,8 @@ export class RunEventStream implements AsyncIterable<RunEvent> {
   private readonly queue: RunEvent[] = [];
   private terminalQueued = false;
   private closed = false;
-  private wake: (() => void) | null = null;
+  /** Tells the reader there is more; `terminal` when the run's last event just came. */
+  private wake: ((terminal: boolean) => void) | null = null;
   private stopSource: () => void = () => undefined;
   private readonly onAbort = () => this.close();
 
@@ -88,7 +89,7 @@ export class RunEventStream implements AsyncIterable<RunEvent> {
       this.terminalQueued = true;
       this.stopSource();
     }
-    this.wake?.();
+    this.wake?.(this.terminalQueued);
   }
 
   /** The function that stops the source; called at once when the stream already ended. */
@@ -104,7 +105,7 @@ export class RunEventStream implements AsyncIterable<RunEvent> {
     this.queue.length = 0;
     this.signal?.removeEventListener('abort', this.onAbort);
     this.stopSource();
-    this.wake?.();
+    this.wake?.(false);
   }
 
   /**
@@ -153,8 +154,15 @@ export class RunEventStream implements AsyncIterable<RunEvent> {
           reject(error);
         }
       };
-      this.wake = () => {
-        if (scheduled || writing) return;
+      this.wake = (terminal) => {
+        if (writing) return;
+        // The run's last event goes out in this turn, not in its round: between the two, an instance shutting down
+        // would end the stream with `stopped following` and drop the terminal event that had already come.
+        if (terminal) {
+          queueMicrotask(flush);
+          return;
+        }
+        if (scheduled) return;
         scheduled = true;
         rounds.add(flush);
       };
@@ -171,7 +179,7 @@ export class RunEventStream implements AsyncIterable<RunEvent> {
           if (isTerminal(event)) return;
           continue;
         }
-        await new Promise<void>((resolve) => (this.wake = resolve));
+        await new Promise<void>((resolve) => (this.wake = () => resolve()));
         this.wake = null;
       }
     } finally {

@@ -300,5 +300,66 @@ describe('SseWriter', () => {
       expect(await settled(held!)).toBe(false);
       await held; // the client reads again: the write goes on (the test times out otherwise)
     });
+
+    it('writes nothing after the response was ended by someone else', async () => {
+      const { body } = await exchange((res) => {
+        const writer = new SseWriter(res, serviceSseTransport(15000));
+        void writer.write(token);
+        res.end();
+        void writer.write('data: after the end\n\n');
+      });
+      expect(body).toBe(chunk(': stream open\n\n') + chunk(token) + '0\r\n\r\n');
+    });
+
+    it('sends no chunks to a request older than HTTP/1.1', async () => {
+      const { head, body } = await exchange((res) => {
+        const writer = new SseWriter(res, serviceSseTransport(15000));
+        void writer.write(token);
+        writer.end();
+      }, 'GET /stream HTTP/0.9');
+      expect(head).not.toMatch(/transfer-encoding/i);
+      expect(body).toBe(': stream open\n\n' + token);
+    });
+
+    it('is not opened when its headers could not be set, so the error can still be answered', async () => {
+      let opened: boolean | undefined;
+      const { head } = await exchange((res) => {
+        const writer = new SseWriter(res, { headers: [['X-Run', 'a\nb']], heartbeatComment: 'ping', heartbeatMs: 60000 });
+        try {
+          writer.open();
+        } catch {
+          opened = writer.opened;
+          res.statusCode = 500;
+          res.end();
+        }
+      });
+      expect(opened).toBe(false);
+      expect(head).toMatch(/^HTTP\/1\.1 500 /);
+    });
+
+    it('knows a client that left before the writer was made: its signal is aborted and writes do not wait', async () => {
+      let aborted: boolean | undefined;
+      let wrote: Promise<void> | undefined;
+      let entered!: () => void;
+      const handling = new Promise<void>((resolve) => (entered = resolve));
+      let made!: () => void;
+      const writerMade = new Promise<void>((resolve) => (made = resolve));
+      const client = await serve((res) => {
+        entered();
+        // The writer comes after the client left (a turn being prepared meanwhile).
+        res.once('close', () => {
+          const writer = new SseWriter(res, serviceSseTransport(15000));
+          aborted = writer.signal.aborted;
+          wrote = writer.write(token);
+          made();
+        });
+      }, 'GET /stream HTTP/1.1');
+      await handling;
+      client.socket.destroy();
+      await writerMade;
+      client.stop();
+      expect(aborted).toBe(true);
+      expect(await settled(wrote!)).toBe(true);
+    });
   });
 });

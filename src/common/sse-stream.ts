@@ -39,12 +39,7 @@ export class SseWriter {
   private readonly left = new AbortController();
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly waiting = new Set<() => void>();
-  /**
-   * The stream's state, kept here once the headers went out: only end()
-   * ends an opened stream (the error filter leaves a response whose headers
-   * went out alone), nothing is written once the connection closed, and the
-   * writes of a thousand followers do not ask the response each time.
-   */
+  /** Whether the headers went out, whether end() was called, and whether the connection closed (nothing is written then). */
   private headersSent = false;
   private finished = false;
   private connectionClosed = false;
@@ -55,12 +50,15 @@ export class SseWriter {
     private readonly res: Response,
     private readonly transport: SseTransport,
   ) {
-    res.on('close', () => {
+    const closed = () => {
       this.connectionClosed = true;
       this.stopHeartbeat();
       this.release();
       this.left.abort();
-    });
+    };
+    // A client that left before the writer was made (while its turn was being prepared) closed the response already.
+    if (res.destroyed) closed();
+    else res.on('close', closed);
   }
 
   /** Aborted when the response closes (the client left, or the stream ended). */
@@ -79,16 +77,19 @@ export class SseWriter {
   /** Sends the status, the headers and the opening comment (once). */
   open(): void {
     if (this.headersSent) return;
-    this.headersSent = true;
-    if (this.res.headersSent) return;
+    if (this.res.headersSent) {
+      this.headersSent = true;
+      return;
+    }
     this.res.status(200);
     for (const [name, value] of this.transport.headers ?? SSE_HEADERS) this.res.setHeader(name, value);
     // Chunked, as Node would choose for HTTP/1.1, but named, so send() can frame the chunks itself. HTTP/1.0 has no
     // chunks: its body ends with the connection, written through the response.
     const request = this.res.req as Response['req'] | undefined;
-    const chunked = request?.httpVersion !== '1.0';
+    const chunked = request === undefined || request.httpVersionMajor > 1 || (request.httpVersionMajor === 1 && request.httpVersionMinor >= 1);
     if (chunked) this.res.setHeader('Transfer-Encoding', 'chunked');
     this.res.flushHeaders();
+    this.headersSent = true;
     // Through the response: an answer to HEAD (no body at all), and one waiting behind another on its connection (no socket yet).
     if (chunked && request?.method !== 'HEAD' && this.res.socket) this.socket = this.res.socket;
     if (this.transport.openComment !== undefined) this.send(`: ${this.transport.openComment}\n\n`);
@@ -111,7 +112,7 @@ export class SseWriter {
 
   /** write(), but undefined rather than a promise when the socket takes it at once (no promise per write for many followers). */
   writeOrWait(text: string): Promise<void> | undefined {
-    if ((this.headersSent ? this.finished || this.connectionClosed : this.ended) || text === '') return undefined;
+    if (this.finished || this.connectionClosed || this.res.writableEnded || text === '') return undefined;
     this.open();
     if (this.transport.heartbeatWhenIdle && this.heartbeat) this.heartbeat.refresh();
     if (this.send(text)) return undefined;

@@ -109,6 +109,21 @@ describe('FlushRounds', () => {
   /** One turn of the event loop: what a read of the shared tail would come in. */
   const turn = () => new Promise((resolve) => setImmediate(resolve));
 
+  /** `count` streams drained through `rounds`, each write taking a millisecond of `clock`; the ids of each stream's writes. */
+  function drainedStreams(count: number, rounds: FlushRounds, clock: { ms: number }): { streams: RunEventStream[]; writes: number[][][] } {
+    const streams = Array.from({ length: count }, () => new RunEventStream());
+    const writes = streams.map(() => [] as number[][]);
+    streams.forEach(
+      (stream, i) =>
+        void stream.drainTo((batch) => {
+          writes[i].push(batch.map((event) => event.id));
+          clock.ms += 1;
+          return undefined;
+        }, rounds),
+    );
+    return { streams, writes };
+  }
+
   it('runs the flushes in slices of its budget, with a turn of the event loop between slices', async () => {
     let clock = 0;
     const rounds = new FlushRounds(2, () => clock);
@@ -130,18 +145,8 @@ describe('FlushRounds', () => {
   });
 
   it('lets the followers not reached yet take an event that came between slices in the same write', async () => {
-    let clock = 0;
-    const rounds = new FlushRounds(1, () => clock);
-    const streams = Array.from({ length: 4 }, () => new RunEventStream());
-    const writes = streams.map(() => [] as number[][]);
-    streams.forEach(
-      (stream, i) =>
-        void stream.drainTo((batch) => {
-          writes[i].push(batch.map((event) => event.id));
-          clock += 1;
-          return undefined;
-        }, rounds),
-    );
+    const clock = { ms: 0 };
+    const { streams, writes } = drainedStreams(4, new FlushRounds(1, () => clock.ms), clock);
     for (const stream of streams) stream.push(token(1));
     await turn(); // the first slice: stream 0 wrote event 1
     for (const stream of streams) stream.push(token(2)); // the next event, read between slices
@@ -169,18 +174,8 @@ describe('FlushRounds', () => {
   });
 
   it("writes the run's terminal event in the turn it came, with what waited for its round (a shutdown in between would drop it)", async () => {
-    let clock = 0;
-    const rounds = new FlushRounds(1, () => clock);
-    const streams = Array.from({ length: 3 }, () => new RunEventStream());
-    const writes = streams.map(() => [] as number[][]);
-    streams.forEach(
-      (stream, i) =>
-        void stream.drainTo((batch) => {
-          writes[i].push(batch.map((event) => event.id));
-          clock += 1;
-          return undefined;
-        }, rounds),
-    );
+    const clock = { ms: 0 };
+    const { streams, writes } = drainedStreams(3, new FlushRounds(1, () => clock.ms), clock);
     for (const stream of streams) stream.push(token(1)); // waits for its round
     for (const stream of streams) stream.push(done(2));
     await Promise.resolve(); // queued microtasks only: no turn of the event loop

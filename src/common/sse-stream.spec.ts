@@ -228,6 +228,12 @@ describe('SseWriter', () => {
 
     const token = 'id: 1\nevent: token\ndata: {"text":"héllo \u202e 你好"}\n\n';
     const chunk = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+    /** A stream of one event, then its end. */
+    const oneEvent = (res: Response) => {
+      const writer = new SseWriter(res, serviceSseTransport(15000));
+      void writer.write(token);
+      writer.end();
+    };
 
     it('frames each write as one chunk of its UTF-8 length, and ends the body with the last chunk', async () => {
       const { head, body } = await exchange((res) => {
@@ -255,21 +261,13 @@ describe('SseWriter', () => {
     });
 
     it('sends an HTTP/1.0 client the events without chunks, ending with the connection', async () => {
-      const { head, body } = await exchange((res) => {
-        const writer = new SseWriter(res, serviceSseTransport(15000));
-        void writer.write(token);
-        writer.end();
-      }, 'GET /stream HTTP/1.0');
+      const { head, body } = await exchange(oneEvent, 'GET /stream HTTP/1.0');
       expect(head).not.toMatch(/transfer-encoding/i);
       expect(body).toBe(': stream open\n\n' + token);
     });
 
     it('sends no body in answer to HEAD', async () => {
-      const { head, body } = await exchange((res) => {
-        const writer = new SseWriter(res, serviceSseTransport(15000));
-        void writer.write(token);
-        writer.end();
-      }, 'HEAD /stream HTTP/1.1');
+      const { head, body } = await exchange(oneEvent, 'HEAD /stream HTTP/1.1');
       expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
       expect(body).toBe('');
     });
@@ -312,11 +310,7 @@ describe('SseWriter', () => {
     });
 
     it('sends no chunks to a request older than HTTP/1.1', async () => {
-      const { head, body } = await exchange((res) => {
-        const writer = new SseWriter(res, serviceSseTransport(15000));
-        void writer.write(token);
-        writer.end();
-      }, 'GET /stream HTTP/0.9');
+      const { head, body } = await exchange(oneEvent, 'GET /stream HTTP/0.9');
       expect(head).not.toMatch(/transfer-encoding/i);
       expect(body).toBe(': stream open\n\n' + token);
     });

@@ -39,10 +39,6 @@ export class SseWriter {
   private readonly left = new AbortController();
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly waiting = new Set<() => void>();
-  /** Whether the headers went out, whether end() was called, and whether the connection closed (nothing is written then). */
-  private headersSent = false;
-  private finished = false;
-  private connectionClosed = false;
   /** The connection the chunks go to directly (see send()); null writes through the response. */
   private socket: Socket | null = null;
 
@@ -51,7 +47,6 @@ export class SseWriter {
     private readonly transport: SseTransport,
   ) {
     const closed = () => {
-      this.connectionClosed = true;
       this.stopHeartbeat();
       this.release();
       this.left.abort();
@@ -67,7 +62,7 @@ export class SseWriter {
   }
 
   get opened(): boolean {
-    return this.headersSent || this.res.headersSent;
+    return this.res.headersSent;
   }
 
   get ended(): boolean {
@@ -76,11 +71,7 @@ export class SseWriter {
 
   /** Sends the status, the headers and the opening comment (once). */
   open(): void {
-    if (this.headersSent) return;
-    if (this.res.headersSent) {
-      this.headersSent = true;
-      return;
-    }
+    if (this.res.headersSent) return;
     this.res.status(200);
     for (const [name, value] of this.transport.headers ?? SSE_HEADERS) this.res.setHeader(name, value);
     // Chunked, as Node would choose for HTTP/1.1, but named, so send() can frame the chunks itself. HTTP/1.0 has no
@@ -89,7 +80,6 @@ export class SseWriter {
     const chunked = request === undefined || request.httpVersionMajor > 1 || (request.httpVersionMajor === 1 && request.httpVersionMinor >= 1);
     if (chunked) this.res.setHeader('Transfer-Encoding', 'chunked');
     this.res.flushHeaders();
-    this.headersSent = true;
     // Through the response: an answer to HEAD (no body at all), and one waiting behind another on its connection (no socket yet).
     if (chunked && request?.method !== 'HEAD' && this.res.socket) this.socket = this.res.socket;
     if (this.transport.openComment !== undefined) this.send(`: ${this.transport.openComment}\n\n`);
@@ -112,7 +102,7 @@ export class SseWriter {
 
   /** write(), but undefined rather than a promise when the socket takes it at once (no promise per write for many followers). */
   writeOrWait(text: string): Promise<void> | undefined {
-    if (this.finished || this.connectionClosed || this.res.writableEnded || text === '') return undefined;
+    if (this.ended || this.res.destroyed || text === '') return undefined;
     this.open();
     if (this.transport.heartbeatWhenIdle && this.heartbeat) this.heartbeat.refresh();
     if (this.send(text)) return undefined;
@@ -131,14 +121,13 @@ export class SseWriter {
 
   /** Stops the heartbeat and ends the response (a no-op once ended). */
   end(): void {
-    this.finished = true;
     this.stopHeartbeat();
     this.release();
     if (!this.res.writableEnded && !this.res.destroyed) this.res.end();
   }
 
   private comment(): void {
-    if (!this.ended && !this.connectionClosed) this.send(`: ${this.transport.heartbeatComment}\n\n`);
+    if (!this.ended && !this.res.destroyed) this.send(`: ${this.transport.heartbeatComment}\n\n`);
   }
 
   /**

@@ -92,14 +92,26 @@ describe('Redis Sentinel: two instances follow the master through a failover', (
       .set(adminAuth)
       .attach('file', Buffer.from('# Lantern\n\nThe Quokka-7 lantern runs 41 hours.\n'), 'quokka-7.md');
     expect(upload.status).toBe(201);
-    // The cache, the rate limits and the ingest queue are on the master too.
-    await request(b.baseUrl).get(`/api/sessions/${streamed.events[0].data.session_id}/messages`).set(bearer(user)).expect(200);
-    await request(b.baseUrl).get(`/api/sessions/${streamed.events[0].data.session_id}/messages`).set(bearer(user)).expect(200);
-    const keys = JSON.stringify(await redisCommand(redis.master.port, ['KEYS', '*']));
+    // The cache, the rate limits and the ingest queue are on the master too. A cache write that outlasts
+    // CACHE_COMMAND_TIMEOUT_MS (a loaded machine) is given up, so the transcript is read until it is cached.
+    let keys = '';
+    await waitUntil(
+      async () => {
+        await request(b.baseUrl).get(`/api/sessions/${streamed.events[0].data.session_id}/messages`).set(bearer(user)).expect(200);
+        keys = JSON.stringify(await redisCommand(redis.master.port, ['KEYS', '*']));
+        return keys.includes('chat_messages:');
+      },
+      'the transcript to be cached on the master',
+      30_000,
+      50,
+    );
     expect(keys).toMatch(/rate_limit:chat:/);
     expect(keys).toMatch(/chat_messages:/);
     expect(keys).toMatch(/rag:ingest-/);
-    for (const service of [a, b]) expect(service.messages(40).filter((line) => !line.startsWith('JWT_SECRET'))).toEqual([]);
+    // Nothing went wrong finding the master. A command or connection that outlasted its timeout on a loaded
+    // machine is degraded around (the cache serves from PostgreSQL, the queue waits), not a Sentinel fault.
+    const loadTimeout = /took longer than \d+ ms|connect ETIMEDOUT/;
+    for (const service of [a, b]) expect(service.messages(40).filter((line) => !line.startsWith('JWT_SECRET') && !loadTimeout.test(line))).toEqual([]);
   });
 
   it('loses no acknowledged message when the master is killed mid-run: followers get a complete prefix, new turns and rejoins work after the failover, the job completes', async () => {
@@ -131,7 +143,9 @@ describe('Redis Sentinel: two instances follow the master through a failover', (
     expect(ids).toEqual(ids.map((_, i) => i + 1));
     if (followed.event === 'error') expect(['events_incomplete', 'run_lost']).toContain(followed.data.code);
 
-    await waitUntil(async () => (await redis.masterPort()) === redis.replica.port, 'the sentinels to promote the replica', 60_000, 50);
+    await waitUntil(async () => (await redis.masterPort()) === redis.replica.port, 'the sentinels to promote the replica', 60_000, 50).catch((error: Error) => {
+      throw new Error(`${error.message}\n${redis.logs()}`);
+    });
     expect(await redis.masterPort()).not.toBe(oldMaster);
 
     // Recovered: a streamed turn on one instance is rejoined whole on the other, both ways.

@@ -39,7 +39,8 @@ export class OwnRedisSentinels {
               `dir ${this.dir}`,
               `sentinel monitor ${SENTINEL_MASTER} 127.0.0.1 ${this.master.port} 2`,
               `sentinel down-after-milliseconds ${SENTINEL_MASTER} 1000`,
-              `sentinel failover-timeout ${SENTINEL_MASTER} 10000`,
+              // A failover attempt that fails (a split vote, a sentinel in TILT on a loaded machine) is tried again after twice this.
+              `sentinel failover-timeout ${SENTINEL_MASTER} 5000`,
               `sentinel parallel-syncs ${SENTINEL_MASTER} 1`,
               '',
             ].join('\n'),
@@ -81,6 +82,12 @@ export class OwnRedisSentinels {
   async masterPort(): Promise<number> {
     const reply = await redisCommand(this.sentinels[0].port, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_MASTER]);
     return Array.isArray(reply) ? Number(reply[1]) : 0;
+  }
+
+  /** The sentinels' and the replica's last log lines, for a failover that did not happen. */
+  logs(): string {
+    const nodes = [...this.sentinels.map((sentinel, i): [string, RedisNodeProcess] => [`sentinel ${i}`, sentinel]), ['replica', this.replica] as const];
+    return nodes.map(([name, node]) => `--- ${name} ---\n${node.output.slice(-3000)}`).join('\n');
   }
 
   async destroy(): Promise<void> {

@@ -1,4 +1,5 @@
 import { ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import { createClient } from '@keyv/redis';
 import { exitOf, ExitStatus, freePort, spawnTiedToParent, waitUntil } from './service-process.js';
 
@@ -8,6 +9,8 @@ export class RedisNodeProcess {
   private child?: ChildProcess;
   private exited?: Promise<ExitStatus>;
   output = '';
+  /** Keeps a killed node's port taken: see kill9. */
+  private portHolder?: net.Server;
 
   constructor(
     private readonly args: (port: number) => string[],
@@ -20,6 +23,7 @@ export class RedisNodeProcess {
 
   /** Starts the node on a free port, or (`restart`) on the port it had: a cluster node's config names its port. */
   async start({ restart = false }: { restart?: boolean } = {}): Promise<this> {
+    await this.releasePort();
     if (!restart || this.port === 0) this.port = await freePort();
     this.child = spawnTiedToParent(this.command, this.args(this.port), { stdio: ['ignore', 'pipe', 'pipe'] });
     this.exited = exitOf(this.child);
@@ -30,16 +34,32 @@ export class RedisNodeProcess {
     return this;
   }
 
+  /**
+   * SIGKILL. The port stays taken until the node starts again or stops: every
+   * connection to it is reset, as to a dead node. Otherwise a server another
+   * test starts meanwhile could be given the port and answer PING for the
+   * dead node, and the sentinels would never fail over.
+   */
   async kill9(): Promise<void> {
     if (!this.running) return;
     this.child!.kill('SIGKILL');
     await this.exited;
+    const holder = net.createServer((socket) => socket.resetAndDestroy());
+    await new Promise<void>((resolve) => holder.once('error', () => resolve()).listen(this.port, '127.0.0.1', () => resolve()));
+    if (holder.listening) this.portHolder = holder;
   }
 
   async stop(): Promise<void> {
+    await this.releasePort();
     if (!this.running) return;
     this.child!.kill('SIGTERM');
     await this.exited;
+  }
+
+  private async releasePort(): Promise<void> {
+    const holder = this.portHolder;
+    this.portHolder = undefined;
+    if (holder) await new Promise((resolve) => holder.close(resolve));
   }
 }
 

@@ -275,7 +275,10 @@ describeWithChromium('web client: knowledge collections, the collection picker a
       // After a reload the session comes back with its choice, and its next turn still searches default only.
       await page.reload();
       await page.locator('article[data-role="ai"][data-status="complete"]').first().waitFor();
-      expect(await page.getByTestId('collection-summary').innerText()).toBe('default');
+      await page
+        .getByTestId('collection-summary')
+        .filter({ hasText: /^default$/ })
+        .waitFor();
       await page.getByRole('button', { name: /^Searching:/ }).click();
       expect(await page.getByRole('checkbox', { name: /^default/ }).isChecked()).toBe(true);
       expect(await page.getByRole('checkbox', { name: new RegExp(name) }).isChecked()).toBe(false);
@@ -334,9 +337,23 @@ describeWithChromium('web client: knowledge collections, the collection picker a
     const errors = pageErrors(page);
     try {
       await page.goto(`${app.base}/#session=${sessionId}`);
+      // While the list of collections loads, the saved choice is counted, not called unavailable.
+      // Every request for it is held (the page before the reload may still ask); one the reload cancelled cannot go on.
+      const heldLists: Array<() => void> = [];
+      const releaseList = () => heldLists.splice(0).forEach((release) => release());
+      await page.route('**/api/knowledge/collections?*', async (route) => {
+        await new Promise<void>((release) => heldLists.push(release));
+        await route.continue().catch(() => undefined);
+      });
       await page.reload();
       await page.locator('article[data-role="ai"][data-status="complete"]').first().waitFor();
-      expect(await page.getByTestId('collection-summary').innerText()).toBe('default');
+      // The session's saved choice arrives by a request of its own: until it does, the summary says All.
+      const summary = page.getByTestId('collection-summary');
+      await summary.filter({ hasNotText: 'all collections you can read' }).waitFor();
+      expect(await summary.innerText()).toBe('1 collection');
+      releaseList();
+      await page.unroute('**/api/knowledge/collections?*');
+      await summary.filter({ hasText: /^default$/ }).waitFor();
       // The save of "All" is held at the network until the question is known to wait for it.
       let releaseSave!: () => void;
       const saveHeld = new Promise<void>((held) =>

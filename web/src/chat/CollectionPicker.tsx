@@ -4,9 +4,10 @@ import type { CollectionInfo } from '../knowledge/collections';
 /** Most collections one turn may name (the service's limit). */
 const MAX_CHOSEN = 50;
 
-/** What a turn searches in words: every readable collection, or the names of those chosen. */
+/** What a turn searches in words: every readable collection, or the names of those chosen (their count while the list loads). */
 function summary(value: string[] | null, collections: CollectionInfo[] | null): string {
   if (value === null) return 'all collections you can read';
+  if (collections === null) return value.length === 1 ? '1 collection' : `${value.length} collections`;
   const names = value.map((id) => collections?.find((c) => c.id === id)?.name ?? 'an unavailable collection');
   return names.length <= 2 ? names.join(' and ') : `${names.slice(0, 2).join(', ')} and ${names.length - 2} more`;
 }

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { ChatService } from '../src/chat/chat.service.js';
@@ -76,5 +77,27 @@ describe('active_run through the cached session list', () => {
     expect((await list(other, user))[0].active_run?.run_id).toBe(third.runId);
     await t.app.get(RunRegistry).finish(third.runId, 'error', 'ended by the test');
     expect((await list(other, user))[0].active_run).toBeNull();
+  });
+
+  it("takes a session whose stale run another instance's reaper gives up between the turn's claim and its own release", async () => {
+    const user = uniqueUser('active-reaped');
+    const session = randomUUID();
+    const stale = await t.app.get(ChatService).prepare(user, 'left behind', session);
+    await t.dataSource.query(`UPDATE chat_runs SET heartbeat_at = now() - INTERVAL '1 hour' WHERE id = $1`, [stale.runId]);
+    // The turn on `other` finds the slot taken; before it gives the run up itself, the reaper on `t` does.
+    const registry = other.app.get(RunRegistry);
+    const releaseStale = registry.releaseStale.bind(registry);
+    const spy = jest.spyOn(registry, 'releaseStale').mockImplementationOnce(async (sessionId) => {
+      expect(await t.app.get(RunRegistry).releaseAllStale()).toContain(stale.runId);
+      return releaseStale(sessionId);
+    });
+    try {
+      const next = await other.app.get(ChatService).prepare(user, 'after the reaper', session);
+      expect(spy).toHaveBeenCalledTimes(1);
+      expect((await list(t, user))[0].active_run?.run_id).toBe(next.runId);
+      await other.app.get(RunRegistry).finish(next.runId, 'error', 'ended by the test');
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

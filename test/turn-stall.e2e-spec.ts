@@ -59,7 +59,8 @@ describe('Turns during a PostgreSQL stall', () => {
 
   /** A session with one stored turn, so the next turn is a turn on an existing session. */
   async function sessionWithOneTurn(user: string): Promise<string> {
-    const first = await request(a.app.getHttpServer()).post('/api/chat').set(a.auth(user)).send({ message: 'Hello there' }).expect(200);
+    const first = await request(a.app.getHttpServer()).post('/api/chat').set(a.auth(user)).send({ message: 'Hello there' });
+    expect({ status: first.status, body: first.status === 200 ? 'a turn' : first.body }).toEqual({ status: 200, body: 'a turn' });
     return first.body.session_id as string;
   }
 

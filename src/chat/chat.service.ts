@@ -110,9 +110,11 @@ export class ChatService {
         if (!(error instanceof RunSlotTakenError)) throw error;
         // A run of this instance that failed without its end recorded, or a run whose instance died (its heartbeat is
         // stale), stops blocking its session.
-        if (!(await this.pendingEnds.settle(id)) && !(await this.runs.releaseStale(id))) {
-          throw new RunInProgressError(id, await this.runs.runningIn(id).catch(() => null));
-        }
+        if ((await this.pendingEnds.settle(id)) || (await this.runs.releaseStale(id))) continue;
+        // Nothing was released here, but the run may have ended meanwhile (given up by another instance's reaper, say):
+        // the slot is tried again then.
+        const running = await this.runs.runningIn(id).catch(() => undefined);
+        if (running !== null) throw new RunInProgressError(id, running ?? null);
       }
     }
     throw new RunInProgressError(id, await this.runs.runningIn(id).catch(() => null));

@@ -28,7 +28,10 @@
  *    printed as such, not as a result. Reports the `token`
  *    events' lag p50/p95/p99 (the terminal event, which also ends every
  *    follower's response, apart), the following instance's CPU per delivery,
- *    and the Redis commands per second while the tokens flowed.
+ *    and the Redis commands per second while the tokens flowed; then where
+ *    late tokens come from: the tokens late for most of their followers at
+ *    once, the following instance's event-loop delay and GC time over the
+ *    flow (its /metrics), and the machine's CPU busy and steal (/proc/stat).
  *
  *
  * With REDIS_CLUSTER_MASTERS=n (3, say), parts 2 and 3 run against a Redis
@@ -239,6 +242,24 @@ function cpuMs(pid: number | undefined): number {
   } catch {
     return NaN;
   }
+}
+
+/** The machine's CPU ticks since boot (/proc/stat's `cpu` line): busy, idle, and steal (taken by the hypervisor for other guests). */
+function machineCpu(): { busy: number; idle: number; steal: number } {
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  return { busy: user + nice + system + irq + softirq, idle: idle + iowait, steal };
+}
+
+/**
+ * An instance's event-loop delay since its last scrape (prom-client's
+ * monitorEventLoopDelay, which each scrape resets) and its GC pause time so
+ * far, from its /metrics.
+ */
+async function loopAndGc(base: string): Promise<{ lagMaxMs: number; lagP99Ms: number; gcMs: number }> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const seconds = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
+  const gc = [...text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+  return { lagMaxMs: seconds('nodejs_eventloop_lag_max_seconds') * 1000, lagP99Ms: seconds('nodejs_eventloop_lag_p99_seconds') * 1000, gcMs: gc * 1000 };
 }
 
 /** The machine's clock in ms, with sub-millisecond steps: the same in every process. */
@@ -572,6 +593,8 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
         });
         await Promise.all(results.map((result) => result.attached));
         await redis.resetStats();
+        const loopBefore = await loopAndGc(following);
+        const machineBefore = machineCpu();
         const flowing = performance.now();
         const cpuBefore = cpuMs(instances[1].child.pid);
         const clientsCpu = () => clients.reduce((sum, client) => sum + cpuMs(client.pid), 0);
@@ -582,12 +605,15 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
         const seconds = (performance.now() - flowing) / 1000;
         const followingCpu = cpuMs(instances[1].child.pid) - cpuBefore;
         const clientCpu = clientsCpu() - clientsBefore;
+        const machineAfter = machineCpu();
+        const loopAfter = await loopAndGc(following);
         const stats = await redis.commandStats();
         const commands = [...stats.matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
         const perFollower = (await Promise.all(results.map((result) => result.done))).flat();
         // The events sent after the release: the tokens the followers waited for live.
         const live = new Set([...own].filter(([, at]) => at >= releasedAt).map(([id]) => id));
         const lags: number[] = [];
+        const lagsByToken = new Map<number, number[]>();
         const endLags: number[] = [];
         const lastId = Math.max(...own.keys());
         let complete = 0;
@@ -597,8 +623,11 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
           for (const [id, at] of seen) {
             if (!live.has(id)) continue;
             deliveries += 1;
-            if (tokenIds.has(id)) lags.push(at - own.get(id)!);
-            else if (id === lastId) endLags.push(at - own.get(id)!);
+            if (tokenIds.has(id)) {
+              lags.push(at - own.get(id)!);
+              if (!lagsByToken.has(id)) lagsByToken.set(id, []);
+              lagsByToken.get(id)!.push(at - own.get(id)!);
+            } else if (id === lastId) endLags.push(at - own.get(id)!);
           }
         }
         const p = (values: number[], q: number) => percentile(values, q).toFixed(1).padStart(6);
@@ -607,6 +636,18 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
             `(${lags.length} token deliveries; ${complete}/${followers} complete)   terminal event lag p50 ${p(endLags, 50)} ms   max ${endLags.reduce((max, lag) => Math.max(max, lag), 0).toFixed(1)} ms   ` +
             `instance 2 CPU ${((followingCpu / deliveries) * 1000).toFixed(1)} µs per delivery ` +
             `(${((followingCpu / (seconds * 1000)) * 100).toFixed(0)}% of a core; the clients ${((clientCpu / (seconds * 1000)) * 100).toFixed(0)}%)   Redis ${(commands / seconds).toFixed(0)} commands/s while the tokens flowed`,
+        );
+        // Where late tokens come from: a token late for most of its followers was held up on a path they share
+        // (instance 2's loop, Redis, instance 1); one late for a few, in their client process.
+        const tokenMedians = [...lagsByToken].map(([id, values]) => [id, percentile(values, 50)] as const);
+        const late = tokenMedians.filter(([, median]) => median > 40);
+        const ticks = (key: 'busy' | 'idle' | 'steal') => machineAfter[key] - machineBefore[key];
+        const allTicks = ticks('busy') + ticks('idle') + ticks('steal');
+        console.log(
+          `      tokens with a median lag over 40 ms: ${late.length} of ${tokenMedians.length}` +
+            `${late.length ? ` (${late.map(([id, median]) => `#${id} ${median.toFixed(0)} ms`).join(', ')})` : ''}; ` +
+            `instance 2 event-loop delay max ${loopAfter.lagMaxMs.toFixed(1)} ms, p99 ${loopAfter.lagP99Ms.toFixed(1)} ms, GC ${(loopAfter.gcMs - loopBefore.gcMs).toFixed(0)} ms; ` +
+            `machine CPU busy ${((ticks('busy') / allTicks) * 100).toFixed(0)}%, steal ${((ticks('steal') / allTicks) * 100).toFixed(1)}%`,
         );
       } finally {
         for (const client of clients) client.disconnect();

@@ -31,7 +31,8 @@
  *    and the Redis commands per second while the tokens flowed; then where
  *    late tokens come from: the tokens late for most of their followers at
  *    once, the following instance's event-loop delay and GC time over the
- *    flow (its /metrics), and the machine's CPU busy and steal (/proc/stat).
+ *    flow and the running instance's event-loop delay (their /metrics), and
+ *    the machine's CPU busy and steal (/proc/stat).
  *
  *
  * With REDIS_CLUSTER_MASTERS=n (3, say), parts 2 and 3 run against a Redis
@@ -594,6 +595,7 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
         await Promise.all(results.map((result) => result.attached));
         await redis.resetStats();
         const loopBefore = await loopAndGc(following);
+        await loopAndGc(running);
         const machineBefore = machineCpu();
         const flowing = performance.now();
         const cpuBefore = cpuMs(instances[1].child.pid);
@@ -607,6 +609,7 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
         const clientCpu = clientsCpu() - clientsBefore;
         const machineAfter = machineCpu();
         const loopAfter = await loopAndGc(following);
+        const runningLoop = await loopAndGc(running);
         const stats = await redis.commandStats();
         const commands = [...stats.matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
         const perFollower = (await Promise.all(results.map((result) => result.done))).flat();
@@ -647,6 +650,7 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
           `      tokens with a median lag over 40 ms: ${late.length} of ${tokenMedians.length}` +
             `${late.length ? ` (${late.map(([id, median]) => `#${id} ${median.toFixed(0)} ms`).join(', ')})` : ''}; ` +
             `instance 2 event-loop delay max ${loopAfter.lagMaxMs.toFixed(1)} ms, p99 ${loopAfter.lagP99Ms.toFixed(1)} ms, GC ${(loopAfter.gcMs - loopBefore.gcMs).toFixed(0)} ms; ` +
+            `instance 1 (the run's) event-loop delay max ${runningLoop.lagMaxMs.toFixed(1)} ms; ` +
             `machine CPU busy ${((ticks('busy') / allTicks) * 100).toFixed(0)}%, steal ${((ticks('steal') / allTicks) * 100).toFixed(1)}%`,
         );
       } finally {

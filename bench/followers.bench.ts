@@ -42,7 +42,7 @@
  *
  *   npm run bench:followers     (FOLLOWERS=1000, TOKENS=200, TOKEN_INTERVAL_MS=10; STORM_FOLLOWERS=1000,
  *                                CLIENT_PROCESSES=4, STORMS=3, BASELINE_REJOINS=20; LIVE_FOLLOWERS=100,1000, LIVE_TOKENS=200, LIVE_WARMUP_FOLLOWERS=100;
- *                                PARTS=tail,storm,live; REDIS_CLUSTER_MASTERS=0;
+ *                                PARTS=tail,storm,live; REDIS_CLUSTER_MASTERS=0; PROBE_REDIS=1 times each token's arrival in Redis;
  *                                SKIP_NEST_BUILD=true to use the dist/ already built;
  *                                PROFILE_DIR=<dir> writes the following instance's CPU profile there)
  */
@@ -77,6 +77,8 @@ const LIVE_TOKENS = Number(process.env.LIVE_TOKENS ?? 200);
 const LIVE_WARMUP_FOLLOWERS = Number(process.env.LIVE_WARMUP_FOLLOWERS ?? 100);
 const PARTS = new Set((process.env.PARTS ?? 'tail,storm,live').split(',').map((part) => part.trim()));
 const REDIS_CLUSTER_MASTERS = Number(process.env.REDIS_CLUSTER_MASTERS ?? 0);
+/** PROBE_REDIS=1 (one redis-server): the bench reads the live run's stream as well, timing each token's arrival in Redis (adds its reads to Redis's counts). */
+const PROBE_REDIS = process.env.PROBE_REDIS === '1' && REDIS_CLUSTER_MASTERS === 0;
 
 /** The Redis the instances run on: one redis-server, or a cluster; its command counters summed over its nodes. */
 interface RedisTarget {
@@ -261,6 +263,38 @@ async function loopAndGc(base: string): Promise<{ lagMaxMs: number; lagP99Ms: nu
   const seconds = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
   const gc = [...text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
   return { lagMaxMs: seconds('nodejs_eventloop_lag_max_seconds') * 1000, lagP99Ms: seconds('nodejs_eventloop_lag_p99_seconds') * 1000, gcMs: gc * 1000 };
+}
+
+/** Reads a run's event stream as it grows (XREAD BLOCK, as a tail does): when each event id arrived in Redis, on the machine's clock. */
+async function probeStream(url: string, key: string): Promise<{ arrivals: Map<number, number>; stop: () => Promise<void> }> {
+  const client = createClient({ url });
+  client.on('error', () => undefined);
+  await client.connect();
+  const arrivals = new Map<number, number>();
+  let stopped = false;
+  let last = '0-0';
+  const loop = (async () => {
+    while (!stopped) {
+      const reply = (await client.sendCommand(['XREAD', 'COUNT', '1000', 'BLOCK', '200', 'STREAMS', key, last]).catch(() => null)) as Array<
+        [string, Array<[string, unknown]>]
+      > | null;
+      const now = clock();
+      for (const [, entries] of reply ?? []) {
+        for (const [id] of entries) {
+          arrivals.set(Number(id.split('-')[0]), now);
+          last = id;
+        }
+      }
+    }
+  })();
+  return {
+    arrivals,
+    stop: async () => {
+      stopped = true;
+      await loop;
+      client.destroy();
+    },
+  };
 }
 
 /** The machine's clock in ms, with sub-millisecond steps: the same in every process. */
@@ -593,6 +627,7 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
           return { attached, done };
         });
         await Promise.all(results.map((result) => result.attached));
+        const probe = PROBE_REDIS ? await probeStream(redis.url, runEventsKey(runId)) : null;
         await redis.resetStats();
         const loopBefore = await loopAndGc(following);
         await loopAndGc(running);
@@ -604,6 +639,7 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
         const releasedAt = clock();
         model.release();
         const own = new Map(await reference);
+        await probe?.stop();
         const seconds = (performance.now() - flowing) / 1000;
         const followingCpu = cpuMs(instances[1].child.pid) - cpuBefore;
         const clientCpu = clientsCpu() - clientsBefore;
@@ -653,6 +689,15 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
             `instance 1 (the run's) event-loop delay max ${runningLoop.lagMaxMs.toFixed(1)} ms; ` +
             `machine CPU busy ${((ticks('busy') / allTicks) * 100).toFixed(0)}%, steal ${((ticks('steal') / allTicks) * 100).toFixed(1)}%`,
         );
+        if (probe) {
+          // In Redis after the turn's own client had it (the running instance writes its client first, then Redis).
+          const inRedis = (id: number) => (probe.arrivals.get(id) ?? NaN) - own.get(id)!;
+          const redisLags = tokenMedians.map(([id]) => inRedis(id)).filter(Number.isFinite);
+          console.log(
+            `      in Redis (the bench's own XREAD) after the turn's client: p50 ${p(redisLags, 50)} ms, p99 ${p(redisLags, 99)} ms; ` +
+              `late tokens: ${late.map(([id, median]) => `#${id} Redis +${inRedis(id).toFixed(0)} ms, followers +${median.toFixed(0)} ms`).join('; ') || 'none'}`,
+          );
+        }
       } finally {
         for (const client of clients) client.disconnect();
       }

@@ -629,6 +629,7 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
         await Promise.all(results.map((result) => result.attached));
         const probe = PROBE_REDIS ? await probeStream(redis.url, runEventsKey(runId)) : null;
         await redis.resetStats();
+        // Scraped now so that the loop delays read after the flow are the flow's (a scrape resets them).
         const loopBefore = await loopAndGc(following);
         await loopAndGc(running);
         const machineBefore = machineCpu();
@@ -651,7 +652,6 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
         const perFollower = (await Promise.all(results.map((result) => result.done))).flat();
         // The events sent after the release: the tokens the followers waited for live.
         const live = new Set([...own].filter(([, at]) => at >= releasedAt).map(([id]) => id));
-        const lags: number[] = [];
         const lagsByToken = new Map<number, number[]>();
         const endLags: number[] = [];
         const lastId = Math.max(...own.keys());
@@ -662,13 +662,14 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
           for (const [id, at] of seen) {
             if (!live.has(id)) continue;
             deliveries += 1;
+            const lag = at - own.get(id)!;
             if (tokenIds.has(id)) {
-              lags.push(at - own.get(id)!);
               if (!lagsByToken.has(id)) lagsByToken.set(id, []);
-              lagsByToken.get(id)!.push(at - own.get(id)!);
-            } else if (id === lastId) endLags.push(at - own.get(id)!);
+              lagsByToken.get(id)!.push(lag);
+            } else if (id === lastId) endLags.push(lag);
           }
         }
+        const lags = [...lagsByToken.values()].flat();
         const p = (values: number[], q: number) => percentile(values, q).toFixed(1).padStart(6);
         console.log(
           `${warmup ? '(warm-up, not a result) ' : ''}${String(followers).padStart(5)} followers: token lag p50 ${p(lags, 50)} ms   p95 ${p(lags, 95)} ms   p99 ${p(lags, 99)} ms   max ${lags.reduce((max, lag) => Math.max(max, lag), 0).toFixed(1)} ms   ` +

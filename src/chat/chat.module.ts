@@ -12,6 +12,7 @@ import { RunCancellation } from './run-cancellation.service.js';
 import { RunControl } from './run-control.service.js';
 import { RunEventsService } from './run-events.service.js';
 import { RunReaper } from './run-reaper.service.js';
+import { RunSlots } from './run-slots.service.js';
 import { RunRegistry } from './run-registry.service.js';
 import { RunRepository } from './run.repository.js';
 import { SessionSettingsController } from './session-settings.controller.js';
@@ -27,6 +28,7 @@ import { TurnScopes } from './turn-scopes.service.js';
     ChatService,
     RunRepository,
     RunRegistry,
+    RunSlots,
     RunEventsService,
     RunCancellation,
     RunControl,

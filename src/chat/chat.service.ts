@@ -1,7 +1,4 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { BaseMessage, HumanMessage } from '@langchain/core/messages';
 import { Command, INTERRUPT } from '@langchain/langgraph';
 import { AGENT_NAME, AgentFactory, AgentGraph, MAX_TOOL_ROUNDS } from '../agent/agent.factory.js';
@@ -11,24 +8,21 @@ import { CodedError } from '../common/coded-error.js';
 import { withTimeout } from '../common/with-timeout.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { CommitOutcomeUnknownError, transactionKnowingCommit } from '../database/commit-outcome.js';
 import { toLangChainMessages } from '../session/langchain-messages.js';
 import { SessionReads } from '../session/session-reads.service.js';
-import { titleFrom } from '../session/session-title.js';
-import { SessionWrites } from '../session/session-writes.service.js';
 import { SessionNotFoundError } from '../session/session.errors.js';
 import { Metrics, TurnMeter } from '../observability/metrics.js';
 import { traceAgentTurn } from '../observability/spans.js';
 import { currentTraceId } from '../observability/trace-context.js';
 import { normalizePendingHitl } from '../trace/trace.normalizer.js';
-import { RunInProgressError, RunNotRunningError, TurnFailedError } from './chat.errors.js';
+import { RunNotRunningError, TurnFailedError } from './chat.errors.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
 import { Emit, GraphEventTranslator, GraphStreamChunk } from './graph-events.js';
-import { PendingRunEnds } from './pending-run-ends.js';
 import { RunCancelledSignal } from './run-cancellation.service.js';
 import { RunControl, WatchedRun } from './run-control.service.js';
 import { RunEventsService } from './run-events.service.js';
-import { RunRegistry, RunSlotTakenError } from './run-registry.service.js';
+import { RunRegistry } from './run-registry.service.js';
+import { RunSlots } from './run-slots.service.js';
 import { TurnCommits } from './turn-commits.service.js';
 import { afterKeepFailed, decideFailure, FailureVerdict, failureMessage, statelessFailure, toldAfterCancel, toldAfterFailure } from './turn-failure.js';
 import {
@@ -58,7 +52,7 @@ interface TurnProgress {
 }
 
 /**
- * Chat turns: claim the session's run slot, give the agent a bounded view of
+ * Chat turns: claim the session's run slot (RunSlots), give the agent a bounded view of
  * the conversation, run the LangGraph graph (its chunks become the run's
  * events, GraphEventTranslator), commit the human and AI messages with the
  * trace in one transaction (TurnCommits), decide what a failed turn tells
@@ -69,55 +63,28 @@ interface TurnProgress {
 export class ChatService {
   private readonly logger = new Logger(ChatService.name);
   private readonly inFlight = new Set<Promise<unknown>>();
-  private readonly pendingEnds: PendingRunEnds;
 
   constructor(
     private readonly storage: SessionReads,
-    private readonly sessionWrites: SessionWrites,
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly agents: AgentFactory,
     private readonly checkpointer: CheckpointerProvider,
     private readonly runs: RunRegistry,
+    private readonly slots: RunSlots,
     private readonly events: RunEventsService,
     private readonly summaries: ConversationSummaryService,
     private readonly control: RunControl,
     private readonly commits: TurnCommits,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: Metrics,
-  ) {
-    this.pendingEnds = new PendingRunEnds(runs, config.chat.runStaleAfterMs);
-  }
+  ) {}
 
   /**
-   * Opens the session (creating it for a first turn, so it exists for its
-   * owner only from now on) and claims its run slot; throws
+   * Opens the session and claims its run slot (RunSlots.claim); throws
    * SessionNotFoundError (another user's or deleted session) or RunInProgressError.
    * `runId` names the run when the caller announced it already.
    */
-  async prepare(userId: string, message: string, sessionId?: string, runId: string = randomUUID()): Promise<PreparedTurn> {
-    const id = sessionId ?? randomUUID();
-    for (let attempt = 0; attempt < 2; attempt += 1) {
-      try {
-        // The session and its run slot commit together: a session a first turn creates exists with its run.
-        await transactionKnowingCommit(this.dataSource, async (manager) => {
-          await this.sessionWrites.open(manager, userId, id, titleFrom(message));
-          await this.runs.claim(manager, runId, id, userId, message);
-        });
-        return { runId, sessionId: id, userId, message };
-      } catch (error) {
-        // The claim may have landed with nobody to run it: it is ended, so that it does not hold the session.
-        if (error instanceof CommitOutcomeUnknownError) this.pendingEnds.record(id, { runId, status: 'error', error: 'its claim was not confirmed' });
-        if (!(error instanceof RunSlotTakenError)) throw error;
-        // A run of this instance that failed without its end recorded, or a run whose instance died (its heartbeat is
-        // stale), stops blocking its session.
-        if ((await this.pendingEnds.settle(id)) || (await this.runs.releaseStale(id))) continue;
-        // Nothing was released here, but the run may have ended meanwhile (given up by another instance's reaper, say):
-        // the slot is tried again then.
-        const running = await this.runs.runningIn(id).catch(() => undefined);
-        if (running !== null) throw new RunInProgressError(id, running ?? null);
-      }
-    }
-    throw new RunInProgressError(id, await this.runs.runningIn(id).catch(() => null));
+  prepare(userId: string, message: string, sessionId?: string, runId?: string): Promise<PreparedTurn> {
+    return this.slots.claim(userId, message, sessionId, runId);
   }
 
   /** Runs a prepared turn to the end and answers it whole (POST /api/chat). */
@@ -339,7 +306,7 @@ export class ChatService {
     }
     if (decision.kind === 'landed') return 'landed';
     if (decision.kind !== 'told') throw new Error('unreachable: a failure decided twice to keep the message');
-    if (decision.endLater) this.pendingEnds.record(sessionId, { runId, ...decision.endLater });
+    if (decision.endLater) this.slots.endLater(sessionId, { runId, ...decision.endLater });
     return { code: decision.code, reason: decision.reason, saved: decision.saved };
   }
 
@@ -368,7 +335,7 @@ export class ChatService {
       } else {
         this.logger.warn({ err: error, run_id: runId }, 'a cancelled turn could not be kept');
         saved = error instanceof SessionNotFoundError || error instanceof RunNotRunningError ? false : null;
-        if (saved === null) this.pendingEnds.record(sessionId, { runId, status: 'cancelled', error: 'cancelled by the user' });
+        if (saved === null) this.slots.endLater(sessionId, { runId, status: 'cancelled', error: 'cancelled by the user' });
       }
     }
     const failure = new TurnFailedError('cancelled', `The turn was cancelled. ${toldAfterCancel(saved, partial !== '')}`, saved);

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import pRetry from 'p-retry';
 import type { RunRegistry, RunStatus } from './run-registry.service.js';
 
-interface PendingEnd {
+export interface PendingEnd {
   runId: string;
   status: Exclude<RunStatus, 'running'>;
   error?: string;

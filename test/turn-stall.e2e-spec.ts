@@ -42,7 +42,7 @@ describe('Turns during a PostgreSQL stall', () => {
       WEATHER_GEOCODING_URL: weather.url,
       // The stall outlasts a run's staleness: a heartbeat sent during it must not make the failed run look alive after it.
       RUN_HEARTBEAT_MS: '500',
-      RUN_STALE_AFTER_MS: '2000',
+      RUN_STALE_AFTER_MS: '3000',
     };
     a = await createTestApp(env);
     b = await createTestApp(env);

@@ -124,6 +124,10 @@ describe('Tracing exported over OTLP/HTTP by the built service', () => {
     expect([...postgres, ...redis].every(underServer)).toBe(true);
     // The turn's own statements; its events written to Redis a batch (one MULTI) per span, not a span per event.
     expect(postgres.some((span) => String(span.attributes['db.query.text']).startsWith('INSERT'))).toBe(true);
+    // Transaction control is not recorded (the statements between are); a turn runs several transactions.
+    expect(postgres.filter((span) => /^(START|BEGIN|COMMIT|SET|SAVEPOINT|RELEASE)\b/i.test(String(span.attributes['db.query.text']))).map((span) => span.name)).toEqual([]);
+    // Express names the route (above) and makes no spans of its own.
+    expect(spans.filter((span) => span.scope.includes('express')).map((span) => span.name)).toEqual([]);
     const batches = named('run_events write');
     expect(batches.length).toBeGreaterThan(0);
     expect(batches.every(underServer)).toBe(true);

@@ -4,7 +4,9 @@ import { InMemorySpanExporter, ReadableSpan, SimpleSpanProcessor, SpanProcessor,
 import { CONTENT_MAX_CHARS, boundedContent, setContentCapture } from './content-capture.js';
 import { traceFieldAttributes, traceModelCall, traceRetrieval, traceToolCall } from './spans.js';
 import { currentTraceId } from './trace-context.js';
-import { untracedRequest } from './tracing-sdk.js';
+import { TransactionControlUnrecorded, untracedRequest } from './tracing-sdk.js';
+import { AlwaysOffSampler, AlwaysOnSampler, SamplingDecision } from '@opentelemetry/sdk-trace';
+import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
 import { tracingRequested } from './tracing-switch.js';
 
 describe('tracingRequested: tracing is off unless an endpoint or an exporter is named', () => {
@@ -39,6 +41,35 @@ describe('untracedRequest: probes and scrapes are not traced', () => {
     [undefined, false],
   ])('%s → %s', (url, untraced) => {
     expect(untracedRequest(url)).toBe(untraced);
+  });
+});
+
+describe('TransactionControlUnrecorded: transaction control statements are not recorded, the rest as the configured sampler says', () => {
+  const decide = (sampler: TransactionControlUnrecorded, name: string) => sampler.shouldSample(ROOT_CONTEXT, 'a'.repeat(32), name, SpanKind.CLIENT, {}, []).decision;
+  const on = new TransactionControlUnrecorded(new AlwaysOnSampler());
+  it.each([
+    'pg.query:START rag_chat',
+    'pg.query:BEGIN rag_chat',
+    'pg.query:COMMIT rag_chat',
+    'pg.query:SET rag_chat',
+    'pg.query:SAVEPOINT rag_chat',
+    'pg.query:RELEASE rag_chat',
+    'pg.query:COMMIT',
+  ])('%s: not recorded', (name) => {
+    expect(decide(on, name)).toBe(SamplingDecision.NOT_RECORD);
+  });
+  it.each([
+    'pg.query:ROLLBACK rag_chat',
+    'pg.query:SELECT rag_chat',
+    'pg.query:WITH rag_chat',
+    'pg.query:SETTINGS rag_chat',
+    'pg.query:STARTS',
+    'POST /api/chat',
+    'checkpoint put',
+    'SET',
+  ])('%s: as the configured sampler says', (name) => {
+    expect(decide(on, name)).toBe(SamplingDecision.RECORD_AND_SAMPLED);
+    expect(decide(new TransactionControlUnrecorded(new AlwaysOffSampler()), name)).toBe(SamplingDecision.NOT_RECORD);
   });
 });
 

@@ -1,4 +1,4 @@
-import { Attributes, AttributeValue, context, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { Attributes, AttributeValue, context, Context, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
 import { BaseMessage, isAIMessage, isToolMessage } from '@langchain/core/messages';
 import { boundedContent, capturesContent } from './content-capture.js';
@@ -376,7 +376,7 @@ export function traceEventBatch<T>(events: number, work: () => Promise<T>): Prom
     'run_events write',
     SpanKind.INTERNAL,
     () => ({ 'rag.run_events.count': events }),
-    () => context.with(suppressTracing(context.active()), work),
+    () => context.with(untracedWithin(), work),
   );
 }
 
@@ -392,6 +392,16 @@ export function traceCheckpoint<T>(operation: string, work: () => Promise<T>): P
     `checkpoint ${operation}`,
     SpanKind.CLIENT,
     () => ({ 'db.system.name': 'postgresql', 'db.operation.name': operation }),
-    () => context.with(suppressTracing(context.active()), work),
+    () => context.with(untracedWithin(), work),
   );
+}
+
+/**
+ * The context for work whose calls are not traced one by one: tracing
+ * suppressed, and no active span, so that the pg and Redis instrumentations
+ * (`requireParentSpan`) pass the calls straight through rather than building
+ * spans that would not record.
+ */
+function untracedWithin(): Context {
+  return trace.deleteSpan(suppressTracing(context.active()));
 }

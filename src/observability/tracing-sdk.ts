@@ -11,6 +11,7 @@ import { createSamplerFromEnv } from '@opentelemetry/sdk-node/build/src/create-f
 import { AlwaysOnSampler, ParentBasedSampler, Sampler, SamplingDecision, SamplingResult, SpanProcessor } from '@opentelemetry/sdk-trace';
 import type { Attributes, Context, Link, SpanKind } from '@opentelemetry/api';
 import type { IncomingMessage } from 'node:http';
+import { WorkerExportSpanProcessor } from './worker-export-span-processor.js';
 
 /** The service's name in traces when OTEL_SERVICE_NAME does not say otherwise (as in its log lines). */
 export const DEFAULT_SERVICE_NAME = 'agentic-rag-chat';
@@ -59,11 +60,13 @@ const TRANSACTION_CONTROL = /^pg\.query:(BEGIN|START|COMMIT|END|SET|SAVEPOINT|RE
  * measured cost in CPU per turn (docs/benchmarks.md). Their time stays inside
  * their parent's span.
  */
+const NOT_RECORDED: SamplingResult = Object.freeze({ decision: SamplingDecision.NOT_RECORD });
+
 export class TransactionControlUnrecorded implements Sampler {
   constructor(private readonly delegate: Sampler) {}
 
   shouldSample(context: Context, traceId: string, spanName: string, spanKind: SpanKind, attributes: Attributes, links: Link[]): SamplingResult {
-    if (TRANSACTION_CONTROL.test(spanName)) return { decision: SamplingDecision.NOT_RECORD };
+    if (spanName.startsWith('pg.query:') && TRANSACTION_CONTROL.test(spanName)) return NOT_RECORDED;
     return this.delegate.shouldSample(context, traceId, spanName, spanKind, attributes, links);
   }
 
@@ -78,7 +81,7 @@ export function tracingSampler(): Sampler {
 }
 
 export interface TracingOptions {
-  /** Where spans go; unset: what the OTEL_* variables say (OTLP, batched). */
+  /** Where spans go; unset: what the OTEL_* variables say (OTLP, batched), exported from a worker thread (WorkerExportSpanProcessor). */
   spanProcessors?: SpanProcessor[];
   instrumentations?: Instrumentation[];
   env?: NodeJS.ProcessEnv;
@@ -87,7 +90,7 @@ export interface TracingOptions {
 /**
  * Starts the OpenTelemetry SDK for traces only: the exporter, protocol,
  * endpoint, headers, sampler (tracingSampler) and batching come from the standard OTEL_*
- * variables; no metrics or logs are exported (NodeSDK would otherwise set up
+ * variables, and spans are encoded and sent from a worker thread; no metrics or logs are exported (NodeSDK would otherwise set up
  * both, to the same endpoint). Returns the SDK, to flush it on shutdown.
  */
 export function startTracing(options: TracingOptions = {}): NodeSDK {
@@ -95,7 +98,7 @@ export function startTracing(options: TracingOptions = {}): NodeSDK {
   const sdk = new NodeSDK({
     ...(env.OTEL_SERVICE_NAME?.trim() ? {} : { serviceName: DEFAULT_SERVICE_NAME }),
     instrumentations: options.instrumentations ?? instrumentations(),
-    ...(options.spanProcessors ? { spanProcessors: options.spanProcessors } : {}),
+    spanProcessors: options.spanProcessors ?? [WorkerExportSpanProcessor.start()],
     sampler: tracingSampler(),
     metricReaders: [],
     logRecordProcessors: [],

@@ -1,6 +1,7 @@
 import type { NodeSDK } from '@opentelemetry/sdk-node';
 import { InMemorySpanExporter, ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { hrTimeToMilliseconds } from '@opentelemetry/core';
 import { ChatService } from '../src/chat/chat.service.js';
 import { startTracing } from '../src/observability/tracing-sdk.js';
 import { EndedSpans } from './support/ended-spans.js';
@@ -83,7 +84,23 @@ describe('OpenTelemetry spans of a streamed knowledge turn (in-memory exporter)'
         'gen_ai.agent.name': 'agent',
         'gen_ai.conversation.id': metadata.session_id,
         'rag.run.id': metadata.run_id,
+        'rag.checkpoint.operations': expect.any(Number),
+        'rag.checkpoint.duration_ms': expect.any(Number),
+        'rag.run_events.batches': expect.any(Number),
+        'rag.run_events.count': expect.any(Number),
+        'rag.run_events.duration_ms': expect.any(Number),
       });
+      // The checkpointer's operations and the event batches of the turn are tallied on its span, not a span each:
+      // a step's checkpoint (put, put_writes) for each of the graph's steps, the answer's events in batches.
+      expect(turn.attributes['rag.checkpoint.operations']).toBeGreaterThanOrEqual(6);
+      expect(turn.attributes['rag.checkpoint.duration_ms']).toBeGreaterThan(0);
+      expect(turn.attributes['rag.run_events.batches']).toBeGreaterThan(0);
+      expect(turn.attributes['rag.run_events.count']).toBeGreaterThanOrEqual(Number(turn.attributes['rag.run_events.batches']));
+      // (The answer's last events, written once the turn's work is done, are a span each.)
+      expect(named('checkpoint put')).toEqual([]);
+      expect(named('checkpoint put_writes')).toEqual([]);
+      const afterTurn = (span: ReadableSpan) => hrTimeToMilliseconds(span.startTime) >= hrTimeToMilliseconds(turn.endTime);
+      expect(named('run_events write').filter((span) => !afterTurn(span))).toEqual([]);
 
       // The offline model: a call that asks for the tool, and the answer.
       const chats = named('chat local');

@@ -1,4 +1,4 @@
-import { Attributes, AttributeValue, context, Context, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { Attributes, AttributeValue, context, Context, createContextKey, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
 import { BaseMessage, isAIMessage, isToolMessage } from '@langchain/core/messages';
 import { boundedContent, capturesContent } from './content-capture.js';
@@ -121,9 +121,67 @@ export interface AgentTurn {
   runId: string;
 }
 
-/** A turn of the agent: `invoke_agent {agent}`; every span of the turn nests under it. */
+/** Attribute names of a turn's tally (TurnTally) on its `invoke_agent` span. */
+export const ATTR_CHECKPOINT_OPERATIONS = 'rag.checkpoint.operations';
+export const ATTR_CHECKPOINT_DURATION_MS = 'rag.checkpoint.duration_ms';
+export const ATTR_RUN_EVENTS_BATCHES = 'rag.run_events.batches';
+export const ATTR_RUN_EVENTS_COUNT = 'rag.run_events.count';
+export const ATTR_RUN_EVENTS_DURATION_MS = 'rag.run_events.duration_ms';
+
+/**
+ * What a turn does many times over and is not traced one by one while the
+ * turn runs: the LangGraph checkpointer's operations (a `put` and
+ * `put_writes` per graph step) and the batches of the run's events written
+ * to Redis. Each was a span of its own, a fifth of a turn's spans and a
+ * measured share of tracing's cost per turn (docs/benchmarks.md); they are
+ * counted and timed here instead and put on the turn's `invoke_agent` span.
+ */
+class TurnTally {
+  /** Until the turn's work settles; what comes after (its last events, say) is a span of its own again. */
+  open = true;
+  checkpointOperations = 0;
+  checkpointMs = 0;
+  eventBatches = 0;
+  events = 0;
+  eventMs = 0;
+
+  checkpoint(ms: number): void {
+    this.checkpointOperations += 1;
+    this.checkpointMs += ms;
+  }
+
+  eventBatch(events: number, ms: number): void {
+    this.eventBatches += 1;
+    this.events += events;
+    this.eventMs += ms;
+  }
+
+  attributes(): Attributes {
+    return {
+      [ATTR_CHECKPOINT_OPERATIONS]: this.checkpointOperations,
+      [ATTR_CHECKPOINT_DURATION_MS]: Math.round(this.checkpointMs * 1000) / 1000,
+      [ATTR_RUN_EVENTS_BATCHES]: this.eventBatches,
+      [ATTR_RUN_EVENTS_COUNT]: this.events,
+      [ATTR_RUN_EVENTS_DURATION_MS]: Math.round(this.eventMs * 1000) / 1000,
+    };
+  }
+}
+
+const TURN_TALLY = createContextKey('agentic-rag-chat turn tally');
+
+/** A turn of the agent: `invoke_agent {agent}`; every span of the turn nests under it, and its tally (TurnTally) is added when it ends. */
 export function traceAgentTurn<T>(turn: AgentTurn, work: () => Promise<T>): Promise<T> {
-  return inSpan(`${GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT} ${turn.agentName}`, SpanKind.INTERNAL, () => agentTurnAttributes(turn), work);
+  const tally = new TurnTally();
+  return inSpan(
+    `${GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT} ${turn.agentName}`,
+    SpanKind.INTERNAL,
+    () => agentTurnAttributes(turn),
+    () =>
+      context.with(context.active().setValue(TURN_TALLY, tally), work).finally(() => {
+        tally.open = false;
+      }),
+    () => tally.attributes(),
+  );
 }
 
 function agentTurnAttributes(turn: AgentTurn): Attributes {
@@ -366,28 +424,35 @@ export function traceEmbeddings<T>(call: EmbeddingCall, work: () => Promise<T>):
 }
 
 /**
- * A batch of a run's events written to Redis in one MULTI: one span
- * (`run_events write`, with the number of events) instead of the Redis
- * instrumentation's span per command, as a streamed answer writes an event
- * per token.
+ * A batch of a run's events written to Redis in one MULTI. While a turn
+ * runs, counted and timed in its tally (TurnTally); elsewhere one span
+ * (`run_events write`, with the number of events). Never the Redis
+ * instrumentation's span per command: a streamed answer writes an event per
+ * token.
  */
 export function traceEventBatch<T>(events: number, work: () => Promise<T>): Promise<T> {
+  const active = context.active();
+  const tally = openTally(active);
+  if (tally) return tallied(untracedWithin(active), work, (ms) => tally.eventBatch(events, ms));
   return inSpan(
     'run_events write',
     SpanKind.INTERNAL,
-    () => ({ 'rag.run_events.count': events }),
+    () => ({ [ATTR_RUN_EVENTS_COUNT]: events }),
     () => context.with(untracedWithin(), work),
   );
 }
 
 /**
- * A checkpointer operation (`checkpoint put`, `checkpoint put_writes`,
- * `checkpoint get`, `checkpoint delete`) as one span, its SQL statements not
- * traced one by one: each LangGraph step writes its checkpoint in several
- * statements and transactions (most of a turn's statements), which would
- * otherwise be half of every trace and of tracing's cost.
+ * A checkpointer operation (`put`, `put_writes`, `get`, `delete`), its SQL
+ * statements not traced one by one: each LangGraph step writes its
+ * checkpoint in several statements and transactions, which would otherwise
+ * be half of every trace. While a turn runs, counted and timed in its tally
+ * (TurnTally); elsewhere one span (`checkpoint {operation}`).
  */
 export function traceCheckpoint<T>(operation: string, work: () => Promise<T>): Promise<T> {
+  const active = context.active();
+  const tally = openTally(active);
+  if (tally) return tallied(untracedWithin(active), work, (ms) => tally.checkpoint(ms));
   return inSpan(
     `checkpoint ${operation}`,
     SpanKind.CLIENT,
@@ -396,12 +461,28 @@ export function traceCheckpoint<T>(operation: string, work: () => Promise<T>): P
   );
 }
 
+/** The tally of the turn running in `within`, while it runs. */
+function openTally(within: Context): TurnTally | undefined {
+  const tally = within.getValue(TURN_TALLY) as TurnTally | undefined;
+  return tally?.open ? tally : undefined;
+}
+
+/** Runs `work` in `within`, then reports how long it took (ms), whether it succeeded or not. */
+async function tallied<T>(within: Context, work: () => Promise<T>, count: (ms: number) => void): Promise<T> {
+  const started = performance.now();
+  try {
+    return await context.with(within, work);
+  } finally {
+    count(performance.now() - started);
+  }
+}
+
 /**
  * The context for work whose calls are not traced one by one: tracing
  * suppressed, and no active span, so that the pg and Redis instrumentations
  * (`requireParentSpan`) pass the calls straight through rather than building
  * spans that would not record.
  */
-function untracedWithin(): Context {
-  return trace.deleteSpan(suppressTracing(context.active()));
+function untracedWithin(from: Context = context.active()): Context {
+  return trace.deleteSpan(suppressTracing(from));
 }

@@ -10,12 +10,14 @@
  *     OTLP/HTTP receiver on loopback (OTEL_EXPORTER_OTLP_ENDPOINT, http/protobuf,
  *     the SDK's default batching); tracing is process-wide, hence two processes.
  *     Turns alternate between them (ABAB…, the first of each pair alternating),
- *     each instance's sessions renewed every 10 turns; the median of each, and
- *     their ratio (goal: at most 1.1). Builds the service first (SKIP_NEST_BUILD=true
+ *     each instance's sessions renewed every 10 turns, in TRACING_ROUNDS rounds
+ *     of fresh instances (the one started first alternating); the median of
+ *     each arm over every round, their ratio (goal: at most 1.1), each round's
+ *     ratio, and the main thread's CPU per turn. Builds the service first (SKIP_NEST_BUILD=true
  *     uses dist/ as it is); TRACING_TURNS=0 skips it, TURNS=0 runs it alone; TRACING_ENV (JSON) adds
  *     variables to the traced instance.
  *
- *   npm run bench:chat          (TURNS=205, STREAMS=40, TRACING_TURNS=100)
+ *   npm run bench:chat          (TURNS=205, STREAMS=40, TRACING_TURNS=100, TRACING_ROUNDS=2)
  */
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
@@ -37,6 +39,7 @@ import { setupApp } from '../src/setup-app.js';
 import { benchConfig, fmt, median, percentile, runBench } from './support.js';
 import { buildService, Instance, startInstance, stopChild } from './service-instances.js';
 import http from 'node:http';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { RetrievalScope } from '../src/knowledge/collections/retrieval-scope.js';
 import { DEFAULT_COLLECTION_ID } from '../src/knowledge/public-api.js';
@@ -44,6 +47,7 @@ import { DEFAULT_COLLECTION_ID } from '../src/knowledge/public-api.js';
 const TURNS = Number(process.env.TURNS ?? 205);
 const STREAMS = Number(process.env.STREAMS ?? 40);
 const TRACING_TURNS = Number(process.env.TRACING_TURNS ?? 100);
+const TRACING_ROUNDS = Math.max(1, Number(process.env.TRACING_ROUNDS ?? 2));
 /** More variables for the traced instance, as JSON (a sampler, say: `{"OTEL_TRACES_SAMPLER":"always_off"}`). */
 const TRACING_ENV = JSON.parse(process.env.TRACING_ENV ?? '{}') as Record<string, string>;
 const QUESTIONS = ['How do I reset the Aurora X1 router?', '退货政策是什么？', 'How long is the Aurora X2 warranty?', '积分的有效期是多久？', 'What is the hotel limit in Tokyo?'];
@@ -87,44 +91,80 @@ async function timedStream(port: number, headers: Record<string, string>, messag
   return performance.now() - started;
 }
 
-/** (c): the same turns on an instance with tracing off and one exporting to a loopback receiver, interleaved. */
+/**
+ * The CPU time (user + system, ms) a process's main thread has used, from
+ * /proc (Linux; NaN elsewhere): the thread that serves the requests, without
+ * the collector's and the libuv pool's threads, or the span export worker's.
+ */
+function mainThreadCpuMs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+type Arm = { label: string; env: Record<string, string>; sync: number[]; streams: number[]; cpuMs: number; rounds: Array<{ sync: number; streams: number }> };
+
+/**
+ * (c): the same turns on an instance with tracing off and one exporting to a
+ * loopback receiver, interleaved; in TRACING_ROUNDS rounds of fresh
+ * instances, the one started first alternating, so that neither arm is
+ * always the first started (an instance's own luck, its place on the cores or
+ * its compiled code, moved one instance's median by a few per cent against
+ * another's of the same build). The turns of every round are pooled.
+ */
 async function tracingOverhead(databaseUrl: string, redisUrl: string, jwtSecret: string, headers: Record<string, string>): Promise<void> {
   buildService();
   const sink = await startOtlpSink();
-  const arms: Array<{ label: string; instance: Instance; sync: number[]; streams: number[]; session?: string }> = [];
+  const off: Arm = { label: 'tracing off', env: {}, sync: [], streams: [], cpuMs: 0, rounds: [] };
+  const on: Arm = { label: 'tracing on, OTLP to loopback', env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, ...TRACING_ENV }, sync: [], streams: [], cpuMs: 0, rounds: [] };
+  console.log(`tracing overhead: ${TRACING_ROUNDS} rounds of ${TRACING_TURNS} sync and ${TRACING_TURNS} streamed turns per instance, interleaved (built service, local provider)`);
   try {
-    arms.push({ label: 'tracing off', instance: await startInstance(databaseUrl, redisUrl, jwtSecret), sync: [], streams: [] });
-    arms.push({
-      label: 'tracing on, OTLP to loopback',
-      instance: await startInstance(databaseUrl, redisUrl, jwtSecret, { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, ...TRACING_ENV }),
-      sync: [],
-      streams: [],
-    });
-    console.log(`tracing overhead: ${TRACING_TURNS} sync and ${TRACING_TURNS} streamed turns per instance, interleaved (built service, local provider)`);
-    for (let i = 0; i < 20; i += 1) for (const arm of arms) await timedTurn(arm.instance.port, headers, QUESTIONS[i % QUESTIONS.length]);
-    for (let i = 0; i < TRACING_TURNS; i += 1) {
-      const order = i % 2 === 0 ? arms : [...arms].reverse();
-      for (const arm of order) {
-        if (i % 10 === 0) arm.session = undefined;
-        const turn = await timedTurn(arm.instance.port, headers, QUESTIONS[i % QUESTIONS.length], arm.session);
-        arm.sync.push(turn.ms);
-        arm.session = turn.session;
-        arm.streams.push(await timedStream(arm.instance.port, headers, QUESTIONS[(i + 1) % QUESTIONS.length]));
+    for (let round = 0; round < TRACING_ROUNDS; round += 1) {
+      const arms = round % 2 === 0 ? [off, on] : [on, off];
+      const instances = new Map<Arm, Instance>();
+      try {
+        for (const arm of arms) instances.set(arm, await startInstance(databaseUrl, redisUrl, jwtSecret, arm.env));
+        for (let i = 0; i < 20; i += 1) for (const arm of arms) await timedTurn(instances.get(arm)!.port, headers, QUESTIONS[i % QUESTIONS.length]);
+        const sessions = new Map<Arm, string | undefined>();
+        const cpuBefore = new Map(arms.map((arm) => [arm, mainThreadCpuMs(instances.get(arm)!.child.pid)]));
+        const from = new Map(arms.map((arm) => [arm, arm.sync.length]));
+        for (let i = 0; i < TRACING_TURNS; i += 1) {
+          for (const arm of i % 2 === 0 ? arms : [...arms].reverse()) {
+            const port = instances.get(arm)!.port;
+            const turn = await timedTurn(port, headers, QUESTIONS[i % QUESTIONS.length], i % 10 === 0 ? undefined : sessions.get(arm));
+            arm.sync.push(turn.ms);
+            sessions.set(arm, turn.session);
+            arm.streams.push(await timedStream(port, headers, QUESTIONS[(i + 1) % QUESTIONS.length]));
+          }
+        }
+        for (const arm of arms) {
+          arm.cpuMs += mainThreadCpuMs(instances.get(arm)!.child.pid) - cpuBefore.get(arm)!;
+          arm.rounds.push({ sync: median(arm.sync.slice(from.get(arm))), streams: median(arm.streams.slice(from.get(arm))) });
+        }
+      } finally {
+        for (const instance of instances.values()) await stopChild(instance.child);
       }
     }
   } finally {
-    for (const arm of arms) await stopChild(arm.instance.child);
     await sink.close();
   }
-  for (const arm of arms) {
+  const turns = 2 * TRACING_TURNS * TRACING_ROUNDS;
+  for (const arm of [off, on]) {
     console.log(
       `${arm.label.padEnd(30)} POST /api/chat p50 ${fmt(median(arm.sync)).padStart(10)} (p95 ${fmt(percentile(arm.sync, 95))}); ` +
-        `/api/chat/stream to done p50 ${fmt(median(arm.streams)).padStart(10)} (p95 ${fmt(percentile(arm.streams, 95))})`,
+        `/api/chat/stream to done p50 ${fmt(median(arm.streams)).padStart(10)} (p95 ${fmt(percentile(arm.streams, 95))}); ` +
+        `main thread CPU ${(arm.cpuMs / turns).toFixed(2)} ms per turn`,
     );
   }
-  const [off, on] = arms;
+  const perRound = off.rounds.map(
+    (_, round) => `${(on.rounds[round].sync / off.rounds[round].sync).toFixed(3)}/${(on.rounds[round].streams / off.rounds[round].streams).toFixed(3)}`,
+  );
   console.log(
-    `tracing on / off: POST /api/chat p50 ${(median(on.sync) / median(off.sync)).toFixed(3)}, stream to done p50 ${(median(on.streams) / median(off.streams)).toFixed(3)}; ` +
+    `tracing on / off: POST /api/chat p50 ${(median(on.sync) / median(off.sync)).toFixed(3)}, stream to done p50 ${(median(on.streams) / median(off.streams)).toFixed(3)}, ` +
+      `main thread CPU per turn ${(on.cpuMs / off.cpuMs).toFixed(3)} (rounds, sync/stream p50: ${perRound.join(', ')}); ` +
       `the receiver got ${sink.exports()} exports (${(sink.bytes() / 1e6).toFixed(2)} MB)`,
   );
 }

@@ -136,9 +136,29 @@ export class BatchBuilder {
   }
 }
 
-/** The spans of a posted batch as ReadableSpans (their resources made once per batch). */
+/**
+ * Resources made on this side, by their content: exporters group spans by
+ * resource object (one ResourceSpans each), so the spans of every batch with
+ * the same resource must share one. A process has one or two; the map is
+ * bounded all the same.
+ */
+const madeResources = new Map<string, Resource>();
+const MADE_RESOURCES_KEPT = 16;
+
+function resourceOf(posted: PostedResource): Resource {
+  const key = JSON.stringify([posted.schemaUrl ?? null, posted.attributes]);
+  let resource = madeResources.get(key);
+  if (!resource) {
+    if (madeResources.size >= MADE_RESOURCES_KEPT) madeResources.clear();
+    resource = resourceFromAttributes(posted.attributes, posted.schemaUrl ? { schemaUrl: posted.schemaUrl } : {});
+    madeResources.set(key, resource);
+  }
+  return resource;
+}
+
+/** The spans of a posted batch as ReadableSpans; spans with the same resource, in this batch or an earlier one, share its object. */
 export function readableSpans(batch: PostedBatch): ReadableSpan[] {
-  const resources = batch.resources.map((resource) => resourceFromAttributes(resource.attributes, resource.schemaUrl ? { schemaUrl: resource.schemaUrl } : {}));
+  const resources = batch.resources.map(resourceOf);
   return batch.spans.map((posted) => {
     const context = spanContextOf(posted.context);
     const links: Link[] = posted.links.map((link) => ({ context: spanContextOf(link.context), attributes: link.attributes, droppedAttributesCount: link.droppedAttributesCount }));

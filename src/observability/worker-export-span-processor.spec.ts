@@ -69,6 +69,21 @@ describe('posted spans: ended spans as plain data a worker can be posted, and ba
     }
     expect(back.find((span) => span.name === 'parent')?.parentSpanContext?.traceState?.get('vendor')).toBe('x');
   });
+
+  it('spans of later batches with the same resource share one resource object (exporters group spans by it)', async () => {
+    const builder = new BatchBuilder();
+    const spans = await someSpans();
+    builder.add(spans[0]);
+    const first = readableSpans(structuredClone(await builder.take()));
+    builder.add(spans[1]);
+    const second = readableSpans(structuredClone(await builder.take()));
+    expect(second[0].resource).toBe(first[0].resource);
+    const other = new TracerProvider({ resource: resourceFromAttributes({ 'service.name': 'another' }), spanProcessors: [] });
+    const span = other.getTracer('t').startSpan('x') as unknown as ReadableSpan;
+    (span as unknown as { end(): void }).end();
+    builder.add(span);
+    expect(readableSpans(structuredClone(await builder.take()))[0].resource).not.toBe(first[0].resource);
+  });
 });
 
 /**

@@ -144,19 +144,51 @@ class TurnTally {
   eventBatches = 0;
   events = 0;
   eventMs = 0;
+  /** Operations begun while the turn ran that have not ended yet (a batch of its last events, say). */
+  private inFlight = 0;
+  private drained: (() => void) | undefined;
+
+  begin(): void {
+    this.inFlight += 1;
+  }
 
   checkpoint(ms: number): void {
     this.checkpointOperations += 1;
     this.checkpointMs += ms;
+    this.ended();
   }
 
   eventBatch(events: number, ms: number): void {
     this.eventBatches += 1;
     this.events += events;
     this.eventMs += ms;
+    this.ended();
   }
 
-  attributes(): Attributes {
+  /**
+   * The tally, once every operation begun while the turn ran has ended (the
+   * turn's span then ends with the time its work ended), or after
+   * TALLY_WAIT_MS with what has ended by then.
+   */
+  settled(): Attributes | Promise<Attributes> {
+    if (this.inFlight === 0) return this.attributes();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.drained = undefined;
+        resolve(this.attributes());
+      };
+      const timer = setTimeout(done, TALLY_WAIT_MS).unref();
+      this.drained = done;
+    });
+  }
+
+  private ended(): void {
+    this.inFlight -= 1;
+    if (this.inFlight === 0) this.drained?.();
+  }
+
+  private attributes(): Attributes {
     return {
       [ATTR_CHECKPOINT_OPERATIONS]: this.checkpointOperations,
       [ATTR_CHECKPOINT_DURATION_MS]: Math.round(this.checkpointMs * 1000) / 1000,
@@ -166,6 +198,9 @@ class TurnTally {
     };
   }
 }
+
+/** The longest a turn's span waits for the operations its tally still counts (their own timeouts end them sooner). */
+const TALLY_WAIT_MS = 30_000;
 
 const TURN_TALLY = createContextKey('agentic-rag-chat turn tally');
 
@@ -180,7 +215,7 @@ export function traceAgentTurn<T>(turn: AgentTurn, work: () => Promise<T>): Prom
       context.with(context.active().setValue(TURN_TALLY, tally), work).finally(() => {
         tally.open = false;
       }),
-    () => tally.attributes(),
+    () => tally.settled(),
   );
 }
 
@@ -433,7 +468,7 @@ export function traceEmbeddings<T>(call: EmbeddingCall, work: () => Promise<T>):
 export function traceEventBatch<T>(events: number, work: () => Promise<T>): Promise<T> {
   const active = context.active();
   const tally = openTally(active);
-  if (tally) return tallied(untracedWithin(active), work, (ms) => tally.eventBatch(events, ms));
+  if (tally) return tallied(tally, untracedWithin(active), work, (ms) => tally.eventBatch(events, ms));
   return inSpan(
     'run_events write',
     SpanKind.INTERNAL,
@@ -452,7 +487,7 @@ export function traceEventBatch<T>(events: number, work: () => Promise<T>): Prom
 export function traceCheckpoint<T>(operation: string, work: () => Promise<T>): Promise<T> {
   const active = context.active();
   const tally = openTally(active);
-  if (tally) return tallied(untracedWithin(active), work, (ms) => tally.checkpoint(ms));
+  if (tally) return tallied(tally, untracedWithin(active), work, (ms) => tally.checkpoint(ms));
   return inSpan(
     `checkpoint ${operation}`,
     SpanKind.CLIENT,
@@ -468,7 +503,8 @@ function openTally(within: Context): TurnTally | undefined {
 }
 
 /** Runs `work` in `within`, then reports how long it took (ms), whether it succeeded or not. */
-async function tallied<T>(within: Context, work: () => Promise<T>, count: (ms: number) => void): Promise<T> {
+async function tallied<T>(tally: TurnTally, within: Context, work: () => Promise<T>, count: (ms: number) => void): Promise<T> {
+  tally.begin();
   const started = performance.now();
   try {
     return await context.with(within, work);

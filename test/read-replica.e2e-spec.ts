@@ -188,6 +188,32 @@ describe('A read replica (DATABASE_READ_URL): reads served by it, read-your-writ
     });
   });
 
+  it("leaves the replica when its WAL stream stalls while its receiver lives: its lag is measured against the primary's WAL, not against what it received", async () => {
+    const user = uniqueUser('stalled');
+    await turn(strict, user, 'A question before the stream stalls');
+    await replica.caughtUp();
+    const servedFirst = async () => (await servedDuring(strict, () => listTitles(strict, user, 'stalls')))['session_list/replica'] === 1;
+    await waitUntil(servedFirst, 'the strict instance to read from the replica', 60_000, 50);
+    const fromLine = strict.lines().length;
+    const senders = await primary.holdWalSenders();
+    try {
+      await turn(strict, user, 'A question while the stream stalls');
+      // The replica has replayed all it has received, and its receiver runs: only the primary's position shows the lag.
+      await waitUntil(
+        async () => (await servedDuring(strict, () => listTitles(strict, user, 'stalls')))['session_list/primary_replica_unusable'] === 1,
+        'the stalled replica to be left',
+        60_000,
+        50,
+      );
+      await strict.waitForLog(/read replica left: it lags (more than )?\d+ ms/, 10_000, fromLine);
+      expect(await listTitles(strict, user, 'stalls')).toEqual(['A question while the stream stalls', 'A question before the stream stalls']);
+    } finally {
+      primary.releaseWalSenders(senders);
+    }
+    await replica.caughtUp();
+    await waitUntil(servedFirst, 'the replica to serve again once its stream flows', 60_000, 50);
+  });
+
   it('never reads from a DATABASE_READ_URL that is no standby (the primary itself, say), and says why', async () => {
     const misdirected = await startService(
       { DATABASE_URL: primary.url('replicated'), DATABASE_READ_URL: primary.url('replicated'), WEB_CLIENT_ENABLED: 'false', RAG_DENSE_BACKEND: 'pgvector' },
@@ -203,6 +229,31 @@ describe('A read replica (DATABASE_READ_URL): reads served by it, read-your-writ
       expect(served).toEqual({ 'session_list/primary_replica_unusable': 1 });
     } finally {
       await misdirected.stop();
+    }
+  });
+
+  it('never reads from a replica that follows another primary (a failover to a copy, the replica still on the old primary), and says why', async () => {
+    const promoted = OwnPostgres.replicaOf(primary);
+    let failedOver: ServiceProcess | undefined;
+    try {
+      await promoted.start();
+      await promoted.caughtUp();
+      await promoted.promote();
+      // The same database (deployment id, migrations) as the replica's, on another line of its history.
+      failedOver = await startService(
+        { DATABASE_URL: promoted.url('replicated'), DATABASE_READ_URL: replica.url('replicated'), WEB_CLIENT_ENABLED: 'false', RAG_DENSE_BACKEND: 'pgvector' },
+        { startupTimeoutMs: 120_000 },
+      );
+      await failedOver.waitForLog(/read replica not used: it follows another primary/, 30_000);
+      const user = uniqueUser('failed-over');
+      await turn(failedOver, user, 'Asked after the failover');
+      const served = await servedDuring(failedOver!, async () => {
+        expect(await listTitles(failedOver!, user, 'failover')).toEqual(['Asked after the failover']);
+      });
+      expect(served).toEqual({ 'session_list/primary_replica_unusable': 1 });
+    } finally {
+      await failedOver?.stop();
+      await promoted.destroy();
     }
   });
 

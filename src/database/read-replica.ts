@@ -31,34 +31,98 @@ const IDENTITY_COLUMNS = `(SELECT deployment_id::text FROM knowledge_index_state
 /**
  * The replica as its probe sees it: whether it is a standby, whether its WAL
  * receiver runs (a standby cut off from the primary replays what it has and
- * then seems idle), how far behind the primary it is in milliseconds, at
- * most (0 when it has replayed all the WAL it has received; else the age of
- * the last transaction it replayed, which overstates a lag that began after a
- * quiet spell), and which database it is a copy of, at which migration.
+ * then seems idle), the timeline it receives (null: the role may not see it,
+ * which takes pg_read_all_stats), the WAL position it has replayed up to, and
+ * which database it is a copy of, at which migration.
  */
-const PROBE_SQL = `SELECT pg_is_in_recovery() AS standby,
+const REPLICA_PROBE_SQL = `SELECT pg_is_in_recovery() AS standby,
   EXISTS (SELECT 1 FROM pg_stat_wal_receiver) AS receiving,
-  CASE WHEN pg_last_wal_receive_lsn() IS NULL OR pg_last_wal_receive_lsn() <= pg_last_wal_replay_lsn() THEN 0
-       ELSE COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - pg_last_xact_replay_timestamp()) * 1000, 'Infinity')
-  END::float8 AS lag_ms,
+  (SELECT received_tli FROM pg_stat_wal_receiver) AS timeline,
+  pg_last_wal_replay_lsn()::text AS replayed,
   ${IDENTITY_COLUMNS}`;
+
+/** The primary's WAL position (what it has flushed: all a replica can have been sent) and its timeline. */
+const PRIMARY_POSITION_SQL = `SELECT pg_current_wal_flush_lsn()::text AS position,
+  ('x' || substr(pg_walfile_name(pg_current_wal_flush_lsn()), 1, 8))::bit(32)::int AS timeline`;
 
 interface Identity {
   deployment: string | null;
   migration: string | null;
 }
 
+/** What the probe read from the replica. */
+export interface ReplicaState extends Identity {
+  standby: boolean;
+  receiving: boolean;
+  timeline: number | null;
+  replayed: string | null;
+}
+
+/** What the probe read from the primary: its identity and timeline, and its WAL position just after the replica's was read. */
+export interface PrimaryState extends Identity {
+  timeline: number;
+  positionAfter: string;
+}
+
+/** A WAL position (pg_lsn text, `16/B374D848`) as a number of bytes. */
+export function walPosition(lsn: string): bigint {
+  const [high, low] = lsn.split('/');
+  return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
+}
+
+/** Why the replica may not serve reads for this primary (undefined: it may, however far behind it is). */
+export function unfitness(replica: ReplicaState, primary: PrimaryState): string | undefined {
+  if (!replica.standby) return 'it is not a standby (pg_is_in_recovery() is false)';
+  if (replica.deployment !== primary.deployment) return 'it is a copy of another database (its deployment id differs)';
+  if (!replica.receiving) return 'it receives no WAL from the primary (no WAL receiver runs)';
+  // A replica still following an old primary after a failover: the same database, on another line of its history.
+  if (replica.timeline !== null && Number(replica.timeline) !== Number(primary.timeline))
+    return `it follows another primary (it receives timeline ${replica.timeline}, the primary writes timeline ${primary.timeline})`;
+  if (replica.replayed !== null && walPosition(replica.replayed) > walPosition(primary.positionAfter))
+    return `it follows another primary (it has replayed WAL up to ${replica.replayed}, past all the primary has written, ${primary.positionAfter})`;
+  if (replica.migration !== primary.migration) return `it has not replayed the newest migration (${primary.migration})`;
+  return undefined;
+}
+
+/**
+ * The primary's WAL position at the moments the probes asked for it: a
+ * replica that has replayed up to the position of a moment holds every
+ * transaction committed before it, so its lag is at most the age of the
+ * newest such moment. Kept for DATABASE_READ_MAX_LAG_MS (plus the one
+ * moment before): a replica older than all of them lags past the bound.
+ */
+export class PrimaryWalHistory {
+  private readonly moments: Array<{ at: number; position: bigint }> = [];
+
+  constructor(private readonly keepMs: number) {}
+
+  /** The primary was at `position` (or past it) at `at`. */
+  record(at: number, position: bigint): void {
+    this.moments.push({ at, position });
+    while (this.moments.length > 1 && this.moments[1].at <= at - this.keepMs) this.moments.shift();
+  }
+
+  /** How far behind the primary a replica that has replayed up to `replayed` is, at most, in milliseconds at `now` (Infinity: past every moment kept). */
+  lagMs(replayed: bigint, now: number): number {
+    for (let i = this.moments.length - 1; i >= 0; i -= 1) {
+      if (this.moments[i].position <= replayed) return Math.max(0, now - this.moments[i].at);
+    }
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
 /**
  * Whether a failed read is the replica's to answer for, so that the primary
  * answers it instead: anything but a statement the primary would refuse as
- * well (a data exception, SQLSTATE class 22) or one cancelled at its own time
- * limit (57014). A replica that is unreachable, restarting, in conflict with
- * its replay (40001), holding a lock the primary has released (55P03 while
- * its replay waits), or missing a table a migration made, is one.
+ * well (a data exception, SQLSTATE class 22). A replica that is unreachable,
+ * restarting, in conflict with its replay (40001), holding a lock the primary
+ * has released (55P03 while its replay waits), too slow for the statement
+ * timeout (57014: a replica busier or colder than the primary), or missing a
+ * table a migration made, is one.
  */
 export function replicaFault(error: unknown): boolean {
   const code = pgErrorCode(error);
-  if (code !== undefined) return !code.startsWith('22') && code !== '57014';
+  if (code !== undefined) return !code.startsWith('22');
   return isDatabaseUnavailable(error);
 }
 
@@ -74,9 +138,11 @@ interface Probe {
  * session list, the transcript, knowledge search and the collection list.
  *
  * - A probe reads the replica's lag every DATABASE_READ_MAX_LAG_MS / 4 (at
- *   most every second). The replica serves a read only when the last probe
- *   succeeded and the lag it found, plus the probe's age, is within
- *   DATABASE_READ_MAX_LAG_MS; else the primary does.
+ *   most every second): the WAL position it has replayed, against the
+ *   primary's positions at this and earlier probes (its lag is at most the
+ *   age of the newest one it has reached). The replica serves a read only
+ *   when the last probe succeeded and the lag it found, plus the probe's age,
+ *   is within DATABASE_READ_MAX_LAG_MS; else the primary does.
  * - Read-your-writes: every read on the replica returns the versions of what
  *   it read as the replica holds them (the versions the cache checks). When
  *   one is older than the version the caller read from the primary (which
@@ -94,6 +160,8 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
   private connecting?: Promise<void>;
   private probe?: Probe;
   private timer?: NodeJS.Timeout;
+  /** Whether the log last said the replica serves reads. */
+  private saidUsable = false;
   /** Why the last probe found the replica unfit (logged once per reason). */
   private lastUnfit?: string;
   /** When the probe in flight started; undefined: none is. */
@@ -101,6 +169,7 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
   private closed = false;
   private readonly maxLagMs: number;
   private readonly probeEveryMs: number;
+  private readonly walHistory: PrimaryWalHistory;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -109,6 +178,7 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
   ) {
     this.maxLagMs = config.database.readMaxLagMs;
     this.probeEveryMs = Math.max(25, Math.min(1000, Math.floor(this.maxLagMs / 4)));
+    this.walHistory = new PrimaryWalHistory(this.maxLagMs);
   }
 
   /** Whether DATABASE_READ_URL is set. */
@@ -192,36 +262,37 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
   private async probeOnce(): Promise<void> {
     if (this.probingSince !== undefined || this.closed) return;
     this.probingSince = Date.now();
-    const wasUsable = this.usable();
     try {
       const replica = await this.connected();
-      const [[row], [primary]] = await Promise.all([
-        sqlRows<{ standby: boolean; receiving: boolean; lag_ms: number } & Identity>(replica, PROBE_SQL),
-        sqlRows<Identity>(this.primary, `SELECT ${IDENTITY_COLUMNS}`),
-      ]);
-      const unfit = !row.standby
-        ? 'it is not a standby (pg_is_in_recovery() is false)'
-        : row.deployment !== primary.deployment
-          ? 'it is a copy of another database (its deployment id differs)'
-          : !row.receiving
-            ? 'it receives no WAL from the primary (no WAL receiver runs)'
-            : row.migration !== primary.migration
-              ? `it has not replayed the newest migration (${primary.migration})`
-              : undefined;
-      const lagMs = Number(row.lag_ms);
-      this.probe = unfit ? { at: Date.now(), unfit } : { at: Date.now(), lagMs: Number.isFinite(lagMs) ? Math.max(0, lagMs) : Number.POSITIVE_INFINITY };
+      // In this order: a position of the primary read before the replica's is one the replica may have reached; one
+      // read after it is one the replica cannot have passed.
+      const askedAt = Date.now();
+      const [position] = await sqlRows<{ position: string }>(this.primary, 'SELECT pg_current_wal_flush_lsn()::text AS position');
+      this.walHistory.record(askedAt, walPosition(position.position));
+      const [row] = await sqlRows<ReplicaState>(replica, REPLICA_PROBE_SQL);
+      const [primary] = await sqlRows<Omit<PrimaryState, 'positionAfter'> & { position: string }>(this.primary, `${PRIMARY_POSITION_SQL}, ${IDENTITY_COLUMNS}`);
+      const unfit = unfitness(row, { ...primary, positionAfter: primary.position });
+      const now = Date.now();
+      this.probe = unfit ? { at: now, unfit } : { at: now, lagMs: this.walHistory.lagMs(walPosition(row.replayed!), now) };
       this.metrics.replicaLag(unfit ? Number.POSITIVE_INFINITY : this.probe.lagMs!);
     } catch (error) {
       this.probe = { at: Date.now(), unfit: `unreachable (${(error as Error).message})` };
     } finally {
       this.probingSince = undefined;
     }
+    // Against what was last said, not the state at the probe's start: a lag that grows between probes ends the
+    // replica's use there, and is said here.
     const usable = this.usable();
-    if (!wasUsable && usable) this.logger.log(`read replica serves reads (lag ${Math.round(this.probe.lagMs!)} ms)`);
-    else if (wasUsable && !usable)
-      this.logger.warn(`read replica left: ${this.probe.unfit ?? `it lags ${Math.round(this.probe.lagMs!)} ms, past DATABASE_READ_MAX_LAG_MS`}; the primary serves reads`);
-    else if (!usable && this.probe.unfit && this.probe.unfit !== this.lastUnfit) this.logger.warn(`read replica not used: ${this.probe.unfit}; the primary serves reads`);
+    if (usable !== this.saidUsable) {
+      if (usable) this.logger.log(`read replica serves reads (lag ${Math.round(this.probe.lagMs!)} ms)`);
+      else this.logger.warn(`read replica left: ${this.probe.unfit ?? this.lagText(this.probe.lagMs!)}; the primary serves reads`);
+      this.saidUsable = usable;
+    } else if (!usable && this.probe.unfit && this.probe.unfit !== this.lastUnfit) this.logger.warn(`read replica not used: ${this.probe.unfit}; the primary serves reads`);
     this.lastUnfit = this.probe.unfit;
+  }
+
+  private lagText(lagMs: number): string {
+    return Number.isFinite(lagMs) ? `it lags ${Math.round(lagMs)} ms, past DATABASE_READ_MAX_LAG_MS` : `it lags more than ${this.maxLagMs} ms (DATABASE_READ_MAX_LAG_MS)`;
   }
 
   /** The replica's data source, connected at the first probe that reaches it (a replica down at start-up stops nothing). */

@@ -338,7 +338,7 @@ export class Metrics {
   replicaLag(milliseconds: number): void {
     this.replicaLagGauge ??= new Gauge({
       name: 'db_replica_lag_seconds',
-      help: 'How far the read replica was behind the primary at its last probe, at most (0: it had replayed all the WAL it had received)',
+      help: 'How far the read replica was behind the primary at its last probe, at most: the age of the newest WAL position of the primary it had replayed',
       registers: [this.registry],
     });
     this.replicaLagGauge.set(Number.isFinite(milliseconds) ? milliseconds / 1000 : Number.MAX_VALUE);

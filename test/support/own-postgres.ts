@@ -274,6 +274,30 @@ export class OwnPostgres {
     await this.query('SELECT pg_wal_replay_resume()');
   }
 
+  /**
+   * On a primary: SIGSTOP to its WAL senders. Its replicas stay connected
+   * (their WAL receivers live on, until wal_receiver_timeout) and get nothing
+   * more: a stalled stream. Resolves with the senders, for releaseWalSenders.
+   */
+  async holdWalSenders(): Promise<number[]> {
+    const senders = (await this.query('SELECT pid FROM pg_stat_replication')).rows.map((row) => Number(row.pid));
+    if (senders.length === 0) throw new Error('OwnPostgres: holdWalSenders() on a primary with no replica connected');
+    signalAll(senders, 'SIGSTOP');
+    await waitUntil(() => senders.every((pid) => isGone(pid) || processState(pid) === 'T'), 'the WAL senders to stop', 5_000);
+    return senders;
+  }
+
+  releaseWalSenders(senders: number[]): void {
+    signalAll(senders, 'SIGCONT');
+  }
+
+  /** On a replica: promotes it to a primary of its own (a failover to it), on a new timeline; it follows nothing after. */
+  async promote(): Promise<void> {
+    const { rows } = await this.query('SELECT pg_promote(true, 60) AS promoted');
+    if (rows[0].promoted !== true) throw new Error('OwnPostgres: the replica was not promoted within 60 s');
+    this.primary = undefined;
+  }
+
   /** Resolves once this replica has replayed everything the primary had written when it was called. */
   async caughtUp(): Promise<void> {
     if (!this.primary) throw new Error('OwnPostgres: caughtUp() on a cluster that is no replica');

@@ -7,7 +7,7 @@ import express, { NextFunction, Request, Response } from 'express';
 import type { Logger as PinoLogger } from 'pino';
 import { ERROR_CODES } from './common/coded-error.js';
 import { SAME_ORIGIN_PAGE_POLICY } from './common/page-policy.js';
-import { bodyParserCode, bodyParserMessage, bodyParserStatus, buildErrorBody, errorBodyFor } from './common/http-exception.filter.js';
+import { bodyParserCode, bodyParserMessage, bodyParserStatus, buildErrorBody, errorBodyFor, undecompressableBodyMessage } from './common/http-exception.filter.js';
 import { AppConfig } from './config/app-config.js';
 import { httpLogging } from './logging/http-logging.js';
 import { setContentCapture } from './observability/content-capture.js';
@@ -52,6 +52,8 @@ export function setupApp(app: NestExpressApplication, config: AppConfig, logger:
   app.use(rejectHostileShapes);
   // Body-parser failures happen before Nest routing: answer them here in the shared error shape.
   app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
+    const undecompressable = undecompressableBodyMessage(error, req.headers['content-encoding']);
+    if (undecompressable) return res.status(400).json(errorBodyFor(req.path, buildErrorBody(400, undecompressable), error));
     const status = bodyParserStatus(error);
     if (status === undefined) return next(error);
     res.status(status).json(errorBodyFor(req.path, buildErrorBody(status, bodyParserMessage(error, status), bodyParserCode(error, status)), error));

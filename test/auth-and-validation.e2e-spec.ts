@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { JwtService } from '@nestjs/jwt';
 import request from 'supertest';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
@@ -113,6 +114,46 @@ describe('Auth guard and input validation', () => {
 
       const still = await request(server()).get(`/api/sessions/${session}/messages`).set(t.auth(user)).expect(200);
       expect(still.body.messages).toHaveLength(1);
+    });
+
+    it.each([
+      ['gzip', 'gzip', Buffer.from('{"query": "not compressed at all"}'), 'Request body is not valid gzip (Content-Encoding: gzip)'],
+      ['gzip cut short', 'gzip', gzipSync('{"query": "warranty"}').subarray(0, 12), 'Request body is not valid gzip (Content-Encoding: gzip)'],
+      ['deflate', 'deflate', Buffer.from('{"query": "x"}'), 'Request body is not valid deflate (zlib) data (Content-Encoding: deflate)'],
+      ['br', 'br', Buffer.from('{"query": "x"}'), 'Request body is not valid Brotli data (Content-Encoding: br)'],
+    ])('a body that is not valid %s is a 400 in our own words, not the decompressor’s', async (_name, encoding, body, message) => {
+      const res = await request(server())
+        .post('/api/knowledge/search')
+        .set(t.auth(uniqueUser()))
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', encoding)
+        .serialize((raw: unknown) => raw as string) // superagent would otherwise JSON-encode the Buffer
+        .send(body);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request', code: 'invalid_request', message });
+      expect(JSON.stringify(res.body)).not.toMatch(/header check|end of file|Decompression failed|Z_DATA_ERROR/i);
+      expect(res.body.request_id).toEqual(res.headers['x-request-id']);
+      // The OpenAI-compatible route says the same in its own error shape.
+      const v1 = await request(server())
+        .post('/v1/chat/completions')
+        .set(t.auth(uniqueUser()))
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', encoding)
+        .serialize((raw: unknown) => raw as string)
+        .send(body);
+      expect(v1.status).toBe(400);
+      expect(v1.body.error).toMatchObject({ message, type: 'invalid_request_error' });
+    });
+
+    it('a valid gzip body is still read', async () => {
+      const res = await request(server())
+        .post('/api/knowledge/search')
+        .set(t.auth(uniqueUser()))
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', 'gzip')
+        .serialize((raw: unknown) => raw as string) // superagent would otherwise JSON-encode the Buffer
+        .send(gzipSync(JSON.stringify({ query: 'warranty' })));
+      expect(res.status).toBe(200);
     });
 
     it('answers unknown routes with 404 in the same error shape', async () => {

@@ -50,6 +50,23 @@ export function bodyParserMessage(error: unknown, status: number): string {
   return (error as Error).message ?? 'Unreadable request body';
 }
 
+/** What each Content-Encoding body-parser decompresses is called in an error message. */
+const COMPRESSED_BODY_NAMES: Readonly<Record<string, string>> = { gzip: 'gzip', deflate: 'deflate (zlib) data', br: 'Brotli data', zstd: 'Zstandard data' };
+
+/**
+ * Our words for a body its Content-Encoding cannot decompress, or undefined
+ * for any other error. body-parser passes the decompressor's own error on
+ * (zlib's "incorrect header check"), as a 400 without a `type`; its message
+ * is never shown.
+ */
+export function undecompressableBodyMessage(error: unknown, contentEncoding: string | undefined): string | undefined {
+  const e = error as { type?: unknown; status?: unknown; code?: unknown };
+  if (e?.status !== HttpStatus.BAD_REQUEST || e.type !== undefined || typeof e.code !== 'string') return undefined;
+  const encoding = (contentEncoding ?? '').trim().toLowerCase();
+  const name = Object.hasOwn(COMPRESSED_BODY_NAMES, encoding) ? COMPRESSED_BODY_NAMES[encoding] : undefined;
+  return name && `Request body is not valid ${name} (Content-Encoding: ${encoding})`;
+}
+
 /** The code of a body-parser failure (malformed JSON, too large, an encoding it cannot read). */
 export function bodyParserCode(error: unknown, status: number): ErrorCode {
   const type = (error as { type?: string })?.type;

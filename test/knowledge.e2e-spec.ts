@@ -215,6 +215,28 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
     expect(after).toBe(before);
   });
 
+  it('refuses a document with nothing visible (white space, zero-width and direction marks only) as it refuses an empty one, storing nothing', async () => {
+    const before = await documentCount();
+    const invisible = '\u200f \u200b\n\u200c\u200d\u2060\u00a0\t\u200e';
+    for (const [name, data] of [
+      ['rtl-mark.txt', Buffer.from('\u200f')],
+      ['invisible.txt', Buffer.from(invisible)],
+      ['invisible.md', Buffer.from(`\ufeff${invisible}`)],
+      ['invisible.csv', Buffer.from(invisible)],
+    ] as const) {
+      const res = await upload(adminAuth(t), name, data);
+      expect({ name, status: res.status, code: res.body.code }).toEqual({ name, status: 422, code: 'unreadable_document' });
+      expect(res.body.message).toBe(`${name} is empty (it holds no visible text, only white space or invisible characters)`);
+    }
+    // HTML whose markup holds only invisible text: refused when parsed.
+    const html = await upload(adminAuth(t), 'invisible.html', Buffer.from(`<html><body><p>${invisible}</p></body></html>`));
+    expect({ status: html.status, code: html.body.code }).toEqual({ status: 422, code: 'unreadable_document' });
+    expect(html.body.message).toMatch(/invisible\.html has no extractable text/);
+    expect(await documentCount()).toBe(before);
+    // One visible character among them is a document.
+    await upload(adminAuth(t), 'one-visible.txt', Buffer.from(`${invisible}Zephyr-7 kettle`)).expect(201);
+  });
+
   it('refuses text PostgreSQL cannot store: NUL in the content (422), bad file names (400), storing nothing', async () => {
     const before = await documentCount();
     const nul = await upload(adminAuth(t), 'nul.txt', Buffer.from('The Orion lamp\u0000 has a dimmer.', 'utf8')).expect(422);

@@ -73,7 +73,9 @@ describe('checkDocument: what an upload is refused for before it is queued', () 
     expect(() => checkDocument('latin.csv', Buffer.from([0x61, 0x2c, 0xe9, 0x0a]))).toThrow(
       new UnreadableDocumentError('latin.csv could not be read as a CSV file: its text is not valid UTF-8'),
     );
-    expect(() => checkDocument('blank.html', Buffer.from('  \n'))).toThrow(new UnreadableDocumentError('blank.html is empty'));
+    expect(() => checkDocument('blank.html', Buffer.from('  \n'))).toThrow(
+      new UnreadableDocumentError('blank.html is empty (it holds no visible text, only white space or invisible characters)'),
+    );
     expect(() => checkDocument('nul.csv', Buffer.from('a,b\n\u0000,1'))).not.toThrow();
   });
 });

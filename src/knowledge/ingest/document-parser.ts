@@ -1,6 +1,6 @@
 import { CodedError } from '../../common/coded-error.js';
 import path from 'node:path';
-import { storableTextProblem, toStorableText } from '../../common/storable-text.js';
+import { hasVisibleCharacter, storableTextProblem, toStorableText } from '../../common/storable-text.js';
 import { acceptedExtensions, DOCUMENT_TYPES, DocumentType, MACRO_ENABLED_EXTENSIONS, zipMagicProblem } from './document-types.js';
 import { ExtractedText, TableSection, TextSection, UnreadableContentError } from './extraction-budget.js';
 import { extractInSandbox, SandboxLimits } from './parse-sandbox.js';
@@ -67,8 +67,13 @@ export function checkDocument(filename: string, data: Buffer): void {
       if (!(error instanceof UnreadableContentError)) throw error;
       throw new UnreadableDocumentError(`${filename} could not be read as ${type.label}: ${error.message}`);
     }
-    if (!text.trim()) throw new UnreadableDocumentError(`${filename} is empty`);
+    if (!hasVisibleCharacter(text)) throw new UnreadableDocumentError(emptyDocumentMessage(filename));
   }
+}
+
+/** A document with nothing a reader would see: no bytes, or only white space and invisible characters (zero-width, direction marks). */
+function emptyDocumentMessage(filename: string): string {
+  return `${filename} is empty (it holds no visible text, only white space or invisible characters)`;
 }
 
 function decodeText(filename: string, data: Buffer): string {
@@ -80,7 +85,7 @@ function decodeText(filename: string, data: Buffer): string {
   }
   const problem = storableTextProblem(text);
   if (problem) throw new UnreadableDocumentError(`${filename} ${problem}`);
-  if (!text.trim()) throw new UnreadableDocumentError(`${filename} is empty`);
+  if (!hasVisibleCharacter(text)) throw new UnreadableDocumentError(emptyDocumentMessage(filename));
   return text;
 }
 
@@ -112,7 +117,7 @@ export async function parseDocument(filename: string, data: Buffer, limits: Pars
     throw new UnreadableDocumentError(`${filename} could not be read as ${type.label}${why}`);
   }
   const { pages, tables } = storableText(outcome.text);
-  if (!pages.some((p) => p.text.trim()) && !tables.some((table) => table.rows.length > 0)) {
+  if (!pages.some((p) => hasVisibleCharacter(p.text)) && !tables.some((table) => table.rows.some((row) => hasVisibleCharacter(row.text)))) {
     const hint = type.sandbox === 'pdf' ? ' (scanned images are not supported)' : '';
     throw new UnreadableDocumentError(`${filename} has no extractable text${hint}`);
   }

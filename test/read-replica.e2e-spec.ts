@@ -155,6 +155,133 @@ describe('A read replica (DATABASE_READ_URL): reads served by it, read-your-writ
       expect(Object.keys(served).filter((key) => key.endsWith('/replica') && !key.startsWith('knowledge_search/'))).toEqual([]);
     });
 
+    /** Runs `setUp` with the replica replaying, waits until it has replayed it, and holds it behind again. */
+    async function replicatedBeforeThePause<T>(setUp: () => Promise<T>): Promise<T> {
+      await replica.resumeReplay();
+      const made = await setUp();
+      await replica.caughtUp();
+      await replica.pauseReplay();
+      return made;
+    }
+
+    it('shows a rename and a delete of sessions the replica holds at once, on either instance, cursor pages included', async () => {
+      const user = uniqueUser('renamer');
+      const [first, second] = await replicatedBeforeThePause(async () => [
+        await turn(patient, user, 'Numbat first'),
+        await turn(patient, user, 'Numbat second'),
+        await turn(patient, user, 'Numbat third'),
+      ]);
+      expect(await listTitles(patient, user)).toEqual(['Numbat third', 'Numbat second', 'Numbat first']);
+      // Written on the other instance, read on this one: the versions checked are the primary's, not an instance's.
+      await http(strict).patch(`/api/sessions/${first}`).set(userAuth(user)).send({ title: 'Numbat renamed' }).expect(200);
+      await http(strict).delete(`/api/sessions/${second}`).set(userAuth(user)).expect(200);
+      const served = await servedDuring(patient, async () => {
+        expect(await listTitles(patient, user)).toEqual(['Numbat third', 'Numbat renamed']);
+        expect(await listTitles(patient, user, 'renamed')).toEqual(['Numbat renamed']);
+        const page = await http(patient).get('/api/sessions').query({ limit: 1 }).set(userAuth(user)).expect(200);
+        expect(page.body.sessions.map((s: { title: string }) => s.title)).toEqual(['Numbat third']);
+        const next = await http(patient).get('/api/sessions').query({ limit: 1, cursor: page.body.next_cursor }).set(userAuth(user)).expect(200);
+        expect({ titles: next.body.sessions.map((s: { title: string }) => s.title), next: next.body.next_cursor }).toEqual({ titles: ['Numbat renamed'], next: null });
+        await http(patient).get(`/api/sessions/${second}/messages`).set(userAuth(user)).expect(404);
+      });
+      expect(Object.keys(served).filter((key) => key.endsWith('/replica'))).toEqual([]);
+      expect(served['session_list/primary_replica_behind']).toBeGreaterThanOrEqual(1);
+    });
+
+    it('shows a revoked and a granted collection, a deleted collection and a deleted document at once: lists and searches never use what the replica still holds', async () => {
+      const reader = uniqueUser('reader');
+      const readerPrincipal = `user:${reader}`;
+      const shelf = async (name: string, principals: string[] = []) => {
+        const created = await http(patient).post('/api/knowledge/collections').set(admin).send({ name }).expect(201);
+        const id = created.body.id as string;
+        if (principals.length > 0) {
+          const entries = [{ principal: `user:${created.body.owner as string}`, role: 'owner' }, ...principals.map((principal) => ({ principal, role: 'viewer' }))];
+          await http(patient).put(`/api/knowledge/collections/${id}/access`).set(admin).send({ entries }).expect(200);
+        }
+        return id;
+      };
+      const upload = (collection: string, name: string, text: string) =>
+        http(patient).post(`/api/knowledge/collections/${collection}/documents?wait=true`).set(admin).attach('file', Buffer.from(text), name).expect(201);
+      const { revoked, granted, doomed, kept, keptDocument } = await replicatedBeforeThePause(async () => {
+        const revoked = await shelf('Shelf to revoke', [readerPrincipal]);
+        await upload(revoked, 'okapi.md', '# Okapi-4 lamp\n\nThe Okapi-4 lamp runs for 31 hours on one charge.\n');
+        const granted = await shelf('Shelf to grant');
+        const doomed = await shelf('Shelf to delete');
+        const kept = await shelf('Shelf that stays', [readerPrincipal]);
+        const keptDocument = (await upload(kept, 'tapir.md', '# Tapir-2 fan\n\nThe Tapir-2 fan turns at 1450 revolutions a minute.\n')).body.document.id as string;
+        return { revoked, granted, doomed, kept, keptDocument };
+      });
+      const readable = async () =>
+        ((await http(patient).get('/api/knowledge/collections').set(userAuth(reader)).expect(200)).body.collections as Array<{ id: string }>).map((c) => c.id);
+      expect(await readable()).toEqual(expect.arrayContaining([revoked, kept]));
+
+      const owner = `user:${(await http(patient).get(`/api/knowledge/collections/${revoked}`).set(admin).expect(200)).body.owner as string}`;
+      await http(strict)
+        .put(`/api/knowledge/collections/${revoked}/access`)
+        .set(admin)
+        .send({ entries: [{ principal: owner, role: 'owner' }] })
+        .expect(200);
+      await http(strict)
+        .put(`/api/knowledge/collections/${granted}/access`)
+        .set(admin)
+        .send({
+          entries: [
+            { principal: owner, role: 'owner' },
+            { principal: readerPrincipal, role: 'viewer' },
+          ],
+        })
+        .expect(200);
+      await http(strict).delete(`/api/knowledge/collections/${doomed}`).set(admin).expect(200);
+      await http(strict).delete(`/api/knowledge/collections/${kept}/documents/${keptDocument}`).set(admin).expect(200);
+
+      const served = await servedDuring(patient, async () => {
+        const ids = await readable();
+        expect(ids).toContain(granted);
+        expect(ids).not.toContain(revoked);
+        expect(ids).toContain(kept);
+        const adminIds = ((await http(patient).get('/api/knowledge/collections').set(admin).expect(200)).body.collections as Array<{ id: string }>).map((c) => c.id);
+        expect(adminIds).not.toContain(doomed);
+        await http(patient)
+          .post('/api/knowledge/search')
+          .set(userAuth(reader))
+          .send({ query: 'How long does the Okapi-4 lamp run?', collection_ids: [revoked] })
+          .expect(404);
+        const search = async (query: string) =>
+          ((await http(patient).post('/api/knowledge/search').set(userAuth(reader)).send({ query, top_k: 5 }).expect(200)).body.chunks as Array<{ text: string }>)
+            .map((c) => c.text)
+            .join('\n');
+        expect(await search('How long does the Okapi-4 lamp run on one charge?')).not.toContain('31 hours');
+        expect(await search('How fast does the Tapir-2 fan turn?')).not.toContain('1450');
+      });
+      expect(Object.keys(served).filter((key) => key.endsWith('/replica'))).toEqual([]);
+    });
+
+    it("shows a LangGraph thread's new turn at once in its state and history, read on the other instance", async () => {
+      const user = uniqueUser('threads');
+      const post = (service: ServiceProcess, path: string, body: unknown) =>
+        http(service)
+          .post(`/langgraph${path}`)
+          .set(userAuth(user))
+          .send(body as object);
+      const ask = (service: ServiceProcess, threadId: string, text: string) =>
+        post(service, `/threads/${threadId}/runs/wait`, { assistant_id: 'agent', input: { messages: [{ type: 'human', content: text }] } }).expect(200);
+      const threadId = await replicatedBeforeThePause(async () => {
+        const thread = (await post(patient, '/threads', {}).expect(200)).body.thread_id as string;
+        await ask(patient, thread, 'First question of the thread');
+        return thread;
+      });
+      const types = async () =>
+        ((await http(patient).get(`/langgraph/threads/${threadId}/state`).set(userAuth(user)).expect(200)).body.values.messages as Array<{ type: string }>).map((m) => m.type);
+      expect(await types()).toEqual(['human', 'ai']);
+      await ask(strict, threadId, 'Second question of the thread');
+      const served = await servedDuring(patient, async () => {
+        expect(await types()).toEqual(['human', 'ai', 'human', 'ai']);
+        const history = (await post(patient, `/threads/${threadId}/history`, { limit: 1 }).expect(200)).body as Array<{ values: { messages: unknown[] } }>;
+        expect(history[0].values.messages).toHaveLength(4);
+      });
+      expect(Object.keys(served).filter((key) => key.endsWith('/replica'))).toEqual([]);
+    });
+
     it("still serves from the replica what it holds up to date (another user's list), within DATABASE_READ_MAX_LAG_MS", async () => {
       const quiet = uniqueUser('quiet');
       const busy = uniqueUser('busy');

@@ -146,6 +146,18 @@ describe('Edge validation: identities, token lifetime, hostile bodies and header
       expect(res.body.message).toMatch(/lifetime/);
     });
 
+    it('a token issued in the future (iat beyond a minute of clock skew) is refused; within the skew it is accepted', async () => {
+      for (const ahead of [365 * 86400, 3600, 61 + 5]) {
+        const res = await sessions(bearer({ sub: uniqueUser(), iat: now() + ahead, exp: now() + 600 })).expect(401);
+        expect(res.body).toMatchObject({
+          code: 'unauthorized',
+          message: 'Invalid token: it was issued in the future ("iat" is more than 60 seconds ahead of this server\'s clock)',
+        });
+      }
+      await sessions(bearer({ sub: uniqueUser(), iat: now() + 30, exp: now() + 600 })).expect(200);
+      await sessions(bearer({ sub: uniqueUser(), iat: now() - 30, exp: now() + 600 })).expect(200);
+    });
+
     it('a non-numeric iat is refused', async () => {
       const res = await sessions(bearer({ sub: uniqueUser(), iat: 'yesterday', exp: now() + 60 })).expect(401);
       expect(res.body.message).toMatch(/"iat"/);

@@ -94,6 +94,19 @@ describe('identity-provider tokens (JWKS)', () => {
       expect((await sessions(tooLong).expect(401)).body.message).toMatch(/lifetime exceeds the maximum of 3600 seconds/);
     });
 
+    it('refuses a token issued in the future (iat a year ahead), accepts one within the clock skew', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const future = (iat: number) =>
+        new SignJWT(claims(uniqueUser()))
+          .setProtectedHeader({ alg: 'RS256', kid: rsa.kid })
+          .setIssuedAt(iat)
+          .setExpirationTime(now + 600)
+          .sign(rsa.privateKey);
+      const res = await sessions(await future(now + 365 * 86400)).expect(401);
+      expect(res.body.message).toBe('Invalid token: it was issued in the future ("iat" is more than 60 seconds ahead of this server\'s clock)');
+      await sessions(await future(now + 30)).expect(200);
+    });
+
     it('refuses alg none, HS512 and PS256 tokens, and a tampered payload', async () => {
       const unsecured = new UnsecuredJWT(claims(uniqueUser())).setIssuedAt().setExpirationTime('5m').encode();
       expect((await sessions(unsecured).expect(401)).body.message).toMatch(/algorithm "none" is not accepted/);

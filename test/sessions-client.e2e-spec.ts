@@ -514,6 +514,26 @@ describe('Sessions for web clients', () => {
       expect((await sessions(user))[0].updated_at).toBe((await sessions(user, {}, other))[0].updated_at);
     });
 
+    it("takes feedback on answers only: a question (the user's own message) is a 400 naming it, and nothing is stored", async () => {
+      const user = uniqueUser('fb-question');
+      const session = randomUUID();
+      await turn(user, session, 'my question', 'the answer');
+      const [question, answer] = (await messages(user, session)).messages;
+      expect([question.type, answer.type]).toEqual(['human', 'ai']);
+      for (const body of [{ rating: 'up' }, { rating: 'down', comment: 'rating my own words' }]) {
+        const res = await api().put(`/api/sessions/${session}/messages/${question.id}/feedback`).set(t.auth(user)).send(body);
+        expect({ status: res.status, code: res.body.code }).toEqual({ status: 400, code: 'invalid_request' });
+        expect(res.body.message).toBe(`Feedback is taken on answers only: message ${question.id} is the user's own message (type human)`);
+      }
+      const [{ count }] = await t.dataSource.query(`SELECT count(*)::int AS count FROM chat_messages WHERE session_id = $1 AND feedback_rating IS NOT NULL`, [session]);
+      expect(count).toBe(0);
+      expect((await messages(user, session, {}, other)).messages.map((m) => m.feedback)).toEqual([null, null]);
+      // Clearing stays idempotent: a question has no feedback to clear.
+      await api().delete(`/api/sessions/${session}/messages/${question.id}/feedback`).set(t.auth(user)).expect(200);
+      // The answer still takes it.
+      await api().put(`/api/sessions/${session}/messages/${answer.id}/feedback`).set(t.auth(user)).send({ rating: 'up' }).expect(200);
+    });
+
     it('answers 404 for forged ids and other users, 400 for bad ids and bodies', async () => {
       const owner = uniqueUser('fb-owner');
       const session = randomUUID();

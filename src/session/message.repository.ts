@@ -113,9 +113,11 @@ export class MessageRepository {
   }
 
   /**
-   * Sets (or, with null, clears) the feedback on one message of the user's
-   * session, moving the transcript version in the same statement; null when
-   * the user has no such session or the message is not in it.
+   * Sets (or, with null, clears) the feedback on one answer (an `ai`
+   * message) of the user's session, moving the transcript version in the
+   * same statement; null when the user has no such session or no such answer
+   * in it. Clearing takes any message of the session (a no-op on one that
+   * never had feedback).
    */
   async setFeedback(userId: string, sessionId: string, messageId: string, feedback: { rating: FeedbackRating; comment: string | null } | null): Promise<MessageRow | null> {
     const [row] = await sqlRows<MessageRow>(
@@ -123,7 +125,7 @@ export class MessageRepository {
       `WITH session AS (
          UPDATE chat_sessions SET version = nextval('chat_cache_version_seq')
           WHERE id = $1 AND user_id = $2
-            AND EXISTS (SELECT 1 FROM chat_messages WHERE session_id = $1 AND public_id = $3)
+            AND EXISTS (SELECT 1 FROM chat_messages WHERE session_id = $1 AND public_id = $3 AND ($4::varchar IS NULL OR type = 'ai'))
          RETURNING id
        )
        UPDATE chat_messages m
@@ -131,10 +133,21 @@ export class MessageRepository {
               feedback_comment = $5::text,
               feedback_updated_at = CASE WHEN $4::varchar IS NULL THEN NULL ELSE clock_timestamp() END
          FROM session
-        WHERE m.session_id = session.id AND m.public_id = $3
+        WHERE m.session_id = session.id AND m.public_id = $3 AND ($4::varchar IS NULL OR m.type = 'ai')
        RETURNING ${MESSAGE_COLUMNS}`,
       [sessionId, userId, messageId, feedback?.rating ?? null, feedback?.comment ?? null],
     );
     return row ?? null;
+  }
+
+  /** The type of one message of the user's session; null when the user has no such session or the message is not in it. */
+  async typeOf(userId: string, sessionId: string, messageId: string): Promise<MessageType | null> {
+    const [row] = await sqlRows<{ type: MessageType }>(
+      this.dataSource,
+      `SELECT m.type FROM chat_messages m JOIN chat_sessions s ON s.id = m.session_id
+        WHERE s.id = $1 AND s.user_id = $2 AND m.public_id = $3`,
+      [sessionId, userId, messageId],
+    );
+    return row?.type ?? null;
   }
 }

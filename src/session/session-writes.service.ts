@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { FeedbackRating, MessageInfo, SessionInfo } from './session.dto.js';
-import { SessionNotFoundError } from './session.errors.js';
+import { NotAnAnswerError, SessionNotFoundError } from './session.errors.js';
 import { toMessageInfo, toSessionInfo } from './session-mapping.js';
 import { clampTitle, defaultTitle } from './session-title.js';
 import { MessageRepository, NewMessage } from './message.repository.js';
@@ -115,10 +115,15 @@ export class SessionWrites {
   /**
    * Sets (or, with null, clears) the owner's feedback on one message of the
    * session and returns the message; null when the user has no such session
-   * or the message is not in it.
+   * or the message is not in it. Feedback is set on answers only: on another
+   * message (the user's own) it throws NotAnAnswerError.
    */
   async setMessageFeedback(userId: string, sessionId: string, messageId: string, feedback: { rating: FeedbackRating; comment: string | null } | null): Promise<MessageInfo | null> {
     const row = await this.messages.setFeedback(userId, sessionId, messageId, feedback);
+    if (!row && feedback) {
+      const type = await this.messages.typeOf(userId, sessionId, messageId);
+      if (type !== null && type !== 'ai') throw new NotAnAnswerError(messageId, type);
+    }
     if (!row) return null;
     await this.reads.forgetTranscript(userId, sessionId);
     return toMessageInfo(row);

@@ -8,4 +8,12 @@ export class SessionNotFoundError extends CodedError {
   }
 }
 
+/** Feedback rates an answer: it is refused on the user's own messages (and on any other message that is not an answer). */
+export class NotAnAnswerError extends CodedError {
+  readonly code = 'invalid_request';
+  constructor(messageId: string, type: string) {
+    super(`Feedback is taken on answers only: message ${messageId} is ${type === 'human' ? "the user's own message" : 'not an answer'} (type ${type})`);
+  }
+}
+
 export { InvalidCursorError } from '../common/keyset-cursor.js';

@@ -6,10 +6,10 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { Metrics, WatchedPool } from '../observability/metrics.js';
 import { buildDataSourceOptions } from './data-source-options.js';
 import { runMigrations } from './migration-runner.js';
-import { ReadReplica } from './read-replica.js';
+import { isBehind, ReadReplica } from './read-replica.js';
 
 export { runMigrations };
-export { ReadReplica };
+export { isBehind, ReadReplica };
 export type { ReplicaRead, VersionedRead, VersionedResult } from './read-replica.js';
 
 /** The primary (TypeORM's data source, for every module) and the read replica for the reads that may lag (ReadReplica). */

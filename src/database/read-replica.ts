@@ -20,9 +20,16 @@ export interface VersionedResult<T> {
 /**
  * Runs a read of one version (the knowledge base's, say) where ReadReplica
  * decides: `read` answers that version as the database it ran on holds it,
- * with its value.
+ * with its value. On the replica it is told the version it must hold
+ * (`atLeast`): a read that finds an older one in its first statement may stop
+ * there (see `isBehind`), as its value is not used.
  */
-export type VersionedRead = <T>(read: (db: DataSource) => Promise<{ version: string | null; value: T }>) => Promise<T>;
+export type VersionedRead = <T>(read: (db: DataSource, atLeast?: string) => Promise<{ version: string | null; value: T }>) => Promise<T>;
+
+/** Whether a version read on the replica is older than the one it must hold (null: none, as '0'); never without `atLeast` (the primary). */
+export function isBehind(version: string | null, atLeast: string | undefined): boolean {
+  return atLeast !== undefined && !holdsAtLeast([version], [atLeast]);
+}
 
 /** Which database a server holds (its deployment id) and its newest migration: the replica must hold the primary's. */
 const IDENTITY_COLUMNS = `(SELECT deployment_id::text FROM knowledge_index_state WHERE id = 1) AS deployment,
@@ -216,9 +223,14 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
    * versions `seen` (read from the primary, when the replica may serve: each
    * the version of what the read covers, which every write to it moves);
    * else, or when the replica fails, on the primary. `read` answers the
-   * versions of what it read (in the order of `seen`; null: none, as '0').
+   * versions of what it read (in the order of `seen`; null: none, as '0'),
+   * and is given `seen` on the replica.
    */
-  async read<T>(kind: ReplicaRead, seen: readonly string[] | (() => Promise<readonly string[] | null>), read: (db: DataSource) => Promise<VersionedResult<T>>): Promise<T> {
+  async read<T>(
+    kind: ReplicaRead,
+    seen: readonly string[] | (() => Promise<readonly string[] | null>),
+    read: (db: DataSource, seen?: readonly string[]) => Promise<VersionedResult<T>>,
+  ): Promise<T> {
     if (!this.configured) return (await read(this.primary)).value;
     const replica = this.replica;
     if (replica && this.usable()) {
@@ -227,7 +239,7 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
       // Null: the primary has nothing of it (a session that is not the user's): the primary answers that.
       if (versions === null) return (await read(this.primary)).value;
       try {
-        const result = await read(replica);
+        const result = await read(replica, versions);
         if (holdsAtLeast(result.versions, versions)) {
           this.metrics.databaseRead(kind, 'replica');
           return result.value;
@@ -253,8 +265,8 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
     let version: Promise<string> | undefined;
     const versions = async () => [await (version ??= seen())];
     return (read) =>
-      this.read(kind, versions, async (db) => {
-        const { version, value } = await read(db);
+      this.read(kind, versions, async (db, seen) => {
+        const { version, value } = await read(db, seen?.[0]);
         return { versions: [version], value };
       });
   }

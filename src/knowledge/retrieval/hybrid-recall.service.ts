@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { ReadReplica, VersionedRead } from '../../database/database.module.js';
+import { isBehind, ReadReplica, VersionedRead } from '../../database/database.module.js';
 import { pgErrorCode } from '../../database/sql.js';
 import { Metrics } from '../../observability/metrics.js';
 import { ATTR_CANDIDATES_OUT, TRACE_FIELD_PREFIX, traceStage } from '../../observability/spans.js';
@@ -164,10 +164,12 @@ export class HybridRecall {
     const { lexemes, dropped } = fullTextQueryTerms(query);
     const terms = lexemes.length;
     if (terms === 0 || scope.empty) return { ids: [], terms, dropped };
-    const rank = (db: DataSource) => {
+    const rank = (db: DataSource, atLeast?: string) => {
       const chunks = db === this.chunks.dataSource ? this.chunks : new ChunksRepository(db);
       return chunks.withStatementTimeout(this.statementTimeoutMs, async (manager) => {
         const version = chunks === this.chunks ? null : await chunks.indexVersion(manager);
+        // A replica behind the version asked for: its ranking would be thrown away (the primary ranks instead).
+        if (isBehind(version, atLeast)) return { version, value: [] };
         // Chunks with every term first (few, precise: for Chinese, bigram runs act like phrases);
         // then, when they are too few, chunks with any term.
         const all = await chunks.rankFullText(manager, lexemes.join(' & '), limit, scope);

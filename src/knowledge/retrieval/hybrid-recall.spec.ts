@@ -1,5 +1,7 @@
 import type { DataSource } from 'typeorm';
+import type { VersionedRead } from '../../database/database.module.js';
 import { RetrievalScope } from '../collections/retrieval-scope.js';
+import { PgvectorStore } from '../index/dense/pgvector.repository.js';
 import type { DenseRecall } from '../index/dense/dense-recall.service.js';
 import type { EmbeddingProvider } from '../index/embeddings.js';
 import { FULL_TEXT_STATEMENT_TIMEOUT_MS, HybridRecall } from './hybrid-recall.service.js';
@@ -119,5 +121,41 @@ describe('HybridRecall: the scope is a condition of every ranking and read', () 
     const result = await new HybridRecall(none.dataSource, embeddings, nothing).recall('reset the router', 8, RetrievalScope.of([]));
     expect(result.candidates).toEqual([]);
     expect(none.statements).toEqual([]);
+  });
+});
+
+describe('HybridRecall on a read replica', () => {
+  const fullTextStatements = (statements: Array<{ sql: string }>) => statements.filter((s) => /to_tsquery/.test(s.sql));
+
+  it('stops the full-text ranking after reading the version when the replica is behind the one asked for (its ranking would be thrown away)', async () => {
+    const primary = fakeDatabase(() => []);
+    const replica = fakeDatabase((sql) => (/knowledge_index_state/.test(sql) ? [{ version: '3' }] : []));
+    const recall = new HybridRecall(primary.dataSource, embeddings, dense);
+    const versions: Array<string | null> = [];
+    const readAtLeast =
+      (atLeast: string): VersionedRead =>
+      async (read) => {
+        const { version, value } = await read(replica.dataSource, atLeast);
+        versions.push(version);
+        return value;
+      };
+
+    expect((await recall.fullTextRecall('reset the router', 8, everything, readAtLeast('9'))).ids).toEqual([]);
+    expect(fullTextStatements(replica.statements)).toEqual([]);
+    expect(versions).toEqual(['3']);
+
+    await recall.fullTextRecall('reset the router', 8, everything, readAtLeast('3'));
+    expect(fullTextStatements(replica.statements)).toHaveLength(2);
+    expect(primary.statements).toEqual([]);
+  });
+
+  it("stops pgvector's ranking likewise, after its first statement", async () => {
+    const replica = fakeDatabase((sql) => (/knowledge_index_state/.test(sql) ? [{ epoch: 0, version: '3' }] : []));
+    const pgvector = new PgvectorStore(replica.dataSource, 4, 40);
+    const query = Float32Array.from([0.5, 0.5, 0.5, 0.5]);
+    expect(await pgvector.rankOn(replica.dataSource, query, 8, everything, '9')).toEqual({ version: '3', value: [] });
+    expect(replica.statements).toHaveLength(1);
+    await pgvector.rankOn(replica.dataSource, query, 8, everything, '3');
+    expect(replica.statements.length).toBeGreaterThan(2);
   });
 });

@@ -261,7 +261,7 @@ export class DenseRecall implements OnModuleInit, OnApplicationBootstrap, OnAppl
     if (this.pgvector) {
       try {
         const pgvector = this.pgvector;
-        const ids = reads ? await reads((db) => pgvector.rankOn(db, vector, limit, scope)) : await pgvector.rank(vector, limit, scope);
+        const ids = reads ? await reads((db, atLeast) => pgvector.rankOn(db, vector, limit, scope, atLeast)) : await pgvector.rank(vector, limit, scope);
         return { ids, backend: this.backend };
       } catch (error) {
         // The trace and the step event (clients read both) get the SQLSTATE; the driver's words go to the log.

@@ -1,4 +1,5 @@
 import { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { isBehind } from '../../../database/database.module.js';
 import { sqlRows } from '../../../database/sql.js';
 import { RetrievalScope } from '../../collections/retrieval-scope.js';
 import { scopeParams } from '../scope-filter.js';
@@ -279,9 +280,17 @@ export class PgvectorStore {
   /**
    * The same ranking on `db` (the read replica, say: a physical copy, with
    * the same indexes), with the knowledge base's version as `db` holds it in
-   * the ranking's transaction (null for a query that reads nothing).
+   * the ranking's transaction (null for a query that reads nothing). Given
+   * `atLeast` (on a replica), it stops after its first statement when that
+   * version is older, with no ranking.
    */
-  async rankOn(db: DataSource, query: Float32Array, limit: number, scope: RetrievalScope = RetrievalScope.unrestricted()): Promise<{ version: string | null; value: string[] }> {
+  async rankOn(
+    db: DataSource,
+    query: Float32Array,
+    limit: number,
+    scope: RetrievalScope = RetrievalScope.unrestricted(),
+    atLeast?: string,
+  ): Promise<{ version: string | null; value: string[] }> {
     if (query.length !== this.dimensions || scope.empty) return { version: null, value: [] };
     const spaceId = this.options.spaceId?.();
     const restricted = scope.collectionIds !== null;
@@ -298,6 +307,8 @@ export class PgvectorStore {
         [String(Math.max(this.efSearch, limit))],
       );
       const version = state.version;
+      // A replica behind the version asked for: its ranking would be thrown away (the primary ranks instead).
+      if (isBehind(version, atLeast)) return { version, value: [] };
       const filters = [
         this.indexed ? this.coverage(Number(state.epoch)) : `is_leaf AND vector_dims(embedding_vector) = ${this.dimensions}`,
         ...(spaceId === undefined ? [] : [`space_id = ${Number(spaceId)}`]),

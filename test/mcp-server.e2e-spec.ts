@@ -235,6 +235,23 @@ describe('The knowledge base as an MCP server (/mcp)', () => {
     }
   });
 
+  it('answers PUT, PATCH and OPTIONS as GET and DELETE: 405 with Allow: POST, a JSON-RPC error saying so', async () => {
+    const auth = t.auth(uniqueUser('mallory'));
+    for (const method of ['put', 'patch', 'options'] as const) {
+      const res = await request(t.app.getHttpServer())
+        [method]('/mcp')
+        .set(auth)
+        .set('Content-Type', 'application/json')
+        .send('{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}');
+      expect({ method, status: res.status, allow: res.headers.allow, body: res.body }).toEqual({
+        method,
+        status: 405,
+        allow: 'POST',
+        body: { jsonrpc: '2.0', error: { code: -32000, message: expect.stringMatching(/not allowed/), data: { code: 'not_supported', request_id: expect.any(String) } }, id: null },
+      });
+    }
+  });
+
   it('answers a batch that cancels its own request, and odd envelopes of tools/call, with JSON-RPC answers', async () => {
     const auth = t.auth(uniqueUser('mallory'));
     // A cancellation of a request of the same POST: the request is answered (a stateless POST cannot leave it unanswered).

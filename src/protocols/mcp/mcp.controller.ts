@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Controller, Delete, Get, Options, Patch, Post, Put, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Request, Response } from 'express';
@@ -8,7 +8,11 @@ import { RequestError } from '../../common/coded-error.js';
 import { KnowledgeMcpServer } from './knowledge-mcp-server.js';
 import { McpExceptionFilter, MCP_PATH } from './protected-resource.js';
 
-/** GET and DELETE of a stateless server: there is no session to stream to or end (the SDK's client reads 405 as "no stream"). */
+/**
+ * Any method but POST. GET and DELETE of a stateless server: there is no
+ * session to stream to or end (the SDK's client reads 405 as "no stream");
+ * the others are no part of the Streamable HTTP transport.
+ */
 function methodNotAllowed(res: Response): RequestError {
   res.setHeader('Allow', 'POST');
   return new RequestError('not_supported', 'Method not allowed: this MCP server is stateless, POST only');
@@ -71,6 +75,22 @@ export class McpController {
 
   @Delete()
   remove(@Res({ passthrough: true }) res: Response): never {
+    throw methodNotAllowed(res);
+  }
+
+  @Put()
+  put(@Res({ passthrough: true }) res: Response): never {
+    throw methodNotAllowed(res);
+  }
+
+  @Patch()
+  patch(@Res({ passthrough: true }) res: Response): never {
+    throw methodNotAllowed(res);
+  }
+
+  /** A CORS preflight (with CORS_ORIGINS set) is answered before routing; any other OPTIONS is told what is allowed. */
+  @Options()
+  options(@Res({ passthrough: true }) res: Response): never {
     throw methodNotAllowed(res);
   }
 }

@@ -264,6 +264,36 @@ describe('OpenAI-compatible API through the openai package (local model)', () =>
     expect(notObject.body.error).toMatchObject({ param: 'body' });
   });
 
+  it('answers a body that is not JSON (text/plain, a form, multipart) with 415 in the OpenAI error shape', async () => {
+    const body = JSON.stringify({ model: 'rag-agent', messages: [{ role: 'user', content: 'hello' }] });
+    for (const contentType of ['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
+      const res = await request(t.app.getHttpServer())
+        .post('/v1/chat/completions')
+        .set(t.auth(uniqueUser('oa')))
+        .set('Content-Type', contentType)
+        .send(body);
+      expect({ contentType, status: res.status, body: res.body }).toEqual({
+        contentType,
+        status: 415,
+        body: {
+          error: {
+            message: `The request body must be JSON: send it with Content-Type: application/json (not ${contentType.split(';')[0]})`,
+            type: 'invalid_request_error',
+            param: null,
+            code: 'unsupported_media_type',
+          },
+        },
+      });
+    }
+    // JSON with its charset named is read as before.
+    await request(t.app.getHttpServer())
+      .post('/v1/chat/completions')
+      .set(t.auth(uniqueUser('oa')))
+      .set('Content-Type', 'application/json; charset=utf-8')
+      .send(body)
+      .expect(200);
+  });
+
   it('answers 409 run_in_progress while the session has a run', async () => {
     const user = uniqueUser('oa');
     const held = await heldWeatherTurn(base, t.auth(user), weather);

@@ -5840,6 +5840,15 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
+            /** @description Unsupported media type. Codes: `unsupported_encoding` (The request body's Content-Encoding or charset is not supported) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
+                };
+            };
             /** @description Too many requests for this user; retry after the Retry-After header. Codes: `rate_limited` (Too many requests for this user or API key; retry after the Retry-After header) */
             429: {
                 headers: {

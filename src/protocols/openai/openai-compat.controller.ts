@@ -1,9 +1,9 @@
 import { WHOLE_TURN_ERRORS } from '../../chat/turn-route-errors.js';
-import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage } from '@langchain/core/messages';
 import { randomUUID } from 'node:crypto';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import type { AuthUser } from '../../auth/auth-user.js';
 import { CurrentUser } from '../../auth/current-user.decorator.js';
 import { lastFinishReason, turnUsage } from '../../agent/turn-usage.js';
@@ -30,6 +30,22 @@ const SERVICE_STARTED = Math.floor(Date.now() / 1000);
 
 function toLangChain(conversation: CompletionRequest['conversation']): BaseMessage[] {
   return conversation.map(({ role, content }) => (role === 'system' ? new SystemMessage(content) : role === 'user' ? new HumanMessage(content) : new AIMessage(content)));
+}
+
+/**
+ * A body of another media type than JSON (text/plain, a form) is a 415:
+ * the JSON parser leaves it unread, so it would otherwise be refused as a
+ * body without its fields. Express's `req.is` (type-is) reads the
+ * Content-Type; a request without a body is left to the request's checks.
+ */
+function refuseNonJsonBody(req: Request): void {
+  if (req.is('application/json') !== false) return;
+  const given = (req.headers['content-type'] ?? '').split(';')[0].trim().slice(0, 100);
+  throw new OpenAiError(415, `The request body must be JSON: send it with Content-Type: application/json (${given ? `not ${given}` : 'none was given'})`, {
+    type: 'invalid_request_error',
+    code: 'unsupported_media_type',
+    param: null,
+  });
 }
 
 /**
@@ -90,8 +106,9 @@ export class OpenAiCompatController {
   @ApiHeader({ name: 'X-Session-Id', required: false, description: 'A session of the caller (UUID): the turn is stored in it; absent: stateless' })
   @ApiBody({ type: ChatCompletionRequestDoc })
   @ApiOkResponse({ type: ChatCompletionDoc, description: '`chat.completion`, or with `stream: true` an SSE stream of `chat.completion.chunk`' })
-  @ApiErrorResponsesOf(OpenAiErrorBodyDoc, ...WHOLE_TURN_ERRORS)
-  async complete(@CurrentUser() user: AuthUser, @Body() body: unknown, @Headers('x-session-id') sessionHeader: unknown, @Res() res: Response): Promise<void> {
+  @ApiErrorResponsesOf(OpenAiErrorBodyDoc, ...WHOLE_TURN_ERRORS, 415)
+  async complete(@CurrentUser() user: AuthUser, @Req() req: Request, @Body() body: unknown, @Headers('x-session-id') sessionHeader: unknown, @Res() res: Response): Promise<void> {
+    refuseNonJsonBody(req);
     const request = parseCompletionRequest(body, sessionHeader);
     this.checkModel(request.model);
     const identity: CompletionIdentity = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: this.modelId };

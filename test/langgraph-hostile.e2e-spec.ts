@@ -78,6 +78,32 @@ describe('LangGraph Server API: hostile input', () => {
     expect(head.body.values.messages).toHaveLength(400);
   });
 
+  it('refuses bracketed query parameters (limit[a]=1, limit[]=1) with a 400 naming them, as the REST routes do', async () => {
+    const user = uniqueUser('lg-hostile-query');
+    const server = () => request(t.app.getHttpServer());
+    const rest = await server().get('/api/sessions?limit[a]=1').set(t.auth(user)).expect(400);
+    expect(rest.body.message).toBe('property limit[a] should not exist');
+    const tid = (await post(user, '/threads', {}).expect(200)).body.thread_id as string;
+    const refusals = [
+      server().get(`/langgraph/threads/${tid}/runs?limit[a]=1`),
+      server().get(`/langgraph/threads/${tid}/runs?limit[]=1&offset=0`),
+      server().get(`/langgraph/threads/${tid}?limit[a]=1`),
+      server().get('/langgraph/assistants/agent/graph?xray[a]=1'),
+      server().post('/langgraph/threads/search?limit[a]=1').send({}),
+    ];
+    for (const refusal of refusals) {
+      const res = await refusal.set(t.auth(user));
+      expect({ status: res.status, code: res.body.code, message: res.body.message }).toEqual({
+        status: 400,
+        code: 'invalid_request',
+        message: expect.stringMatching(/^property (limit|xray)\[a?\] should not exist$/),
+      });
+    }
+    // Plain parameters the SDK may send, known or not, still go through.
+    await server().get(`/langgraph/threads/${tid}/runs?limit=1&offset=0`).set(t.auth(user)).expect(200);
+    await server().get(`/langgraph/threads/${tid}?unknown=1`).set(t.auth(user)).expect(200);
+  });
+
   it('answers malformed bodies, ids, checkpoints, pages and event ids with a 4xx', async () => {
     const user = uniqueUser('lg-hostile-misc');
     const thread = (await post(user, '/threads', {}).expect(200)).body;

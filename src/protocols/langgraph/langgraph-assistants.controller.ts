@@ -1,4 +1,4 @@
-import { All, Body, Controller, Get, Header, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { All, Body, Controller, Get, Header, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiExcludeEndpoint, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AgentFactory } from '../../agent/agent.factory.js';
@@ -8,6 +8,7 @@ import { RequestError } from '../../common/coded-error.js';
 import { checkAssistant } from './langgraph-request.js';
 import { bodyOf, isRecord, pageOf } from './langgraph-params.js';
 import { ASSISTANT_ID, GRAPH_ID } from './langgraph-state.js';
+import { PlainQueryGuard } from './plain-query.guard.js';
 
 /** When the assistant "was created": it is the service's own, so the time the process started. */
 const STARTED_AT = new Date().toISOString();
@@ -53,6 +54,7 @@ const SCHEMAS = {
 /** The LangGraph Server API's description of the service and its one assistant (the agent). */
 @ApiTags('langgraph')
 @ApiBearerAuth()
+@UseGuards(PlainQueryGuard)
 @Controller('langgraph')
 export class LangGraphAssistantsController {
   constructor(private readonly agents: AgentFactory) {}

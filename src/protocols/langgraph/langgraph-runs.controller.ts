@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthUser } from '../../auth/auth-user.js';
@@ -16,10 +16,12 @@ import { LgRunRequest, parseRunRequest, parseStreamModes } from './langgraph-req
 import { LangGraphRuns, runOf } from './langgraph-runs.service.js';
 import { lgSseWriter, runPathOf } from './langgraph-sse.js';
 import { JOIN_DEFAULT_MODES, LG_LAST_EVENT_ID_RULE, LgCursor, LgStreamMapper, parseLgLastEventId, RunView } from './langgraph-stream.js';
+import { PlainQueryGuard } from './plain-query.guard.js';
 
 /** Runs of the LangGraph Server API: a run on a thread is a chat turn of its session; a thread-less run is stateless. */
 @ApiTags('langgraph')
 @ApiBearerAuth()
+@UseGuards(PlainQueryGuard)
 @Controller('langgraph')
 export class LangGraphRunsController {
   constructor(

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthUser } from '../../auth/auth-user.js';
@@ -10,12 +10,14 @@ import { SessionWrites } from '../../session/session-writes.service.js';
 import { bodyOf, isRecord, METADATA_MAX_BYTES, metadataOf, optionalEnum, pageOf, threadIdOf } from './langgraph-params.js';
 import { LgThreadState, seqOfCheckpoint, threadOf, ThreadStates } from './langgraph-state.js';
 import { LangGraphRuns } from './langgraph-runs.service.js';
+import { PlainQueryGuard } from './plain-query.guard.js';
 
 const HISTORY_MAX = 100;
 
 /** Threads of the LangGraph Server API: a thread is a session of the caller. */
 @ApiTags('langgraph')
 @ApiBearerAuth()
+@UseGuards(PlainQueryGuard)
 @Controller('langgraph/threads')
 export class LangGraphThreadsController {
   constructor(

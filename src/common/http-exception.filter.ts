@@ -135,7 +135,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
       status = HttpStatus.INTERNAL_SERVER_ERROR;
       message = 'Internal server error';
       code = 'internal_error';
-      this.logger.error({ err: exception, method: request.method, url: loggableUrl(request.originalUrl ?? request.url) }, exception instanceof Error ? exception.stack : undefined);
+      this.logger.error({ err: exception, method: request.method, url: loggableUrl(request.originalUrl ?? request.url) }, 'unhandled error: answered 500 internal_error');
     }
     if (response.headersSent) return;
     response.status(status).json(errorBodyFor(request.path ?? '', buildErrorBody(status, message, code, details), exception));

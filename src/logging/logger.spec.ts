@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { Logger } from '@nestjs/common';
 import { createRootLogger, NestPinoLogger, prettyDestination, usesPrettyLogs } from './logger.js';
 
 function sink() {
@@ -40,5 +41,23 @@ describe('Log format', () => {
     logger.log('ChatModule dependencies initialized', 'InstanceLoader');
     logger.log('Nest application successfully started', 'NestApplication');
     expect(written.map((line) => JSON.parse(line).msg)).toEqual(['Nest application successfully started']);
+  });
+
+  it("keeps the message of a `new Logger(name)` call given fields first (warn and error alike), and Nest's own error stack", () => {
+    const { stream, written } = sink();
+    Logger.overrideLogger(new NestPinoLogger(createRootLogger('info', stream)));
+    const logger = new Logger('ChatService');
+    logger.warn({ err: new Error('Session s1 not found'), run_id: 'r1' }, 'turn failed: internal');
+    logger.error({ err: new Error('socket hang up'), run_id: 'r2' }, 'failure after the turn committed');
+    logger.log({ run_id: 'r3' }, 'turn ended');
+    new Logger('ExceptionHandler').error('boom', 'Error: boom\n    at somewhere');
+    const lines = written.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.map(({ level, context, msg, run_id, stack }) => ({ level, context, msg, run_id, stack }))).toEqual([
+      { level: 40, context: 'ChatService', msg: 'turn failed: internal', run_id: 'r1', stack: undefined },
+      { level: 50, context: 'ChatService', msg: 'failure after the turn committed', run_id: 'r2', stack: undefined },
+      { level: 30, context: 'ChatService', msg: 'turn ended', run_id: 'r3', stack: undefined },
+      { level: 50, context: 'ExceptionHandler', msg: 'boom', run_id: undefined, stack: 'Error: boom\n    at somewhere' },
+    ]);
+    expect((lines[0].err as { message: string }).message).toBe('Session s1 not found');
   });
 });

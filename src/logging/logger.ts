@@ -96,17 +96,21 @@ export class NestPinoLogger implements LoggerService {
   }
 
   private write(level: pino.Level, message: unknown, rest: unknown[]): void {
-    // Nest passes the context (logger name) last, and a stack trace before it for errors.
+    // Nest passes the context (logger name) last. Before it: the text of our calls that give their fields first
+    // (`logger.warn({ err, run_id }, 'turn failed')`), or the stack trace of Nest's own error calls (a text first).
     const params = [...rest];
     const context = typeof params[params.length - 1] === 'string' ? (params.pop() as string) : undefined;
-    const stack = level === 'error' && typeof params[0] === 'string' ? (params.shift() as string) : undefined;
+    const withFields = typeof message === 'object' && message !== null && !(message instanceof Error);
+    const text = withFields && typeof params[0] === 'string' ? (params.shift() as string) : undefined;
+    const stack = !withFields && level === 'error' && typeof params[0] === 'string' ? (params.shift() as string) : undefined;
     const fields: Record<string, unknown> = {};
     if (context) fields.context = context;
     if (stack) fields.stack = stack;
     if (message instanceof Error) {
       this.root[level]({ ...fields, err: message }, message.message);
-    } else if (typeof message === 'object' && message !== null) {
-      this.root[level]({ ...fields, ...(message as object) });
+    } else if (withFields) {
+      if (text === undefined) this.root[level]({ ...fields, ...(message as object) });
+      else this.root[level]({ ...fields, ...(message as object) }, text);
     } else {
       this.root[level](fields, String(message));
     }

@@ -2,6 +2,7 @@ import request from 'supertest';
 import { RunCancellation } from '../src/chat/run-cancellation.service.js';
 import { FakeWeatherServer } from './support/fake-weather-server.js';
 import { heldWeatherTurn } from './support/held-turn.js';
+import { waitUntil } from './support/service-process.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 
 /** cancel fallbacks and the heartbeat abort. */
@@ -10,6 +11,8 @@ describe('cancel when Redis cannot carry it, and the heartbeat abort', () => {
   let a: TestApp;
   let b: TestApp;
   let baseA: string;
+  /** Both apps' log lines, parsed (Nest's static logger, which `new Logger(name)` writes to, is whichever app started last). */
+  const logged: Array<Record<string, unknown>> = [];
 
   beforeAll(async () => {
     await weather.start();
@@ -22,7 +25,11 @@ describe('cancel when Redis cannot carry it, and the heartbeat abort', () => {
       RUN_CANCEL_WAIT_MS: '100',
     };
     // B cannot reach Redis (nothing listens on port 1): its cancel requests cannot travel.
-    [a, b] = await Promise.all([createTestApp(env), createTestApp({ ...env, REDIS_URL: 'redis://127.0.0.1:1/12' })]);
+    const destination = { write: (line: string) => void logged.push(JSON.parse(line) as Record<string, unknown>) } as never;
+    [a, b] = await Promise.all([
+      createTestApp({ ...env, LOG_LEVEL: 'info' }, destination),
+      createTestApp({ ...env, REDIS_URL: 'redis://127.0.0.1:1/12', LOG_LEVEL: 'info' }, destination),
+    ]);
     baseA = await a.listen();
     await a.app.get(RunCancellation).listening;
   }, 60_000);
@@ -63,6 +70,10 @@ describe('cancel when Redis cannot carry it, and the heartbeat abort', () => {
       weather.release();
     }
     expect(stream.events.at(-1)).toMatchObject({ event: 'error', data: { code: 'session_deleted', message_saved: false } });
+    // The user's own delete is no fault of the service: said at info level, with no error and stack trace.
+    const turnEnd = () => logged.filter((line) => line.session_id === sessionId && line.context === 'ChatService');
+    await waitUntil(() => turnEnd().length > 0, "the turn's end in the log (just after its stream's)", 10_000, 10);
+    expect(turnEnd().map(({ level, msg, err }) => ({ level, msg, err }))).toEqual([{ level: 30, msg: 'turn ended: its session was deleted while it ran', err: undefined }]);
   });
   it('three concurrent cancels both answer cancelled, and the turn is stored once', async () => {
     const user = uniqueUser('twice');

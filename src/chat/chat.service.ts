@@ -270,7 +270,9 @@ export class ChatService {
       return attempt!.result;
     }
     const { code, reason, saved } = verdict;
-    this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, `turn failed: ${code}`);
+    // A session its user deleted while its turn ran is no fault of the service: no warning, no stack trace.
+    if (code === 'session_deleted') this.logger.log({ run_id: runId, session_id: sessionId }, 'turn ended: its session was deleted while it ran');
+    else this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, `turn failed: ${code}`);
     const failure = new TurnFailedError(code, failureMessage(reason, toldAfterFailure(code, saved)), saved);
     emit('error', { code: failure.code, message: failure.message, message_saved: saved });
     // Off the answer's path (a stalled database would hold it for another limit). A paused task's thread (another

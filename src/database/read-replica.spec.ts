@@ -1,5 +1,7 @@
-import { QueryFailedError } from 'typeorm';
-import { holdsAtLeast, PrimaryState, PrimaryWalHistory, ReplicaState, replicaFault, unfitness, walPosition } from './read-replica.js';
+import { DataSource, QueryFailedError } from 'typeorm';
+import type { AppConfig } from '../config/app-config.js';
+import type { Metrics } from '../observability/metrics.js';
+import { holdsAtLeast, PrimaryState, PrimaryWalHistory, ReadReplica, ReplicaState, replicaFault, unfitness, walPosition } from './read-replica.js';
 
 describe('holdsAtLeast (is the read replica at or past the versions the caller saw on the primary?)', () => {
   it('compares each version as a bigint, past 2^53 too', () => {
@@ -96,5 +98,71 @@ describe('unfitness (may this replica serve reads for this primary at all?)', ()
   it('is unfit after a failover when it still follows the old primary: another timeline, or WAL past all the primary has written', () => {
     expect(unfitness({ ...replica, timeline: 1 }, primary)).toMatch(/follows another primary \(it receives timeline 1, the primary writes timeline 2\)/);
     expect(unfitness({ ...replica, timeline: null, replayed: '0/5001' }, primary)).toMatch(/follows another primary \(it has replayed WAL up to 0\/5001/);
+  });
+});
+
+describe('ReadReplica (its probe and reads, on stand-ins for the two databases)', () => {
+  const IDENTITY = { deployment: 'd1', migration: 'M1' };
+
+  /** A stand-in for a DataSource: answers every statement from `answer`; `connectWait` holds each new connection. */
+  function standIn(answer: (sql: string) => Array<Record<string, unknown>>, connectWait?: () => Promise<void>) {
+    const createQueryRunner = () => {
+      let connected = false;
+      const connect = async () => {
+        if (!connected) await connectWait?.();
+        connected = true;
+      };
+      return {
+        connect,
+        query: async (sql: string) => {
+          await connect();
+          return { records: answer(sql) };
+        },
+        release: async () => undefined,
+      };
+    };
+    return { isInitialized: true, createQueryRunner, connection: { createQueryRunner }, destroy: async () => undefined } as unknown as DataSource;
+  }
+
+  /** A ReadReplica of `maxLagMs` over stand-ins, the replica already connected; `wal` says where each stands. */
+  function harness(maxLagMs: number, connectWait?: () => Promise<void>) {
+    const wal = { primary: '0/100', replayed: '0/100' };
+    const primary = standIn(() => [{ position: wal.primary, timeline: 1, ...IDENTITY }], connectWait);
+    const replica = standIn(() => [{ standby: true, receiving: true, timeline: 1, replayed: wal.replayed, ...IDENTITY }]);
+    const config = { database: { readUrl: 'postgres://replica/db', readMaxLagMs: maxLagMs, poolSize: 1, statementTimeoutMs: 1000, lockTimeoutMs: 1000 } } as unknown as AppConfig;
+    const metrics = { databaseRead: () => undefined, replicaLag: () => undefined, watchPool: () => undefined, unwatchPool: () => undefined } as unknown as Metrics;
+    const readReplica = new ReadReplica(config, primary, metrics);
+    Object.assign(readReplica as unknown as { replica: DataSource }, { replica });
+    const probe = () => (readReplica as unknown as { probeOnce(): Promise<void> }).probeOnce();
+    return { readReplica, primary, replica, wal, probe };
+  }
+
+  it("does not count a wait for the primary's pool as the replica's lag", async () => {
+    let hold = false;
+    // The primary's pool is busy: a new connection comes 1.5 s later.
+    const busyPool = () =>
+      new Promise<void>((resolve) => {
+        if (!hold) return resolve();
+        const until = performance.now() + 1_500;
+        const check = () => (performance.now() >= until ? resolve() : setTimeout(check, 20));
+        check();
+      });
+    const { readReplica, probe } = harness(1_000, busyPool);
+    await probe();
+    hold = true;
+    await probe();
+    expect(readReplica.usable()).toBe(true);
+  });
+
+  it('runs a read the replica timed out (57014) again on the primary, and keeps the replica: the timeout says how long the read took, not that the replica is unwell', async () => {
+    const { readReplica, replica, probe } = harness(5_000);
+    await probe();
+    const timedOut = new QueryFailedError('SELECT 1', [], Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }));
+    const value = await readReplica.read('session_list', ['1'], async (db) => {
+      if (db === replica) throw timedOut;
+      return { versions: ['1'], value: 'from the primary' };
+    });
+    expect(value).toBe('from the primary');
+    expect(readReplica.usable()).toBe(true);
   });
 });

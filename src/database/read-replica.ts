@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, QueryResult, QueryRunner } from 'typeorm';
 import { isDatabaseUnavailable } from '../common/database-unavailable.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -124,13 +124,23 @@ export class PrimaryWalHistory {
  * well (a data exception, SQLSTATE class 22). A replica that is unreachable,
  * restarting, in conflict with its replay (40001), holding a lock the primary
  * has released (55P03 while its replay waits), too slow for the statement
- * timeout (57014: a replica busier or colder than the primary), or missing a
- * table a migration made, is one.
+ * timeout (57014: a replica busier or colder than the primary; see
+ * `leavesReplica`), or missing a table a migration made, is one.
  */
 export function replicaFault(error: unknown): boolean {
   const code = pgErrorCode(error);
   if (code !== undefined) return !code.startsWith('22');
   return isDatabaseUnavailable(error);
+}
+
+/**
+ * Whether a read the replica failed also ends its use until a probe answers
+ * again: not a statement timeout (57014), which says how long that read took,
+ * not that the replica is unwell (a read with a limit of its own, as the
+ * full-text ranking's, answers its timeout itself).
+ */
+export function leavesReplica(error: unknown): boolean {
+  return pgErrorCode(error) !== '57014';
 }
 
 /** The newest probe: when it ended, and the lag it found (undefined: it failed, or found the replica unfit to serve, `unfit` says why). */
@@ -171,8 +181,10 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
   private saidUsable = false;
   /** Why the last probe found the replica unfit (logged once per reason). */
   private lastUnfit?: string;
-  /** When the probe in flight started; undefined: none is. */
-  private probingSince?: number;
+  /** Whether a probe is in flight. */
+  private probing = false;
+  /** When the probe in flight asked the replica (it has not answered yet); undefined: it is not asking it. */
+  private askingReplicaSince?: number;
   private closed = false;
   private readonly maxLagMs: number;
   private readonly probeEveryMs: number;
@@ -211,10 +223,10 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   /** Whether the replica may serve a read now: its last probe succeeded, and its lag then plus the time since is within the bound. */
-  usable(now = Date.now()): boolean {
+  usable(now = performance.now()): boolean {
     const probe = this.probe;
-    // A probe that has not answered for two intervals: the replica has stalled (the last answer is no longer news).
-    if (this.probingSince !== undefined && now - this.probingSince > 2 * this.probeEveryMs) return false;
+    // A replica that has not answered the probe for two intervals has stalled (its last answer is no longer news).
+    if (this.askingReplicaSince !== undefined && now - this.askingReplicaSince > 2 * this.probeEveryMs) return false;
     return this.replica?.isInitialized === true && probe?.lagMs !== undefined && probe.lagMs + (now - probe.at) <= this.maxLagMs;
   }
 
@@ -247,8 +259,10 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
         this.metrics.databaseRead(kind, 'primary_replica_behind');
       } catch (error) {
         if (!replicaFault(error)) throw error;
-        this.logger.warn(`read replica failed a read (${(error as Error).message}); the primary serves reads until it answers again`);
-        this.probe = { at: Date.now(), unfit: `it failed a read (${(error as Error).message})` };
+        if (leavesReplica(error)) {
+          this.logger.warn(`read replica failed a read (${(error as Error).message}); the primary serves reads until it answers again`);
+          this.probe = { at: performance.now(), unfit: `it failed a read (${(error as Error).message})` };
+        }
         this.metrics.databaseRead(kind, 'primary_replica_failed');
       }
     } else {
@@ -272,25 +286,37 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   private async probeOnce(): Promise<void> {
-    if (this.probingSince !== undefined || this.closed) return;
-    this.probingSince = Date.now();
+    if (this.probing || this.closed) return;
+    this.probing = true;
+    // Times on the monotonic clock: a wall clock set back would date the primary's positions in the future, and a
+    // stalled replica that holds them would read as current.
     try {
       const replica = await this.connected();
-      // In this order: a position of the primary read before the replica's is one the replica may have reached; one
-      // read after it is one the replica cannot have passed.
-      const askedAt = Date.now();
-      const [position] = await sqlRows<{ position: string }>(this.primary, 'SELECT pg_current_wal_flush_lsn()::text AS position');
-      this.walHistory.record(askedAt, walPosition(position.position));
-      const [row] = await sqlRows<ReplicaState>(replica, REPLICA_PROBE_SQL);
-      const [primary] = await sqlRows<Omit<PrimaryState, 'positionAfter'> & { position: string }>(this.primary, `${PRIMARY_POSITION_SQL}, ${IDENTITY_COLUMNS}`);
-      const unfit = unfitness(row, { ...primary, positionAfter: primary.position });
-      const now = Date.now();
-      this.probe = unfit ? { at: now, unfit } : { at: now, lagMs: this.walHistory.lagMs(walPosition(row.replayed!), now) };
-      this.metrics.replicaLag(unfit ? Number.POSITIVE_INFINITY : this.probe.lagMs!);
+      const primary = this.primary.createQueryRunner();
+      try {
+        // A connection first: waiting for the primary's pool is not the replica's lag.
+        await primary.connect();
+        // In this order: a position of the primary read before the replica's is one the replica may have reached; one
+        // read after it is one the replica cannot have passed.
+        const askedAt = performance.now();
+        const [position] = await rowsOf<{ position: string }>(primary, 'SELECT pg_current_wal_flush_lsn()::text AS position');
+        this.walHistory.record(askedAt, walPosition(position.position));
+        this.askingReplicaSince = performance.now();
+        const [row] = await sqlRows<ReplicaState>(replica, REPLICA_PROBE_SQL);
+        this.askingReplicaSince = undefined;
+        const [after] = await rowsOf<Omit<PrimaryState, 'positionAfter'> & { position: string }>(primary, `${PRIMARY_POSITION_SQL}, ${IDENTITY_COLUMNS}`);
+        const unfit = unfitness(row, { ...after, positionAfter: after.position });
+        const now = performance.now();
+        this.probe = unfit ? { at: now, unfit } : { at: now, lagMs: this.walHistory.lagMs(walPosition(row.replayed!), now) };
+        this.metrics.replicaLag(unfit ? Number.POSITIVE_INFINITY : this.probe.lagMs!);
+      } finally {
+        await primary.release();
+      }
     } catch (error) {
-      this.probe = { at: Date.now(), unfit: `unreachable (${(error as Error).message})` };
+      this.probe = { at: performance.now(), unfit: `unreachable (${(error as Error).message})` };
     } finally {
-      this.probingSince = undefined;
+      this.probing = false;
+      this.askingReplicaSince = undefined;
     }
     // Against what was last said, not the state at the probe's start: a lag that grows between probes ends the
     // replica's use there, and is said here.
@@ -338,6 +364,11 @@ export class ReadReplica implements OnApplicationBootstrap, OnApplicationShutdow
     if (!this.replica) throw new Error('shutting down');
     return this.replica;
   }
+}
+
+/** The rows of a raw statement on a connection of its own. */
+async function rowsOf<T>(runner: QueryRunner, sql: string): Promise<T[]> {
+  return ((await runner.query(sql, [], true)) as QueryResult<T>).records;
 }
 
 /** Whether each version is at least the one seen (versions are bigints as text, from one sequence or counter; null: '0'). */

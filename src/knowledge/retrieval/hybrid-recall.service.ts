@@ -164,27 +164,31 @@ export class HybridRecall {
     const { lexemes, dropped } = fullTextQueryTerms(query);
     const terms = lexemes.length;
     if (terms === 0 || scope.empty) return { ids: [], terms, dropped };
-    const rank = (db: DataSource, atLeast?: string) => {
+    // null: the ranking hit its own time limit. Answered inside the read, wherever it ran: a replica's timeout is then
+    // not run again on the primary (it would most likely time out there too, at twice the cost).
+    const rank = async (db: DataSource, atLeast?: string): Promise<{ version: string | null; value: string[] | null }> => {
       const chunks = db === this.chunks.dataSource ? this.chunks : new ChunksRepository(db);
-      return chunks.withStatementTimeout(this.statementTimeoutMs, async (manager) => {
-        const version = chunks === this.chunks ? null : await chunks.indexVersion(manager);
-        // A replica behind the version asked for: its ranking would be thrown away (the primary ranks instead).
-        if (isBehind(version, atLeast)) return { version, value: [] };
-        // Chunks with every term first (few, precise: for Chinese, bigram runs act like phrases);
-        // then, when they are too few, chunks with any term.
-        const all = await chunks.rankFullText(manager, lexemes.join(' & '), limit, scope);
-        if (all.length >= limit || terms === 1) return { version, value: all };
-        const any = await chunks.rankFullText(manager, lexemes.join(' | '), limit, scope);
-        return { version, value: [...new Set([...all, ...any])].slice(0, limit) };
-      });
+      let version: string | null = null;
+      try {
+        return await chunks.withStatementTimeout(this.statementTimeoutMs, async (manager) => {
+          version = chunks === this.chunks ? null : await chunks.indexVersion(manager);
+          // A replica behind the version asked for: its ranking would be thrown away (the primary ranks instead).
+          if (isBehind(version, atLeast)) return { version, value: [] };
+          // Chunks with every term first (few, precise: for Chinese, bigram runs act like phrases);
+          // then, when they are too few, chunks with any term.
+          const all = await chunks.rankFullText(manager, lexemes.join(' & '), limit, scope);
+          if (all.length >= limit || terms === 1) return { version, value: all };
+          const any = await chunks.rankFullText(manager, lexemes.join(' | '), limit, scope);
+          return { version, value: [...new Set([...all, ...any])].slice(0, limit) };
+        });
+      } catch (error) {
+        if (pgErrorCode(error) !== QUERY_CANCELED) throw error;
+        return { version, value: null };
+      }
     };
-    try {
-      const ids = reads ? await reads(rank) : (await rank(this.chunks.dataSource)).value;
-      return { ids, terms, dropped };
-    } catch (error) {
-      if (pgErrorCode(error) !== QUERY_CANCELED) throw error;
-      return { ids: [], terms, dropped, error: `full-text search cancelled after ${this.statementTimeoutMs} ms (statement timeout)` };
-    }
+    const ids = reads ? await reads(rank) : (await rank(this.chunks.dataSource)).value;
+    if (ids === null) return { ids: [], terms, dropped, error: `full-text search cancelled after ${this.statementTimeoutMs} ms (statement timeout)` };
+    return { ids, terms, dropped };
   }
 
   /** Leaf ids of the scope ranked by embedding similarity (public for the evaluation bench). */

@@ -158,4 +158,19 @@ describe('HybridRecall on a read replica', () => {
     await pgvector.rankOn(replica.dataSource, query, 8, everything, '3');
     expect(replica.statements.length).toBeGreaterThan(2);
   });
+
+  it("answers the full-text ranking's own timeout on the replica there (empty, saying why), not as a failed read the primary would run again", async () => {
+    const replica = fakeDatabase((sql) => (/knowledge_index_state/.test(sql) ? [{ version: '3' }] : /to_tsquery/.test(sql) ? timeoutError() : []));
+    const primary = fakeDatabase(() => []);
+    let answered: unknown;
+    const reads: VersionedRead = async (read) => {
+      const result = await read(replica.dataSource, '3');
+      answered = result;
+      return result.value;
+    };
+    const result = await new HybridRecall(primary.dataSource, embeddings, dense).fullTextRecall('reset the router', 8, everything, reads);
+    expect(answered).toEqual({ version: '3', value: null });
+    expect(result).toEqual({ ids: [], terms: 2, dropped: 0, error: `full-text search cancelled after ${FULL_TEXT_STATEMENT_TIMEOUT_MS} ms (statement timeout)` });
+    expect(primary.statements).toEqual([]);
+  });
 });

@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, Options, Patch, Post, Put, Req, Res, UseFilters } from '@nestjs/common';
+import { All, Controller, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Request, Response } from 'express';
@@ -68,29 +68,9 @@ export class McpController {
     await transport.handleRequest(req, res, withoutSelfCancellations(req.body));
   }
 
-  @Get()
-  get(@Res({ passthrough: true }) res: Response): never {
-    throw methodNotAllowed(res);
-  }
-
-  @Delete()
-  remove(@Res({ passthrough: true }) res: Response): never {
-    throw methodNotAllowed(res);
-  }
-
-  @Put()
-  put(@Res({ passthrough: true }) res: Response): never {
-    throw methodNotAllowed(res);
-  }
-
-  @Patch()
-  patch(@Res({ passthrough: true }) res: Response): never {
-    throw methodNotAllowed(res);
-  }
-
-  /** A CORS preflight (with CORS_ORIGINS set) is answered before routing; any other OPTIONS is told what is allowed. */
-  @Options()
-  options(@Res({ passthrough: true }) res: Response): never {
+  /** Every other method (GET, DELETE, PUT, PATCH, an OPTIONS that is no CORS preflight, which is answered before routing): what is allowed. Declared after POST, which Express then matches first. */
+  @All()
+  otherMethods(@Res({ passthrough: true }) res: Response): never {
     throw methodNotAllowed(res);
   }
 }

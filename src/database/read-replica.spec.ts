@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { DataSource, QueryFailedError } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -138,20 +139,31 @@ describe('ReadReplica (its probe and reads, on stand-ins for the two databases)'
   }
 
   it("does not count a wait for the primary's pool as the replica's lag", async () => {
+    // The primary's pool is busy: the probe's first connection is held until the test has moved the clock on 1.5 s.
+    let release: (() => void) | undefined;
     let hold = false;
-    // The primary's pool is busy: a new connection comes 1.5 s later.
-    const busyPool = () =>
-      new Promise<void>((resolve) => {
-        if (!hold) return resolve();
-        const until = performance.now() + 1_500;
-        const check = () => (performance.now() >= until ? resolve() : setTimeout(check, 20));
-        check();
-      });
+    const busyPool = () => {
+      if (!hold) return Promise.resolve();
+      hold = false;
+      return new Promise<void>((resolve) => (release = resolve));
+    };
     const { readReplica, probe } = harness(1_000, busyPool);
     await probe();
-    hold = true;
-    await probe();
-    expect(readReplica.usable()).toBe(true);
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    try {
+      hold = true;
+      const probing = probe();
+      for (let turn = 0; !release; turn += 1) {
+        if (turn === 1_000) throw new Error('the probe never asked the primary for a connection');
+        await Promise.resolve();
+      }
+      jest.advanceTimersByTime(1_500);
+      release();
+      await probing;
+      expect(readReplica.usable()).toBe(true);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('runs a read the replica timed out (57014) again on the primary, and keeps the replica: the timeout says how long the read took, not that the replica is unwell', async () => {

@@ -283,6 +283,21 @@ describe('The knowledge base as an MCP server (/mcp)', () => {
       3,
       { code: ErrorCode.MethodNotFound, message: expect.stringMatching(/runs no tasks/), data: { code: 'not_supported' } },
     ]);
+    // An initialize whose params do not fit: InvalidParams naming the field, not an internal error.
+    for (const params of [
+      { protocolVersion: 7, capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      { protocolVersion: '2025-11-25', capabilities: {} },
+    ]) {
+      const initialize = await post(auth, { jsonrpc: '2.0', id: 4, method: 'initialize', params });
+      expect({ params, status: initialize.status, code: initialize.body.error?.code, data: initialize.body.error?.data }).toEqual({
+        params,
+        status: 200,
+        code: ErrorCode.InvalidParams,
+        data: { code: 'invalid_request', request_id: expect.any(String) },
+      });
+      expect(initialize.body.error.message).toMatch(/^Invalid initialize: .*(protocolVersion|clientInfo|params)/);
+      expect(initialize.body.error.message.length).toBeLessThan(300);
+    }
   });
 
   it('refuses a caller without a valid token with 401, a WWW-Authenticate challenge and the protected-resource metadata', async () => {

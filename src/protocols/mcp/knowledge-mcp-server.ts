@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { ErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, InitializeRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Response } from 'express';
 import type { AuthUser } from '../../auth/auth-user.js';
@@ -34,6 +34,7 @@ import { JsonRpcError, serviceMcpError, toMcpError } from './mcp-errors.js';
  */
 const ANY_TOOLS_LIST = z.object({ method: z.literal('tools/list'), params: z.unknown().optional() });
 const ANY_TOOLS_CALL = z.object({ method: z.literal('tools/call'), params: z.unknown().optional() });
+const ANY_INITIALIZE = z.object({ method: z.literal('initialize'), params: z.unknown().optional() });
 
 /** One JSON Schema validator for every request's server: each would otherwise build its own Ajv (about 1 ms a request). */
 const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
@@ -76,6 +77,22 @@ function result(text: string, structured: Record<string, unknown>): CallToolResu
  * internal error.
  */
 class TasklessServer extends Server {
+  /**
+   * The Server's own initialize handler, behind a parse of ours: the
+   * Protocol's parse would answer params that do not fit (`protocolVersion:
+   * 7`, no `clientInfo`) as InternalError (-32603) with a schema library's
+   * dump; they are InvalidParams (-32602), said in a sentence.
+   */
+  override setRequestHandler(...[schema, handler]: Parameters<Server['setRequestHandler']>): void {
+    if (schema !== InitializeRequestSchema) return super.setRequestHandler(schema, handler);
+    const initialize = handler as (request: z.output<typeof InitializeRequestSchema>, extra: unknown) => unknown;
+    Protocol.prototype.setRequestHandler.call(this, ANY_INITIALIZE, (request, extra) => {
+      const parsed = InitializeRequestSchema.safeParse(request);
+      if (!parsed.success) throw serviceMcpError('invalid_request', `Invalid initialize: ${argumentProblems(parsed.error)}`);
+      return initialize(parsed.data, extra) as never;
+    });
+  }
+
   override assertTaskHandlerCapability(method: string): void {
     try {
       super.assertTaskHandlerCapability(method);

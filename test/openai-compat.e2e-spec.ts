@@ -292,6 +292,9 @@ describe('OpenAI-compatible API through the openai package (local model)', () =>
       .set('Content-Type', 'application/json; charset=utf-8')
       .send(body)
       .expect(200);
+    // The OpenAPI document names the code the 415 carries.
+    const doc = (await request(t.app.getHttpServer()).get('/docs-json').expect(200)).body;
+    expect(doc.paths['/v1/chat/completions'].post.responses['415'].description).toContain('`unsupported_media_type`');
   });
 
   it('answers 409 run_in_progress while the session has a run', async () => {

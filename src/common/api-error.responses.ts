@@ -91,9 +91,17 @@ export function errorCodesByStatus(answers: readonly (DocumentedErrorStatus | Er
   return byStatus;
 }
 
+/** A code of another API's vocabulary that a route answers besides the service's (the OpenAI-compatible routes' `unsupported_media_type`). */
+export interface ForeignErrorCode {
+  status: DocumentedErrorStatus;
+  code: string;
+  meaning: string;
+}
+
 /** The response's description: the status's, then each code with its meaning. */
-function describeCodes(status: DocumentedErrorStatus, codes: readonly ErrorCode[]): string {
-  return `${ERROR_DESCRIPTIONS[status]}. Codes: ${codes.map((code) => `\`${code}\` (${ERROR_CODES[code].meaning})`).join('; ')}`;
+function describeCodes(status: DocumentedErrorStatus, codes: readonly ErrorCode[], foreign: readonly ForeignErrorCode[] = []): string {
+  const named = [...codes.map((code) => ({ code, meaning: ERROR_CODES[code].meaning })), ...foreign];
+  return `${ERROR_DESCRIPTIONS[status]}. Codes: ${named.map(({ code, meaning }) => `\`${code}\` (${meaning})`).join('; ')}`;
 }
 
 /**
@@ -120,14 +128,25 @@ export function ApiErrorResponses(...answers: (DocumentedErrorStatus | ErrorCode
   );
 }
 
-/** The same with another API's error body (the OpenAI-compatible routes answer `{error: {…}}`): the codes are in the description. */
-export function ApiErrorResponsesOf(body: new () => unknown, ...answers: (DocumentedErrorStatus | ErrorCode)[]): MethodDecorator & ClassDecorator {
+/**
+ * The same with another API's error body (the OpenAI-compatible routes
+ * answer `{error: {…}}`): the codes are in the description, with the codes
+ * of that API's own vocabulary the route answers.
+ */
+export function ApiErrorResponsesOf(body: new () => unknown, ...answers: (DocumentedErrorStatus | ErrorCode | ForeignErrorCode)[]): MethodDecorator & ClassDecorator {
+  const foreign = answers.filter((answer): answer is ForeignErrorCode => typeof answer === 'object');
+  const byStatus = errorCodesByStatus(answers.filter((answer): answer is DocumentedErrorStatus | ErrorCode => typeof answer !== 'object'));
+  for (const { status } of foreign) if (!byStatus.has(status)) byStatus.set(status, []);
   return applyDecorators(
     ApiExtraModels(body),
-    ...[...errorCodesByStatus(answers)].map(([status, codes]) =>
+    ...[...byStatus].map(([status, codes]) =>
       ApiResponse({
         status,
-        description: describeCodes(status, codes),
+        description: describeCodes(
+          status,
+          codes,
+          foreign.filter((code) => code.status === status),
+        ),
         content: { 'application/json': { schema: { $ref: getSchemaPath(body) } } },
       }),
     ),

@@ -2130,7 +2130,7 @@ export interface components {
             type: string;
             /** @description The parameter at fault (`n`, `messages[0].content`, `X-Session-Id`…) */
             param: string | null;
-            /** @description `model_not_found`, `invalid_api_key`, `rate_limit_exceeded`, `unsupported_parameter`, or this service's ErrorCode */
+            /** @description `model_not_found`, `invalid_api_key`, `rate_limit_exceeded`, `unsupported_parameter`, `unsupported_media_type`, or this service's ErrorCode */
             code: string | null;
             /** @description A failed chat turn's only: whether the user's message was kept (null: not known yet; always false without a session) */
             message_saved?: boolean | null;
@@ -5840,7 +5840,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description Unsupported media type. Codes: `unsupported_encoding` (The request body's Content-Encoding or charset is not supported) */
+            /** @description Unsupported media type. Codes: `unsupported_encoding` (The request body's Content-Encoding or charset is not supported); `unsupported_media_type` (The request body is not JSON: send it with Content-Type: application/json) */
             415: {
                 headers: {
                     [name: string]: unknown;

@@ -38,12 +38,14 @@ function toLangChain(conversation: CompletionRequest['conversation']): BaseMessa
  * body without its fields. Express's `req.is` (type-is) reads the
  * Content-Type; a request without a body is left to the request's checks.
  */
+const UNSUPPORTED_MEDIA_TYPE = { status: 415, code: 'unsupported_media_type', meaning: 'The request body is not JSON: send it with Content-Type: application/json' } as const;
+
 function refuseNonJsonBody(req: Request): void {
   if (req.is('application/json') !== false) return;
   const given = (req.headers['content-type'] ?? '').split(';')[0].trim().slice(0, 100);
   throw new OpenAiError(415, `The request body must be JSON: send it with Content-Type: application/json (${given ? `not ${given}` : 'none was given'})`, {
     type: 'invalid_request_error',
-    code: 'unsupported_media_type',
+    code: UNSUPPORTED_MEDIA_TYPE.code,
     param: null,
   });
 }
@@ -106,7 +108,7 @@ export class OpenAiCompatController {
   @ApiHeader({ name: 'X-Session-Id', required: false, description: 'A session of the caller (UUID): the turn is stored in it; absent: stateless' })
   @ApiBody({ type: ChatCompletionRequestDoc })
   @ApiOkResponse({ type: ChatCompletionDoc, description: '`chat.completion`, or with `stream: true` an SSE stream of `chat.completion.chunk`' })
-  @ApiErrorResponsesOf(OpenAiErrorBodyDoc, ...WHOLE_TURN_ERRORS, 415)
+  @ApiErrorResponsesOf(OpenAiErrorBodyDoc, ...WHOLE_TURN_ERRORS, 415, UNSUPPORTED_MEDIA_TYPE)
   async complete(@CurrentUser() user: AuthUser, @Req() req: Request, @Body() body: unknown, @Headers('x-session-id') sessionHeader: unknown, @Res() res: Response): Promise<void> {
     refuseNonJsonBody(req);
     const request = parseCompletionRequest(body, sessionHeader);

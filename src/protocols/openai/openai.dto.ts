@@ -17,7 +17,11 @@ export class OpenAiErrorObjectDoc {
   @ApiProperty({ type: String, nullable: true, description: 'The parameter at fault (`n`, `messages[0].content`, `X-Session-Id`…)' })
   param: string | null;
 
-  @ApiProperty({ type: String, nullable: true, description: "`model_not_found`, `invalid_api_key`, `rate_limit_exceeded`, `unsupported_parameter`, or this service's ErrorCode" })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "`model_not_found`, `invalid_api_key`, `rate_limit_exceeded`, `unsupported_parameter`, `unsupported_media_type`, or this service's ErrorCode",
+  })
   code: string | null;
 
   @ApiPropertyOptional({

@@ -20,8 +20,9 @@
  *    OpenAI-compatible model of the bench's own (LIVE_TOKENS tokens, one
  *    every TOKEN_INTERVAL_MS). A streamed turn starts on the first instance
  *    and holds its answer until LIVE_FOLLOWERS clients (each count of the
- *    list in turn), from CLIENT_PROCESSES child processes, follow it on the
- *    second and have its first events. Then the tokens flow; each token's lag
+ *    list in turn), from CLIENT_PROCESSES child processes (LIVE_CLIENTS: C
+ *    or Node), follow it on the second and have its first events. Then the
+ *    tokens flow; each token's lag
  *    is its arrival at a follower minus its arrival at the turn's own client
  *    on the first instance (one clock: the machine's). A first turn with
  *    LIVE_WARMUP_FOLLOWERS followers warms the fresh instances up and is
@@ -42,16 +43,17 @@
  *
  *   npm run bench:followers     (FOLLOWERS=1000, TOKENS=200, TOKEN_INTERVAL_MS=10; STORM_FOLLOWERS=1000,
  *                                CLIENT_PROCESSES=4, STORMS=3, BASELINE_REJOINS=20; LIVE_FOLLOWERS=100,1000, LIVE_TOKENS=200, LIVE_WARMUP_FOLLOWERS=100;
- *                                PARTS=tail,storm,live; REDIS_CLUSTER_MASTERS=0; PROBE_REDIS=1 times each token's arrival in Redis;
+ *                                PARTS=tail,storm,live; REDIS_CLUSTER_MASTERS=0; LIVE_CLIENTS=native|node; PROBE_REDIS=1 times each token's arrival in Redis;
  *                                SKIP_NEST_BUILD=true to use the dist/ already built;
  *                                PROFILE_DIR=<dir> writes the following instance's CPU profile there)
  */
 import 'reflect-metadata';
-import { fork } from 'node:child_process';
+import { ChildProcess, fork, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient } from '@keyv/redis';
 import jwt from 'jsonwebtoken';
@@ -60,7 +62,7 @@ import { RunEventsService, runEventsKey } from '../src/chat/run-events.service.j
 import type { RunEvent } from '../src/chat/sse.js';
 import { OwnRedisCluster } from '../test/support/own-redis-cluster.js';
 import { redisCommand } from '../test/support/redis-node-process.js';
-import { buildService, startInstance, startRedis, stopChild } from './service-instances.js';
+import { ROOT, buildService, startInstance, startRedis, stopChild } from './service-instances.js';
 import { createBenchDatabase, percentile } from './support.js';
 
 const FOLLOWERS = Number(process.env.FOLLOWERS ?? 1000);
@@ -79,6 +81,12 @@ const PARTS = new Set((process.env.PARTS ?? 'tail,storm,live').split(',').map((p
 const REDIS_CLUSTER_MASTERS = Number(process.env.REDIS_CLUSTER_MASTERS ?? 0);
 /** PROBE_REDIS=1 (one redis-server): the bench reads the live run's stream as well, timing each token's arrival in Redis (adds its reads to Redis's counts). */
 const PROBE_REDIS = process.env.PROBE_REDIS === '1' && REDIS_CLUSTER_MASTERS === 0;
+/**
+ * LIVE_CLIENTS: what part 3's followers are. `native` (the default on Linux): bench/native/sse-followers.c, one epoll
+ * thread per process, built with `cc` at the start; `node`: Node processes (`clientProcess`). The clients share the
+ * machine's cores with the instance they measure, and the native ones take about two thirds of the Node ones' CPU.
+ */
+const LIVE_CLIENTS = (process.env.LIVE_CLIENTS ?? (process.platform === 'linux' ? 'native' : 'node')) === 'native' ? 'native' : 'node';
 
 /** The Redis the instances run on: one redis-server, or a cluster; its command counters summed over its nodes. */
 interface RedisTarget {
@@ -379,6 +387,84 @@ function follow(base: string, token: string, runId: string, attached: () => void
   });
 }
 
+/** Part 3's client processes: each follows the run `count` times and gives back every follower's arrivals. */
+interface LiveClients {
+  follow(base: string, token: string, runId: string, count: number): { attached: Promise<unknown>; done: Promise<Array<Array<[number, number]>>> };
+  processes(): ChildProcess[];
+  close(): void;
+}
+
+async function liveClients(script: string): Promise<LiveClients> {
+  return LIVE_CLIENTS === 'native' ? nativeClients() : nodeClients(script);
+}
+
+/** CLIENT_PROCESSES forks of this script (`clientProcess`), started and ready before the turn. */
+async function nodeClients(script: string): Promise<LiveClients> {
+  const clients = Array.from({ length: CLIENT_PROCESSES }, () => fork(script, ['client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  await Promise.all(clients.map((client) => new Promise((resolve) => client.once('message', resolve))));
+  let next = 0;
+  return {
+    follow: (base, token, runId, count) => {
+      const client = clients[next++];
+      const attached = new Promise((resolve) => client.once('message', resolve));
+      const done = attached.then(() => new Promise<Array<Array<[number, number]>>>((resolve) => client.once('message', resolve)));
+      client.send({ kind: 'live', base, token, runId, count } satisfies ClientMessage);
+      return { attached, done };
+    },
+    processes: () => clients,
+    close: () => clients.forEach((client) => client.disconnect()),
+  };
+}
+
+let nativeBinary: string | undefined;
+
+/** bench/native/sse-followers.c, built once per bench run with `cc -O2`; one process per `follow`. */
+function nativeClients(): LiveClients {
+  if (!nativeBinary) {
+    nativeBinary = path.join(ROOT, 'build', 'bench', 'sse-followers');
+    const build = spawnSync('cc', ['-O2', '-Wall', '-o', nativeBinary, path.join(ROOT, 'bench', 'native', 'sse-followers.c')], { stdio: 'inherit' });
+    if (build.status !== 0) throw new Error(`cc failed to build bench/native/sse-followers.c (${build.status ?? build.error?.message})`);
+  }
+  const spawned: ChildProcess[] = [];
+  // The client stamps CLOCK_MONOTONIC, which is what process.hrtime reads: moved onto `clock()` here.
+  const offsetMs = clock() - Number(process.hrtime.bigint()) / 1e6;
+  return {
+    follow: (base, token, runId, count) => {
+      const url = new URL(`${base}/api/chat/runs/${runId}/stream`);
+      const child = spawn(nativeBinary!, [url.hostname, url.port, url.pathname, token, String(count)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      spawned.push(child);
+      let output = '';
+      let announced: () => void;
+      const attached = new Promise<void>((resolve) => (announced = resolve));
+      child.stdout!.setEncoding('utf8');
+      child.stdout!.on('data', (chunk: string) => {
+        output += chunk;
+        if (output.startsWith('attached\n')) announced();
+      });
+      const done = new Promise<Array<Array<[number, number]>>>((resolve, reject) =>
+        child.on('close', (code) => {
+          if (code !== 0) return reject(new Error(`sse-followers exited with ${code}`));
+          announced();
+          const lines = output.split('\n').slice(1, count + 1);
+          resolve(
+            lines.map((line) =>
+              line
+                ? line.split(' ').map((pair) => {
+                    const [id, ns] = pair.split(':');
+                    return [Number(id), Number(ns) / 1e6 + offsetMs] as [number, number];
+                  })
+                : [],
+            ),
+          );
+        }),
+      );
+      return { attached, done };
+    },
+    processes: () => spawned,
+    close: () => spawned.forEach((child) => child.kill()),
+  };
+}
+
 type ClientMessage = { kind: 'rejoin' | 'live'; base: string; token: string; runId: string; count: number };
 
 /** A client process: opens its `count` rejoins (or live followers) at once and sends back what each got; live followers say `attached` first. */
@@ -492,6 +578,8 @@ class PacedModel {
   private held: Array<() => void> = [];
   private waiting: Array<() => void> = [];
   url = '';
+  /** When the streamed answer's token i was written (`clock()`), by i: its text is `tok<i> `. */
+  sentAt: number[] = [];
 
   async start(): Promise<void> {
     this.server = http.createServer((req, res) => {
@@ -541,7 +629,9 @@ class PacedModel {
       this.held.push(resolve);
       for (const wake of this.waiting.splice(0)) wake();
     });
+    this.sentAt = [];
     for (let i = 0; i < LIVE_TOKENS; i += 1) {
+      this.sentAt[i] = clock();
       res.write(chunk({ content: `tok${i} ` }));
       await new Promise((resolve) => setTimeout(resolve, TOKEN_INTERVAL_MS));
     }
@@ -575,20 +665,21 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
     const token = jwt.sign({ sub: 'bench-followers-live', role: 'user' }, JWT_SECRET, { algorithm: 'HS256', expiresIn: '1h' });
     console.log(
       `\nlive followers over HTTP: a streamed turn on instance 1 (${LIVE_TOKENS} tokens, one every ${TOKEN_INTERVAL_MS} ms, from a paced model), ` +
-        `followed on instance 2 by clients in ${CLIENT_PROCESSES} processes; lag = arrival at a follower - arrival at the turn's own client; ${redis.name}`,
+        `followed on instance 2 by clients in ${CLIENT_PROCESSES} processes (${LIVE_CLIENTS === 'native' ? 'bench/native/sse-followers.c' : 'Node'}); lag = arrival at a follower - arrival at the turn's own client; ${redis.name}`,
     );
     const rounds = [
       ...(LIVE_WARMUP_FOLLOWERS > 0 ? [{ followers: LIVE_WARMUP_FOLLOWERS, warmup: true }] : []),
       ...LIVE_FOLLOWERS.map((followers) => ({ followers, warmup: false })),
     ];
     for (const { followers, warmup } of rounds) {
-      const clients = Array.from({ length: CLIENT_PROCESSES }, () => fork(script, ['client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+      const clients = await liveClients(script);
       try {
-        await Promise.all(clients.map((client) => new Promise((resolve) => client.once('message', resolve))));
         // The turn, read by its own client on instance 1: the reference arrival of every event.
         let runId = '';
         // The ids of the turn's `token` events: the lag the goal is about. The terminal event, which also ends every follower's stream, is reported apart.
         const tokenIds = new Set<number>();
+        // Which of the model's tokens each token event carries (`tok<i> `): its send time is the second reference.
+        const tokenIndex = new Map<number, number>();
         const reference = new Promise<Array<[number, number]>>((resolve, reject) => {
           const url = new URL(`${running}/api/chat/stream`);
           const req = http.request(
@@ -608,7 +699,11 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
                   (block) => {
                     runId ||= /"run_id":"([^"]+)"/.exec(block)?.[1] ?? '';
                     const id = /^id: (\d+)$/m.exec(block);
-                    if (id && /^event: token$/m.test(block)) tokenIds.add(Number(id[1]));
+                    if (id && /^event: token$/m.test(block)) {
+                      tokenIds.add(Number(id[1]));
+                      const index = /"text":"tok(\d+) /.exec(block)?.[1];
+                      if (index !== undefined) tokenIndex.set(Number(id[1]), Number(index));
+                    }
                   },
                 ),
               ),
@@ -619,13 +714,9 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
         await model.holding();
         const ref = await Promise.race([reference.then(() => 'ended'), new Promise((resolve) => setImmediate(resolve))]);
         if (ref === 'ended' || !runId) throw new Error('the turn ended before the followers attached');
-        const results = clients.map((client, i) => {
-          const count = Math.floor(followers / CLIENT_PROCESSES) + (i < followers % CLIENT_PROCESSES ? 1 : 0);
-          const attached = new Promise((resolve) => client.once('message', resolve));
-          const done = attached.then(() => new Promise<Array<Array<[number, number]>>>((resolve) => client.once('message', resolve)));
-          client.send({ kind: 'live', base: following, token, runId, count } satisfies ClientMessage);
-          return { attached, done };
-        });
+        const results = Array.from({ length: CLIENT_PROCESSES }, (_, i) =>
+          clients.follow(following, token, runId, Math.floor(followers / CLIENT_PROCESSES) + (i < followers % CLIENT_PROCESSES ? 1 : 0)),
+        );
         await Promise.all(results.map((result) => result.attached));
         const probe = PROBE_REDIS ? await probeStream(redis.url, runEventsKey(runId)) : null;
         await redis.resetStats();
@@ -635,7 +726,7 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
         const machineBefore = machineCpu();
         const flowing = performance.now();
         const cpuBefore = cpuMs(instances[1].child.pid);
-        const clientsCpu = () => clients.reduce((sum, client) => sum + cpuMs(client.pid), 0);
+        const clientsCpu = () => clients.processes().reduce((sum, client) => sum + cpuMs(client.pid), 0);
         const clientsBefore = clientsCpu();
         const releasedAt = clock();
         model.release();
@@ -672,7 +763,7 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
         const lags = [...lagsByToken.values()].flat();
         const p = (values: number[], q: number) => percentile(values, q).toFixed(1).padStart(6);
         console.log(
-          `${warmup ? '(warm-up, not a result) ' : ''}${String(followers).padStart(5)} followers: token lag p50 ${p(lags, 50)} ms   p95 ${p(lags, 95)} ms   p99 ${p(lags, 99)} ms   max ${lags.reduce((max, lag) => Math.max(max, lag), 0).toFixed(1)} ms   ` +
+          `${warmup ? '(warm-up, not a result) ' : ''}${String(followers).padStart(5)} followers: token lag min ${lags.reduce((min, lag) => Math.min(min, lag), Infinity).toFixed(1)} ms   p50 ${p(lags, 50)} ms   p95 ${p(lags, 95)} ms   p99 ${p(lags, 99)} ms   max ${lags.reduce((max, lag) => Math.max(max, lag), 0).toFixed(1)} ms   ` +
             `(${lags.length} token deliveries; ${complete}/${followers} complete)   terminal event lag p50 ${p(endLags, 50)} ms   max ${endLags.reduce((max, lag) => Math.max(max, lag), 0).toFixed(1)} ms   ` +
             `instance 2 CPU ${((followingCpu / deliveries) * 1000).toFixed(1)} µs per delivery ` +
             `(${((followingCpu / (seconds * 1000)) * 100).toFixed(0)}% of a core; the clients ${((clientCpu / (seconds * 1000)) * 100).toFixed(0)}%)   Redis ${(commands / seconds).toFixed(0)} commands/s while the tokens flowed`,
@@ -690,6 +781,18 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
             `instance 1 (the run's) event-loop delay max ${runningLoop.lagMaxMs.toFixed(1)} ms; ` +
             `machine CPU busy ${((ticks('busy') / allTicks) * 100).toFixed(0)}%, steal ${((ticks('steal') / allTicks) * 100).toFixed(1)}%`,
         );
+        // The same deliveries timed from the model's write of each token (the bench's process, like the turn's client):
+        // a late read by the turn's own client understates the lag above, never this one.
+        const sentAt = (id: number) => model.sentAt[tokenIndex.get(id) ?? -1] ?? NaN;
+        const fromSend = perFollower.flatMap((seen) => seen.filter(([id]) => live.has(id) && tokenIds.has(id)).map(([id, at]) => at - sentAt(id))).filter(Number.isFinite);
+        const ownFromSend = [...tokenIds]
+          .filter((id) => live.has(id))
+          .map((id) => own.get(id)! - sentAt(id))
+          .filter(Number.isFinite);
+        console.log(
+          `      from the model's write of each token: the followers p50 ${p(fromSend, 50)} ms, p95 ${p(fromSend, 95)} ms, p99 ${p(fromSend, 99)} ms (${fromSend.length} deliveries); ` +
+            `the turn's own client p50 ${p(ownFromSend, 50)} ms, p99 ${p(ownFromSend, 99)} ms, max ${ownFromSend.reduce((max, lag) => Math.max(max, lag), 0).toFixed(1)} ms`,
+        );
         if (probe) {
           // In Redis after the turn's own client had it (the running instance writes its client first, then Redis).
           const inRedis = (id: number) => (probe.arrivals.get(id) ?? NaN) - own.get(id)!;
@@ -700,7 +803,7 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
           );
         }
       } finally {
-        for (const client of clients) client.disconnect();
+        clients.close();
       }
     }
   } finally {

@@ -20,6 +20,7 @@ import { StreamTicketController } from './stream-ticket.controller.js';
 import { TurnCommits } from './turn-commits.service.js';
 import { TurnAdmissionGuard, TurnDrain } from './turn-drain.service.js';
 import { TurnScopes } from './turn-scopes.service.js';
+import { TurnSettlement } from './turn-settlement.service.js';
 
 @Module({
   imports: [AgentModule, AuthModule, KnowledgeModule, SessionModule, TraceModule, DrainStateModule],
@@ -33,6 +34,7 @@ import { TurnScopes } from './turn-scopes.service.js';
     RunCancellation,
     RunControl,
     TurnCommits,
+    TurnSettlement,
     ConversationSummaryService,
     RunReaper,
     TurnDrain,

@@ -5,17 +5,15 @@ import { AGENT_NAME, AgentFactory, AgentGraph, MAX_TOOL_ROUNDS } from '../agent/
 import { CheckpointerProvider } from '../agent/checkpointer.provider.js';
 import { TurnContext } from '../agent/turn-context.js';
 import { CodedError } from '../common/coded-error.js';
-import { withTimeout } from '../common/with-timeout.js';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { toLangChainMessages } from '../session/langchain-messages.js';
 import { SessionReads } from '../session/session-reads.service.js';
-import { SessionNotFoundError } from '../session/session.errors.js';
 import { Metrics, TurnMeter } from '../observability/metrics.js';
 import { traceAgentTurn } from '../observability/spans.js';
 import { currentTraceId } from '../observability/trace-context.js';
 import { normalizePendingHitl } from '../trace/trace.normalizer.js';
-import { RunNotRunningError, TurnFailedError } from './chat.errors.js';
+import { TurnFailedError } from './chat.errors.js';
 import { ConversationSummaryService } from './conversation-summary.service.js';
 import { Emit, GraphEventTranslator, GraphStreamChunk } from './graph-events.js';
 import { RunCancelledSignal } from './run-cancellation.service.js';
@@ -24,7 +22,8 @@ import { RunEventsService } from './run-events.service.js';
 import { RunRegistry } from './run-registry.service.js';
 import { RunSlots } from './run-slots.service.js';
 import { TurnCommits } from './turn-commits.service.js';
-import { afterKeepFailed, decideFailure, FailureVerdict, failureMessage, statelessFailure, toldAfterCancel, toldAfterFailure } from './turn-failure.js';
+import { failureMessage, statelessFailure, toldAfterFailure } from './turn-failure.js';
+import { TurnSettlement } from './turn-settlement.service.js';
 import {
   answeredAttempt,
   CommitAttempt,
@@ -55,8 +54,8 @@ interface TurnProgress {
  * Chat turns: claim the session's run slot (RunSlots), give the agent a bounded view of
  * the conversation, run the LangGraph graph (its chunks become the run's
  * events, GraphEventTranslator), commit the human and AI messages with the
- * trace in one transaction (TurnCommits), decide what a failed turn tells
- * and keeps (turn-failure.ts), and leave no checkpoint behind a finished run.
+ * trace in one transaction (TurnCommits), keep what a failed or cancelled
+ * turn leaves (TurnSettlement), and leave no checkpoint behind a finished run.
  * Cancels are RunControl's.
  */
 @Injectable()
@@ -74,6 +73,7 @@ export class ChatService {
     private readonly summaries: ConversationSummaryService,
     private readonly control: RunControl,
     private readonly commits: TurnCommits,
+    private readonly settlement: TurnSettlement,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: Metrics,
   ) {}
@@ -260,9 +260,9 @@ export class ChatService {
     }
     // A run stopped because its session went away or it was given up fails for that reason, not for the abort it caused.
     const cause = run.signal.aborted && run.signal.reason instanceof Error ? run.signal.reason : error;
-    const verdict = await this.settleFailure(turn, cause, error, attempt !== null);
+    const verdict = await this.settlement.failed(turn, cause, error, attempt !== null);
     if (verdict === 'landed') {
-      // The turn's own commit (settleFailure answers `landed` only once one was sent) landed; only its answer was
+      // The turn's own commit (TurnSettlement.failed answers `landed` only once one was sent) landed; only its answer was
       // lost on the way back: the turn stands as stored.
       this.logger.warn({ err: error, run_id: runId, session_id: sessionId }, 'the turn committed although its commit was not confirmed');
       this.announce(runId, attempt!.tell);
@@ -282,68 +282,12 @@ export class ChatService {
     throw failure;
   }
 
-  /**
-   * What a failed turn leaves stored, found out before the client is told
-   * (the decisions are turn-failure.ts's): `landed` when the turn's own
-   * commit landed after all; else the code to report and whether the user's
-   * message is kept (null: not known yet). The message is kept when it can
-   * be, marked failed, with the run's end in the same transaction; when the
-   * run cannot be ended now, its end is recorded later (PendingRunEnds).
-   */
-  private async settleFailure(turn: PreparedTurn, cause: unknown, error: unknown, commitSent: boolean): Promise<'landed' | FailureVerdict> {
-    const { runId, sessionId, message } = turn;
-    let decision = decideFailure(cause, error, commitSent);
-    if (decision.kind === 'keep') {
-      // After a COMMIT without an answer, keeping the message also reads back what landed: the turn's transaction holds
-      // its rows until it ends, and a run it ended reads `done`. That read-back waits at most the lock limit.
-      const keep = decision;
-      const keeping = this.commits.commit(turn, [{ type: 'human', content: message, run_id: runId, status: 'failed' }], keep.end);
-      try {
-        await (keep.readBack ? withTimeout(keeping, this.config.database.lockTimeoutMs, () => new Error('the read-back of the turn did not finish in time')) : keeping);
-        return { code: keep.code, reason: keep.reason, saved: true };
-      } catch (saveError) {
-        decision = afterKeepFailed(keep, saveError, commitSent);
-        if (decision.kind === 'told' && decision.endLater) this.logger.error({ err: saveError, run_id: runId }, 'could not keep the human message');
-      }
-    }
-    if (decision.kind === 'landed') return 'landed';
-    if (decision.kind !== 'told') throw new Error('unreachable: a failure decided twice to keep the message');
-    if (decision.endLater) this.slots.endLater(sessionId, { runId, ...decision.endLater });
-    return { code: decision.code, reason: decision.reason, saved: decision.saved };
-  }
-
-  /**
-   * Ends a cancelled turn: the human message and whatever the model had said
-   * are kept, marked `cancelled`, with the run's end in the same transaction,
-   * so the session is free the moment the cancel returns.
-   */
+  /** Ends a cancelled turn: what it keeps is TurnSettlement's; its followers are told, and its thread goes. */
   private async commitCancelled(turn: PreparedTurn, answerSoFar: string, trace: GraphOutcome['trace'], emit: Emit): Promise<never> {
-    let partial = answerSoFar;
-    const { runId, sessionId, message } = turn;
-    let saved: boolean | null = true;
-    try {
-      await this.commits.commit(
-        turn,
-        [
-          { type: 'human', content: message, run_id: runId, status: 'cancelled' },
-          ...(partial ? [{ type: 'ai' as const, content: partial, rag_trace: trace, run_id: runId, status: 'cancelled' as const }] : []),
-        ],
-        { status: 'cancelled', error: 'cancelled by the user' },
-      );
-    } catch (error) {
-      if (error instanceof RunNotRunningError && error.status === 'cancelled') {
-        // The cancel could not reach this instance in time and ended the run itself, keeping the message (not the answer so far).
-        partial = '';
-      } else {
-        this.logger.warn({ err: error, run_id: runId }, 'a cancelled turn could not be kept');
-        saved = error instanceof SessionNotFoundError || error instanceof RunNotRunningError ? false : null;
-        if (saved === null) this.slots.endLater(sessionId, { runId, status: 'cancelled', error: 'cancelled by the user' });
-      }
-    }
-    const failure = new TurnFailedError('cancelled', `The turn was cancelled. ${toldAfterCancel(saved, partial !== '')}`, saved);
-    emit('error', { code: failure.code, message: failure.message, message_saved: saved });
+    const failure = await this.settlement.cancelled(turn, answerSoFar, trace);
+    emit('error', { code: failure.code, message: failure.message, message_saved: failure.messageSaved });
     // A paused task's thread (another run's id) is kept: its question still waits for an answer, as after a failure.
-    await this.forgetCheckpoints(runId);
+    await this.forgetCheckpoints(turn.runId);
     throw failure;
   }
 

@@ -365,11 +365,12 @@ function follow(base: string, token: string, runId: string, attached: () => void
     );
     const read = (chunk: string) => {
       const now = clock();
-      // Only whole lines are read; the rest, from the last line break on, waits for the next chunk.
+      // Only whole events are read (an event's arrival is its end's, as for the turn's own client); the rest, from the
+      // last event's end on, waits for the next chunk.
       const text = pending + chunk;
-      const lastLine = text.lastIndexOf('\n');
-      pending = lastLine < 0 ? text : text.slice(lastLine);
-      for (let at = text.indexOf('\nid: '); at >= 0 && at < lastLine; at = text.indexOf('\nid: ', at + 5)) {
+      const lastEnd = text.lastIndexOf('\n\n');
+      pending = lastEnd < 0 ? text : text.slice(lastEnd + 1);
+      for (let at = text.indexOf('\nid: '); at >= 0 && at < lastEnd; at = text.indexOf('\nid: ', at + 5)) {
         seen.push([Number(text.slice(at + 5, text.indexOf('\n', at + 5))), now]);
         if (first) {
           first = false;
@@ -418,6 +419,23 @@ async function nodeClients(script: string): Promise<LiveClients> {
 
 let nativeBinary: string | undefined;
 
+/**
+ * `clock()` minus the monotonic clock (`process.hrtime`), in ms: from the
+ * tightest of a few readings of `clock()` between two of `hrtime`, so a
+ * pause between the readings cannot move every native stamp.
+ */
+function monotonicOffset(): number {
+  let best = { spread: Infinity, offset: 0 };
+  for (let i = 0; i < 20; i += 1) {
+    const before = process.hrtime.bigint();
+    const at = clock();
+    const after = process.hrtime.bigint();
+    const spread = Number(after - before);
+    if (spread < best.spread) best = { spread, offset: at - Number(before + (after - before) / 2n) / 1e6 };
+  }
+  return best.offset;
+}
+
 /** bench/native/sse-followers.c, built once per bench run with `cc -O2`; one process per `follow`. */
 function nativeClients(): LiveClients {
   if (!nativeBinary) {
@@ -427,7 +445,7 @@ function nativeClients(): LiveClients {
   }
   const spawned: ChildProcess[] = [];
   // The client stamps CLOCK_MONOTONIC, which is what process.hrtime reads: moved onto `clock()` here.
-  const offsetMs = clock() - Number(process.hrtime.bigint()) / 1e6;
+  const offsetMs = monotonicOffset();
   return {
     follow: (base, token, runId, count) => {
       const url = new URL(`${base}/api/chat/runs/${runId}/stream`);
@@ -446,9 +464,10 @@ function nativeClients(): LiveClients {
           if (code !== 0) return reject(new Error(`sse-followers exited with ${code}`));
           announced();
           const lines = output.split('\n').slice(1, count + 1);
+          // A follower whose response was not a 200 ("!<status>") read nothing: it counts as incomplete.
           resolve(
             lines.map((line) =>
-              line
+              line && !line.startsWith('!')
                 ? line.split(' ').map((pair) => {
                     const [id, ns] = pair.split(':');
                     return [Number(id), Number(ns) / 1e6 + offsetMs] as [number, number];
@@ -749,7 +768,8 @@ async function liveOverHttp(redis: RedisTarget): Promise<void> {
         let complete = 0;
         let deliveries = 0;
         for (const seen of perFollower) {
-          if (seen.length && seen.at(-1)![0] === lastId) complete += 1;
+          // Complete: every event of the run, ending with the terminal one.
+          if (seen.length === own.size && seen.at(-1)![0] === lastId && new Set(seen.map(([id]) => id)).size === own.size) complete += 1;
           for (const [id, at] of seen) {
             if (!live.has(id)) continue;
             deliveries += 1;

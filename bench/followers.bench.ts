@@ -441,7 +441,9 @@ function nativeClients(): LiveClients {
   if (!nativeBinary) {
     nativeBinary = path.join(ROOT, 'build', 'bench', 'sse-followers');
     const build = spawnSync('cc', ['-O2', '-Wall', '-o', nativeBinary, path.join(ROOT, 'bench', 'native', 'sse-followers.c')], { stdio: 'inherit' });
-    if (build.status !== 0) throw new Error(`cc failed to build bench/native/sse-followers.c (${build.status ?? build.error?.message})`);
+    if (build.status !== 0) {
+      throw new Error(`cc failed to build bench/native/sse-followers.c (${build.status ?? build.error?.message}): install a C compiler (gcc), or run with LIVE_CLIENTS=node`);
+    }
   }
   const spawned: ChildProcess[] = [];
   // The client stamps CLOCK_MONOTONIC, which is what process.hrtime reads: moved onto `clock()` here.

@@ -146,4 +146,33 @@ describe('LangGraph Server API: hostile input', () => {
     const searched = await post(user, '/threads/search', { limit: 1 }).expect(200);
     expect(searched.headers['x-pagination-total']).toBe('1');
   });
+
+  it('refuses a body that is not JSON (text/plain, a form) with a 415 instead of ignoring it', async () => {
+    const user = uniqueUser('lg-hostile-media');
+    const tid = (await post(user, '/threads', { metadata: { kept: 'yes' } }).expect(200)).body.thread_id as string;
+    const server = () => request(t.app.getHttpServer());
+    const patched = await server()
+      .patch(`/langgraph/threads/${tid}`)
+      .set(t.auth(user))
+      .set('Content-Type', 'text/plain')
+      .send(JSON.stringify({ metadata: { kept: 'no' } }))
+      .expect(415);
+    expect(patched.body).toMatchObject({ code: 'unsupported_encoding' });
+    expect(patched.body.message).toMatch(/Content-Type: application\/json/);
+    // A thread named in a body that is not read is not created under another id.
+    const named = crypto.randomUUID();
+    await server()
+      .post('/langgraph/threads')
+      .set(t.auth(user))
+      .set('Content-Type', 'text/plain')
+      .send(JSON.stringify({ thread_id: named }))
+      .expect(415);
+    await server().post('/langgraph/threads').set(t.auth(user)).type('form').send({ thread_id: named }).expect(415);
+    await server().post(`/langgraph/threads/${tid}/runs/wait`).set(t.auth(user)).set('Content-Type', 'application/xml').send('<input/>').expect(415);
+    expect((await post(user, '/threads/count', {}).expect(200)).body).toBe(1);
+    expect((await server().get(`/langgraph/threads/${tid}`).set(t.auth(user)).expect(200)).body.metadata).toMatchObject({ kept: 'yes' });
+    // Without a body (the SDK's cancel and GETs, a POST with Content-Length: 0) nothing is refused.
+    await server().post('/langgraph/threads').set(t.auth(user)).set('Content-Length', '0').expect(200);
+    await server().get(`/langgraph/threads/${tid}`).set(t.auth(user)).set('Content-Type', 'text/plain').expect(200);
+  });
 });

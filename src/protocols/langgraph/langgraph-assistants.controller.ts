@@ -8,6 +8,7 @@ import { RequestError } from '../../common/coded-error.js';
 import { checkAssistant } from './langgraph-request.js';
 import { bodyOf, isRecord, pageOf } from './langgraph-params.js';
 import { ASSISTANT_ID, GRAPH_ID } from './langgraph-state.js';
+import { JsonBodyGuard } from './json-body.guard.js';
 import { PlainQueryGuard } from './plain-query.guard.js';
 
 /** When the assistant "was created": it is the service's own, so the time the process started. */
@@ -54,7 +55,7 @@ const SCHEMAS = {
 /** The LangGraph Server API's description of the service and its one assistant (the agent). */
 @ApiTags('langgraph')
 @ApiBearerAuth()
-@UseGuards(PlainQueryGuard)
+@UseGuards(PlainQueryGuard, JsonBodyGuard)
 @Controller('langgraph')
 export class LangGraphAssistantsController {
   constructor(private readonly agents: AgentFactory) {}

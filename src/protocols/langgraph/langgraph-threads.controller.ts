@@ -10,6 +10,7 @@ import { SessionWrites } from '../../session/session-writes.service.js';
 import { bodyOf, isRecord, METADATA_MAX_BYTES, metadataOf, optionalEnum, pageOf, threadIdOf } from './langgraph-params.js';
 import { LgThreadState, seqOfCheckpoint, threadOf, ThreadStates } from './langgraph-state.js';
 import { LangGraphRuns } from './langgraph-runs.service.js';
+import { JsonBodyGuard } from './json-body.guard.js';
 import { PlainQueryGuard } from './plain-query.guard.js';
 
 const HISTORY_MAX = 100;
@@ -17,7 +18,7 @@ const HISTORY_MAX = 100;
 /** Threads of the LangGraph Server API: a thread is a session of the caller. */
 @ApiTags('langgraph')
 @ApiBearerAuth()
-@UseGuards(PlainQueryGuard)
+@UseGuards(PlainQueryGuard, JsonBodyGuard)
 @Controller('langgraph/threads')
 export class LangGraphThreadsController {
   constructor(

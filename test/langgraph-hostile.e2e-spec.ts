@@ -175,4 +175,22 @@ describe('LangGraph Server API: hostile input', () => {
     await server().post('/langgraph/threads').set(t.auth(user)).set('Content-Length', '0').expect(200);
     await server().get(`/langgraph/threads/${tid}`).set(t.auth(user)).set('Content-Type', 'text/plain').expect(200);
   });
+
+  it('takes as thread and run ids only the UUIDs the REST routes take, so that every thread is a session /api/sessions can address', async () => {
+    const user = uniqueUser('lg-hostile-uuid');
+    const server = () => request(t.app.getHttpServer());
+    // Version 0 and a bad variant are not RFC 9562 UUIDs: /api/sessions/:id refuses them, so no thread may be created under them.
+    for (const id of ['12345678-1234-0234-8234-123456789012', '12345678-1234-4234-0234-123456789012']) {
+      await post(user, '/threads', { thread_id: id }).expect(400);
+      await server().get(`/langgraph/threads/${id}`).set(t.auth(user)).expect(400);
+      await post(user, `/threads/${id}/runs/wait`, { input: { messages: [human('hi')] }, if_not_exists: 'create' }).expect(400);
+      await server().get(`/api/sessions/${id}`).set(t.auth(user)).expect(400);
+    }
+    // The nil UUID and a version 8 one are UUIDs on both sides.
+    for (const id of ['00000000-0000-0000-0000-000000000000', '12345678-1234-8234-8234-123456789012']) {
+      const created = await post(user, '/threads', { thread_id: id, if_exists: 'do_nothing' });
+      expect([200, 409]).toContain(created.status);
+      if (created.status === 200) await server().get(`/api/sessions/${id}`).set(t.auth(user)).expect(200);
+    }
+  });
 });

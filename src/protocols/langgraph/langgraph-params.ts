@@ -1,7 +1,6 @@
+import { isUUID } from 'class-validator';
 import { RequestError } from '../../common/coded-error.js';
 import { storableTextProblem } from '../../common/storable-text.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -14,9 +13,13 @@ export function bodyOf(raw: unknown): Record<string, unknown> {
   return raw;
 }
 
-/** A thread or run id: a UUID (sessions and runs are named by UUIDs), lower-cased. */
+/**
+ * A thread or run id: a UUID (sessions and runs are named by UUIDs), lower-cased. The check is the REST
+ * routes' (`@IsUUID()`: an RFC 9562 version and variant, or the nil and max UUIDs), so that a thread is always
+ * a session `/api/sessions/:id` and `/api/chat/ui` can address.
+ */
 export function threadIdOf(value: unknown, name = 'thread_id'): string {
-  if (typeof value !== 'string' || !UUID.test(value)) throw new RequestError('invalid_request', `${name} must be a UUID`);
+  if (typeof value !== 'string' || !isUUID(value)) throw new RequestError('invalid_request', `${name} must be a UUID`);
   return value.toLowerCase();
 }
 

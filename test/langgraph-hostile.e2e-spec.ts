@@ -193,4 +193,19 @@ describe('LangGraph Server API: hostile input', () => {
       if (created.status === 200) await server().get(`/api/sessions/${id}`).set(t.auth(user)).expect(200);
     }
   });
+
+  it('refuses an assistants search or count whose filters have the wrong type, instead of matching as if they were absent', async () => {
+    const user = uniqueUser('lg-hostile-assistants');
+    for (const path of ['/assistants/search', '/assistants/count']) {
+      for (const body of [{ metadata: 'x' }, { metadata: [1] }, { graph_id: 7 }, { graph_id: ['agent'] }, { name: { $ne: 'x' } }]) {
+        const refused = await post(user, path, body).expect(400);
+        expect(refused.body).toMatchObject({ code: 'invalid_request' });
+      }
+    }
+    for (const select of ['name', [1], ['name', 'no_such_field']]) await post(user, '/assistants/search', { select }).expect(400);
+    // Well-typed filters still match (or not) as before.
+    expect((await post(user, '/assistants/search', { graph_id: 'agent', metadata: { created_by: 'system' }, select: ['name'] }).expect(200)).body).toEqual([{ name: 'agent' }]);
+    expect((await post(user, '/assistants/search', { graph_id: 'other' }).expect(200)).body).toEqual([]);
+    expect(JSON.parse((await post(user, '/assistants/count', { graph_id: 'agent', metadata: null }).expect(200)).text)).toBe(1);
+  });
 });

@@ -6,7 +6,7 @@ import { Public } from '../../auth/public.decorator.js';
 import { MAX_NAMED_COLLECTIONS } from '../../common/collection-ids.js';
 import { RequestError } from '../../common/coded-error.js';
 import { checkAssistant } from './langgraph-request.js';
-import { bodyOf, isRecord, pageOf } from './langgraph-params.js';
+import { bodyOf, metadataOf, pageOf } from './langgraph-params.js';
 import { ASSISTANT_ID, GRAPH_ID } from './langgraph-state.js';
 import { JsonBodyGuard } from './json-body.guard.js';
 import { PlainQueryGuard } from './plain-query.guard.js';
@@ -80,12 +80,12 @@ export class LangGraphAssistantsController {
   search(@Body() raw: unknown, @Res({ passthrough: true }) res: Response): Array<Record<string, unknown>> {
     const body = bodyOf(raw);
     const { offset } = pageOf(body.limit, body.offset, 10, 1000);
-    const matches = (body.graph_id === undefined || body.graph_id === GRAPH_ID) && (body.name === undefined || body.name === GRAPH_ID) && metadataMatches(body.metadata);
+    const matches = filterMatches(body);
+    const select = selectOf(body.select);
     const found = matches && offset === 0 ? [ASSISTANT] : [];
     res.setHeader('X-Pagination-Total', String(found.length));
-    if (!Array.isArray(body.select)) return found;
-    const keys = new Set(body.select.filter((key): key is string => typeof key === 'string'));
-    return found.map((assistant) => Object.fromEntries(Object.entries(assistant).filter(([key]) => keys.has(key))));
+    if (!select) return found;
+    return found.map((assistant) => Object.fromEntries(Object.entries(assistant).filter(([key]) => select.has(key))));
   }
 
   @Post('assistants/count')
@@ -93,8 +93,7 @@ export class LangGraphAssistantsController {
   @Header('Content-Type', 'application/json; charset=utf-8')
   @ApiOperation({ summary: 'How many assistants match' })
   count(@Body() raw: unknown): number {
-    const body = bodyOf(raw);
-    return (body.graph_id === undefined || body.graph_id === GRAPH_ID) && metadataMatches(body.metadata) ? 1 : 0;
+    return filterMatches(bodyOf(raw)) ? 1 : 0;
   }
 
   @Get('assistants/:assistant_id')
@@ -168,7 +167,35 @@ function refuse(message: string): never {
   throw new RequestError('not_supported', message);
 }
 
-function metadataMatches(filter: unknown): boolean {
-  if (!isRecord(filter)) return true;
-  return Object.entries(filter).every(([key, value]) => (ASSISTANT.metadata as Record<string, unknown>)[key] === value);
+/** An optional string filter of a search (`graph_id`, `name`); null is absent. Any other type is a 400. */
+function optionalText(value: unknown, name: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new RequestError('invalid_request', `${name} must be a string`);
+  return value;
+}
+
+/**
+ * Whether the one assistant matches a search's or count's filters: `graph_id`, `name` and
+ * `metadata` (an object; each key equal to the assistant's). A filter of the wrong type is a 400, not
+ * a filter left out.
+ */
+function filterMatches(body: Record<string, unknown>): boolean {
+  const graphId = optionalText(body.graph_id, 'graph_id');
+  const name = optionalText(body.name, 'name');
+  const metadata = metadataOf(body.metadata);
+  return (
+    (graphId === undefined || graphId === GRAPH_ID) &&
+    (name === undefined || name === GRAPH_ID) &&
+    Object.entries(metadata).every(([key, value]) => (ASSISTANT.metadata as Record<string, unknown>)[key] === value)
+  );
+}
+
+/** `select`: a list of the assistant's field names (absent or null: every field); anything else is a 400. */
+function selectOf(value: unknown): Set<string> | undefined {
+  if (value === undefined || value === null) return undefined;
+  const fields = Object.keys(ASSISTANT);
+  if (!Array.isArray(value) || value.length > fields.length * 2 || value.some((key) => typeof key !== 'string' || !fields.includes(key))) {
+    throw new RequestError('invalid_request', `select must be a list of assistant fields (${fields.join(', ')})`);
+  }
+  return new Set(value as string[]);
 }

@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { RequestError } from '../../common/coded-error.js';
+import { nonJsonBodyProblem } from '../../common/json-body.js';
 
 /**
  * Refuses a request body of another media type than JSON (text/plain, a
@@ -16,8 +17,8 @@ export class JsonBodyGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<Request>();
     const length = req.headers['content-length'];
     const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length.trim() !== '0');
-    if (!hasBody || req.is('application/json') !== false) return true;
-    const given = (req.headers['content-type'] ?? '').split(';')[0].trim().slice(0, 100);
-    throw new RequestError('unsupported_encoding', `The request body must be JSON: send it with Content-Type: application/json (${given ? `not ${given}` : 'none was given'})`);
+    const problem = hasBody ? nonJsonBodyProblem(req) : undefined;
+    if (problem) throw new RequestError('unsupported_encoding', problem);
+    return true;
   }
 }

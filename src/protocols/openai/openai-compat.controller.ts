@@ -15,6 +15,7 @@ import { StartsTurn, TurnDrain } from '../../chat/turn-drain.service.js';
 import { TurnScopes } from '../../chat/turn-scopes.service.js';
 import type { RetrievalScope } from '../../knowledge/public-api.js';
 import { ApiErrorResponsesOf } from '../../common/api-error.responses.js';
+import { nonJsonBodyProblem } from '../../common/json-body.js';
 import { CodedError } from '../../common/coded-error.js';
 import { SseWriter } from '../../common/sse-stream.js';
 import type { AppConfig } from '../../config/app-config.js';
@@ -32,18 +33,19 @@ function toLangChain(conversation: CompletionRequest['conversation']): BaseMessa
   return conversation.map(({ role, content }) => (role === 'system' ? new SystemMessage(content) : role === 'user' ? new HumanMessage(content) : new AIMessage(content)));
 }
 
+/** The code of the 415 below, in the OpenAI error's vocabulary, and its meaning for the OpenAPI document. */
+const UNSUPPORTED_MEDIA_TYPE = { status: 415, code: 'unsupported_media_type', meaning: 'The request body is not JSON: send it with Content-Type: application/json' } as const;
+
 /**
  * A body of another media type than JSON (text/plain, a form) is a 415:
  * the JSON parser leaves it unread, so it would otherwise be refused as a
  * body without its fields. Express's `req.is` (type-is) reads the
  * Content-Type; a request without a body is left to the request's checks.
  */
-const UNSUPPORTED_MEDIA_TYPE = { status: 415, code: 'unsupported_media_type', meaning: 'The request body is not JSON: send it with Content-Type: application/json' } as const;
-
 function refuseNonJsonBody(req: Request): void {
-  if (req.is('application/json') !== false) return;
-  const given = (req.headers['content-type'] ?? '').split(';')[0].trim().slice(0, 100);
-  throw new OpenAiError(415, `The request body must be JSON: send it with Content-Type: application/json (${given ? `not ${given}` : 'none was given'})`, {
+  const problem = nonJsonBodyProblem(req);
+  if (!problem) return;
+  throw new OpenAiError(415, problem, {
     type: 'invalid_request_error',
     code: UNSUPPORTED_MEDIA_TYPE.code,
     param: null,

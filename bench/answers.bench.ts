@@ -29,7 +29,7 @@
  * fact, and the share that state the (first) fact in their first sentence.
  * A question of several parts has one fact per part, in the order asked.
  *
- *   npm run bench:answers             (ANSWER_SETS=sample or ANSWER_SETS=sample,dev,dev2,dev3 runs those sets)
+ *   npm run bench:answers             (SHOW_TRACE=true adds each listed miss's retrieval; ANSWER_SETS=sample or ANSWER_SETS=sample,dev,dev2,dev3 runs those sets)
  */
 import 'reflect-metadata';
 import { readFile } from 'node:fs/promises';
@@ -93,6 +93,21 @@ function score(item: LabelledAnswer, answer: string): Scored {
   };
 }
 
+/** SHOW_TRACE=true prints, under each listed miss, what retrieval did: its grade, its rewrite and the passages it kept. */
+const SHOW_TRACE = process.env.SHOW_TRACE === 'true' || process.env.SHOW_TRACE === 'text';
+/** SHOW_TRACE=text adds the passages' text. */
+const SHOW_TRACE_TEXT = process.env.SHOW_TRACE === 'text';
+
+function traceLine(trace: Record<string, unknown> | null | undefined): string {
+  if (!trace) return 'none (no tool ran)';
+  const chunks = (trace.final_chunks as Array<{ source?: string; score?: number; text?: string }> | undefined) ?? [];
+  return [
+    `grade ${String(trace.grade_route)}/${String(trace.evidence_relevance)}`,
+    trace.rewrite_mode ? `rewrite ${String(trace.rewrite_mode)} "${String(trace.rewritten_query)}"` : 'no rewrite',
+    `passages ${chunks.map((chunk) => `${chunk.source}:${chunk.score?.toFixed(2)}${SHOW_TRACE_TEXT ? ` «${chunk.text}»` : ''}`).join(', ')}`,
+  ].join('; ');
+}
+
 const share = (count: number, total: number) => `${count}/${total} (${((100 * count) / Math.max(1, total)).toFixed(0)}%)`;
 
 runBench('bench_answers', async (databaseUrl, onClose) => {
@@ -106,10 +121,12 @@ runBench('bench_answers', async (databaseUrl, onClose) => {
   const token = new JwtService({ secret: config.auth.jwtSecret }).sign({ sub: 'bench-answers' }, { expiresIn: '1h' });
   const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
 
+  const traces = new Map<string, string>();
   const ask = async (question: string): Promise<string> => {
     const res = await fetch(`${base}/api/chat`, { method: 'POST', headers, body: JSON.stringify({ message: question }) });
-    const body = (await res.json()) as { response?: string; message?: string };
+    const body = (await res.json()) as { response?: string; message?: string; rag_trace?: Record<string, unknown> | null };
     if (res.status !== 200) throw new Error(`"${question}": HTTP ${res.status} ${JSON.stringify(body)}`);
+    if (SHOW_TRACE) traces.set(question, traceLine(body.rag_trace));
     return body.response ?? '';
   };
 
@@ -129,6 +146,7 @@ runBench('bench_answers', async (databaseUrl, onClose) => {
     if (set.listMisses) {
       for (const miss of misses) {
         console.log(`  ${miss.holdsFacts ? 'not first' : 'missing  '}  ${miss.q}  [${miss.facts.join(' | ')}]\n      → ${miss.answer.replace(/\n+/g, ' ⏎ ')}`);
+        if (SHOW_TRACE) console.log(`      trace: ${traces.get(miss.q)}`);
       }
     } else if (misses.length > 0) {
       console.log(`  (${misses.length} held-out misses not listed: SHOW_HELD_OUT=true lists them)`);

@@ -16,7 +16,7 @@ const NUMBER = String.raw`(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|e
 export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
   {
     // a duration or a time limit
-    asks: /\bhow (?:long|soon|often)\b|\bhow many (?:seconds|minutes|hours|days|weeks|months|years)\b|\bdeadline|\bexpir|\bvalid\b|多久|多长|多少(?:秒|天|年|个月|小时|分钟)|几(?:秒|天|年|个月|小时|分钟)|期限|有效期|过期|时限/i,
+    asks: /\bhow (?:long|soon|often)\b|\bhow many (?:seconds|minutes|hours|days|weeks|months|years)\b|\bdeadline|\bexpir|\bvalid (?:for|until|till)\b|\bstays? valid\b|多久|多长|多少(?:秒|天|年|个月|小时|分钟)|几(?:秒|天|年|个月|小时|分钟)|期限|有效期|过期|时限/i,
     answers: new RegExp(
       String.raw`\b${NUMBER}[\s-]*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b|${NUMBER}\s*个?\s*(?:秒|分钟|小时|天|日|周|星期|月|年)|工作日`,
       'iu',

@@ -204,3 +204,30 @@ describe('the local model answers from passages in the other language than the q
     expect(firstAnswer('退货的时间限制是多少天？', [X1_MANUAL, RETURNS_POLICY])).toBe('自签收之日起 30 天内，未使用且包装完好的商品可以申请无理由退货。');
   });
 });
+
+describe('the local model keeps to the product the question names', () => {
+  it('answers a question about the X1 from the X1 manual, not from a sentence of a document about something else that shares a word', () => {
+    // 自动 is in the points rule as written, in the firmware sentence only through the glossary.
+    expect(firstAnswer('X1 的固件几点自动更新？', [X1_MANUAL, X1_MANUAL_TAIL, POINTS_RULES])).toBe('Firmware updates install automatically between 2 a.m. and 4 a.m. local time.');
+  });
+});
+
+describe('the local model reads the document’s name as a heading', () => {
+  it('answers a question about the X1 from a passage of the X1 manual that does not name it, not from another document sharing a word', () => {
+    const untitled = { source: 'aurora-x1-router-manual.md', text: 'Firmware updates install automatically between 2 a.m. and 4 a.m. local time.' };
+    expect(firstAnswer('X1 的固件几点自动更新？', [POINTS_RULES, untitled])).toBe('Firmware updates install automatically between 2 a.m. and 4 a.m. local time.');
+  });
+});
+
+describe('the local model reads "is it still valid" as a yes/no question, not as one asking for a duration', () => {
+  it('answers with the sentence that says what voids the warranty', () => {
+    expect(firstAnswer('If I repair the X1 myself, is the warranty still valid?', [X1_MANUAL_TAIL])).toBe(
+      'The warranty does not cover damage caused by water, drops or unauthorized repairs.',
+    );
+  });
+
+  it('still reads "how long is it valid" and "valid for" as asking for a duration', () => {
+    expect(firstAnswer('积分有效期多久？', [POINTS_RULES])).toBe('积分自获得之日起 12 个月内有效，过期自动清零。');
+    expect(firstAnswer('How long are points valid for?', [POINTS_RULES])).toBe('积分自获得之日起 12 个月内有效，过期自动清零。');
+  });
+});

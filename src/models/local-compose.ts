@@ -1,6 +1,7 @@
-import { matchKey, matchKeys, wordKeys } from '../common/match-keys.js';
+import { matchKeys, wordKeys } from '../common/match-keys.js';
 import { questionParts } from '../common/question-parts.js';
 import { sentencesOf } from '../common/sentences.js';
+import { translatedUnits } from '../common/bilingual-units.js';
 import { englishKeysOf, translatedKeys } from '../common/glossary.js';
 import { clip, containsCjk, contentWords } from '../common/text.js';
 import { ANSWER_KINDS, CONDITION_ASKS } from './local-answer-kinds.js';
@@ -31,6 +32,8 @@ const BIGRAM_SHARE = 0.5;
 const TRANSLATED_SHARE = 0.25;
 /** What a word of the question found in a sentence of the other language through the glossary counts, against one found as written. */
 const GLOSSARY_SHARE = 0.25;
+/** What a sentence counts whose document names none of the question's model names, where other documents do (see nameFactor). */
+const NAMELESS_SHARE = 0.5;
 /** BM25's length normalisation of a sentence's score: how much its length counts (0 not at all, 1 fully), and how soon a term's weight saturates. */
 const LENGTH_WEIGHT = 0.5;
 const SATURATION = 1.2;
@@ -52,6 +55,7 @@ interface Candidate {
   keys: Set<string>;
   /** The English keys its Chinese words translate to (see common/glossary), for an English question. */
   translatedKeys: Set<string>;
+  /** The keys of the headings above it in its passage and of its document's name. */
   headingKeys: Set<string>;
   /** Its Chinese characters, for the question's words that no sentence holds whole. */
   characters: Set<string>;
@@ -67,40 +71,6 @@ interface QuestionPart {
   /** The characters of its Chinese words that no sentence holds whole ("摔坏" of 摔落, "转给" of 转让给), and of its one-character words. */
   characters: Set<string>;
   kinds: RegExp[];
-}
-
-/**
- * Words that need no domain knowledge to translate: units and what a
- * question asks about. A question in one language names them for sentences
- * in the other ("按几秒" for "for 5 seconds").
- */
-const BILINGUAL_UNITS: Array<{ zh: RegExp; en: string[] }> = [
-  { zh: /秒/, en: ['second', 'seconds'] },
-  { zh: /分钟/, en: ['minute', 'minutes'] },
-  { zh: /小时/, en: ['hour', 'hours'] },
-  { zh: /\d\s*天|几天|多少天|每天|天内/, en: ['day', 'days'] },
-  { zh: /工作日/, en: ['working', 'business'] },
-  { zh: /周|星期/, en: ['week', 'weeks'] },
-  { zh: /个月|几月|每月/, en: ['month', 'months'] },
-  { zh: /\d\s*年|几年|多少年|每年/, en: ['year', 'years'] },
-  { zh: /美元/, en: ['usd', 'dollars'] },
-  { zh: /颜色/, en: ['colour', 'color'] },
-  { zh: /几点|时间/, en: ['time'] },
-];
-
-/** The question's units in the other language: English keys for a Chinese question, Chinese characters for an English one. */
-function translatedUnits(question: string): { keys: Set<string>; characters: Set<string> } {
-  const keys = new Set<string>();
-  const characters = new Set<string>();
-  const englishWords = wordKeys(question);
-  for (const unit of BILINGUAL_UNITS) {
-    if (containsCjk(question)) {
-      if (unit.zh.test(question)) for (const word of unit.en) keys.add(matchKey(word));
-    } else if (unit.en.some((word) => englishWords.has(matchKey(word)))) {
-      for (const character of unit.zh.source.match(CJK_CHARACTER) ?? []) if (!'几多少每内'.includes(character)) characters.add(character);
-    }
-  }
-  return { keys, characters };
 }
 
 /** "How long", "how much"…: their second word asks (ANSWER_KINDS), it names nothing a sentence should hold. */
@@ -149,6 +119,11 @@ function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionP
   return { terms, translatedWords, characters, kinds: ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers) };
 }
 
+/** A document's file name as words ("aurora-x1-router-manual.md" → "aurora x1 router manual"): it names the document's topic, as a heading above all of it would. */
+function documentName(source: string): string {
+  return source.replace(/\.[a-z0-9]{1,5}$/i, '').replace(/[-_.]+/g, ' ');
+}
+
 /** Sentences of the passages, without a sentence that another one holds whole (the overlap between neighbouring chunks). */
 function candidatesOf(passages: Passage[]): Candidate[] {
   const all: Candidate[] = [];
@@ -166,7 +141,7 @@ function candidatesOf(passages: Passage[]): Candidate[] {
         keys: keys(sentence.text),
         translatedKeys: containsCjk(sentence.text) ? translatedKeys(keys(sentence.text)) : noKeys,
         characters: new Set(sentence.text.match(CJK_CHARACTER)),
-        headingKeys: keys(sentence.headings.join(' ')),
+        headingKeys: keys([documentName(passage.source), ...sentence.headings].join(' ')),
         length: wordKeys(sentence.text).size,
       });
     });
@@ -254,9 +229,10 @@ function answeringSentences(question: string, candidates: Candidate[]): Candidat
   const averageLength = Math.max(1, candidates.reduce((sum, candidate) => sum + candidate.length, 0) / candidates.length);
   const parts = questionParts(question).map((part) => questionPart(part, idf));
   const limit = Math.max(MAX_SENTENCES, parts.length + 1);
+  const namedBySource = modelNamesBySource(candidates);
   const ranked = parts.map((part) =>
     candidates
-      .map((candidate) => ({ candidate, score: relevance(candidate, part, idf, characterIdf, rarest, averageLength) }))
+      .map((candidate) => ({ candidate, score: relevance(candidate, part, idf, characterIdf, rarest, averageLength) * nameFactor(candidate, part, namedBySource) }))
       .filter((scored) => scored.score > 0)
       .sort((a, b) => b.score - a.score || a.candidate.rank - b.candidate.rank || a.candidate.order - b.candidate.order),
   );
@@ -305,6 +281,33 @@ function answeringSentences(question: string, candidates: Candidate[]): Candidat
     }
   });
   return answers.flatMap((answer) => answer.sentences);
+}
+
+/** A model number or code name: letters and digits in one word ("x1", "x2"). */
+const MODEL_NAME = /^(?=[a-z0-9]*\d)(?=[a-z0-9]*[a-z])[a-z0-9]+$/;
+
+/**
+ * A question that names a product ("X1 的固件…") is answered from what is
+ * about it: where some documents hold one of its model names (in a retrieved
+ * passage's text or headings, or in the document's name), a sentence of a
+ * document that holds none counts NAMELESS_SHARE of its score.
+ */
+function nameFactor(candidate: Candidate, part: QuestionPart, namedBySource: ReadonlyMap<string, Set<string>>): number {
+  const names = [...part.terms.keys()].filter((term) => MODEL_NAME.test(term));
+  if (names.length === 0) return 1;
+  const holds = (keys: Set<string> | undefined) => names.some((name) => keys?.has(name));
+  if (holds(namedBySource.get(candidate.passage.source)) || ![...namedBySource.values()].some(holds)) return 1;
+  return NAMELESS_SHARE;
+}
+
+/** The model names each document's retrieved sentences and headings hold. */
+function modelNamesBySource(candidates: Candidate[]): Map<string, Set<string>> {
+  const names = new Map<string, Set<string>>();
+  for (const candidate of candidates) {
+    const held = names.get(candidate.passage.source) ?? names.set(candidate.passage.source, new Set()).get(candidate.passage.source)!;
+    for (const key of [...candidate.keys, ...candidate.headingKeys]) if (MODEL_NAME.test(key)) held.add(key);
+  }
+  return names;
 }
 
 function givesWhatIsAsked(candidate: Candidate, part: QuestionPart): boolean {

@@ -78,23 +78,31 @@ export class KnowledgeFlow {
         () => this.rewriting.run({ query, question: query, topK, scope, candidates: hits, trace }, context),
         stageAttributes,
       );
-      const secondGrade = await this.stage(
-        'grade',
-        rewritten.candidates.length,
-        () => this.grading.grade(query, rewritten.candidates),
-        (grade) => traceFieldAttributes(gradeTrace(grade)),
+      // The rewrite's evidence, and that of the question in the other language when it was searched: the better graded one.
+      const tries = [{ candidates: rewritten.candidates, trace: rewritten.trace }, ...(rewritten.across ? [rewritten.across] : [])];
+      const graded = await Promise.all(
+        tries.map(async (attempt) => ({
+          ...attempt,
+          grade: await this.stage(
+            'grade',
+            attempt.candidates.length,
+            () => this.grading.grade(query, attempt.candidates),
+            (grade) => traceFieldAttributes(gradeTrace(grade)),
+          ),
+        })),
       );
+      const second = graded.reduce((best, attempt) => ((best.candidates.length === 0 && attempt.candidates.length > 0) || rank(attempt.grade) > rank(best.grade) ? attempt : best));
       // Passages beat none, however confidently "nothing was retrieved" was graded.
-      const better = rewritten.candidates.length > 0 && (hits.length === 0 || rank(secondGrade) > rank(grade));
+      const better = second.candidates.length > 0 && (hits.length === 0 || rank(second.grade) > rank(grade));
       trace = {
         ...trace,
-        ...rewritten.trace,
+        ...second.trace,
         retrieval_stage: better ? 'rewrite' : 'initial',
-        timings: { ...trace.timings, ...rewritten.trace.timings },
+        timings: { ...trace.timings, ...second.trace.timings },
       };
       if (better) {
-        hits = rewritten.candidates;
-        grade = secondGrade;
+        hits = second.candidates;
+        grade = second.grade;
         onStep('grade', `Evidence after rewrite ${grade.evidence_status}`, { route: grade.grade_route });
       }
     }

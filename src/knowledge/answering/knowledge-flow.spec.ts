@@ -53,12 +53,12 @@ describe('KnowledgeFlow and SubQuestionFanOut: every search of a question reads 
   const titles = new DocumentTitles(null as unknown as DataSource);
   const judges = () => [new EvidenceJudge(null as unknown as BaseChatModel, local), new RewriteJudge(null as unknown as BaseChatModel, local)] as const;
 
-  it('searches the first time and after the rewrite in the same scope', async () => {
+  it('searches the first time, after the rewrite and in the other language in the same scope', async () => {
     const retrieval = new RecordingRetrieval();
     const scope = RetrievalScope.of([COLLECTION]);
     const result = await new KnowledgeFlow(retrieval, ...judges(), titles, new Metrics()).run('How do I descale the Zephyr router firmware?', 3, scope);
     expect(result.trace.rewrite_mode).not.toBeNull();
-    expect(retrieval.searches).toHaveLength(2);
+    expect(retrieval.searches).toHaveLength(3);
     for (const search of retrieval.searches) expect(search.scope).toBe(scope);
   });
 
@@ -84,7 +84,39 @@ class EnglishOnly extends RetrievalService {
   }
 }
 
-describe('KnowledgeFlow searches in the other language when its own finds nothing', () => {
+/**
+ * A bilingual knowledge base: the question and its rewrite, in Chinese, find an unrelated Chinese passage
+ * (so the rewrite stays in Chinese); only a search in English finds the travel policy.
+ */
+class UnrelatedInTheQuestionsLanguage extends RetrievalService {
+  readonly searches: string[] = [];
+  async search(query: string): Promise<RetrievalResult> {
+    this.searches.push(query);
+    const english = /\bhotel\b/.test(query);
+    const hit = english
+      ? { chunk_id: '2', collection_id: COLLECTION, source: 'travel.md', page: null, text: 'The nightly hotel limit is 250 USD in London.', score: 0.01 }
+      : { chunk_id: '1', collection_id: COLLECTION, source: '积分.md', page: null, text: '积分自获得之日起 12 个月内有效。', score: 0.01 };
+    return { hits: [hit], recalled: 1, mode: 'hybrid', pipelineId: 'test', trace: {} };
+  }
+}
+
+describe('KnowledgeFlow searches in the other language', () => {
+  it('alongside the rewrite, and keeps what it found when that evidence grades better', async () => {
+    const retrieval = new UnrelatedInTheQuestionsLanguage();
+    const flow = new KnowledgeFlow(
+      retrieval,
+      new EvidenceJudge(null as unknown as BaseChatModel, local),
+      new RewriteJudge(null as unknown as BaseChatModel, local),
+      new DocumentTitles(null as unknown as DataSource),
+      new Metrics(),
+    );
+    const result = await flow.run('伦敦的酒店每晚限额多少？', 3, RetrievalScope.of([COLLECTION]));
+    expect(retrieval.searches).toHaveLength(3);
+    expect(retrieval.searches[1]).toMatch(/^关于/);
+    expect(result.hits.map((hit) => hit.source)).toEqual(['travel.md']);
+    expect(result.trace).toMatchObject({ retrieval_stage: 'rewrite', rewrite_mode: 'hyde', rewritten_query: expect.stringMatching(/^About .*london.*hotel/i) });
+  });
+
   it('asks with the question translated by the glossary after the question and its rewrite found nothing', async () => {
     const retrieval = new EnglishOnly();
     const flow = new KnowledgeFlow(
@@ -103,7 +135,7 @@ describe('KnowledgeFlow searches in the other language when its own finds nothin
     expect(result.hits.map((hit) => hit.source)).toEqual(['travel.md']);
   });
 
-  it('does not search a third time when the rewrite found something', async () => {
+  it('does not search a third time when the rewrite already asks in the other language', async () => {
     const retrieval = new RecordingRetrieval();
     await new KnowledgeFlow(
       retrieval,

@@ -1,3 +1,4 @@
+import { englishUnitWords } from '../../common/bilingual-units.js';
 import { translateForSearch } from '../../common/glossary.js';
 import { containsCjk, contentWords } from '../../common/text.js';
 
@@ -46,7 +47,8 @@ export function rewriteQuery(query: string, weakPassages: ReadonlyArray<{ text: 
 /**
  * The question in the other language, for documents written in it: a
  * hypothetical passage of its names (model numbers, capitalised names) and
- * its key words as the glossary translates them (see common/glossary); null
+ * its key words as the glossary translates them (see common/glossary) and
+ * the units it asks in (几天: days); null
  * when the glossary knows none of them.
  */
 export function translatedRewrite(query: string): Rewrite | null {
@@ -55,7 +57,7 @@ export function translatedRewrite(query: string): Rewrite | null {
   const isName = (word: string) => /\d/.test(word) || (!containsCjk(word) && /[A-Z]/.test(word));
   const translated = translateForSearch(words.filter((word) => !isName(word))).slice(0, MAX_TRANSLATED_WORDS);
   if (translated.length === 0) return null;
-  const topic = [...words.filter(isName), ...translated];
+  const topic = [...words.filter(isName), ...translated, ...englishUnitWords(query)];
   const doc = zh ? `About ${topic.join(' ')}: the rules.` : `关于${topic.join('、')}的规定。`;
   return { rewrite_mode: 'hyde', rewritten_query: doc, step_back_question: null, hypothetical_doc: doc };
 }

@@ -265,6 +265,11 @@ describe('local query rewrite across languages (CC-CEDICT glossary)', () => {
     expect(rewriteQuery('退款多久能到账？').rewritten_query).toBe('关于退款到账：退款到账的规定、步骤和期限。');
   });
 
+  it('names the units a Chinese question asks in', () => {
+    expect(translatedRewrite('机票要提前几天订？')?.rewritten_query).toMatch(/\bdays\b/);
+    expect(translatedRewrite('X2 重置要按几秒？')?.rewritten_query).toMatch(/\bseconds\b/);
+  });
+
   it('has no translation for a question the glossary knows no word of', () => {
     expect(translatedRewrite('Zorblax qwimble?')).toBeNull();
   });

@@ -1,19 +1,27 @@
 import { containsCjk } from '../../../common/text.js';
 import { JudgedRewrite, RewriteJudge } from '../../answering/judges/rewrite-judge.service.js';
 import { translatedRewrite } from '../../answering/rewrite.js';
-import { RetrievalHit, RetrievalService } from '../retrieval.service.js';
+import { RetrievalHit, RetrievalResult, RetrievalService } from '../retrieval.service.js';
 import { RetrievalStage, StageContext, StageResult, StageState } from './retrieval-stage.js';
 
 export interface RewriteResult extends StageResult<RetrievalHit> {
   rewrite: JudgedRewrite;
+  /**
+   * The same search with the question in the other language (the glossary's
+   * words), when the rewrite asked in the question's own language and the
+   * glossary translates it: the caller keeps whichever evidence grades better.
+   */
+  across: (StageResult<RetrievalHit> & { rewrite: JudgedRewrite }) | null;
 }
 
 /**
  * For weak evidence: rewrites the query once (RewriteJudge: step-back
- * question or hypothetical passage) and retrieves again with it; when that
- * finds nothing either, once more with the question in the other language
- * (the glossary's words, see answering/rewrite). The new candidates are the
- * second recall; its timings are kept as `rewrite_<stage>`.
+ * question or hypothetical passage) and retrieves again with it; at the same
+ * time, when the rewrite stays in the question's language, with the question
+ * in the other language (the glossary's words, see answering/rewrite), its
+ * passages reranked against the question asked, for documents written in
+ * that language. The new candidates are the second recall; its timings are
+ * kept as `rewrite_<stage>`.
  */
 export class RewriteStage implements RetrievalStage<RetrievalHit> {
   readonly name = 'rewrite';
@@ -24,37 +32,41 @@ export class RewriteStage implements RetrievalStage<RetrievalHit> {
   ) {}
 
   async run({ query, topK, scope, candidates }: StageState<RetrievalHit>, { step }: StageContext): Promise<RewriteResult> {
-    let rewrite = await this.judge.rewrite(query, candidates);
+    const rewrite = await this.judge.rewrite(query, candidates);
     step('rewrite', rewrite.rewrite_mode === 'step_back' ? 'Asking a step-back question' : 'Searching with a hypothetical answer', {
       mode: rewrite.rewrite_mode,
     });
-    let second = await this.retrieval.search(rewrite.rewritten_query, topK, { scope, onStep: step });
-    // Neither the question nor its rewrite found a passage: the documents may be in the other language.
-    const translated = second.hits.length === 0 && containsCjk(rewrite.rewritten_query) === containsCjk(query) ? translatedRewrite(query) : null;
+    const translated = containsCjk(rewrite.rewritten_query) === containsCjk(query) ? translatedRewrite(query) : null;
     if (translated) {
       step('rewrite', containsCjk(query) ? 'Searching with the question in English' : 'Searching with the question in Chinese', { mode: translated.rewrite_mode });
-      const across = await this.retrieval.search(translated.rewritten_query, topK, { scope, onStep: step, question: query });
-
-      if (across.hits.length > 0) {
-        rewrite = { ...translated, rewrite_judge: 'local', rewrite_fallback_reason: null };
-        second = across;
-      }
     }
+    const [second, across] = await Promise.all([
+      this.retrieval.search(rewrite.rewritten_query, topK, { scope, onStep: step }),
+      translated ? this.retrieval.search(translated.rewritten_query, topK, { scope, onStep: step, question: query }) : null,
+    ]);
+    const acrossRewrite: JudgedRewrite | null = translated ? { ...translated, rewrite_judge: 'local', rewrite_fallback_reason: null } : null;
     return {
-      candidates: second.hits,
-      rewrite,
-      trace: {
-        rewrite_mode: rewrite.rewrite_mode,
-        rewritten_query: rewrite.rewritten_query,
-        step_back_question: rewrite.step_back_question,
-        hypothetical_doc: rewrite.hypothetical_doc,
-        rewrite_judge: rewrite.rewrite_judge,
-        rewrite_fallback_reason: rewrite.rewrite_fallback_reason,
-        rewrite_chunks: second.hits,
-        timings: prefixed('rewrite_', second.trace?.timings),
-      },
+      ...rewriteResult(rewrite, second),
+      across: across && acrossRewrite && across.hits.length > 0 ? rewriteResult(acrossRewrite, across) : null,
     };
   }
+}
+
+function rewriteResult(rewrite: JudgedRewrite, second: RetrievalResult): StageResult<RetrievalHit> & { rewrite: JudgedRewrite } {
+  return {
+    candidates: second.hits,
+    rewrite,
+    trace: {
+      rewrite_mode: rewrite.rewrite_mode,
+      rewritten_query: rewrite.rewritten_query,
+      step_back_question: rewrite.step_back_question,
+      hypothetical_doc: rewrite.hypothetical_doc,
+      rewrite_judge: rewrite.rewrite_judge,
+      rewrite_fallback_reason: rewrite.rewrite_fallback_reason,
+      rewrite_chunks: second.hits,
+      timings: prefixed('rewrite_', second.trace?.timings),
+    },
+  };
 }
 
 function prefixed(prefix: string, timings: Record<string, number> | undefined): Record<string, number> {

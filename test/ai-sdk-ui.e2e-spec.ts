@@ -238,7 +238,7 @@ describe('AI SDK UI message stream (useChat)', () => {
     expect(post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/UiChatRequest');
     expect(Object.keys(doc.components.schemas.UiChatRequest.properties).sort()).toEqual(['collection_ids', 'id', 'messageId', 'messages', 'trigger']);
     expect(Object.keys(post.responses['200'].content)).toEqual(['text/event-stream']);
-    expect(Object.keys(post.responses).sort()).toEqual(['200', '400', '401', '404', '409', '413', '429', '503']);
+    expect(Object.keys(post.responses).sort()).toEqual(['200', '400', '401', '404', '409', '413', '415', '429', '503']);
     // 410 run_events_gone: the run ended, its events expired, between the status check and the read.
     expect(Object.keys(resume.responses).sort()).toEqual(['200', '204', '400', '401', '404', '410', '503']);
     expect(resume.responses['410'].description).toContain('run_events_gone');
@@ -261,6 +261,20 @@ describe('AI SDK UI message stream (useChat)', () => {
   it('refuses a request without a token with 401 on both routes', async () => {
     expect(await refusal(send(transport(), 'no-token', [userMessage('hello')]))).toMatchObject({ statusCode: 401 });
     await expect(transport().reconnectToStream({ chatId: 'no-token' })).rejects.toThrow(/"statusCode":401/);
+  });
+
+  it('refuses a body that is not JSON (text/plain, a form, XML) with a 415, as /v1, /mcp and /langgraph do, and stores nothing', async () => {
+    const user = uniqueUser('ui-media');
+    const server = () => request(t.app.getHttpServer());
+    const body = JSON.stringify({ id: 'media-chat', messages: [userMessage('What is the return policy?')], trigger: 'submit-message' });
+    const plain = await server().post('/api/chat/ui').set(t.auth(user)).set('Content-Type', 'text/plain').send(body).expect(415);
+    expect(plain.body).toMatchObject({ code: 'unsupported_encoding' });
+    expect(plain.body.message).toMatch(/Content-Type: application\/json \(not text\/plain\)/);
+    await server().post('/api/chat/ui').set(t.auth(user)).type('form').send({ id: 'media-chat' }).expect(415);
+    await server().post('/api/chat/ui').set(t.auth(user)).set('Content-Type', 'application/xml').send('<chat/>').expect(415);
+    // A request without a body is still answered as a JSON route answers an empty one: 400 naming what is missing.
+    await server().post('/api/chat/ui').set(t.auth(user)).set('Content-Length', '0').expect(400);
+    expect((await server().get('/api/sessions').set(t.auth(user)).expect(200)).body.sessions).toEqual([]);
   });
 
   it('refuses hostile and unusable bodies with 400 naming the field, and stores nothing', async () => {

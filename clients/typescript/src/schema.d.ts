@@ -5587,6 +5587,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description Unsupported media type. Codes: `unsupported_encoding` (The request body's Content-Encoding or charset is not supported) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_encoding";
+                    };
+                };
+            };
             /** @description Too many requests for this user; retry after the Retry-After header. Codes: `rate_limited` (Too many requests for this user or API key; retry after the Retry-After header) */
             429: {
                 headers: {

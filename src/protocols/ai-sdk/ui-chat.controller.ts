@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { IsString, Matches } from 'class-validator';
 import { ApiProperty } from '@nestjs/swagger';
@@ -13,6 +13,7 @@ import { RunRegistry } from '../../chat/run-registry.service.js';
 import { StartsTurn, STOPPED_FOLLOWING_EVENT, TurnDrain } from '../../chat/turn-drain.service.js';
 import { TurnScopes } from '../../chat/turn-scopes.service.js';
 import { ApiErrorResponses } from '../../common/api-error.responses.js';
+import { JsonBodyGuard } from '../../common/json-body.guard.js';
 import { SseWriter } from '../../common/sse-stream.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
@@ -61,6 +62,7 @@ export class UiChatController {
 
   @Post()
   @HttpCode(200)
+  @UseGuards(JsonBodyGuard)
   @RateLimit('chat')
   @StartsTurn()
   @ApiOperation({
@@ -73,7 +75,7 @@ export class UiChatController {
   @ApiBody({ type: UiChatRequest })
   @ApiProduces('text/event-stream')
   @ApiOkResponse(UI_STREAM_OK)
-  @ApiErrorResponses(400, 401, 'session_not_found', 'collection_not_found', 'run_in_progress', 413, 429, 503, 'shutting_down')
+  @ApiErrorResponses(400, 401, 'session_not_found', 'collection_not_found', 'run_in_progress', 413, 415, 429, 503, 'shutting_down')
   async send(@CurrentUser() user: AuthUser, @Body() raw: unknown, @Res() res: Response): Promise<void> {
     // Validated here, not by the global pipe, which would refuse the extra fields a transport may add.
     const request = await parseUiChatRequest(raw);

@@ -8,7 +8,7 @@ import { RequestError } from '../../common/coded-error.js';
 import { checkAssistant } from './langgraph-request.js';
 import { bodyOf, metadataOf, pageOf } from './langgraph-params.js';
 import { ASSISTANT_ID, GRAPH_ID } from './langgraph-state.js';
-import { JsonBodyGuard } from './json-body.guard.js';
+import { JsonBodyGuard } from '../../common/json-body.guard.js';
 import { PlainQueryGuard } from './plain-query.guard.js';
 
 /** When the assistant "was created": it is the service's own, so the time the process started. */

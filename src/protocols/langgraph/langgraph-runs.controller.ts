@@ -16,7 +16,7 @@ import { LgRunRequest, parseRunRequest, parseStreamModes } from './langgraph-req
 import { LangGraphRuns, runOf } from './langgraph-runs.service.js';
 import { lgSseWriter, runPathOf } from './langgraph-sse.js';
 import { JOIN_DEFAULT_MODES, LG_LAST_EVENT_ID_RULE, LgCursor, LgStreamMapper, parseLgLastEventId, RunView } from './langgraph-stream.js';
-import { JsonBodyGuard } from './json-body.guard.js';
+import { JsonBodyGuard } from '../../common/json-body.guard.js';
 import { PlainQueryGuard } from './plain-query.guard.js';
 
 /** Runs of the LangGraph Server API: a run on a thread is a chat turn of its session; a thread-less run is stateless. */

@@ -10,7 +10,7 @@ import { SessionWrites } from '../../session/session-writes.service.js';
 import { bodyOf, isRecord, METADATA_MAX_BYTES, metadataOf, optionalEnum, pageOf, threadIdOf } from './langgraph-params.js';
 import { LgThreadState, seqOfCheckpoint, threadOf, ThreadStates } from './langgraph-state.js';
 import { LangGraphRuns } from './langgraph-runs.service.js';
-import { JsonBodyGuard } from './json-body.guard.js';
+import { JsonBodyGuard } from '../../common/json-body.guard.js';
 import { PlainQueryGuard } from './plain-query.guard.js';
 
 const HISTORY_MAX = 100;

@@ -1,15 +1,17 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { RequestError } from '../../common/coded-error.js';
-import { nonJsonBodyProblem } from '../../common/json-body.js';
+import { RequestError } from './coded-error.js';
+import { nonJsonBodyProblem } from './json-body.js';
 
 /**
  * Refuses a request body of another media type than JSON (text/plain, a
- * form, XML) with a 415: the LangGraph routes read an absent body as `{}`,
- * so a body the JSON parser left unread would otherwise be ignored without
- * a word (a PATCH answering 200 unchanged, a thread created under another
- * id than the one it names). A request without a body (the SDK's cancel,
- * a POST with `Content-Length: 0`, a GET) is left alone.
+ * form, XML) with a 415, for routes that read their body themselves: the
+ * JSON parser leaves such a body unread, so the route would otherwise see
+ * none and answer as if nothing had been sent (a LangGraph PATCH answering
+ * 200 unchanged, a thread created under another id than the one it names,
+ * a UI chat turn refused for fields the body does hold). A request without a
+ * body (the LangGraph SDK's cancel, a POST with `Content-Length: 0`, a GET)
+ * is left alone.
  */
 @Injectable()
 export class JsonBodyGuard implements CanActivate {

@@ -78,6 +78,16 @@ describe('LangGraph Server API: hostile input', () => {
     expect(head.body.values.messages).toHaveLength(400);
   });
 
+  it("reads the graph's xray as the SDK sends it (true, false or a depth) and refuses anything else with a 400", async () => {
+    const user = uniqueUser('lg-hostile-xray');
+    const graph = (query: string) => request(t.app.getHttpServer()).get(`/langgraph/assistants/agent/graph${query}`).set(t.auth(user));
+    const plain = (await graph('').expect(200)).body;
+    for (const xray of ['true', 'false', '0', '1', '5']) expect((await graph(`?xray=${xray}`).expect(200)).body).toEqual(plain);
+    for (const xray of ['banana', '-1', '1.5', '']) {
+      expect((await graph(`?xray=${xray}`).expect(400)).body).toMatchObject({ code: 'invalid_request', message: 'xray must be true, false or a depth (0–100)' });
+    }
+  });
+
   it('refuses bracketed query parameters (limit[a]=1, limit[]=1) with a 400 naming them, as the REST routes do', async () => {
     const user = uniqueUser('lg-hostile-query');
     const server = () => request(t.app.getHttpServer());

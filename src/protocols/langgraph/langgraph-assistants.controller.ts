@@ -114,7 +114,7 @@ export class LangGraphAssistantsController {
   @ApiOperation({ summary: "The graph's nodes and edges" })
   async graph(@Param('assistant_id') id: string, @Query('xray') xray: unknown): Promise<Record<string, unknown>> {
     checkAssistant(id);
-    const drawable = await this.agents.graph.getGraphAsync({ xray: xray === 'true' || xray === '1' });
+    const drawable = await this.agents.graph.getGraphAsync({ xray: xrayOf(xray) });
     return drawable.toJSON() as Record<string, unknown>;
   }
 
@@ -198,4 +198,12 @@ function selectOf(value: unknown): Set<string> | undefined {
     throw new RequestError('invalid_request', `select must be a list of assistant fields (${fields.join(', ')})`);
   }
   return new Set(value as string[]);
+}
+
+/** `xray` as the SDK's getGraph sends it: `true`, `false` or a subgraph depth; absent is false. */
+function xrayOf(raw: unknown): boolean | number {
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (typeof raw === 'string' && /^\d{1,3}$/.test(raw) && Number(raw) <= 100) return Number(raw);
+  throw new RequestError('invalid_request', 'xray must be true, false or a depth (0–100)');
 }

@@ -115,10 +115,20 @@ export interface UiTurnRequest {
   collectionIds?: string[];
 }
 
+/** Checks of a value's type: when one fails, the value's other rules fail because of it and are not worth naming. */
+const TYPE_CHECKS = ['isArray', 'isString', 'isObject', 'isBoolean', 'isInt', 'isNumber'];
+
+/** The rules a value breaks: its type alone when that is wrong, otherwise every rule. */
+function brokenRules(error: ValidationError): string[] {
+  const constraints = error.constraints ?? {};
+  const typeCheck = TYPE_CHECKS.find((check) => check in constraints);
+  return typeCheck ? [constraints[typeCheck]] : Object.values(constraints);
+}
+
 function describe(errors: ValidationError[], path = ''): string[] {
   return errors.flatMap((error) => {
     const at = path ? (/^\d+$/.test(error.property) ? `${path}[${error.property}]` : `${path}.${error.property}`) : error.property;
-    const own = Object.values(error.constraints ?? {}).map((text) => (text.startsWith(error.property) ? `${at}${text.slice(error.property.length)}` : `${at}: ${text}`));
+    const own = brokenRules(error).map((text) => (text.startsWith(error.property) ? `${at}${text.slice(error.property.length)}` : `${at}: ${text}`));
     return [...own, ...describe(error.children ?? [], at)];
   });
 }

@@ -79,7 +79,9 @@ export class KnowledgeFlow {
         stageAttributes,
       );
       // The rewrite's evidence, and that of the question in the other language when it was searched: the better graded one.
-      const tries = [{ candidates: rewritten.candidates, trace: rewritten.trace }, ...(rewritten.across ? [rewritten.across] : [])];
+      // Only evidence that holds passages is graded (one grade when just one search found any: a model's grade costs a call).
+      const found = [{ candidates: rewritten.candidates, trace: rewritten.trace }, ...(rewritten.across ? [rewritten.across] : [])];
+      const tries = found.some((attempt) => attempt.candidates.length > 0) ? found.filter((attempt) => attempt.candidates.length > 0) : found.slice(0, 1);
       const graded = await Promise.all(
         tries.map(async (attempt) => ({
           ...attempt,
@@ -91,7 +93,7 @@ export class KnowledgeFlow {
           ),
         })),
       );
-      const second = graded.reduce((best, attempt) => ((best.candidates.length === 0 && attempt.candidates.length > 0) || rank(attempt.grade) > rank(best.grade) ? attempt : best));
+      const second = graded.reduce((best, attempt) => (rank(attempt.grade) > rank(best.grade) ? attempt : best));
       // Passages beat none, however confidently "nothing was retrieved" was graded.
       const better = second.candidates.length > 0 && (hits.length === 0 || rank(second.grade) > rank(grade));
       trace = {

@@ -1,6 +1,6 @@
 import { containsCjk } from '../../../common/text.js';
 import { JudgedRewrite, RewriteJudge } from '../../answering/judges/rewrite-judge.service.js';
-import { translatedRewrite } from '../../answering/rewrite.js';
+import { Rewrite, translatedRewrite } from '../../answering/rewrite.js';
 import { RetrievalHit, RetrievalResult, RetrievalService } from '../retrieval.service.js';
 import { RetrievalStage, StageContext, StageResult, StageState } from './retrieval-stage.js';
 
@@ -9,19 +9,21 @@ export interface RewriteResult extends StageResult<RetrievalHit> {
   /**
    * The same search with the question in the other language (the glossary's
    * words), when the rewrite asked in the question's own language and the
-   * glossary translates it: the caller keeps whichever evidence grades better.
+   * glossary translates it (beside the local rewriter's; after a model's, or its
+   * local fallback's, only when it found nothing): the caller keeps whichever evidence grades better.
    */
   across: (StageResult<RetrievalHit> & { rewrite: JudgedRewrite }) | null;
 }
 
 /**
  * For weak evidence: rewrites the query once (RewriteJudge: step-back
- * question or hypothetical passage) and retrieves again with it; at the same
- * time, when the rewrite stays in the question's language, with the question
- * in the other language (the glossary's words, see answering/rewrite), its
- * passages reranked against the question asked, for documents written in
- * that language. The new candidates are the second recall; its timings are
- * kept as `rewrite_<stage>`.
+ * question or hypothetical passage) and retrieves again with it; with the
+ * local rewriter, at the same time, with the question in the other language
+ * when the rewrite stays in the question's own (the glossary's words, see
+ * answering/rewrite), its passages reranked against the question asked, for
+ * documents written in that language; with a model's rewrite, only when the
+ * rewrite found nothing. The new candidates are the second recall; its
+ * timings are kept as `rewrite_<stage>`.
  */
 export class RewriteStage implements RetrievalStage<RetrievalHit> {
   readonly name = 'rewrite';
@@ -37,13 +39,15 @@ export class RewriteStage implements RetrievalStage<RetrievalHit> {
       mode: rewrite.rewrite_mode,
     });
     const translated = containsCjk(rewrite.rewritten_query) === containsCjk(query) ? translatedRewrite(query) : null;
-    if (translated) {
-      step('rewrite', containsCjk(query) ? 'Searching with the question in English' : 'Searching with the question in Chinese', { mode: translated.rewrite_mode });
-    }
-    const [second, across] = await Promise.all([
-      this.retrieval.search(rewrite.rewritten_query, topK, { scope, onStep: step }),
-      translated ? this.retrieval.search(translated.rewritten_query, topK, { scope, onStep: step, question: query }) : null,
-    ]);
+    const search = (asked: Rewrite) => {
+      step('rewrite', containsCjk(query) ? 'Searching with the question in English' : 'Searching with the question in Chinese', { mode: asked.rewrite_mode });
+      return this.retrieval.search(asked.rewritten_query, topK, { scope, onStep: step, question: query });
+    };
+    // Offline, the other language is searched beside the rewrite. With a model, whose rewrite can ask in the documents'
+    // language itself and whose grade of each evidence costs a call, it is searched only when the rewrite found nothing.
+    const alongside = translated !== null && rewrite.rewrite_judge === 'local';
+    const [second, searchedAlongside] = await Promise.all([this.retrieval.search(rewrite.rewritten_query, topK, { scope, onStep: step }), alongside ? search(translated) : null]);
+    const across = searchedAlongside ?? (translated && second.hits.length === 0 ? await search(translated) : null);
     const acrossRewrite: JudgedRewrite | null = translated ? { ...translated, rewrite_judge: 'local', rewrite_fallback_reason: null } : null;
     return {
       ...rewriteResult(rewrite, second),

@@ -231,3 +231,24 @@ describe('the local model reads "is it still valid" as a yes/no question, not as
     expect(firstAnswer('How long are points valid for?', [POINTS_RULES])).toBe('积分自获得之日起 12 个月内有效，过期自动清零。');
   });
 });
+
+describe('the local model demotes a document for a model name only where another is named for it', () => {
+  const RETURNS = { source: 'returns.md', text: '## Returns\nPhones can be returned within 30 days of delivery.' };
+  const ADVERT = { source: 'offers.md', text: '## Offers\n5G phone owners get a free case this month.' };
+
+  it('does not read a quantity ("5G") as a model name', () => {
+    expect(firstAnswer('How many days do I have to return a 5G phone?', [ADVERT, RETURNS])).toBe('Phones can be returned within 30 days of delivery.');
+  });
+
+  it('keeps a sentence that names the model itself, in a document named for something else', () => {
+    expect(sentencesOf(composeFromPassages('X1 保修几年？', [X1_MANUAL_TAIL, RETURNS_POLICY]))).toContain(
+      '路由器类产品（包括 Aurora X1）整机保修两年，Aurora X2 网状路由系统保修三年。',
+    );
+  });
+
+  it('does not demote other documents for a name a passage mentions only in passing', () => {
+    const mention = { source: 'news.md', text: '## News\nThe RT5 router is now sold in more shops.' };
+    const returns = { source: 'returns.md', text: '## Returns\nRouters can be returned within 30 days of delivery.' };
+    expect(firstAnswer('How many days do I have to return the RT5 router?', [mention, returns])).toBe('Routers can be returned within 30 days of delivery.');
+  });
+});

@@ -32,7 +32,7 @@ const BIGRAM_SHARE = 0.5;
 const TRANSLATED_SHARE = 0.25;
 /** What a word of the question found in a sentence of the other language through the glossary counts, against one found as written. */
 const GLOSSARY_SHARE = 0.25;
-/** What a sentence counts whose document names none of the question's model names, where other documents do (see nameFactor). */
+/** What a sentence counts that, like its document, names none of the question's model names, where other documents are named for one (see nameFactor). */
 const NAMELESS_SHARE = 0.5;
 /** BM25's length normalisation of a sentence's score: how much its length counts (0 not at all, 1 fully), and how soon a term's weight saturates. */
 const LENGTH_WEIGHT = 0.5;
@@ -283,29 +283,30 @@ function answeringSentences(question: string, candidates: Candidate[]): Candidat
   return answers.flatMap((answer) => answer.sentences);
 }
 
-/** A model number or code name: letters and digits in one word ("x1", "x2"). */
-const MODEL_NAME = /^(?=[a-z0-9]*\d)(?=[a-z0-9]*[a-z])[a-z0-9]+$/;
+/** A model number or code name: a few letters, then digits ("x1", "rt5", "gt86"); not a quantity ("5g", "100ml", "10pm"). */
+const MODEL_NAME = /^[a-z]{1,4}\d{1,4}[a-z]?$/;
 
 /**
  * A question that names a product ("X1 的固件…") is answered from what is
- * about it: where some documents hold one of its model names (in a retrieved
- * passage's text or headings, or in the document's name), a sentence of a
- * document that holds none counts NAMELESS_SHARE of its score.
+ * about it: where some documents are named for one of its model names (in
+ * their file name or a retrieved heading), a sentence that names none of them
+ * itself, in a document named for none of them, counts NAMELESS_SHARE of its
+ * score. A sentence that mentions the model ("包括 Aurora X1") keeps its score.
  */
 function nameFactor(candidate: Candidate, part: QuestionPart, namedBySource: ReadonlyMap<string, Set<string>>): number {
   const names = [...part.terms.keys()].filter((term) => MODEL_NAME.test(term));
   if (names.length === 0) return 1;
   const holds = (keys: Set<string> | undefined) => names.some((name) => keys?.has(name));
-  if (holds(namedBySource.get(candidate.passage.source)) || ![...namedBySource.values()].some(holds)) return 1;
+  if (holds(candidate.keys) || holds(namedBySource.get(candidate.passage.source)) || ![...namedBySource.values()].some(holds)) return 1;
   return NAMELESS_SHARE;
 }
 
-/** The model names each document's retrieved sentences and headings hold. */
+/** The model names each document is named for: in its file name and the headings of its retrieved passages. */
 function modelNamesBySource(candidates: Candidate[]): Map<string, Set<string>> {
   const names = new Map<string, Set<string>>();
   for (const candidate of candidates) {
     const held = names.get(candidate.passage.source) ?? names.set(candidate.passage.source, new Set()).get(candidate.passage.source)!;
-    for (const key of [...candidate.keys, ...candidate.headingKeys]) if (MODEL_NAME.test(key)) held.add(key);
+    for (const key of candidate.headingKeys) if (MODEL_NAME.test(key)) held.add(key);
   }
   return names;
 }

@@ -22,8 +22,10 @@ export interface KnowledgeFlowResult {
 
 /**
  * What the knowledge tool does with a question: retrieve, grade the
- * evidence, and when it is weak rewrite the query once and retrieve again,
- * keeping the better evidence. Both recalls stay in the trace.
+ * evidence, and when it is weak rewrite the query once and retrieve again
+ * (offline also with the question in the other language), keeping the
+ * better evidence. The first recall and the better-graded second one stay in
+ * the trace.
  */
 @Injectable()
 export class KnowledgeFlow {

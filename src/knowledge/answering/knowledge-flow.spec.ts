@@ -117,7 +117,7 @@ describe('KnowledgeFlow searches in the other language', () => {
     expect(result.trace).toMatchObject({ retrieval_stage: 'rewrite', rewrite_mode: 'hyde', rewritten_query: expect.stringMatching(/^About .*london.*hotel/i) });
   });
 
-  it('asks with the question translated by the glossary after the question and its rewrite found nothing', async () => {
+  it('asks with the question translated by the glossary, and answers from it when the question and its rewrite find nothing', async () => {
     const retrieval = new EnglishOnly();
     const flow = new KnowledgeFlow(
       retrieval,
@@ -145,5 +145,31 @@ describe('KnowledgeFlow searches in the other language', () => {
       new Metrics(),
     ).run('酒店住宿每晚限额多少？', 3, RetrievalScope.of([COLLECTION]));
     expect(retrieval.searches).toHaveLength(2);
+  });
+});
+
+describe('KnowledgeFlow when the search in the other language fails', () => {
+  it('answers from the rewrite’s evidence, as when that search did not run', async () => {
+    class FailsInEnglish extends UnrelatedInTheQuestionsLanguage {
+      override async search(query: string): Promise<RetrievalResult> {
+        if (/^About /.test(query)) {
+          this.searches.push(query);
+          throw new Error('connection terminated unexpectedly');
+        }
+        return super.search(query);
+      }
+    }
+    const retrieval = new FailsInEnglish();
+    const flow = new KnowledgeFlow(
+      retrieval,
+      new EvidenceJudge(null as unknown as BaseChatModel, local),
+      new RewriteJudge(null as unknown as BaseChatModel, local),
+      new DocumentTitles(null as unknown as DataSource),
+      new Metrics(),
+    );
+    const result = await flow.run('伦敦的酒店每晚限额多少？', 3, RetrievalScope.of([COLLECTION]));
+    expect(retrieval.searches).toHaveLength(3);
+    expect(result.hits.map((hit) => hit.source)).toEqual(['积分.md']);
+    expect(result.trace.rewritten_query).toMatch(/^关于/);
   });
 });

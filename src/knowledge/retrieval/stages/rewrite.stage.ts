@@ -46,7 +46,11 @@ export class RewriteStage implements RetrievalStage<RetrievalHit> {
     // Offline, the other language is searched beside the rewrite. With a model, whose rewrite can ask in the documents'
     // language itself and whose grade of each evidence costs a call, it is searched only when the rewrite found nothing.
     const alongside = translated !== null && rewrite.rewrite_judge === 'local';
-    const [second, searchedAlongside] = await Promise.all([this.retrieval.search(rewrite.rewritten_query, topK, { scope, onStep: step }), alongside ? search(translated) : null]);
+    // The search beside the rewrite is an extra chance: when it fails, the turn goes on with the rewrite's evidence.
+    const [second, searchedAlongside] = await Promise.all([
+      this.retrieval.search(rewrite.rewritten_query, topK, { scope, onStep: step }),
+      alongside ? search(translated).catch(() => null) : null,
+    ]);
     const across = searchedAlongside ?? (translated && second.hits.length === 0 ? await search(translated) : null);
     const acrossRewrite: JudgedRewrite | null = translated ? { ...translated, rewrite_judge: 'local', rewrite_fallback_reason: null } : null;
     return {

@@ -245,12 +245,14 @@ describe('AI SDK UI message stream (useChat)', () => {
     expect(resume.security).toEqual([{ bearer: [] }]);
   });
 
-  it('counts turns against the per-user chat rate limit: 429 before the stream opens', async () => {
+  it('counts turns against the per-user chat rate limit: 429 before the stream opens; a body refused with 415 counts none', async () => {
     const limited = await createTestApp({ RATE_LIMIT_CHAT_PER_MINUTE: '1' });
     try {
       const limitedBase = await limited.listen();
       const user = uniqueUser('ui-limit');
       const client = new DefaultChatTransport<RagUIMessage>({ api: `${limitedBase}/api/chat/ui`, headers: limited.auth(user) });
+      // A body refused for its media type spends no turn.
+      await request(limited.app.getHttpServer()).post('/api/chat/ui').set(limited.auth(user)).set('Content-Type', 'text/plain').send('{}').expect(415);
       await read(await send(client, 'limit-a', [userMessage('What is the return policy?')]));
       expect(await refusal(send(client, 'limit-b', [userMessage('What is the return policy?')]))).toMatchObject({ statusCode: 429 });
     } finally {
@@ -311,6 +313,7 @@ describe('AI SDK UI message stream (useChat)', () => {
       ],
       [() => hostile([...text('hi'), { id: 'm2', role: 'assistant', parts: [{ type: 'text', text: 'hello' }] }]), /messages\[1\]: the last message must be the user's/],
       [() => hostile(Array.from({ length: 1001 }, () => text('hi')[0])), /messages must contain no more than 1000 elements/],
+      [() => hostile([...Array.from({ length: 1000 }, () => text('hi')[0]), null]), /messages must contain no more than 1000 elements/],
       [() => hostile(text('hi'), { id: '../../etc' }), /^id must be 1–100 characters/],
       [() => hostile(text('hi'), { id: { $ne: 1 } }), /^id must be/],
       [() => hostile(text('hi'), { trigger: 'resume-stream' }), /^trigger must be one of/],

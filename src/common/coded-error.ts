@@ -11,7 +11,7 @@ export const ERROR_CODES = {
   invalid_request: { status: 400, meaning: 'The body, a parameter or a header is invalid; the message names the one at fault' },
   malformed_json: { status: 400, meaning: 'The request body is not well-formed JSON' },
   payload_too_large: { status: 413, meaning: 'The request body, or an uploaded file, is over the size limit' },
-  unsupported_encoding: { status: 415, meaning: "The request body's Content-Encoding or charset is not supported" },
+  unsupported_encoding: { status: 415, meaning: "The request body's media type (not JSON), Content-Encoding or charset is not supported" },
   unauthorized: { status: 401, meaning: 'Missing, malformed, expired or revoked bearer token, API key or stream ticket' },
   forbidden: { status: 403, meaning: 'Authenticated but not allowed (an admin-only route, or an API key doing what only a user token may)' },
   rate_limited: { status: 429, meaning: 'Too many requests for this user or API key; retry after the Retry-After header' },

@@ -16,7 +16,7 @@ export const ERROR_CODES = {
   },
   "unsupported_encoding": {
     "status": 415,
-    "meaning": "The request body's Content-Encoding or charset is not supported"
+    "meaning": "The request body's media type (not JSON), Content-Encoding or charset is not supported"
   },
   "unauthorized": {
     "status": 401,

@@ -5587,7 +5587,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unsupported media type. Codes: `unsupported_encoding` (The request body's Content-Encoding or charset is not supported) */
+            /** @description Unsupported media type. Codes: `unsupported_encoding` (The request body's media type (not JSON), Content-Encoding or charset is not supported) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5852,7 +5852,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiErrorBodyDoc"];
                 };
             };
-            /** @description Unsupported media type. Codes: `unsupported_encoding` (The request body's Content-Encoding or charset is not supported); `unsupported_media_type` (The request body is not JSON: send it with Content-Type: application/json) */
+            /** @description Unsupported media type. Codes: `unsupported_encoding` (The request body's media type (not JSON), Content-Encoding or charset is not supported); `unsupported_media_type` (The request body is not JSON: send it with Content-Type: application/json) */
             415: {
                 headers: {
                     [name: string]: unknown;

@@ -62,8 +62,9 @@ export class UiChatController {
 
   @Post()
   @HttpCode(200)
-  @UseGuards(JsonBodyGuard)
   @RateLimit('chat')
+  // Below the rate limit, so that it runs first: a refused body spends no turn (guards run bottom-up).
+  @UseGuards(JsonBodyGuard)
   @StartsTurn()
   @ApiOperation({
     summary: 'Run a chat turn for the AI SDK (useChat): UI message stream',

@@ -118,10 +118,10 @@ export interface UiTurnRequest {
 /** Checks of a value's type: when one fails, the value's other rules fail because of it and are not worth naming. */
 const TYPE_CHECKS = ['isArray', 'isString', 'isObject', 'isBoolean', 'isInt', 'isNumber'];
 
-/** The rules a value breaks: its type alone when that is wrong, otherwise every rule. */
+/** The rules a value breaks: its type alone when that is wrong, otherwise every rule. On a list, a check of its items' type ("each value in…") is one rule among others. */
 function brokenRules(error: ValidationError): string[] {
   const constraints = error.constraints ?? {};
-  const typeCheck = TYPE_CHECKS.find((check) => check in constraints);
+  const typeCheck = TYPE_CHECKS.find((check) => check in constraints && (check === 'isArray' || !Array.isArray(error.value)));
   return typeCheck ? [constraints[typeCheck]] : Object.values(constraints);
 }
 

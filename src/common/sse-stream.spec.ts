@@ -274,6 +274,9 @@ describe('SseWriter', () => {
 
     it('holds a write while the client reads nothing, and lets it go when the client reads again', async () => {
       let held: Promise<void> | undefined;
+      // The client reads again only once the test has seen the write held (resuming on heldSeen raced the check).
+      let checkedHeld!: () => void;
+      const checked = new Promise<void>((resolve) => (checkedHeld = resolve));
       const heldSeen = new Promise<void>((resolve) => {
         void serve(
           (res) => {
@@ -287,7 +290,7 @@ describe('SseWriter', () => {
           'GET /stream HTTP/1.1',
           false,
         ).then(async (client) => {
-          await heldSeen;
+          await checked;
           client.socket.resume();
           await client.closed;
           client.stop();
@@ -296,6 +299,7 @@ describe('SseWriter', () => {
       await heldSeen;
       expect(held).toBeDefined();
       expect(await settled(held!)).toBe(false);
+      checkedHeld();
       await held; // the client reads again: the write goes on (the test times out otherwise)
     });
 

@@ -33,15 +33,19 @@ class FoundOnRewrite extends RetrievalService {
   }
 }
 
+/** The flow with the local judges; no question here splits between documents, so no title is looked up. */
+const localFlow = (retrieval: RetrievalService) =>
+  new KnowledgeFlow(
+    retrieval,
+    new EvidenceJudge(null as unknown as BaseChatModel, local),
+    new RewriteJudge(null as unknown as BaseChatModel, local),
+    new DocumentTitles(null as unknown as DataSource),
+    new Metrics(),
+  );
+
 describe('KnowledgeFlow keeps what the rewrite found', () => {
   it('when the question itself found nothing', async () => {
-    const flow = new KnowledgeFlow(
-      new FoundOnRewrite(),
-      new EvidenceJudge(null as unknown as BaseChatModel, local),
-      new RewriteJudge(null as unknown as BaseChatModel, local),
-      new DocumentTitles(null as unknown as DataSource), // the passage needs no title: nothing is asked
-      new Metrics(),
-    );
+    const flow = localFlow(new FoundOnRewrite());
     const result = await flow.run('How long until my refund arrives?', 3, RetrievalScope.of([COLLECTION]));
     expect(result.trace.retrieval_stage).toBe('rewrite');
     expect(result.hits.map((hit) => hit.text)).toEqual(['Refunds reach your account within 5 working days.']);
@@ -103,13 +107,7 @@ class UnrelatedInTheQuestionsLanguage extends RetrievalService {
 describe('KnowledgeFlow searches in the other language', () => {
   it('alongside the rewrite, and keeps what it found when that evidence grades better', async () => {
     const retrieval = new UnrelatedInTheQuestionsLanguage();
-    const flow = new KnowledgeFlow(
-      retrieval,
-      new EvidenceJudge(null as unknown as BaseChatModel, local),
-      new RewriteJudge(null as unknown as BaseChatModel, local),
-      new DocumentTitles(null as unknown as DataSource),
-      new Metrics(),
-    );
+    const flow = localFlow(retrieval);
     const result = await flow.run('伦敦的酒店每晚限额多少？', 3, RetrievalScope.of([COLLECTION]));
     expect(retrieval.searches).toHaveLength(3);
     expect(retrieval.searches[1]).toMatch(/^关于/);
@@ -119,13 +117,7 @@ describe('KnowledgeFlow searches in the other language', () => {
 
   it('asks with the question translated by the glossary, and answers from it when the question and its rewrite find nothing', async () => {
     const retrieval = new EnglishOnly();
-    const flow = new KnowledgeFlow(
-      retrieval,
-      new EvidenceJudge(null as unknown as BaseChatModel, local),
-      new RewriteJudge(null as unknown as BaseChatModel, local),
-      new DocumentTitles(null as unknown as DataSource),
-      new Metrics(),
-    );
+    const flow = localFlow(retrieval);
     const question = '出差酒店住宿每晚限额多少？';
     const result = await flow.run(question, 3, RetrievalScope.of([COLLECTION]));
     expect(retrieval.searches).toHaveLength(3);
@@ -137,13 +129,7 @@ describe('KnowledgeFlow searches in the other language', () => {
 
   it('does not search a third time when the rewrite already asks in the other language', async () => {
     const retrieval = new RecordingRetrieval();
-    await new KnowledgeFlow(
-      retrieval,
-      new EvidenceJudge(null as unknown as BaseChatModel, local),
-      new RewriteJudge(null as unknown as BaseChatModel, local),
-      new DocumentTitles(null as unknown as DataSource),
-      new Metrics(),
-    ).run('酒店住宿每晚限额多少？', 3, RetrievalScope.of([COLLECTION]));
+    await localFlow(retrieval).run('酒店住宿每晚限额多少？', 3, RetrievalScope.of([COLLECTION]));
     expect(retrieval.searches).toHaveLength(2);
   });
 });
@@ -160,13 +146,7 @@ describe('KnowledgeFlow when the search in the other language fails', () => {
       }
     }
     const retrieval = new FailsInEnglish();
-    const flow = new KnowledgeFlow(
-      retrieval,
-      new EvidenceJudge(null as unknown as BaseChatModel, local),
-      new RewriteJudge(null as unknown as BaseChatModel, local),
-      new DocumentTitles(null as unknown as DataSource),
-      new Metrics(),
-    );
+    const flow = localFlow(retrieval);
     const result = await flow.run('伦敦的酒店每晚限额多少？', 3, RetrievalScope.of([COLLECTION]));
     expect(retrieval.searches).toHaveLength(3);
     expect(result.hits.map((hit) => hit.source)).toEqual(['积分.md']);

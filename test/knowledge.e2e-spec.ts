@@ -184,6 +184,19 @@ describe('Knowledge base: documents, chunk hierarchy, hybrid retrieval', () => {
     expect(search.body.chunks[0].source).toBe('星辰净水器.txt');
   });
 
+  it('finds a document in the other language than the question by the translations of its words, in the full-text leg', async () => {
+    await upload(adminAuth(t), '雾岛加湿器.txt', Buffer.from('雾岛加湿器的水箱每周清洁一次，用软布擦洗。', 'utf8')).expect(201);
+    const search = await request(server())
+      .post('/api/knowledge/search')
+      .set(t.auth(uniqueUser()))
+      .send({ query: 'How often should I clean the humidifier tank?', top_k: 3 })
+      .expect(200);
+    // clean, humidifier and tank, each through its Chinese translations (清洁, 加湿器, 水箱…).
+    expect(search.body.rag_trace.full_text_translated_terms).toBeGreaterThan(0);
+    const found = (search.body.chunks as Array<{ source: string; fulltext_rank: number | null }>).find((chunk) => chunk.source === '雾岛加湿器.txt');
+    expect(found?.fulltext_rank).toEqual(expect.any(Number));
+  });
+
   it('does not store identical content twice', async () => {
     const data = Buffer.from('# Duplicate\nThe same bytes, uploaded twice.', 'utf8');
     const first = await upload(adminAuth(t), 'dup-a.md', data).expect(201);

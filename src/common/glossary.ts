@@ -124,7 +124,12 @@ export function englishKeysOf(chineseWord: string): readonly string[] {
 
 /** The Chinese words that translate an English word (compared by match key). */
 export function chineseWordsOf(englishWord: string): readonly string[] {
-  return loadGlossary().chineseOf.get(matchKey(englishWord.toLowerCase())) ?? [];
+  return chineseWordsOfKey(matchKey(englishWord.toLowerCase()));
+}
+
+/** The Chinese words that translate an English word given as its match key (see match-keys). */
+export function chineseWordsOfKey(key: string): readonly string[] {
+  return loadGlossary().chineseOf.get(key) ?? [];
 }
 
 /** The English match keys of the Chinese words among `tokens` (tokenize's words and bigrams), each once. */
@@ -159,12 +164,16 @@ function knownPieces(word: string, englishOf: Map<string, readonly string[]>): s
  * words that name what is asked about, not those that ask.
  */
 export function translateForSearch(words: readonly string[]): string[] {
+  return [...new Set(translationsForSearch(words).flat())];
+}
+
+/** translateForSearch by word: one list of translations for each word the glossary knows (or piece of one), in the words' order. */
+export function translationsForSearch(words: readonly string[]): string[][] {
   const { englishOf } = loadGlossary();
-  const out = new Set<string>();
-  for (const word of words) {
+  return words.flatMap((word) => {
     const lower = word.toLowerCase();
-    const translations = /^[a-z]+$/.test(lower) ? chineseWordsOf(lower) : knownPieces(lower, englishOf).flatMap((piece) => englishOf.get(piece) ?? []);
-    for (const translation of translations) out.add(translation);
-  }
-  return [...out];
+    // A Chinese word the glossary knows only in pieces (开机完成后 → 开机, 完成) is a word per piece.
+    const lists = /^[a-z]+$/.test(lower) ? [chineseWordsOf(lower)] : knownPieces(lower, englishOf).map((piece) => englishOf.get(piece) ?? []);
+    return lists.filter((translations) => translations.length > 0).map((translations) => [...translations]);
+  });
 }

@@ -252,3 +252,10 @@ describe('the local model demotes a document for a model name only where another
     expect(firstAnswer('How many days do I have to return the RT5 router?', [mention, returns])).toBe('Routers can be returned within 30 days of delivery.');
   });
 });
+
+describe('the local model finds an English word of the question in a Chinese sentence by its translations', () => {
+  it('finds a translation the word segmenter cut in two (优惠券 as 优惠|券)', () => {
+    const refunds = { source: '退货与保修政策.md', text: '## 退款\n退款会在 5 个工作日内原路退回。 使用优惠券的订单，退款金额按实际支付金额计算，优惠券不予退还。' };
+    expect(firstAnswer('What happens to my coupon when I get a refund?', [refunds])).toBe('使用优惠券的订单，退款金额按实际支付金额计算，优惠券不予退还。');
+  });
+});

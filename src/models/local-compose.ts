@@ -2,7 +2,7 @@ import { matchKeys, wordKeys } from '../common/match-keys.js';
 import { questionParts } from '../common/question-parts.js';
 import { sentencesOf } from '../common/sentences.js';
 import { translatedUnits } from '../common/bilingual-units.js';
-import { englishKeysOf, translatedKeys } from '../common/glossary.js';
+import { chineseWordsOfKey, englishKeysOf, translatedKeys } from '../common/glossary.js';
 import { clip, containsCjk, contentWords } from '../common/text.js';
 import { ANSWER_KINDS, CONDITION_ASKS } from './local-answer-kinds.js';
 import { passageSentencesWithHeadings } from './local-passage-text.js';
@@ -47,6 +47,8 @@ const chineseWordSegmenter = new Intl.Segmenter('zh', { granularity: 'word' });
 
 interface Candidate {
   text: string;
+  /** Written in Chinese (else in English). */
+  chinese: boolean;
   passage: Passage;
   /** The passage's place in the retrieval's ranking. */
   rank: number;
@@ -65,6 +67,8 @@ interface Candidate {
 
 /** A part of the question: its terms, each with its weight, and what it asks for beyond them. */
 interface QuestionPart {
+  /** Asked in Chinese (else in English). */
+  chinese: boolean;
   terms: Map<string, number>;
   /** Each Chinese word of the part that the glossary translates, as its English keys: for English sentences. */
   translatedWords: string[][];
@@ -116,7 +120,7 @@ function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionP
     const translations = containsCjk(word) ? englishKeysOf(word) : [];
     return translations.length > 0 ? [[...translations]] : [];
   });
-  return { terms, translatedWords, characters, kinds: ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers) };
+  return { chinese: containsCjk(part), terms, translatedWords, characters, kinds: ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers) };
 }
 
 /** A document's file name as words ("aurora-x1-router-manual.md" → "aurora x1 router manual"): it names the document's topic, as a heading above all of it would. */
@@ -135,6 +139,7 @@ function candidatesOf(passages: Passage[]): Candidate[] {
     passageSentencesWithHeadings(passage.text).forEach((sentence, index) => {
       all.push({
         text: sentence.text,
+        chinese: containsCjk(sentence.text),
         passage,
         rank,
         order: rank * 1000 + index,
@@ -186,8 +191,9 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
     if (candidate.keys.has(term)) {
       matched += weight * rarity!;
       holdsTerm = true;
-    } else if (candidate.translatedKeys.has(term)) {
-      matched += GLOSSARY_SHARE * weight * rarity!;
+    } else if (candidate.translatedKeys.has(term) || (candidate.chinese && !part.chinese && chineseWordsOfKey(term).some((word) => candidate.text.includes(word)))) {
+      // Found through a translation the segmenter cut (优惠|券): a key no sentence holds, as rare as the rarest.
+      matched += GLOSSARY_SHARE * weight * (rarity ?? rarest);
       holdsTerm = true;
     } else if (candidate.headingKeys.has(term)) matched += HEADING_SHARE * weight * (rarity ?? rarest);
   }

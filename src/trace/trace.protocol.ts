@@ -132,6 +132,11 @@ export const RAG_TRACE_FIELDS_TABLE = {
   // full-text leg
   full_text_terms: { kind: 'int', min: 0, description: 'Distinct terms in the full-text query' },
   full_text_terms_dropped: { kind: 'int', min: 0, description: 'Distinct terms of the query left out of the full-text query (over the cap)' },
+  full_text_translated_terms: {
+    kind: 'int',
+    min: 0,
+    description: "Terms of the full-text query in the other language (the question's words as the glossary translates them); 0: none",
+  },
   full_text_error: {
     kind: 'string',
     maxLength: MEDIUM,

@@ -1363,6 +1363,8 @@ export interface components {
             full_text_terms?: number;
             /** @description Distinct terms of the query left out of the full-text query (over the cap) */
             full_text_terms_dropped?: number;
+            /** @description Terms of the full-text query in the other language (the question's words as the glossary translates them); 0: none */
+            full_text_translated_terms?: number;
             /** @description Why the full-text ranking is missing (it hit the statement timeout); the dense ranking answered alone */
             full_text_error?: string | null;
             /** @description Why the dense ranking is missing (the in-memory index is still loading after a start); the full-text ranking answered alone */
@@ -1459,6 +1461,8 @@ export interface components {
             full_text_terms?: number;
             /** @description Distinct terms of the query left out of the full-text query (over the cap) */
             full_text_terms_dropped?: number;
+            /** @description Terms of the full-text query in the other language (the question's words as the glossary translates them); 0: none */
+            full_text_translated_terms?: number;
             /** @description Why the full-text ranking is missing (it hit the statement timeout); the dense ranking answered alone */
             full_text_error?: string | null;
             /** @description Why the dense ranking is missing (the in-memory index is still loading after a start); the full-text ranking answered alone */
@@ -1947,6 +1951,8 @@ export interface components {
             full_text_terms?: number;
             /** @description Distinct terms of the query left out of the full-text query (over the cap) */
             full_text_terms_dropped?: number;
+            /** @description Terms of the full-text query in the other language (the question's words as the glossary translates them); 0: none */
+            full_text_translated_terms?: number;
             /** @description Why the full-text ranking is missing (it hit the statement timeout); the dense ranking answered alone */
             full_text_error?: string | null;
             /** @description Why the dense ranking is missing (the in-memory index is still loading after a start); the full-text ranking answered alone */

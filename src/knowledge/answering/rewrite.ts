@@ -1,21 +1,13 @@
 import { englishUnitWords } from '../../common/bilingual-units.js';
 import { translateForSearch } from '../../common/glossary.js';
-import { containsCjk, contentWords } from '../../common/text.js';
+import { containsCjk } from '../../common/text.js';
+import { isName, topicWords } from '../../common/topic-words.js';
 
 export interface Rewrite {
   rewrite_mode: 'step_back' | 'hyde';
   rewritten_query: string;
   step_back_question: string | null;
   hypothetical_doc: string | null;
-}
-
-/** Words that ask, or join, rather than name what is asked about. */
-const ASKING =
-  /^(?:how|long|many|much|soon|often|far|should|must|may|might|need|get|take|happen|happens|if|whether|then|than|so|but|because|while|after|before|into|over|under|between|during|within|without|through|多久|多长|多长时间|多少|几|什么时候|何时|为什么|哪里|哪儿|是否|能否|怎么办|需要|应该|分别|具体|以后|能不能|还|吗|呢)$/i;
-
-/** The question's own key words: neither stopwords nor asking words nor bare numbers. */
-function topicWords(query: string): string[] {
-  return contentWords(query).filter((word) => !ASKING.test(word) && !/^\d+$/.test(word));
 }
 
 /** The question as a topic: without its question mark and the polite or asking words it opens with. */
@@ -54,7 +46,6 @@ export function rewriteQuery(query: string, weakPassages: ReadonlyArray<{ text: 
 export function translatedRewrite(query: string): Rewrite | null {
   const zh = containsCjk(query);
   const words = topicWords(query);
-  const isName = (word: string) => /\d/.test(word) || (!containsCjk(word) && /[A-Z]/.test(word));
   const translated = translateForSearch(words.filter((word) => !isName(word))).slice(0, MAX_TRANSLATED_WORDS);
   if (translated.length === 0) return null;
   const topic = [...words.filter(isName), ...translated, ...englishUnitWords(query)];

@@ -161,4 +161,16 @@ describe('the local rerank', () => {
     expect(refunds).toBeGreaterThanOrEqual(minRelevance);
     expect(refunds).toBeGreaterThan(gifts);
   });
+
+  it('counts, across languages, the words that name what is asked about, found even where the segmenter cut their translation', async () => {
+    const rerank = new LocalRerank(1000);
+    const minRelevance = loadConfig({}).knowledge.minRelevance;
+    // "happens" and "get" ask; 优惠券 (coupon) is cut 优惠|券 by the segmenter.
+    const [coupons, delivery] = await rerank.score('What happens to my coupon when I get a refund?', [
+      '使用优惠券的订单，退款金额按实际支付金额计算，优惠券不予退还。',
+      '订单一般在三天内送达。',
+    ]);
+    expect(coupons).toBeGreaterThanOrEqual(minRelevance);
+    expect(delivery).toBeLessThan(minRelevance);
+  });
 });

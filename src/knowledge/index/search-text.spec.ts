@@ -1,5 +1,5 @@
 import { tokenize } from '../../common/text.js';
-import { FULL_TEXT_MAX_TERMS, fullTextQueryTerms, searchDocumentText, searchTextOfTokens } from './search-text.js';
+import { FULL_TEXT_MAX_TERMS, fullTextQueryTerms, searchDocumentText, searchTextOfTokens, translatedFullTextQuery } from './search-text.js';
 
 /** The query lexemes as they were before the cap: every distinct token, in tokenize's order. */
 const uncapped = (query: string) =>
@@ -53,5 +53,35 @@ describe('full-text query terms', () => {
   it('search text from tokens is the search text of the text', () => {
     const text = 'Reset the Aurora X1: hold the button 10 s. 长按复位键十秒钟，路由器会恢复出厂设置。';
     expect(searchTextOfTokens(tokenize(text))).toBe(searchDocumentText(text));
+  });
+});
+
+describe('the full-text query of the question in the other language', () => {
+  it('asks for every word through any of its translations, as the index writes them', () => {
+    expect(translatedFullTextQuery([['控制'], ['保修期', '包修'], ['control', 'controls']])).toEqual({
+      all: "'控制' & (('保修' & '修期') | '包修') & 'control':*",
+      any: "'控制' | ('保修' & '修期') | '包修' | 'control':*",
+      terms: 5,
+    });
+  });
+
+  it('matches an English translation by the stem it shares with its inflections', () => {
+    expect(translatedFullTextQuery([['warranty'], ['day'], ['go']])?.all).toBe("'warrant':* & 'day':* & 'go'");
+  });
+
+  it("leaves out a word's rarer senses before another word's first one, within the term cap", () => {
+    const query = translatedFullTextQuery(
+      [
+        ['会员', '成员', '团员'],
+        ['积分', '分数'],
+      ],
+      3,
+    );
+    expect(query).toEqual({ all: "('会员' | '成员') & '积分'", any: "'会员' | '成员' | '积分'", terms: 3 });
+  });
+
+  it('is null without a translation', () => {
+    expect(translatedFullTextQuery([])).toBeNull();
+    expect(translatedFullTextQuery([['!!!']])).toBeNull();
   });
 });

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { isBehind, ReadReplica, VersionedRead } from '../../database/database.module.js';
 import { pgErrorCode } from '../../database/sql.js';
 import { Metrics } from '../../observability/metrics.js';
@@ -13,7 +13,8 @@ import { IndexStateRepository } from '../index/index-state.repository.js';
 import { DenseRanking, DenseRecall } from '../index/dense/dense-recall.service.js';
 import { EmbeddingProvider } from '../index/embeddings.js';
 import { RetrievalHit } from './retrieval.service.js';
-import { fullTextQueryTerms } from '../index/search-text.js';
+import { fullTextQueryTerms, translatedFullTextQuery } from '../index/search-text.js';
+import { translatedTopicWords } from '../../common/topic-words.js';
 
 /** Longest a full-text statement may run before PostgreSQL cancels it; recall then answers from the dense ranking alone. */
 export const FULL_TEXT_STATEMENT_TIMEOUT_MS = 3000;
@@ -21,15 +22,23 @@ export const FULL_TEXT_STATEMENT_TIMEOUT_MS = 3000;
 /** PostgreSQL's query_canceled: a statement timeout (or a cancel request). */
 const QUERY_CANCELED = '57014';
 
+/**
+ * What the full-text ranking of the question's words in the other language weighs in the fusion with the ranking of
+ * the question as asked: it adds the documents written in the other language, behind those the question's own words
+ * rank (translations are less sure than the words themselves).
+ */
+const TRANSLATED_WEIGHT = 0.25;
+
 /** Reciprocal rank fusion constant (Cormack et al.). */
 export const RRF_K = 60;
 
-/** Fuses ranked id lists: each list gives 1 / (RRF_K + rank). */
-export function reciprocalRankFusion(rankings: string[][]): Array<{ id: string; score: number }> {
+/** Fuses ranked id lists: each list gives weight / (RRF_K + rank), its weight 1 unless `weights` says otherwise. */
+export function reciprocalRankFusion(rankings: string[][], weights: readonly number[] = []): Array<{ id: string; score: number }> {
   const scores = new Map<string, number>();
-  for (const ranking of rankings) {
-    ranking.forEach((id, index) => scores.set(id, (scores.get(id) ?? 0) + 1 / (RRF_K + index + 1)));
-  }
+  rankings.forEach((ranking, list) => {
+    const weight = weights[list] ?? 1;
+    ranking.forEach((id, index) => scores.set(id, (scores.get(id) ?? 0) + weight / (RRF_K + index + 1)));
+  });
   return [...scores.entries()].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
 }
 
@@ -50,6 +59,8 @@ export interface RecallResult {
   /** Distinct terms the full-text query kept, and those it left out (over FULL_TEXT_MAX_TERMS). */
   fullTextTerms: number;
   fullTextTermsDropped: number;
+  /** Terms of the full-text query in the other language (0: none was made). */
+  fullTextTranslatedTerms: number;
   /** Set when the full-text ranking timed out and the dense ranking answered alone. */
   fullTextError?: string;
 }
@@ -58,6 +69,8 @@ export interface FullTextRanking {
   ids: string[];
   terms: number;
   dropped: number;
+  /** Terms of the query in the other language that were searched as well (0: none). */
+  translatedTerms: number;
   /** Why `ids` is empty although the query had terms: the ranking hit the statement timeout. */
   error?: string;
 }
@@ -68,6 +81,7 @@ function fullTextSpanAttributes(ranking: FullTextRanking) {
     [ATTR_CANDIDATES_OUT]: ranking.ids.length,
     [`${TRACE_FIELD_PREFIX}full_text_terms`]: ranking.terms,
     [`${TRACE_FIELD_PREFIX}full_text_terms_dropped`]: ranking.dropped,
+    [`${TRACE_FIELD_PREFIX}full_text_translated_terms`]: ranking.translatedTerms,
     ...(ranking.error ? { [`${TRACE_FIELD_PREFIX}full_text_error`]: ranking.error } : {}),
   };
 }
@@ -116,12 +130,16 @@ export class HybridRecall {
     return this.metrics ? this.metrics.stage(stage, work) : work();
   }
 
-  /** The `recallK` best leaves of the scope's collections by fused rank, best first: each ranking is of those leaves only. */
-  async recall(query: string, recallK: number, scope: RetrievalScope): Promise<RecallResult> {
+  /**
+   * The `recallK` best leaves of the scope's collections by fused rank, best first: each ranking is of those leaves only.
+   * `translate`: the full-text leg also searches with the question's words in the other language (false for a query that
+   * is itself a translation).
+   */
+  async recall(query: string, recallK: number, scope: RetrievalScope, { translate = true }: { translate?: boolean } = {}): Promise<RecallResult> {
     // With a read replica: the search's reads run on it when it holds the knowledge base's version on the primary.
     const reads = this.replica?.configured && !scope.empty ? this.replica.reader('knowledge_search', () => this.state.version()) : undefined;
     const [fullText, dense] = await Promise.all([
-      this.timed('full_text', () => traceStage('full_text', undefined, () => this.fullTextRecall(query, recallK, scope, reads), fullTextSpanAttributes)),
+      this.timed('full_text', () => traceStage('full_text', undefined, () => this.fullTextRecall(query, recallK, scope, reads, translate), fullTextSpanAttributes)),
       this.timed('dense', () => traceStage('dense', undefined, () => this.dense.rank(query, recallK, scope, reads), denseSpanAttributes)),
     ]);
     const fused = reciprocalRankFusion([fullText.ids, dense.ids]).slice(0, recallK);
@@ -145,6 +163,7 @@ export class HybridRecall {
       denseSkipped: dense.skipped,
       fullTextTerms: fullText.terms,
       fullTextTermsDropped: fullText.dropped,
+      fullTextTranslatedTerms: fullText.translatedTerms,
       fullTextError: fullText.error,
     };
   }
@@ -158,12 +177,25 @@ export class HybridRecall {
    * The full-text ranking with what bounds its cost: at most
    * FULL_TEXT_MAX_TERMS distinct terms, at most FULL_TEXT_CANDIDATE_CAP
    * matches ranked, and a statement timeout, after which the ranking is
-   * empty and says why (other database errors propagate).
+   * empty and says why (other database errors propagate). With `translate`,
+   * the question's words in the other language (common/topic-words) are
+   * searched too, so that a document written in that language is found by
+   * what it says, not only by the names and numbers the question shares with
+   * it; the two rankings are fused.
    */
-  async fullTextRecall(query: string, limit: number, scope: RetrievalScope, reads?: VersionedRead): Promise<FullTextRanking> {
+  async fullTextRecall(query: string, limit: number, scope: RetrievalScope, reads?: VersionedRead, translate = true): Promise<FullTextRanking> {
     const { lexemes, dropped } = fullTextQueryTerms(query);
     const terms = lexemes.length;
-    if (terms === 0 || scope.empty) return { ids: [], terms, dropped };
+    const translated = translate ? translatedFullTextQuery(translatedTopicWords(query)) : null;
+    const translatedTerms = translated?.terms ?? 0;
+    if ((terms === 0 && !translated) || scope.empty) return { ids: [], terms, dropped, translatedTerms };
+    // Chunks with every term first (few, precise: for Chinese, bigram runs act like phrases);
+    // then, when they are too few, chunks with any term.
+    const ranked = async (chunks: ChunksRepository, manager: EntityManager, all: string, any: string | null) => {
+      const every = await chunks.rankFullText(manager, all, limit, scope);
+      if (every.length >= limit || any === null) return every;
+      return [...new Set([...every, ...(await chunks.rankFullText(manager, any, limit, scope))])].slice(0, limit);
+    };
     // null: the ranking hit its own time limit. Answered inside the read, wherever it ran: a replica's timeout is then
     // not run again on the primary (it would most likely time out there too, at twice the cost).
     const rank = async (db: DataSource, atLeast?: string): Promise<{ version: string | null; value: string[] | null }> => {
@@ -174,12 +206,15 @@ export class HybridRecall {
           version = chunks === this.chunks ? null : await chunks.indexVersion(manager);
           // A replica behind the version asked for: its ranking would be thrown away (the primary ranks instead).
           if (isBehind(version, atLeast)) return { version, value: [] };
-          // Chunks with every term first (few, precise: for Chinese, bigram runs act like phrases);
-          // then, when they are too few, chunks with any term.
-          const all = await chunks.rankFullText(manager, lexemes.join(' & '), limit, scope);
-          if (all.length >= limit || terms === 1) return { version, value: all };
-          const any = await chunks.rankFullText(manager, lexemes.join(' | '), limit, scope);
-          return { version, value: [...new Set([...all, ...any])].slice(0, limit) };
+          const asked = terms > 0 ? await ranked(chunks, manager, lexemes.join(' & '), terms > 1 ? lexemes.join(' | ') : null) : [];
+          if (!translated) return { version, value: asked };
+          const across = await ranked(chunks, manager, translated.all, translated.all === translated.any ? null : translated.any);
+          return {
+            version,
+            value: reciprocalRankFusion([asked, across], [1, TRANSLATED_WEIGHT])
+              .slice(0, limit)
+              .map(({ id }) => id),
+          };
         });
       } catch (error) {
         if (pgErrorCode(error) !== QUERY_CANCELED) throw error;
@@ -187,8 +222,8 @@ export class HybridRecall {
       }
     };
     const ids = reads ? await reads(rank) : (await rank(this.chunks.dataSource)).value;
-    if (ids === null) return { ids: [], terms, dropped, error: `full-text search cancelled after ${this.statementTimeoutMs} ms (statement timeout)` };
-    return { ids, terms, dropped };
+    if (ids === null) return { ids: [], terms, dropped, translatedTerms, error: `full-text search cancelled after ${this.statementTimeoutMs} ms (statement timeout)` };
+    return { ids, terms, dropped, translatedTerms };
   }
 
   /** Leaf ids of the scope ranked by embedding similarity (public for the evaluation bench). */

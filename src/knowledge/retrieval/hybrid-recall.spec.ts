@@ -51,8 +51,8 @@ describe('HybridRecall: what a query can cost', () => {
     const { dataSource, statements } = fakeDatabase((sql, params) => (/to_tsquery/.test(sql) ? [] : /knowledge_documents/.test(sql) ? details(params[0]) : []));
     const recall = new HybridRecall(dataSource, embeddings, dense);
     const words = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}z`).join(' ');
-    const result = await recall.recall(`reset the router ${words}`, 8, everything);
-    expect(result).toMatchObject({ fullTextTerms: 32, fullTextTermsDropped: 402 - 32, fullTextError: undefined });
+    const result = await recall.recall(`reset the router ${words}`, 8, everything, { translate: false });
+    expect(result).toMatchObject({ fullTextTerms: 32, fullTextTermsDropped: 402 - 32, fullTextTranslatedTerms: 0, fullTextError: undefined });
     const fullText = statements.filter((s) => /to_tsquery/.test(s.sql));
     expect(fullText).toHaveLength(2); // every term, then any term
     for (const statement of fullText) {
@@ -83,8 +83,28 @@ describe('HybridRecall: what a query can cost', () => {
 
   it('does not query the database for a query without terms', async () => {
     const { dataSource, statements } = fakeDatabase(() => []);
-    expect(await new HybridRecall(dataSource, embeddings, dense).fullTextRecall('？ the a', 8, everything)).toEqual({ ids: [], terms: 0, dropped: 0 });
+    expect(await new HybridRecall(dataSource, embeddings, dense).fullTextRecall('？ the a', 8, everything)).toEqual({ ids: [], terms: 0, dropped: 0, translatedTerms: 0 });
     expect(statements).toHaveLength(0);
+  });
+
+  it("also ranks the question's words in the other language, in the same transaction, behind the question's own ranking", async () => {
+    const { dataSource, statements } = fakeDatabase((sql, params) => (/to_tsquery/.test(sql) ? (/加湿/.test(String(params[0])) ? [{ id: '2' }, { id: '3' }] : [{ id: '1' }]) : []));
+    const recall = new HybridRecall(dataSource, embeddings, dense);
+    const ranking = await recall.fullTextRecall('How often should I clean the humidifier tank?', 8, everything);
+    expect(ranking.translatedTerms).toBeGreaterThan(0);
+    expect(ranking.translatedTerms).toBeLessThanOrEqual(32);
+    expect(ranking.ids).toEqual(['1', '2', '3']);
+    const fullText = statements.filter((s) => /to_tsquery/.test(s.sql));
+    // The question's words: every one, then any; their translations: every word through one of its translations, then any.
+    expect(fullText).toHaveLength(4);
+    for (const statement of fullText) expect(statement.inTransaction).toBe(true);
+    expect(String(fullText[2].params[0])).toMatch(/\('加湿' & '湿器'\)/);
+    expect(String(fullText[2].params[0])).toContain(' & ');
+
+    // A query that is itself a translation is not translated back.
+    statements.length = 0;
+    expect((await recall.fullTextRecall('雾岛加湿器的水箱', 8, everything, undefined, false)).translatedTerms).toBe(0);
+    expect(statements.filter((s) => /to_tsquery/.test(s.sql)).every((s) => /[\u3400-\u9fff]/.test(String(s.params[0])))).toBe(true);
   });
 });
 
@@ -144,7 +164,7 @@ describe('HybridRecall on a read replica', () => {
     expect(fullTextStatements(replica.statements)).toEqual([]);
     expect(versions).toEqual(['3']);
 
-    await recall.fullTextRecall('reset the router', 8, everything, readAtLeast('3'));
+    await recall.fullTextRecall('reset the router', 8, everything, readAtLeast('3'), false);
     expect(fullTextStatements(replica.statements)).toHaveLength(2);
     expect(primary.statements).toEqual([]);
   });
@@ -168,9 +188,15 @@ describe('HybridRecall on a read replica', () => {
       answered = result;
       return result.value;
     };
-    const result = await new HybridRecall(primary.dataSource, embeddings, dense).fullTextRecall('reset the router', 8, everything, reads);
+    const result = await new HybridRecall(primary.dataSource, embeddings, dense).fullTextRecall('reset the router', 8, everything, reads, false);
     expect(answered).toEqual({ version: '3', value: null });
-    expect(result).toEqual({ ids: [], terms: 2, dropped: 0, error: `full-text search cancelled after ${FULL_TEXT_STATEMENT_TIMEOUT_MS} ms (statement timeout)` });
+    expect(result).toEqual({
+      ids: [],
+      terms: 2,
+      dropped: 0,
+      translatedTerms: 0,
+      error: `full-text search cancelled after ${FULL_TEXT_STATEMENT_TIMEOUT_MS} ms (statement timeout)`,
+    });
     expect(primary.statements).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
-import { englishKeysOf, translatedKeys } from '../../common/glossary.js';
+import { chineseWordsOf, englishKeysOf, translatedKeys } from '../../common/glossary.js';
+import { isAskingWord } from '../../common/topic-words.js';
 import { matchKey } from '../../common/match-keys.js';
 import { containsCjk, contentWords, tokenize } from '../../common/text.js';
 import { AppConfig, ConfigValidationError } from '../../config/app-config.js';
@@ -46,7 +47,7 @@ export class LocalRerank extends RerankProvider {
       // A passage in the other language than the question can hold its names and model numbers as they are, and its
       // other words only as translations: its share of those, at half weight.
       if (across.length > 0 && containsCjk(query) !== containsCjk(passage)) {
-        coverage = Math.max(coverage, 0.5 * crossLanguageCoverage(across, tokens));
+        coverage = Math.max(coverage, 0.5 * crossLanguageCoverage(across, passage, tokens));
       }
       const p = this.embeddings.embedTokens(tokens);
       const cosine = Math.max(
@@ -60,14 +61,18 @@ export class LocalRerank extends RerankProvider {
 
 /**
  * What a passage in the other language than the question can hold of it:
- * each Latin word (a name, a model number, or a word of an English question)
- * as its match key, and each Chinese word of a Chinese question as the
- * English keys it translates to (see common/glossary), when it has any.
+ * each Latin word (a name, a model number, or a word of an English question
+ * that does not only ask) as its match key or, for an English word, as one
+ * of the Chinese words that translate it; and each Chinese word of a Chinese
+ * question as the English keys it translates to (see common/glossary), when
+ * it has any.
  */
-type CrossLanguageTerm = { latin: string } | { translations: readonly string[] };
+type CrossLanguageTerm = { latin: string; chinese: readonly string[] } | { translations: readonly string[] };
 
 function crossLanguageTerms(query: string, queryTokens: string[]): CrossLanguageTerm[] {
-  const latin = queryTokens.filter((token) => !containsCjk(token)).map((latin) => ({ latin: matchKey(latin) }));
+  const latin = queryTokens
+    .filter((token) => !containsCjk(token) && !isAskingWord(token))
+    .map((token) => ({ latin: matchKey(token), chinese: /^[a-z]+$/.test(token) ? chineseWordsOf(token) : [] }));
   // Chinese words as a reader cuts them: the bigrams between two words (通城 of 普通|城市) are words of their own in the glossary.
   const chinese = contentWords(query).flatMap((word) => {
     const translations = containsCjk(word) ? englishKeysOf(word) : [];
@@ -76,10 +81,13 @@ function crossLanguageTerms(query: string, queryTokens: string[]): CrossLanguage
   return [...latin, ...chinese];
 }
 
-function crossLanguageCoverage(terms: CrossLanguageTerm[], passageTokens: string[]): number {
+function crossLanguageCoverage(terms: CrossLanguageTerm[], passage: string, passageTokens: string[]): number {
   const keys = new Set(passageTokens.map(matchKey));
   for (const key of translatedKeys(passageTokens)) keys.add(key);
-  const covered = terms.filter((term) => ('latin' in term ? keys.has(term.latin) : term.translations.some((key) => keys.has(key)))).length;
+  // A Chinese translation is looked for in the text itself: the segmenter may cut it (优惠|券 for 优惠券).
+  const holds = (term: CrossLanguageTerm) =>
+    'latin' in term ? keys.has(term.latin) || term.chinese.some((word) => passage.includes(word)) : term.translations.some((key) => keys.has(key));
+  const covered = terms.filter(holds).length;
   return covered / terms.length;
 }
 

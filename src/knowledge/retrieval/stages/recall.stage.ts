@@ -15,7 +15,7 @@ export class RecallStage implements RetrievalStage<RecallCandidate> {
   async run(state: StageState<RecallCandidate>, { step, time }: StageContext): Promise<StageResult<RecallCandidate>> {
     const recallConfig = resolveRecallK(this.knowledge.recallKRaw, this.knowledge.recallMultiplier, state.topK);
     step('recall', 'Hybrid recall: full-text and dense rankings, fused', { recall_k: recallConfig.recall_k });
-    const recalled = await time('recall', () => this.recall.recall(state.query, recallConfig.recall_k, state.scope));
+    const recalled = await time('recall', () => this.recall.recall(state.query, recallConfig.recall_k, state.scope, { translate: state.question === state.query }));
     if (recalled.denseError) {
       step('recall_degraded', 'Dense search failed; answered from the in-memory index', { error: recalled.denseError });
     }
@@ -34,6 +34,7 @@ export class RecallStage implements RetrievalStage<RecallCandidate> {
         initial_chunk_level: this.knowledge.chunkSizes.length,
         full_text_terms: recalled.fullTextTerms,
         full_text_terms_dropped: recalled.fullTextTermsDropped,
+        full_text_translated_terms: recalled.fullTextTranslatedTerms,
         full_text_error: recalled.fullTextError ?? null,
         dense_skipped: recalled.denseSkipped ?? null,
       },

@@ -99,6 +99,7 @@ describe('RagPipeline: recall, auto-merge, rerank, threshold as a list of stages
     retriever: 'hybrid-rrf-v1:fake:memory',
     fullTextTerms: 2,
     fullTextTermsDropped: 0,
+    fullTextTranslatedTerms: 0,
   };
   const recallScopes: RetrievalScope[] = [];
   const recall = {
@@ -152,6 +153,7 @@ describe('RagPipeline: recall, auto-merge, rerank, threshold as a list of stages
       initial_chunk_level: 2,
       full_text_terms: 2,
       full_text_terms_dropped: 0,
+      full_text_translated_terms: 0,
       full_text_error: null,
       dense_skipped: null,
       auto_merge_enabled: true,

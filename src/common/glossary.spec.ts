@@ -1,4 +1,5 @@
-import { chineseWordsOf, englishKeysOf, translateForSearch, translatedKeys } from './glossary.js';
+import { jest } from '@jest/globals';
+import { chineseWordsOf, englishKeysOf, loadGlossary, translateForSearch, translatedKeys, translationsForSearch } from './glossary.js';
 
 describe('glossary (CC-CEDICT)', () => {
   it('gives the English keys of a Chinese word, by stem', () => {
@@ -35,5 +36,24 @@ describe('glossary (CC-CEDICT)', () => {
 
   it('collects the English keys of the Chinese tokens of a text', () => {
     expect(translatedKeys(['退款', 'x1', '工作日'])).toEqual(new Set([...englishKeysOf('退款'), ...englishKeysOf('工作日')]));
+  });
+});
+
+describe('the glossary on hostile input', () => {
+  it('cuts a run of thousands of characters into pieces with lookups linear in its length (no piece longer than a glossary word)', () => {
+    const { englishOf } = loadGlossary();
+    const lookups = jest.spyOn(englishOf, 'has');
+    try {
+      // One "word" of 2 000 characters that no entry holds: before, every start and end of it was looked up (about 2 million).
+      expect(translationsForSearch(['㐀'.repeat(2000)])).toEqual([]);
+      expect(lookups.mock.calls.length).toBeLessThan(2000 * 13);
+      // Not Chinese and not an English word: nothing to look up.
+      lookups.mockClear();
+      expect(translationsForSearch(['é'.repeat(2000)])).toEqual([]);
+      expect(lookups).not.toHaveBeenCalled();
+      expect(translationsForSearch(['路由器'.repeat(3)])).toHaveLength(3);
+    } finally {
+      lookups.mockRestore();
+    }
   });
 });

@@ -32,6 +32,8 @@ const GLOSS_STOPWORDS = new Set(
   ).split(' '),
 );
 const CHINESE_WORD = /^[\u3400-\u9fff\uf900-\ufaff]{2,}$/;
+/** The longest Chinese word the glossary keeps: longer ones are proverbs and names, not what a question's words are cut into. */
+const MAX_WORD_LENGTH = 12;
 /**
  * Chinese words that ask rather than name what is asked about (多久 glosses as
  * "how long", 什么 as "what"): not translated. The answer kinds of the local
@@ -74,7 +76,7 @@ function load(): Glossary {
   const stems = new Map<string, string>();
   const stem = (word: string) => stems.get(word) ?? stems.set(word, matchKey(word)).get(word)!;
   for (const { simplified, english } of entries) {
-    if (!CHINESE_WORD.test(simplified) || INTERROGATIVE.test(simplified)) continue;
+    if (!CHINESE_WORD.test(simplified) || simplified.length > MAX_WORD_LENGTH || INTERROGATIVE.test(simplified)) continue;
     const glosses = cleanedGlosses(english);
     const words = [...new Set(glosses.flat())].slice(0, WORDS_PER_ENTRY);
     if (words.length === 0) continue;
@@ -147,7 +149,8 @@ function knownPieces(word: string, englishOf: Map<string, readonly string[]>): s
   if (englishOf.has(word)) return [word];
   const pieces: string[] = [];
   for (let start = 0; start < word.length - 1;) {
-    let end = word.length;
+    // No piece is longer than the glossary's longest word: a long run of characters costs its length times that, not its cube.
+    let end = Math.min(word.length, start + MAX_WORD_LENGTH);
     while (end - start >= 2 && !englishOf.has(word.slice(start, end))) end -= 1;
     if (end - start >= 2) {
       pieces.push(word.slice(start, end));
@@ -173,7 +176,7 @@ export function translationsForSearch(words: readonly string[]): string[][] {
   return words.flatMap((word) => {
     const lower = word.toLowerCase();
     // A Chinese word the glossary knows only in pieces (开机完成后 → 开机, 完成) is a word per piece.
-    const lists = /^[a-z]+$/.test(lower) ? [chineseWordsOf(lower)] : knownPieces(lower, englishOf).map((piece) => englishOf.get(piece) ?? []);
+    const lists = /^[a-z]+$/.test(lower) ? [chineseWordsOf(lower)] : CHINESE_WORD.test(lower) ? knownPieces(lower, englishOf).map((piece) => englishOf.get(piece) ?? []) : [];
     return lists.filter((translations) => translations.length > 0).map((translations) => [...translations]);
   });
 }

@@ -109,9 +109,7 @@ export function translatedFullTextQuery(words: readonly string[][], maxTerms = F
   }
   const groups = kept.filter((group) => group.size > 0).map((group) => [...group]);
   if (groups.length === 0) return null;
-  return {
-    all: groups.map((group) => (group.length > 1 ? `(${group.join(' | ')})` : group[0])).join(' & '),
-    any: groups.flat().join(' | '),
-    terms,
-  };
+  const all = groups.map((group) => (group.length > 1 ? `(${group.join(' | ')})` : group[0])).join(' & ');
+  // One word: any of its translations is what `all` asks already.
+  return { all, any: groups.length > 1 ? groups.flat().join(' | ') : all, terms };
 }

@@ -29,6 +29,23 @@ const QUERY_CANCELED = '57014';
  */
 const TRANSLATED_WEIGHT = 0.25;
 
+/** The share of the full-text ranking kept for the first documents only the translated ranking found. */
+const TRANSLATED_ROOM = 0.25;
+
+/**
+ * The question's own full-text ranking with the translated one fused behind it (TRANSLATED_WEIGHT), `limit` ids in
+ * all, of which up to TRANSLATED_ROOM are kept for documents only the translation found: a long ranking of the
+ * question's own words would otherwise leave none of them.
+ */
+function withTranslated(asked: string[], across: string[], limit: number): string[] {
+  const fused = reciprocalRankFusion([asked, across], [1, TRANSLATED_WEIGHT]).map(({ id }) => id);
+  const own = new Set(asked);
+  const room = new Set(across.filter((id) => !own.has(id)).slice(0, Math.ceil(limit * TRANSLATED_ROOM)));
+  const kept = new Set(fused.filter((id) => !room.has(id)).slice(0, limit - room.size));
+  for (const id of room) kept.add(id);
+  return fused.filter((id) => kept.has(id)).slice(0, limit);
+}
+
 /** Reciprocal rank fusion constant (Cormack et al.). */
 export const RRF_K = 60;
 
@@ -201,25 +218,31 @@ export class HybridRecall {
     const rank = async (db: DataSource, atLeast?: string): Promise<{ version: string | null; value: string[] | null }> => {
       const chunks = db === this.chunks.dataSource ? this.chunks : new ChunksRepository(db);
       let version: string | null = null;
+      let asked: string[] | null;
       try {
-        return await chunks.withStatementTimeout(this.statementTimeoutMs, async (manager) => {
+        asked = await chunks.withStatementTimeout(this.statementTimeoutMs, async (manager) => {
           version = chunks === this.chunks ? null : await chunks.indexVersion(manager);
           // A replica behind the version asked for: its ranking would be thrown away (the primary ranks instead).
-          if (isBehind(version, atLeast)) return { version, value: [] };
-          const asked = terms > 0 ? await ranked(chunks, manager, lexemes.join(' & '), terms > 1 ? lexemes.join(' | ') : null) : [];
-          if (!translated) return { version, value: asked };
-          const across = await ranked(chunks, manager, translated.all, translated.all === translated.any ? null : translated.any);
-          return {
-            version,
-            value: reciprocalRankFusion([asked, across], [1, TRANSLATED_WEIGHT])
-              .slice(0, limit)
-              .map(({ id }) => id),
-          };
+          if (isBehind(version, atLeast)) return null;
+          return terms > 0 ? await ranked(chunks, manager, lexemes.join(' & '), terms > 1 ? lexemes.join(' | ') : null) : [];
         });
       } catch (error) {
         if (pgErrorCode(error) !== QUERY_CANCELED) throw error;
         return { version, value: null };
       }
+      if (asked === null) return { version, value: [] };
+      if (!translated) return { version, value: asked };
+      // The translation is an extra, with its own time limit: when it runs out, the question's own ranking answers.
+      let across: string[];
+      try {
+        across = await chunks.withStatementTimeout(this.statementTimeoutMs, (manager) =>
+          ranked(chunks, manager, translated.all, translated.all === translated.any ? null : translated.any),
+        );
+      } catch (error) {
+        if (pgErrorCode(error) !== QUERY_CANCELED) throw error;
+        return { version, value: asked };
+      }
+      return { version, value: withTranslated(asked, across, limit) };
     };
     const ids = reads ? await reads(rank) : (await rank(this.chunks.dataSource)).value;
     if (ids === null) return { ids: [], terms, dropped, translatedTerms, error: `full-text search cancelled after ${this.statementTimeoutMs} ms (statement timeout)` };

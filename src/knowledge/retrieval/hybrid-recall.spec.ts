@@ -108,6 +108,27 @@ describe('HybridRecall: what a query can cost', () => {
   });
 });
 
+describe('HybridRecall: the ranking in the other language is an extra', () => {
+  const question = 'How often should I clean the humidifier tank?';
+
+  it("keeps the question's own ranking when the translated one hits its statement timeout", async () => {
+    const { dataSource } = fakeDatabase((sql, params) => (/to_tsquery/.test(sql) ? (/[\u3400-\u9fff]/.test(String(params[0])) ? timeoutError() : [{ id: '1' }, { id: '4' }]) : []));
+    const ranking = await new HybridRecall(dataSource, embeddings, dense).fullTextRecall(question, 8, everything);
+    expect(ranking.ids).toEqual(['1', '4']);
+    expect(ranking.error).toBeUndefined();
+    expect(ranking.translatedTerms).toBeGreaterThan(0);
+  });
+
+  it('keeps room for the documents only the translation found, however long the own ranking', async () => {
+    const own = Array.from({ length: 20 }, (_, i) => ({ id: `own${i}` }));
+    const { dataSource } = fakeDatabase((sql, params) => (/to_tsquery/.test(sql) ? (/[\u3400-\u9fff]/.test(String(params[0])) ? [{ id: 'zh1' }, { id: 'own0' }] : own) : []));
+    const { ids } = await new HybridRecall(dataSource, embeddings, dense).fullTextRecall(question, 20, everything);
+    expect(ids).toHaveLength(20);
+    expect(ids.slice(0, 15)).toEqual(own.slice(0, 15).map(({ id }) => id));
+    expect(ids).toContain('zh1');
+  });
+});
+
 describe('HybridRecall: the scope is a condition of every ranking and read', () => {
   it("filters the full-text match, hands the scope to the dense leg and reads the chunks' rows under it", async () => {
     const scope = RetrievalScope.of([COLLECTION]);

@@ -26,5 +26,10 @@ export function isName(word: string): boolean {
  * translations (see common/glossary).
  */
 export function translatedTopicWords(query: string): string[][] {
-  return translationsForSearch(topicWords(query).filter((word) => !isName(word)));
+  return translationsForSearch(topicWords(sentenceCaseLowered(query)).filter((word) => !isName(word)));
+}
+
+/** The text with the capital that only opens a sentence lowered ("Refund policy?" → "refund policy?"): it names nothing. */
+function sentenceCaseLowered(text: string): string {
+  return text.replace(/(^|[.?!]\s+)([A-Z])(?=[a-z]+\b)/g, (_, lead: string, capital: string) => lead + capital.toLowerCase());
 }

@@ -67,7 +67,7 @@ export class KnowledgeFlow {
     const graded = await this.stage(
       'grade',
       first.hits.length,
-      () => this.grading.run({ query, question: query, topK, scope, candidates: first.hits, trace }, context),
+      () => this.grading.run({ query, question: query, translate: true, topK, scope, candidates: first.hits, trace }, context),
       gradeAttributes,
     );
     let hits = first.hits;
@@ -77,7 +77,7 @@ export class KnowledgeFlow {
       const rewritten = await this.stage(
         'rewrite',
         hits.length,
-        () => this.rewriting.run({ query, question: query, topK, scope, candidates: hits, trace }, context),
+        () => this.rewriting.run({ query, question: query, translate: true, topK, scope, candidates: hits, trace }, context),
         stageAttributes,
       );
       // The rewrite's evidence, and that of the question in the other language when it was searched: the better graded one.

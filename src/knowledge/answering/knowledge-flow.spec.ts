@@ -127,6 +127,31 @@ describe('KnowledgeFlow searches in the other language', () => {
     expect(result.hits.map((hit) => hit.source)).toEqual(['travel.md']);
   });
 
+  it('searches the full text in both languages only with a query in the question’s own language', async () => {
+    class RecordingTranslate extends UnrelatedInTheQuestionsLanguage {
+      readonly translates: Array<boolean | undefined> = [];
+      override async search(query: string, _topK?: number, options?: SearchOptions): Promise<RetrievalResult> {
+        this.translates.push(options?.translate);
+        return super.search(query);
+      }
+    }
+    // The question, its rewrite (in Chinese), the question in English: the last is not translated back.
+    const sameLanguage = new RecordingTranslate();
+    await localFlow(sameLanguage).run('伦敦的酒店每晚限额多少？', 3, RetrievalScope.of([COLLECTION]));
+    expect(sameLanguage.translates).toEqual([undefined, true, false]);
+    // A rewrite that asks in the documents' language (every weak passage is English) is not translated back either.
+    class EnglishPassages extends RecordingRetrieval {
+      readonly translates: Array<boolean | undefined> = [];
+      override async search(query: string, topK: number, options: SearchOptions): Promise<RetrievalResult> {
+        this.translates.push(options.translate);
+        return super.search(query, topK, options);
+      }
+    }
+    const otherLanguage = new EnglishPassages();
+    await localFlow(otherLanguage).run('酒店住宿每晚限额多少？', 3, RetrievalScope.of([COLLECTION]));
+    expect(otherLanguage.translates).toEqual([undefined, false]);
+  });
+
   it('does not search a third time when the rewrite already asks in the other language', async () => {
     const retrieval = new RecordingRetrieval();
     await localFlow(retrieval).run('酒店住宿每晚限额多少？', 3, RetrievalScope.of([COLLECTION]));

@@ -83,7 +83,11 @@ export class RagPipeline extends RetrievalService implements OnApplicationBootst
   }
 
   async search(query: string, topK: number, options: SearchOptions): Promise<RetrievalResult> {
-    const outcome = await runStages(this.stages, query, topK, options.scope, options.onStep ?? ignoreStep, options.question, this.metrics);
+    const outcome = await runStages(this.stages, query, topK, options.scope, options.onStep ?? ignoreStep, {
+      question: options.question,
+      translate: options.translate,
+      metrics: this.metrics,
+    });
     return {
       hits: outcome.candidates.map(toHit),
       recalled: outcome.trace.recalled_count ?? 0,

@@ -42,6 +42,11 @@ export interface SearchOptions {
   onStep?: StepReporter;
   /** The question the user asked, when `query` is a rewrite of it: the rerank judges passages against the question. */
   question?: string;
+  /**
+   * Whether the full-text leg also searches with the query's words in the other language (see HybridRecall); true
+   * unless the query is itself in the other language than the user's question (a rewrite that translated it).
+   */
+  translate?: boolean;
 }
 
 /**

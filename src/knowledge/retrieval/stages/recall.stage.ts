@@ -15,7 +15,7 @@ export class RecallStage implements RetrievalStage<RecallCandidate> {
   async run(state: StageState<RecallCandidate>, { step, time }: StageContext): Promise<StageResult<RecallCandidate>> {
     const recallConfig = resolveRecallK(this.knowledge.recallKRaw, this.knowledge.recallMultiplier, state.topK);
     step('recall', 'Hybrid recall: full-text and dense rankings, fused', { recall_k: recallConfig.recall_k });
-    const recalled = await time('recall', () => this.recall.recall(state.query, recallConfig.recall_k, state.scope, { translate: state.question === state.query }));
+    const recalled = await time('recall', () => this.recall.recall(state.query, recallConfig.recall_k, state.scope, { translate: state.translate }));
     if (recalled.denseError) {
       step('recall_degraded', 'Dense search failed; answered from the in-memory index', { error: recalled.denseError });
     }

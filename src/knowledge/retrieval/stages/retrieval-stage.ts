@@ -22,6 +22,8 @@ export interface StageState<C extends RetrievalHit> {
   readonly query: string;
   /** The question as the user asked it: `query` itself, except in a rewrite's search, whose passages are still judged against it. */
   readonly question: string;
+  /** Whether recall also searches with the query's words in the other language (SearchOptions.translate). */
+  readonly translate: boolean;
   readonly topK: number;
   readonly scope: RetrievalScope;
   readonly candidates: C[];
@@ -76,8 +78,7 @@ export async function runStages<C extends RetrievalHit>(
   topK: number,
   scope: RetrievalScope,
   step: StepReporter,
-  question = query,
-  metrics?: Pick<Metrics, 'stage'>,
+  { question = query, translate = true, metrics }: { question?: string; translate?: boolean; metrics?: Pick<Metrics, 'stage'> } = {},
 ): Promise<StagesOutcome<C>> {
   const timings: Record<string, number> = {};
   const context: StageContext = {
@@ -96,7 +97,7 @@ export async function runStages<C extends RetrievalHit>(
   const pipelineParts: string[] = [];
   for (const stage of stages) {
     const given = candidates;
-    const run = () => traceStage(stage.name, given.length, () => stage.run({ query, question, topK, scope, candidates: given, trace }, context), stageSpanAttributes);
+    const run = () => traceStage(stage.name, given.length, () => stage.run({ query, question, translate, topK, scope, candidates: given, trace }, context), stageSpanAttributes);
     const result = await (metrics ? metrics.stage(stage.name, run) : run());
     candidates = result.candidates;
     Object.assign(trace, result.trace);

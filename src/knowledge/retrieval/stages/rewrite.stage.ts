@@ -41,14 +41,15 @@ export class RewriteStage implements RetrievalStage<RetrievalHit> {
     const translated = containsCjk(rewrite.rewritten_query) === containsCjk(query) ? translatedRewrite(query) : null;
     const search = (asked: Rewrite) => {
       step('rewrite', containsCjk(query) ? 'Searching with the question in English' : 'Searching with the question in Chinese', { mode: asked.rewrite_mode });
-      return this.retrieval.search(asked.rewritten_query, topK, { scope, onStep: step, question: query });
+      return this.retrieval.search(asked.rewritten_query, topK, { scope, onStep: step, question: query, translate: false });
     };
     // Offline, the other language is searched beside the rewrite. With a model, whose rewrite can ask in the documents'
     // language itself and whose grade of each evidence costs a call, it is searched only when the rewrite found nothing.
     const alongside = translated !== null && rewrite.rewrite_judge === 'local';
     // The search beside the rewrite is an extra chance: when it fails, the turn goes on with the rewrite's evidence.
     const [second, searchedAlongside] = await Promise.all([
-      this.retrieval.search(rewrite.rewritten_query, topK, { scope, onStep: step }),
+      // A rewrite in the other language (the documents'), is not translated back.
+      this.retrieval.search(rewrite.rewritten_query, topK, { scope, onStep: step, translate: containsCjk(rewrite.rewritten_query) === containsCjk(query) }),
       alongside ? search(translated).catch(() => null) : null,
     ]);
     const across = searchedAlongside ?? (translated && second.hits.length === 0 ? await search(translated) : null);

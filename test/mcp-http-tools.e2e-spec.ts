@@ -273,7 +273,10 @@ describe('MCP servers as agent tools (over Streamable HTTP)', () => {
     expect(stateful.initializes - before).toBeLessThanOrEqual(3);
 
     // A server that hangs in initialize after losing our session: the call ends as a tool_timeout within its 400 ms.
-    expect(await outcome(servers.call('quick', 'add', { a: 1, b: 2 }))).toBe('ok');
+    // First a session with it: on a loaded machine a call may take longer than its 400 ms, so until one answers.
+    let first = await outcome(servers.call('quick', 'add', { a: 1, b: 2 }));
+    for (let attempt = 1; first === 'tool_timeout' && attempt < 20; attempt += 1) first = await outcome(servers.call('quick', 'add', { a: 1, b: 2 }));
+    expect(first).toBe('ok');
     stateful.hangNewSessions = true;
     stateful.forgetSessions();
     expect(await outcome(servers.call('quick', 'add', { a: 1, b: 2 }))).toBe('tool_timeout');

@@ -105,6 +105,11 @@ export function loadGlossary(): Glossary {
   return (glossary ??= load());
 }
 
+/** Whether glosses are read without this English word ("have", "take", "up"): no Chinese word translates to it. */
+export function isUntranslatedWord(englishWord: string): boolean {
+  return GLOSS_STOPWORDS.has(englishWord.toLowerCase());
+}
+
 /** The English words a Chinese word (two or more characters) translates to; none for a word CC-CEDICT lacks or one that asks (多久). */
 export function englishWordsOf(chineseWord: string): readonly string[] {
   return loadGlossary().englishOf.get(chineseWord) ?? [];

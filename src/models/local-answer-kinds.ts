@@ -7,6 +7,12 @@ export const CONDITION_ASKS = new RegExp(CONDITION_PHRASE.source, 'gi');
 
 const NUMBER = String.raw`(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|sixty|ninety|hundred|half|a|[一二两三四五六七八九十百千万半]+)`;
 
+/** An amount of money. */
+export const AMOUNT_KIND = {
+  asks: /\bhow much\b|\bcost|\bprice|\blimit\b|\ballowance|\bfee\b|\bfees\b|\bpay\b|多少钱|费用|价格|金额|限额|额度|多少元|抵扣多少/i,
+  answers: /\d[\d,.]*\s*(?:USD|EUR|GBP|CNY|RMB|dollars?|euros?|yuan|元|块)|[$€£¥]\s*\d/i,
+};
+
 /**
  * What a question asks for beyond its terms, and how a sentence that gives
  * it reads: "how long" wants a duration, "how much" an amount, "when" a time,
@@ -29,11 +35,7 @@ export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
     answers:
       /\b\d{1,2}(?::\d{2})?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b|\d+\s*点|\b(?:midnight|noon|before|after|within|during|until|once)\b|凌晨|上午|下午|晚上|之前|之后|以内|内/i,
   },
-  {
-    // an amount of money
-    asks: /\bhow much\b|\bcost|\bprice|\blimit\b|\ballowance|\bfee\b|\bfees\b|\bpay\b|多少钱|费用|价格|金额|限额|额度|多少元|抵扣多少/i,
-    answers: /\d[\d,.]*\s*(?:USD|EUR|GBP|CNY|RMB|dollars?|euros?|yuan|元|块)|[$€£¥]\s*\d/i,
-  },
+  AMOUNT_KIND,
   {
     // a count
     asks: /\bhow many\b|多少|几个|几/i,

@@ -259,3 +259,37 @@ describe('the local model finds an English word of the question in a Chinese sen
     expect(firstAnswer('What happens to my coupon when I get a refund?', [refunds])).toBe('使用优惠券的订单，退款金额按实际支付金额计算，优惠券不予退还。');
   });
 });
+
+describe('the local model matches a duration in any unit or language', () => {
+  it('finds "30 天内" for "一个月内"', () => {
+    expect(firstAnswer('收到货一个月内还能退吗？', [POINTS_RULES, RETURNS_POLICY])).toBe('自签收之日起 30 天内，未使用且包装完好的商品可以申请无理由退货。');
+  });
+
+  it('finds "15 天内" for "半个月内"', () => {
+    expect(firstAnswer('东西坏了半个月内能换新的吗？', [RETURNS_POLICY, POINTS_RULES])).toBe('签收后 15 天内出现性能故障的商品，可以直接申请换货，换货商品重新计算保修期。');
+  });
+
+  it('finds "12 个月内" for "a year"', () => {
+    expect(firstAnswer("Do points expire if I don't use them for a year?", [POINTS_RULES, X1_MANUAL_TAIL])).toBe('积分自获得之日起 12 个月内有效，过期自动清零。');
+  });
+
+  it('does not take the span of a question that asks for an amount for what it asks ("spend in a year")', () => {
+    expect(firstAnswer('How much must I spend in a year to become a gold member?', [POINTS_RULES, X2_MANUAL])).toBe(
+      '年度累计消费满 2000 元升级为银卡会员，满 5000 元升级为金卡会员。',
+    );
+  });
+});
+
+describe('the local model counts function words of the question for little', () => {
+  it('does not answer "…under warranty…" with a sentence that only shares "under"', () => {
+    const answer = composeFromPassages('Are accessories like chargers under warranty for as long as the router?', [X1_MANUAL_TAIL, X1_MANUAL, RETURNS_POLICY]);
+    expect(answer).not.toContain('under Family');
+    expect(answer).not.toContain('under Settings');
+  });
+});
+
+describe('the local model weighs an English word found in a Chinese sentence through the glossary', () => {
+  it('answers "How long is the warranty on a power adapter?" from the Chinese policy', () => {
+    expect(sentencesOf(composeFromPassages('How long is the warranty on a power adapter?', [X2_MANUAL, RETURNS_POLICY, X1_MANUAL]))).toContain('电源适配器等配件保修一年。');
+  });
+});

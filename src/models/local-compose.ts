@@ -4,7 +4,9 @@ import { sentencesOf } from '../common/sentences.js';
 import { translatedUnits } from '../common/bilingual-units.js';
 import { chineseWordsOfKey, englishKeysOf, translatedKeys } from '../common/glossary.js';
 import { clip, containsCjk, contentWords } from '../common/text.js';
-import { ANSWER_KINDS, CONDITION_ASKS } from './local-answer-kinds.js';
+import { isFunctionWordKey } from '../common/function-words.js';
+import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
+import { AMOUNT_KIND, ANSWER_KINDS, CONDITION_ASKS } from './local-answer-kinds.js';
 import { passageSentencesWithHeadings } from './local-passage-text.js';
 
 /**
@@ -26,12 +28,22 @@ const SUPPORT_SHARE = 0.75;
 const HEADING_SHARE = 0.5;
 /** What a Chinese character of the question counts (see QuestionPart.characters), against a word. */
 const CHARACTER_SHARE = 0.25;
+/** What an English function word of the question ("under", "have", "until") counts, against a word that names something. */
+const FUNCTION_WORD_SHARE = 0.1;
+/** What a duration of the question ("a year") counts, found in a sentence in any unit ("12 个月"), against a word. */
+const DURATION_SHARE = 1;
 /** What a Chinese character bigram that is not a word of the question counts, against a word. */
 const BIGRAM_SHARE = 0.5;
 /** What a unit translated from the question's language (秒 → seconds) counts, against a word of the question. */
 const TRANSLATED_SHARE = 0.25;
-/** What a word of the question found in a sentence of the other language through the glossary counts, against one found as written. */
-const GLOSSARY_SHARE = 0.25;
+/** What an English word of the question found in a Chinese sentence through the glossary counts, against one found as written. */
+const GLOSSARY_SHARE = 0.5;
+/**
+ * What a Chinese word of the question found in an English sentence through the glossary counts, and a unit of a Chinese
+ * question (天 → days) found among a Chinese sentence's translations: less, since a Chinese word has up to 16 English
+ * words, most of them senses the question does not mean (积分: points, credit, integral…).
+ */
+const TRANSLATED_WORD_SHARE = 0.25;
 /** What a sentence counts that, like its document, names none of the question's model names, where other documents are named for one (see nameFactor). */
 const NAMELESS_SHARE = 0.5;
 /** BM25's length normalisation of a sentence's score: how much its length counts (0 not at all, 1 fully), and how soon a term's weight saturates. */
@@ -101,22 +113,28 @@ function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionP
   // A yes/no question's A不A ("能不能", "是不是") asks whether; it denies nothing.
   const asked = part.replace(/(\p{Script=Han})不\1/gu, '$1');
   const named = asked.replace(ASKING_PHRASE, 'how').replace(CONDITION_ASKS, ' ');
-  const words = wordKeys(named);
-  const straddling = straddlingBigrams(named);
+  // A duration is matched by its key, in any unit ("一年" for "12 个月"), not also by its words; not in a question that
+  // asks for an amount, which names its span as the amount's frame ("spend in a year"): a sentence that states the span
+  // alone ("a one-year warranty") does not answer it.
+  const spans = AMOUNT_KIND.asks.test(asked) ? new Set<string>() : durationKeys(named);
+  const spanless = spans.size > 0 ? withoutDurationNumbers(named) : named;
+  const words = wordKeys(spanless);
+  const straddling = straddlingBigrams(spanless);
   const terms = new Map<string, number>();
   const characters = new Set<string>();
-  for (const key of matchKeys(named)) {
+  for (const key of matchKeys(spanless)) {
     // A Chinese word of one character ("后", "内") is matched as a character (see relevance); the bigrams around it carry more.
     if (/^[\u3400-\u9fff]$/.test(key)) characters.add(key);
-    else if (words.has(key)) terms.set(key, 1);
+    else if (words.has(key)) terms.set(key, isFunctionWordKey(key) ? FUNCTION_WORD_SHARE : 1);
     else if (!straddling.has(key)) terms.set(key, BIGRAM_SHARE);
   }
   for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of word.match(CJK_CHARACTER) ?? []) characters.add(character);
+  for (const key of spans) terms.set(key, DURATION_SHARE);
   const translated = translatedUnits(named);
   for (const key of translated.keys) if (!terms.has(key)) terms.set(key, TRANSLATED_SHARE);
   for (const character of translated.characters) characters.add(character);
   // Words as a reader would cut them (出|厂 → 出厂), for the glossary.
-  const translatedWords = contentWords(named).flatMap((word) => {
+  const translatedWords = contentWords(spanless).flatMap((word) => {
     const translations = containsCjk(word) ? englishKeysOf(word) : [];
     return translations.length > 0 ? [[...translations]] : [];
   });
@@ -133,7 +151,8 @@ function candidatesOf(passages: Passage[]): Candidate[] {
   const all: Candidate[] = [];
   // Sentences repeat between overlapping passages, and headings stand above several sentences: each is read once.
   const keysOf = new Map<string, Set<string>>();
-  const keys = (text: string) => keysOf.get(text) ?? keysOf.set(text, matchKeys(text)).get(text)!;
+  // A duration is also a key of its own, the same in any unit or language ("12 个月" and "a year").
+  const keys = (text: string) => keysOf.get(text) ?? keysOf.set(text, new Set([...matchKeys(withoutDurationNumbers(text)), ...durationKeys(text)])).get(text)!;
   const noKeys = new Set<string>();
   passages.forEach((passage, rank) => {
     passageSentencesWithHeadings(passage.text).forEach((sentence, index) => {
@@ -193,7 +212,7 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       holdsTerm = true;
     } else if (candidate.translatedKeys.has(term) || (candidate.chinese && !part.chinese && chineseWordsOfKey(term).some((word) => candidate.text.includes(word)))) {
       // Found through a translation the segmenter cut (优惠|券): a key no sentence holds, as rare as the rarest.
-      matched += GLOSSARY_SHARE * weight * (rarity ?? rarest);
+      matched += (part.chinese ? TRANSLATED_WORD_SHARE : GLOSSARY_SHARE) * weight * (rarity ?? rarest);
       holdsTerm = true;
     } else if (candidate.headingKeys.has(term)) matched += HEADING_SHARE * weight * (rarity ?? rarest);
   }
@@ -202,10 +221,10 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
     const rarities = translations.flatMap((key) => idf.get(key) ?? []);
     if (rarities.length === 0) continue;
     const held = translations.flatMap((key) => (candidate.keys.has(key) ? [idf.get(key)!] : []));
-    total += GLOSSARY_SHARE * Math.max(...rarities);
+    total += TRANSLATED_WORD_SHARE * Math.max(...rarities);
     known += 1;
     if (held.length > 0) {
-      matched += GLOSSARY_SHARE * Math.max(...held);
+      matched += TRANSLATED_WORD_SHARE * Math.max(...held);
       holdsTerm = true;
     }
   }

@@ -173,4 +173,13 @@ describe('the local rerank', () => {
     expect(coupons).toBeGreaterThanOrEqual(minRelevance);
     expect(delivery).toBeLessThan(minRelevance);
   });
+
+  it('does not count, across languages, the function words and light verbs no glossary translates ("have", "become")', async () => {
+    const rerank = new LocalRerank(1000);
+    const minRelevance = loadConfig({}).knowledge.minRelevance;
+    const pointsRules =
+      '# 会员积分规则 ## 积分获取 会员每消费 1 元可获得 1 积分，生日当月消费享受双倍积分。 参与评价并上传图片可额外获得 20 积分。 ## 积分使用 100 积分可以抵扣 1 元，单笔订单最多抵扣订单金额的 20%。 积分不能兑换现金，也不能转让给其他账户。 ## 积分有效期 积分自获得之日起 12 个月内有效，过期自动清零。 会员等级降级不会影响已有积分。 ## 会员等级 年度累计消费满 2000 元升级为银卡会员，满 5000 元升级为金卡会员。 金卡会员享受免费退货运费和专属客服。';
+    const [points] = await rerank.score('How much do I have to spend in a year to become a gold member?', [pointsRules]);
+    expect(points).toBeGreaterThanOrEqual(minRelevance);
+  });
 });

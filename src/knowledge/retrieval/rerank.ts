@@ -1,5 +1,6 @@
-import { chineseWordsOf, englishKeysOf, translatedKeys } from '../../common/glossary.js';
+import { chineseWordsOf, englishKeysOf, isUntranslatedWord, translatedKeys } from '../../common/glossary.js';
 import { isAskingWord } from '../../common/topic-words.js';
+import { isFunctionWordKey } from '../../common/function-words.js';
 import { matchKey } from '../../common/match-keys.js';
 import { containsCjk, contentWords, tokenize } from '../../common/text.js';
 import { AppConfig, ConfigValidationError } from '../../config/app-config.js';
@@ -62,7 +63,7 @@ export class LocalRerank extends RerankProvider {
 /**
  * What a passage in the other language than the question can hold of it:
  * each Latin word (a name, a model number, or a word of an English question
- * that does not only ask) as its match key or, for an English word, as one
+ * that neither asks nor only joins) as its match key or, for an English word, as one
  * of the Chinese words that translate it; and each Chinese word of a Chinese
  * question as the English keys it translates to (see common/glossary), when
  * it has any.
@@ -71,7 +72,8 @@ type CrossLanguageTerm = { latin: string; chinese: readonly string[] } | { trans
 
 function crossLanguageTerms(query: string, queryTokens: string[]): CrossLanguageTerm[] {
   const latin = queryTokens
-    .filter((token) => !containsCjk(token) && !isAskingWord(token))
+    // A function word ("under") or a light verb ("have") is never what a glossary translates: no passage in the other language holds it.
+    .filter((token) => !containsCjk(token) && !isAskingWord(token) && !isFunctionWordKey(matchKey(token)) && !isUntranslatedWord(token))
     .map((token) => ({ latin: matchKey(token), chinese: /^[a-z]+$/.test(token) ? chineseWordsOf(token) : [] }));
   // Chinese words as a reader cuts them: the bigrams between two words (通城 of 普通|城市) are words of their own in the glossary.
   const chinese = contentWords(query).flatMap((word) => {

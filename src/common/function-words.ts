@@ -1,0 +1,19 @@
+import { eng } from 'stopword';
+import { matchKey } from './match-keys.js';
+
+/** Verbs of the `stopword` list: light as they are, they pair a question with its answer ("how long does it take" → "takes about two minutes"). */
+const VERBS = new Set(['am', 'be', 'been', 'being', 'came', 'come', 'did', 'do', 'get', 'got', 'had', 'has', 'have', 'is', 'make', 'said', 'take', 'was', 'were']);
+
+/**
+ * English function words by match key: the `stopword` package's list without
+ * its verbs ("under", "like", "most", "their"…), and the conjunctions that
+ * open a clause of time ("until", "once"). `tokenize` keeps most of them,
+ * since a search may need them; the offline components that weigh a
+ * question's words against a sentence count them for little.
+ */
+const FUNCTION_WORD_KEYS = new Set([...eng.filter((word) => !VERBS.has(word)), 'until', 'till', 'once', 'unless', 'whether'].map((word) => matchKey(word)));
+
+/** Whether an English word, given as its match key (see match-keys), only joins or points ("under", "until", "their"). */
+export function isFunctionWordKey(key: string): boolean {
+  return FUNCTION_WORD_KEYS.has(key);
+}

@@ -182,4 +182,15 @@ describe('the local rerank', () => {
     const [points] = await rerank.score('How much do I have to spend in a year to become a gold member?', [pointsRules]);
     expect(points).toBeGreaterThanOrEqual(minRelevance);
   });
+
+  it('counts a Chinese question by its words, not by the bigrams across two of them', async () => {
+    const rerank = new LocalRerank(1000);
+    const minRelevance = loadConfig({}).knowledge.minRelevance;
+    const [pointsRules, hotels] = await rerank.score('我的积分能送给家人用吗？', [
+      '# 会员积分规则 ## 积分使用 100 积分可以抵扣 1 元，单笔订单最多抵扣订单金额的 20%。 积分不能兑换现金，也不能转让给其他账户。',
+      '# 差旅报销 ## 住宿 每晚住宿标准为 500 元，家属随行费用自理。',
+    ]);
+    expect(pointsRules).toBeGreaterThanOrEqual(minRelevance);
+    expect(hotels).toBeLessThan(minRelevance);
+  });
 });

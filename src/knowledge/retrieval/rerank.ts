@@ -35,7 +35,9 @@ export class LocalRerank extends RerankProvider {
 
   async score(query: string, passages: string[]): Promise<number[]> {
     const queryTokens = tokenize(query);
-    const terms = new Set(queryTokens);
+    // A Chinese question is counted by its words: the character bigrams `tokenize` adds across two of them (分能 of
+    // 积分|能) are in no passage, and would hold any passage's share of the question down.
+    const terms = new Set(containsCjk(query) ? wordsOf(query, queryTokens) : queryTokens);
     const across = crossLanguageTerms(query, queryTokens);
     // Each text is tokenized once, for its terms and its embedding alike.
     const q = this.embeddings.embedTokens(queryTokens);
@@ -58,6 +60,15 @@ export class LocalRerank extends RerankProvider {
       return Number((0.5 * coverage + 0.5 * cosine).toFixed(4));
     });
   }
+}
+
+const wordSegmenter = new Intl.Segmenter('zh', { granularity: 'word' });
+
+/** The tokens of a text that are words as the segmenter cuts it, not bigrams. */
+function wordsOf(text: string, tokens: string[]): string[] {
+  const words = new Set<string>();
+  for (const { segment, isWordLike } of wordSegmenter.segment(text.toLowerCase())) if (isWordLike) words.add(segment.trim());
+  return tokens.filter((token) => words.has(token));
 }
 
 /**

@@ -183,6 +183,15 @@ describe('the local rerank', () => {
     expect(points).toBeGreaterThanOrEqual(minRelevance);
   });
 
+  it('finds across languages a span of time said in another unit ("within a month" in "30 天内")', async () => {
+    const rerank = new LocalRerank(1000);
+    const minRelevance = loadConfig({}).knowledge.minRelevance;
+    const [returns] = await rerank.score('Can I return something within a month of delivery if I have not used it?', [
+      '# 退货与保修政策 ## 退货 自签收之日起 30 天内，未使用且包装完好的商品可以申请无理由退货。 定制商品、已激活的软件许可和礼品卡不支持无理由退货。 退货运费由买家承担；如果商品存在质量问题，运费由我们承担。 ## 退款 退货商品入库检验合格后，退款会在 5 个工作日内原路退回。 使用优惠券的订单，退款金额按实际支付金额计算，优惠券不予退还。 ## 保修 路由器类产品（包括 Aurora X1）整机保修两年，Aurora X2 网状路由系统保修三年。 电源适配器等配件保修一年。 保修期内非人为损坏的故障可免费维修或更换。 进水、摔落和私自拆修造成的损坏不在保修范围内。 ## 换货 签收后 15 天内出现性能故障的商品，可以直接申请换货，换货商品重新计算保修期。',
+    ]);
+    expect(returns).toBeGreaterThanOrEqual(minRelevance);
+  });
+
   it('counts a Chinese question by its words, not by the bigrams across two of them', async () => {
     const rerank = new LocalRerank(1000);
     const minRelevance = loadConfig({}).knowledge.minRelevance;

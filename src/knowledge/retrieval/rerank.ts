@@ -2,6 +2,7 @@ import { chineseWordsOf, englishKeysOf, isUntranslatedWord, translatedKeys } fro
 import { isAskingWord } from '../../common/topic-words.js';
 import { isFunctionWordKey } from '../../common/function-words.js';
 import { matchKey } from '../../common/match-keys.js';
+import { durationKeys } from '../../common/durations.js';
 import { containsCjk, contentWords, tokenize } from '../../common/text.js';
 import { AppConfig, ConfigValidationError } from '../../config/app-config.js';
 import { LocalHashEmbeddings } from '../index/embeddings.js';
@@ -77,29 +78,40 @@ function wordsOf(text: string, tokens: string[]): string[] {
  * that neither asks nor only joins) as its match key or, for an English word, as one
  * of the Chinese words that translate it; and each Chinese word of a Chinese
  * question as the English keys it translates to (see common/glossary), when
- * it has any.
+ * it has any; and the spans of time it states, in any unit ("a month" held
+ * by "30 天", see common/durations).
  */
-type CrossLanguageTerm = { latin: string; chinese: readonly string[] } | { translations: readonly string[] };
+type CrossLanguageTerm = { latin: string; chinese: readonly string[] } | { translations: readonly string[] } | { durations: ReadonlySet<string> };
+
+/** The match keys of the English units of time: a question that states a span ("within a month") is matched by the span. */
+const TIME_UNITS = new Set(['second', 'minute', 'hour', 'day', 'week', 'fortnight', 'month', 'year'].map(matchKey));
 
 function crossLanguageTerms(query: string, queryTokens: string[]): CrossLanguageTerm[] {
+  const durations = durationKeys(query);
   const latin = queryTokens
     // A function word ("under") or a light verb ("have") is never what a glossary translates: no passage in the other language holds it.
     .filter((token) => !containsCjk(token) && !isAskingWord(token) && !isFunctionWordKey(matchKey(token)) && !isUntranslatedWord(token))
+    .filter((token) => durations.size === 0 || !TIME_UNITS.has(matchKey(token)))
     .map((token) => ({ latin: matchKey(token), chinese: /^[a-z]+$/.test(token) ? chineseWordsOf(token) : [] }));
   // Chinese words as a reader cuts them: the bigrams between two words (通城 of 普通|城市) are words of their own in the glossary.
   const chinese = contentWords(query).flatMap((word) => {
-    const translations = containsCjk(word) ? englishKeysOf(word) : [];
+    const translations = containsCjk(word) && durationKeys(word).size === 0 ? englishKeysOf(word) : [];
     return translations.length > 0 ? [{ translations }] : [];
   });
-  return [...latin, ...chinese];
+  return [...latin, ...chinese, ...(durations.size > 0 ? [{ durations }] : [])];
 }
 
 function crossLanguageCoverage(terms: CrossLanguageTerm[], passage: string, passageTokens: string[]): number {
   const keys = new Set(passageTokens.map(matchKey));
   for (const key of translatedKeys(passageTokens)) keys.add(key);
+  let passageDurations: Set<string> | undefined;
   // A Chinese translation is looked for in the text itself: the segmenter may cut it (优惠|券 for 优惠券).
-  const holds = (term: CrossLanguageTerm) =>
-    'latin' in term ? keys.has(term.latin) || term.chinese.some((word) => passage.includes(word)) : term.translations.some((key) => keys.has(key));
+  const holds = (term: CrossLanguageTerm) => {
+    if ('latin' in term) return keys.has(term.latin) || term.chinese.some((word) => passage.includes(word));
+    if ('translations' in term) return term.translations.some((key) => keys.has(key));
+    passageDurations ??= durationKeys(passage);
+    return [...term.durations].some((key) => passageDurations!.has(key));
+  };
   const covered = terms.filter(holds).length;
   return covered / terms.length;
 }

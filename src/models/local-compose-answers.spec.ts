@@ -293,3 +293,15 @@ describe('the local model weighs an English word found in a Chinese sentence thr
     expect(sentencesOf(composeFromPassages('How long is the warranty on a power adapter?', [X2_MANUAL, RETURNS_POLICY, X1_MANUAL]))).toContain('电源适配器等配件保修一年。');
   });
 });
+
+describe('the local model reads a question about what something holds', () => {
+  it('answers "Aurora X2 套装里有什么？" with the sentence that lists the contents', () => {
+    expect(firstAnswer('Aurora X2 套装里有什么？', [X2_MANUAL, RETURNS_POLICY])).toBe(
+      'The Aurora X2 mesh system contains three mesh nodes, three power adapters and one Ethernet cable.',
+    );
+  });
+
+  it.each(['What is included with the Aurora X2?', 'What do I get in the Aurora X2 package?'])('answers "%s" the same way', (question) => {
+    expect(firstAnswer(question, [X2_MANUAL, RETURNS_POLICY])).toBe('The Aurora X2 mesh system contains three mesh nodes, three power adapters and one Ethernet cable.');
+  });
+});

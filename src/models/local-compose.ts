@@ -6,7 +6,7 @@ import { chineseWordsOfKey, englishKeysOf, translatedKeys } from '../common/glos
 import { clip, containsCjk, contentWords } from '../common/text.js';
 import { isFunctionWordKey } from '../common/function-words.js';
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
-import { AMOUNT_KIND, ANSWER_KINDS, CONDITION_ASKS } from './local-answer-kinds.js';
+import { AMOUNT_KIND, ANSWER_KINDS, CONDITION_ASKS, CONTENTS_KIND, CONTENTS_VERBS } from './local-answer-kinds.js';
 import { passageSentencesWithHeadings } from './local-passage-text.js';
 
 /**
@@ -112,7 +112,7 @@ function straddlingBigrams(text: string): Set<string> {
 function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionPart {
   // A yes/no question's A不A ("能不能", "是不是") asks whether; it denies nothing.
   const asked = part.replace(/(\p{Script=Han})不\1/gu, '$1');
-  const named = asked.replace(ASKING_PHRASE, 'how').replace(CONDITION_ASKS, ' ');
+  const named = (CONTENTS_KIND.asks.test(asked) ? asked.replace(CONTENTS_VERBS, ' ') : asked).replace(ASKING_PHRASE, 'how').replace(CONDITION_ASKS, ' ');
   // A duration is matched by its key, in any unit ("一年" for "12 个月"), not also by its words; not in a question that
   // asks for an amount, which names its span as the amount's frame ("spend in a year"): a sentence that states the span
   // alone ("a one-year warranty") does not answer it.

@@ -5,7 +5,7 @@ import Nzh from 'nzh';
  * year", "12 个月" and "twelve months" are one key, as are "a month" and
  * "30 天", "半个月" and "15 days". A question that asks "within a month"
  * matches the sentence that says "30 天内". A month counts 30 days and a
- * year 12 months (and also 365 days).
+ * year 12 months (and 365 days).
  */
 
 const SECONDS: Record<string, number> = {
@@ -54,12 +54,23 @@ const ENGLISH_NUMBERS: Record<string, number> = {
   ninety: 90,
 };
 
+const HALF = String.raw`[\s-]{1,2}and[\s-]{1,2}a[\s-]{1,2}half`;
+// Bounded spaces: runs of \s* side by side backtrack for as long as a run of spaces is.
 const ENGLISH_DURATION = new RegExp(
-  String.raw`\b(half an?|an? half|\d{1,6}(?:\.\d{1,3})?|${Object.keys(ENGLISH_NUMBERS).join('|')})[\s-]*(seconds?|minutes?|hours?|days?|weeks?|fortnights?|months?|years?)\b`,
+  String.raw`\b(half an?|an? half|\d{1,6}(?:\.\d{1,3})?|${Object.keys(ENGLISH_NUMBERS).join('|')})(?:${HALF})?[\s-]{0,2}(seconds?|minutes?|hours?|days?|weeks?|fortnights?|months?|years?)\b(?:${HALF}\b)?`,
   'gi',
 );
-// 个 may stand between the number and 月 (三个月), 半 before or after it (半个月, 一个半月).
-const CHINESE_DURATION = /(\d{1,6}(?:\.\d{1,3})?|[零一二两三四五六七八九十百]{1,6}|半)\s*(个)?\s*(半)?\s*(秒钟|秒|分钟|小时|钟头|天|日|周|星期|礼拜|月|年)/g;
+/** What makes "a day" a rate ("60 USD a day", "8 hours a day", "twice a year"), not a span. */
+const RATE_BEFORE = /(?:\b(?:once|twice|thrice|times|per|every|each)|\d[\d.,]*\s{0,2}[\p{L}%]*|\p{Sc})\s{0,2}$/iu;
+// 个 may stand between the number and its unit (三个月), 半 before or after the unit (半个月, 一个半月, 一年半).
+const CHINESE_DURATION = /(\d{1,6}(?:\.\d{1,3})?|[零一二两三四五六七八九十百千万]{1,8}|半)\s{0,2}(个)?\s{0,2}(半)?\s{0,2}(秒钟|秒|分钟|小时|钟头|天|日|周|星期|礼拜|月|年)(半)?/g;
+
+interface Span {
+  /** The span's text, and what of it stays once its number is taken out (its unit). */
+  text: string;
+  unitText: string;
+  seconds: number;
+}
 
 function chineseNumber(text: string): number {
   if (text === '半') return 0.5;
@@ -67,46 +78,63 @@ function chineseNumber(text: string): number {
   return Number(Nzh.cn.decodeS(text.replace(/两/g, '二')));
 }
 
+/**
+ * A Chinese number and unit that name no span: an ordinal (第三天), a date (3 月, 三月十五日, 2025 年), a word that only
+ * starts with the number (同一天, 统一, 一年级, 三周年).
+ */
+function isNotChineseSpan(text: string, index: number, match: RegExpMatchArray): boolean {
+  const [whole, number, measureWord, half, unit] = match;
+  const before = text.slice(Math.max(0, index - 6), index);
+  const after = text.charAt(index + whole.length);
+  if (before.endsWith('第')) return true;
+  if (number === '一' && /[同统唯单万之逐]$/.test(before)) return true;
+  if (unit === '月' && !measureWord && !half && number !== '半' && number !== '两') return true;
+  if (unit === '日' && !measureWord && (/^\d+$/.test(number) || before.includes('月'))) return true;
+  if (unit === '年' && (chineseNumber(number) >= 1000 || /[级代轻纪龄]/.test(after))) return true;
+  if (unit === '周' && after === '年') return true;
+  return false;
+}
+
+/** The spans of time a text states, in English or Chinese. */
+function spansOf(rawText: string): Span[] {
+  // Full-width digits as ASCII ones, one for one, so that positions stay.
+  const text = rawText.replace(/[０-９]/g, (digit) => String.fromCharCode(digit.charCodeAt(0) - 0xfee0));
+  const spans: Span[] = [];
+  for (const match of text.matchAll(ENGLISH_DURATION)) {
+    const [whole, number, unitWord] = match;
+    const word = number.toLowerCase().replace(/\s+/g, ' ');
+    const unit = unitWord.toLowerCase().replace(/s$/, '') as keyof typeof SECONDS;
+    if (/^an?$/.test(word) && (unit === 'second' || RATE_BEFORE.test(text.slice(Math.max(0, match.index! - 24), match.index)))) continue;
+    // "half a year", "a half hour", "two and a half hours", "a year and a half"
+    const amount = (/half/.test(word) ? 0.5 : (ENGLISH_NUMBERS[word] ?? Number(word))) + (/and[\s-]{1,2}a[\s-]{1,2}half/i.test(whole) ? 0.5 : 0);
+    spans.push({ text: whole, unitText: unitWord, seconds: amount * SECONDS[unit] });
+  }
+  for (const match of text.matchAll(CHINESE_DURATION)) {
+    if (isNotChineseSpan(text, match.index!, match)) continue;
+    const [whole, number, , half, unitWord, trailingHalf] = match;
+    const amount = chineseNumber(number) + ((half && number !== '半') || trailingHalf ? 0.5 : 0);
+    spans.push({ text: whole, unitText: unitWord, seconds: amount * SECONDS[CHINESE_UNIT[unitWord]] });
+  }
+  return spans.filter((span) => Number.isFinite(span.seconds) && span.seconds > 0);
+}
+
+/** One key per span: 365 days are a year, as 12 months are. */
 function keyOf(seconds: number): string {
-  return `⟨duration ${Math.round(seconds)}s⟩`;
+  const days = seconds / 86_400;
+  return `⟨duration ${Math.round(days === 365 || days === 366 ? SECONDS.year : seconds)}s⟩`;
 }
 
 /**
- * The text with each duration's number taken out, its unit kept ("12 个月内" → "月内", "a two-year warranty" → "a year
- * warranty"): compared with `durationKeys` beside it, a span said the same way does not count twice.
+ * The text with each span's number taken out, its unit kept ("12 个月内" → "月内", "a two-year warranty" → "a year
+ * warranty"): a question's span is then matched by its key (`durationKeys`), not also by the words it is said in.
  */
 export function withoutDurationNumbers(text: string): string {
-  return text
-    .replace(ENGLISH_DURATION, (_, number: string, unit: string) => unit)
-    .replace(CHINESE_DURATION, (whole: string, number: string, measureWord: string | undefined, half: string | undefined, unit: string) =>
-      isDate(number, measureWord, half, unit) ? whole : unit,
-    );
+  let out = text;
+  for (const span of spansOf(text)) out = out.replace(span.text, ` ${span.unitText} `);
+  return out;
 }
 
-/** 日 and 月 without 个 after a number name a date ("1 月 5 日"), not a span; 三天, 三个月 and 三日 (in words) are spans. */
-function isDate(number: string, measureWord: string | undefined, half: string | undefined, unit: string): boolean {
-  return (unit === '月' && !measureWord && !half) || (unit === '日' && /^\d+$/.test(number) && !measureWord);
-}
-
-/** The keys of the durations a text states, in English or Chinese. */
+/** The keys of the spans of time a text states, in English or Chinese: one per span, the same in any unit. */
 export function durationKeys(text: string): Set<string> {
-  const keys = new Set<string>();
-  const add = (amount: number, unit: keyof typeof SECONDS) => {
-    if (!Number.isFinite(amount) || amount <= 0) return;
-    keys.add(keyOf(amount * SECONDS[unit]));
-    if (unit === 'year') keys.add(keyOf(amount * 365 * 86_400));
-  };
-  for (const match of text.matchAll(ENGLISH_DURATION)) {
-    const [, number, unitWord] = match;
-    const word = number.toLowerCase().replace(/\s+/g, ' ');
-    // "half a year", "a half hour"
-    const amount = /half/.test(word) ? 0.5 : (ENGLISH_NUMBERS[word] ?? Number(word));
-    add(amount, unitWord.toLowerCase().replace(/s$/, '') as keyof typeof SECONDS);
-  }
-  for (const match of text.matchAll(CHINESE_DURATION)) {
-    const [, number, measureWord, half, unitWord] = match;
-    if (isDate(number, measureWord, half, unitWord)) continue;
-    add(chineseNumber(number) + (half && number !== '半' ? 0.5 : 0), CHINESE_UNIT[unitWord]);
-  }
-  return keys;
+  return new Set(spansOf(text).map((span) => keyOf(span.seconds)));
 }

@@ -6,7 +6,8 @@ const VERBS = new Set(['am', 'be', 'been', 'being', 'came', 'come', 'did', 'do',
 
 /**
  * English function words by match key: the `stopword` package's list without
- * its verbs ("under", "like", "most", "their"…), and the conjunctions that
+ * its verbs of being, having, doing, getting, making and taking (its modals
+ * stay: "could", "must"), so "under", "like", "most", "their"…, and the conjunctions that
  * open a clause of time ("until", "once"). `tokenize` keeps most of them,
  * since a search may need them; the offline components that weigh a
  * question's words against a sentence count them for little.

@@ -305,3 +305,20 @@ describe('the local model reads a question about what something holds', () => {
     expect(firstAnswer(question, [X2_MANUAL, RETURNS_POLICY])).toBe('The Aurora X2 mesh system contains three mesh nodes, three power adapters and one Ethernet cable.');
   });
 });
+
+describe('the local model keeps the numbers of a question that asks for an amount', () => {
+  it('answers "How much does the 12-month plan cost?" with the 12-month plan', () => {
+    const plans = { source: 'plans.md', text: '## Plans\nThe 24-month plan costs 179 USD. The 12-month plan costs 99 USD.' };
+    expect(firstAnswer('How much does the 12-month plan cost?', [plans])).toBe('The 12-month plan costs 99 USD.');
+  });
+
+  it('answers "2024 年的会员费用是多少？" with 2024, a year not a span', () => {
+    const fees = { source: 'fees.md', text: '## 会员费\n2023 年会员费用为 199 元。 2024 年会员费用为 299 元。' };
+    expect(firstAnswer('2024 年的会员费用是多少？', [fees])).toBe('2024 年会员费用为 299 元。');
+  });
+
+  it('answers a span with one key, not as many as the units it can be said in', () => {
+    const warranty = { source: 'warranty.md', text: '## Warranty\nThe adapter warranty lasts 12 months. Points expire after one year.' };
+    expect(sentencesOf(composeFromPassages('Does the adapter warranty last a year?', [warranty]))).toEqual(['The adapter warranty lasts 12 months.']);
+  });
+});

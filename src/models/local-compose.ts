@@ -113,9 +113,9 @@ function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionP
   // A yes/no question's A不A ("能不能", "是不是") asks whether; it denies nothing.
   const asked = part.replace(/(\p{Script=Han})不\1/gu, '$1');
   const named = (CONTENTS_KIND.asks.test(asked) ? asked.replace(CONTENTS_VERBS, ' ') : asked).replace(ASKING_PHRASE, 'how').replace(CONDITION_ASKS, ' ');
-  // A duration is matched by its key, in any unit ("一年" for "12 个月"), not also by its words; not in a question that
-  // asks for an amount, which names its span as the amount's frame ("spend in a year"): a sentence that states the span
-  // alone ("a one-year warranty") does not answer it.
+  // A span of time is matched by its key, in any unit ("一年" for "12 个月"), not also by its number ("一年" as a bigram);
+  // not in a question that asks for an amount, which names its span as the amount's frame ("spend in a year"): a
+  // sentence that states the span alone ("a one-year warranty") does not answer it.
   const spans = AMOUNT_KIND.asks.test(asked) ? new Set<string>() : durationKeys(named);
   const spanless = spans.size > 0 ? withoutDurationNumbers(named) : named;
   const words = wordKeys(spanless);
@@ -151,8 +151,8 @@ function candidatesOf(passages: Passage[]): Candidate[] {
   const all: Candidate[] = [];
   // Sentences repeat between overlapping passages, and headings stand above several sentences: each is read once.
   const keysOf = new Map<string, Set<string>>();
-  // A duration is also a key of its own, the same in any unit or language ("12 个月" and "a year").
-  const keys = (text: string) => keysOf.get(text) ?? keysOf.set(text, new Set([...matchKeys(withoutDurationNumbers(text)), ...durationKeys(text)])).get(text)!;
+  // A span of time is also a key of its own, the same in any unit or language ("12 个月" and "a year").
+  const keys = (text: string) => keysOf.get(text) ?? keysOf.set(text, new Set([...matchKeys(text), ...durationKeys(text)])).get(text)!;
   const noKeys = new Set<string>();
   passages.forEach((passage, rank) => {
     passageSentencesWithHeadings(passage.text).forEach((sentence, index) => {

@@ -13,6 +13,7 @@ import { NestPinoLogger } from '../../src/logging/logger.js';
 import { MetricsModule } from '../../src/observability/metrics.js';
 import { RateLimitModule } from '../../src/rate-limit/rate-limit.module.js';
 import { TEST_JWT_SECRET, TEST_REDIS_URL, testDatabaseUrl } from './test-env.js';
+import { loadGlossary } from '../../src/common/glossary.js';
 
 type ModuleImport = NonNullable<ModuleMetadata['imports']>[number];
 
@@ -72,6 +73,10 @@ export async function dropDatabase(url: string): Promise<void> {
  * only when `env` sets `KNOWLEDGE_SEED_ON_START` (off here by default).
  */
 export async function createTestModule(options: TestModuleOptions): Promise<TestModule> {
+  // As the service's bootstrap and createTestApp do: the glossary's second of CPU is spent before any connection is
+  // opened, not during a test's first turn, where it blocked a connection attempt in flight past its limit under CI load
+  // ("The database did not answer in time" on chat-service.int-spec's first turn).
+  loadGlossary();
   const databaseUrl = freshDatabaseUrl();
   const config = loadConfig({
     NODE_ENV: 'test',

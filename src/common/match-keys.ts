@@ -38,11 +38,12 @@ export function matchKeys(text: string): Set<string> {
  * question the evidence answers.
  */
 export function wordKeys(text: string): Set<string> {
+  return new Set(wordTokens(text, tokenize(text)).map(matchKey));
+}
+
+/** The tokens (of `tokenize`) of a text that are words as the segmenter cuts it, not the character bigrams it adds. */
+export function wordTokens(text: string, tokens: readonly string[]): string[] {
   const words = new Set<string>();
   for (const { segment, isWordLike } of wordSegmenter.segment(text.toLowerCase())) if (isWordLike) words.add(segment.trim());
-  return new Set(
-    tokenize(text)
-      .filter((token) => words.has(token))
-      .map(matchKey),
-  );
+  return tokens.filter((token) => words.has(token));
 }

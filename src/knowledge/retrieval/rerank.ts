@@ -1,7 +1,7 @@
 import { chineseWordsOf, englishKeysOf, isUntranslatedWord, translatedKeys } from '../../common/glossary.js';
 import { isAskingWord } from '../../common/topic-words.js';
 import { isFunctionWordKey } from '../../common/function-words.js';
-import { matchKey } from '../../common/match-keys.js';
+import { matchKey, wordTokens } from '../../common/match-keys.js';
 import { durationKeys } from '../../common/durations.js';
 import { containsCjk, contentWords, tokenize } from '../../common/text.js';
 import { AppConfig, ConfigValidationError } from '../../config/app-config.js';
@@ -38,7 +38,7 @@ export class LocalRerank extends RerankProvider {
     const queryTokens = tokenize(query);
     // A Chinese question is counted by its words: the character bigrams `tokenize` adds across two of them (分能 of
     // 积分|能) are in no passage, and would hold any passage's share of the question down.
-    const terms = new Set(containsCjk(query) ? wordsOf(query, queryTokens) : queryTokens);
+    const terms = new Set(containsCjk(query) ? wordTokens(query, queryTokens) : queryTokens);
     const across = crossLanguageTerms(query, queryTokens);
     // Each text is tokenized once, for its terms and its embedding alike.
     const q = this.embeddings.embedTokens(queryTokens);
@@ -61,15 +61,6 @@ export class LocalRerank extends RerankProvider {
       return Number((0.5 * coverage + 0.5 * cosine).toFixed(4));
     });
   }
-}
-
-const wordSegmenter = new Intl.Segmenter('zh', { granularity: 'word' });
-
-/** The tokens of a text that are words as the segmenter cuts it, not bigrams. */
-function wordsOf(text: string, tokens: string[]): string[] {
-  const words = new Set<string>();
-  for (const { segment, isWordLike } of wordSegmenter.segment(text.toLowerCase())) if (isWordLike) words.add(segment.trim());
-  return tokens.filter((token) => words.has(token));
 }
 
 /**

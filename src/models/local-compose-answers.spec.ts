@@ -1,4 +1,5 @@
 import { composeFromPassages } from './local-compose.js';
+import { CONTENTS_KIND } from './local-answer-kinds.js';
 
 /**
  * Passages of the sample corpus (corpus/) as the knowledge tool hands them to
@@ -304,6 +305,20 @@ describe('the local model reads a question about what something holds', () => {
   it.each(['What is included with the Aurora X2?', 'What do I get in the Aurora X2 package?'])('answers "%s" the same way', (question) => {
     expect(firstAnswer(question, [X2_MANUAL, RETURNS_POLICY])).toBe('The Aurora X2 mesh system contains three mesh nodes, three power adapters and one Ethernet cable.');
   });
+
+  it.each(['What is in stock at the Berlin store?', 'What is in store for members next year?', "What's in season now?", 'What is in progress?', 'What is in effect today?'])(
+    'does not read "%s" (an idiom of "in") as asking what something holds',
+    (question) => {
+      expect(CONTENTS_KIND.asks.test(question)).toBe(false);
+    },
+  );
+
+  it.each(['What is in the box?', 'What is in the Aurora X2 box?', "What's in my kit?", 'What comes in the package?', 'What is in X2 box?'])(
+    'reads "%s" as asking what something holds',
+    (question) => {
+      expect(CONTENTS_KIND.asks.test(question)).toBe(true);
+    },
+  );
 });
 
 describe('the local model keeps the numbers of a question that asks for an amount', () => {

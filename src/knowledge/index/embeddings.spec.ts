@@ -202,4 +202,15 @@ describe('the local rerank', () => {
     expect(pointsRules).toBeGreaterThanOrEqual(minRelevance);
     expect(hotels).toBeLessThan(minRelevance);
   });
+
+  it('weighs a term of the question by how rare it is among the passages: words that only one of them holds count more than words most of them hold', async () => {
+    const rerank = new LocalRerank(1000);
+    const [app, firmware, technician] = await rerank.score('When is the firmware update installed on the X1 router?', [
+      'The X1 router app is installed on your phone, and the X1 router shows its status in the installed app.',
+      'A firmware update runs at night.',
+      'The X1 router is installed by a technician.',
+    ]);
+    expect(firmware).toBeGreaterThan(app);
+    expect(firmware).toBeGreaterThan(technician);
+  });
 });

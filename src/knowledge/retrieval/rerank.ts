@@ -17,7 +17,9 @@ export abstract class RerankProvider {
 
 /**
  * Offline rerank (RERANK_PROVIDER=local): half the share of the query's
- * terms the passage contains, half the cosine similarity of local embeddings.
+ * terms the passage contains, each weighed by its rarity among the passages
+ * scored together (see termWeights), half the cosine similarity of local
+ * embeddings.
  */
 export class LocalRerank extends RerankProvider {
   static readonly providerName = 'local';
@@ -42,12 +44,16 @@ export class LocalRerank extends RerankProvider {
     const across = crossLanguageTerms(query, queryTokens);
     // Each text is tokenized once, for its terms and its embedding alike.
     const q = this.embeddings.embedTokens(queryTokens);
-    return passages.map((passage) => {
-      const tokens = tokenize(passage);
-      const words = new Set(tokens);
+    const tokenized = passages.map((passage) => tokenize(passage));
+    const wordSets = tokenized.map((tokens) => new Set(tokens));
+    const weights = termWeights(terms, wordSets);
+    const totalWeight = [...weights.values()].reduce((sum, weight) => sum + weight, 0);
+    return passages.map((passage, index) => {
+      const tokens = tokenized[index];
+      const words = wordSets[index];
       let covered = 0;
-      for (const term of terms) if (words.has(term)) covered += 1;
-      let coverage = terms.size ? covered / terms.size : 0;
+      for (const [term, weight] of weights) if (words.has(term)) covered += weight;
+      let coverage = totalWeight > 0 ? covered / totalWeight : 0;
       // A passage in the other language than the question can hold its names and model numbers as they are, and its
       // other words only as translations: its share of those, at half weight.
       if (across.length > 0 && containsCjk(query) !== containsCjk(passage)) {
@@ -61,6 +67,25 @@ export class LocalRerank extends RerankProvider {
       return Number((0.5 * coverage + 0.5 * cosine).toFixed(4));
     });
   }
+}
+
+/**
+ * Each query term's weight in a passage's coverage: how rare it is among the
+ * passages being scored (BM25's inverse document frequency), so that the
+ * term that tells them apart (积分 among five documents) counts for more than
+ * one most of them hold (的). Only for terms in the
+ * question's own language: a translation's rarity says as much about the
+ * glossary's senses as about the passages, and weighing by it lowered
+ * bench:answers' cross-language answers.
+ */
+function termWeights(terms: ReadonlySet<string>, passages: ReadonlyArray<ReadonlySet<string>>): Map<string, number> {
+  const weights = new Map<string, number>();
+  for (const term of terms) {
+    // A term no passage holds tells none apart: it weighs as one that a single passage holds, not more.
+    const holding = Math.max(1, passages.filter((words) => words.has(term)).length);
+    weights.set(term, Math.log(1 + (passages.length - holding + 0.5) / (holding + 0.5)));
+  }
+  return weights;
 }
 
 /**

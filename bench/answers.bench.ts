@@ -33,7 +33,7 @@
  *   for 30 天);
  * - dev6 (bench/data/answers-dev6.json): a sixth set, written before the
  *   round of changes it guided, in the same plain style: one question per
- *   fact of the corpus, over half of them across the two languages, and
+ *   fact of the corpus, half of them across the two languages, and
  *   two of two parts;
  * - held-out (bench/data/answers-held-out.json): written before the model was
  *   changed and never tuned to; its misses are listed only with SHOW_HELD_OUT=true.

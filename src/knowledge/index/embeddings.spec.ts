@@ -213,4 +213,16 @@ describe('the local rerank', () => {
     expect(firmware).toBeGreaterThan(app);
     expect(firmware).toBeGreaterThan(technician);
   });
+
+  it('weighs a word no passage holds (a misspelling) as the held words weigh on average: it does not sink passages that share the rest', async () => {
+    const rerank = new LocalRerank(1000);
+    const minRelevance = loadConfig({}).knowledge.minRelevance;
+    // Every passage holds "router" and "password"; no passage holds "chnage" or "pasword".
+    const manuals = Array.from({ length: 10 }, (_, i) => `Model ${i + 1}: the router password is on the label under the router.`);
+    const scores = await rerank.score('router password chnage pasword', manuals);
+    // Scored alone, a passage weighs every word alike; among passages that all hold the same words, so it does here.
+    const alone = await Promise.all(manuals.map(async (manual) => (await rerank.score('router password chnage pasword', [manual]))[0]));
+    expect(scores).toEqual(alone);
+    for (const score of scores) expect(score).toBeGreaterThanOrEqual(minRelevance);
+  });
 });

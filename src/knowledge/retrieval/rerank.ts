@@ -72,19 +72,24 @@ export class LocalRerank extends RerankProvider {
 /**
  * Each query term's weight in a passage's coverage: how rare it is among the
  * passages being scored (BM25's inverse document frequency), so that the
- * term that tells them apart (积分 among five documents) counts for more than
- * one most of them hold (的). Only for terms in the
- * question's own language: a translation's rarity says as much about the
- * glossary's senses as about the passages, and weighing by it lowered
- * bench:answers' cross-language answers.
+ * term that tells them apart ("firmware" among router manuals) counts for
+ * more than one most of them hold ("router"). A term that no passage holds
+ * (a misspelling, a word the documents say otherwise) tells none apart: it
+ * weighs as much as the held terms do on average, neither more nor less.
+ * Only for terms in the question's own language: a translation's rarity says
+ * as much about the glossary's senses as about the passages, and weighing by
+ * it lowered bench:answers' cross-language answers.
  */
 function termWeights(terms: ReadonlySet<string>, passages: ReadonlyArray<ReadonlySet<string>>): Map<string, number> {
   const weights = new Map<string, number>();
+  const unheld: string[] = [];
   for (const term of terms) {
-    // A term no passage holds tells none apart: it weighs as one that a single passage holds, not more.
-    const holding = Math.max(1, passages.filter((words) => words.has(term)).length);
-    weights.set(term, Math.log(1 + (passages.length - holding + 0.5) / (holding + 0.5)));
+    const holding = passages.filter((words) => words.has(term)).length;
+    if (holding === 0) unheld.push(term);
+    else weights.set(term, Math.log(1 + (passages.length - holding + 0.5) / (holding + 0.5)));
   }
+  const heldWeight = weights.size > 0 ? [...weights.values()].reduce((sum, weight) => sum + weight, 0) / weights.size : 1;
+  for (const term of unheld) weights.set(term, heldWeight);
   return weights;
 }
 

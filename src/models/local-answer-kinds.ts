@@ -13,7 +13,7 @@ const NUMBER = String.raw`(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|e
  * idioms of "in", not a question about a container.
  */
 export const CONTENTS_KIND = {
-  asks: /\bwhat(?:'s| is| comes?| do (?:i|you|we) get| does (?:it|one) come with)? in (?:(?:the|a|an|my|your) \p{L}+|(?!(?:stock|store|season|progress|effect|force|place|use|charge|common|general|fact|time|order|question|demand|fashion|style|practice|theory|person|public|private|total|case|short|detail|advance|particular)\b)\p{L}+)|\bwhat (?:does|do) (?:it|they|\p{L}+(?: \p{L}+){0,3}) (?:contain|include|come with)\b|\bwhat (?:is|are) included\b|里(?:面)?(?:都)?有(?:什么|哪些|几)|包含(?:什么|哪些)|包括(?:什么|哪些)|含有(?:什么|哪些)/iu,
+  asks: /\bwhat(?:'s| is| comes?| do (?:i|you|we) get| does (?:it|one) come with)? in (?:(?:the|a|an|my|your) \p{L}+|(?!(?:stocks?|store|season|progress|effect|force|place|use|charge|common|general|fact|time|order|question|demand|fashion|style|practice|theory|person|public|private|total|case|short|detail|advance|particular|transit|scope|beta)\b)\p{L}+)|\bwhat (?:does|do) (?:it|they|\p{L}+(?: \p{L}+){0,3}) (?:contain|include|come with)\b|\bwhat (?:is|are) included\b|里(?:面)?(?:都)?有(?:什么|哪些|几)|包含(?:什么|哪些)|包括(?:什么|哪些)|含有(?:什么|哪些)/iu,
   answers: /\b(?:contains?|includes?|including|comes? with|consists? of)\b|包含|包括|含有|内含|附带/i,
 };
 /** The verbs of such a question ("included", "contain", 包括): they ask, they name nothing a sentence should hold. */

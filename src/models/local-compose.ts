@@ -6,6 +6,7 @@ import { chineseWordsOfKey, englishKeysOf, translatedKeys } from '../common/glos
 import { clip, containsCjk, contentWords } from '../common/text.js';
 import { isFunctionWordKey } from '../common/function-words.js';
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
+import { inverseDocumentFrequency } from '../common/inverse-frequency.js';
 import { AMOUNT_KIND, ANSWER_KINDS, CONDITION_ASKS, CONTENTS_KIND, CONTENTS_VERBS } from './local-answer-kinds.js';
 import { passageSentencesWithHeadings } from './local-passage-text.js';
 
@@ -180,7 +181,7 @@ function inverseFrequencies(candidates: Candidate[], keysOf: (candidate: Candida
   for (const candidate of candidates) for (const key of keysOf(candidate)) counts.set(key, (counts.get(key) ?? 0) + 1);
   const n = candidates.length;
   const idf = new Map<string, number>();
-  for (const [key, count] of counts) idf.set(key, Math.log(1 + (n - count + 0.5) / (count + 0.5)));
+  for (const [key, count] of counts) idf.set(key, inverseDocumentFrequency(n, count));
   return idf;
 }
 

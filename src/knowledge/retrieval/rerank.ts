@@ -3,6 +3,7 @@ import { isAskingWord } from '../../common/topic-words.js';
 import { isFunctionWordKey } from '../../common/function-words.js';
 import { matchKey, wordTokens } from '../../common/match-keys.js';
 import { durationKeys } from '../../common/durations.js';
+import { inverseDocumentFrequency } from '../../common/inverse-frequency.js';
 import { containsCjk, contentWords, tokenize } from '../../common/text.js';
 import { AppConfig, ConfigValidationError } from '../../config/app-config.js';
 import { LocalHashEmbeddings } from '../index/embeddings.js';
@@ -86,7 +87,7 @@ function termWeights(terms: ReadonlySet<string>, passages: ReadonlyArray<Readonl
   for (const term of terms) {
     const holding = passages.filter((words) => words.has(term)).length;
     if (holding === 0) unheld.push(term);
-    else weights.set(term, Math.log(1 + (passages.length - holding + 0.5) / (holding + 0.5)));
+    else weights.set(term, inverseDocumentFrequency(passages.length, holding));
   }
   const heldWeight = weights.size > 0 ? [...weights.values()].reduce((sum, weight) => sum + weight, 0) / weights.size : 1;
   for (const term of unheld) weights.set(term, heldWeight);

@@ -20,6 +20,8 @@ const swc = {
     transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: true },
     target: 'es2022',
     keepClassNames: true,
+    // JSON modules (`import … with { type: 'json' }`) keep their attribute, which Jest's ESM loader requires.
+    experimental: { keepImportAttributes: true },
   },
   sourceMaps: 'inline',
 };

@@ -1,5 +1,6 @@
 import { jest } from '@jest/globals';
-import { chineseWordsOf, englishKeysOf, loadGlossary, translateForSearch, translatedKeys, translationsForSearch } from './glossary.js';
+import { chineseWordsOf, englishKeysOf, englishWordsOf, holdsTranslation, loadGlossary, translateForSearch, translatedKeys, translationsForSearch } from './glossary.js';
+import { tokenize } from './text.js';
 
 describe('glossary (CC-CEDICT)', () => {
   it('gives the English keys of a Chinese word, by stem', () => {
@@ -36,6 +37,31 @@ describe('glossary (CC-CEDICT)', () => {
 
   it('collects the English keys of the Chinese tokens of a text', () => {
     expect(translatedKeys(['退款', 'x1', '工作日'])).toEqual(new Set([...englishKeysOf('退款'), ...englishKeysOf('工作日')]));
+  });
+});
+
+describe('glossary (ECDICT)', () => {
+  it('gives an English word the translations CC-CEDICT has no gloss for', () => {
+    expect(chineseWordsOf('affect')).toContain('影响');
+    expect(chineseWordsOf('affects')).toContain('影响');
+    expect(chineseWordsOf('fault')).toContain('故障');
+    expect(chineseWordsOf('yuan')).toContain('元');
+  });
+
+  it('maps a Chinese word back to the English words it first translates, but not a word that asks', () => {
+    expect(englishWordsOf('影响')).toContain('affect');
+    expect(englishKeysOf('什么')).toEqual([]);
+  });
+
+  it('adds nothing to the words glosses are read without ("get", "take")', () => {
+    expect(chineseWordsOf('get')).not.toContain('获得');
+  });
+
+  it('finds a translation of one character only as a word of its own', () => {
+    const held = (text: string, translation: string) => holdsTranslation(text, new Set(tokenize(text)), translation);
+    expect(held('100 积分可以抵扣 1 元。', '元')).toBe(true);
+    expect(held('路由器类产品（包括 Aurora X1）整机保修两年。', '包')).toBe(false);
+    expect(held('优惠券不予退还。', '优惠券')).toBe(true);
   });
 });
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { matchKey } from './match-keys.js';
+import englishChinese from './data/english-chinese.json' with { type: 'json' };
 
 /**
  * A Chinese–English glossary for the offline components (the local model's
@@ -12,6 +13,15 @@ import { matchKey } from './match-keys.js';
  * - each English word maps back to the Chinese words that one of their first
  *   glosses names by that word alone (退款: "to refund; refund") or as the
  *   last of two (积分: "accumulated points").
+ * CC-CEDICT glosses Chinese words, so the Chinese words an English word
+ * names that way are few and often rare ("affect" names 假掰 and 做作, not
+ * 影响). ECDICT (MIT, see data/NOTICE.md), which translates English words,
+ * adds to both directions, from its table of the commonest English words
+ * (data/english-chinese.json, written by scripts/build-english-chinese-table.mjs):
+ * - each English word also maps to its first Chinese translations
+ *   ("affect" → 影响, "yuan" → 元);
+ * - each of its first translations of two or more characters maps back to
+ *   the English word (影响 → "affect").
  * It is read once, when first asked, in about a second.
  */
 
@@ -21,6 +31,10 @@ const GLOSSES_PER_WORD = 3;
 const WORDS_PER_ENTRY = 8;
 /** Chinese words kept per English word: those whose gloss names it earliest, shorter words first. */
 const CHINESE_PER_WORD = 6;
+/** ECDICT's translations kept per English word, in its order; one character ("元" for "yuan") is a word here. */
+const TRANSLATIONS_PER_WORD = 6;
+/** ECDICT's first translations of an English word that map back to it: the later ones are rarer senses ("perk" → 小费). */
+const TRANSLATIONS_NAMING_WORD = 3;
 /** Glosses that say nothing of meaning: classifiers, cross-references, surnames, abbreviations of names. */
 const NON_MEANING = /^(?:CL:|variant of|old variant|see |see also|surname |used in|abbr\. for|\(old\)|\(archaic\)|\(literary\)|\(Tw\) see)/i;
 /** Function words and light verbs of glosses ("to have water get in"), and CEDICT's placeholders (sth, sb, one's). */
@@ -95,6 +109,17 @@ function load(): Glossary {
   for (const [key, list] of named) {
     chineseOf.set(key, [...new Set(list.sort((a, b) => a.rank - b.rank).map((entry) => entry.word))].slice(0, CHINESE_PER_WORD));
   }
+  for (const [word, translations] of Object.entries(englishChinese as Record<string, string[]>)) {
+    if (GLOSS_STOPWORDS.has(word)) continue;
+    const first = translations.slice(0, TRANSLATIONS_PER_WORD);
+    const key = stem(word);
+    chineseOf.set(key, [...new Set([...(chineseOf.get(key) ?? []), ...first])]);
+    for (const chinese of first.slice(0, TRANSLATIONS_NAMING_WORD)) {
+      if (!CHINESE_WORD.test(chinese) || chinese.length > MAX_WORD_LENGTH || INTERROGATIVE.test(chinese)) continue;
+      const english = englishOf.get(chinese) ?? [];
+      if (!english.includes(word)) englishOf.set(chinese, [...english, word]);
+    }
+  }
   return { englishOf, chineseOf };
 }
 
@@ -137,6 +162,16 @@ export function chineseWordsOf(englishWord: string): readonly string[] {
 /** The Chinese words that translate an English word given as its match key (see match-keys). */
 export function chineseWordsOfKey(key: string): readonly string[] {
   return loadGlossary().chineseOf.get(key) ?? [];
+}
+
+/**
+ * Whether a Chinese text holds a translation: one of two or more characters
+ * anywhere in it (the segmenter may cut it: 优惠|券), one of one character
+ * only as a word of its own among the text's `tokenize` tokens (元 of "1 元",
+ * not 包 of 包括).
+ */
+export function holdsTranslation(text: string, tokens: ReadonlySet<string>, translation: string): boolean {
+  return translation.length > 1 ? text.includes(translation) : tokens.has(translation);
 }
 
 /** The English match keys of the Chinese words among `tokens` (tokenize's words and bigrams), each once. */

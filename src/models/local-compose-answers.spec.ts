@@ -342,3 +342,10 @@ describe('the local model keeps the numbers of a question that asks for an amoun
     expect(sentencesOf(composeFromPassages('Does the adapter warranty last a year?', [warranty]))).toEqual(['The adapter warranty lasts 12 months.']);
   });
 });
+
+describe('the local model reads an English word through ECDICT where CC-CEDICT has no gloss for it', () => {
+  it('answers "Does dropping to a lower membership level affect the points I already have?" from the Chinese rules (affect: 影响)', () => {
+    const answer = composeFromPassages('Does dropping to a lower membership level affect the points I already have?', [POINTS_RULES, X2_MANUAL]);
+    expect(sentencesOf(answer)).toContain('会员等级降级不会影响已有积分。');
+  });
+});

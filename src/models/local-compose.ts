@@ -2,7 +2,7 @@ import { matchKeys, wordKeys } from '../common/match-keys.js';
 import { questionParts } from '../common/question-parts.js';
 import { sentencesOf } from '../common/sentences.js';
 import { translatedUnits } from '../common/bilingual-units.js';
-import { chineseWordsOfKey, englishKeysOf, translatedKeys } from '../common/glossary.js';
+import { chineseWordsOfKey, englishKeysOf, holdsTranslation, translatedKeys } from '../common/glossary.js';
 import { clip, containsCjk, contentWords } from '../common/text.js';
 import { isFunctionWordKey } from '../common/function-words.js';
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
@@ -211,7 +211,10 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
     if (candidate.keys.has(term)) {
       matched += weight * rarity!;
       holdsTerm = true;
-    } else if (candidate.translatedKeys.has(term) || (candidate.chinese && !part.chinese && chineseWordsOfKey(term).some((word) => candidate.text.includes(word)))) {
+    } else if (
+      candidate.translatedKeys.has(term) ||
+      (candidate.chinese && !part.chinese && chineseWordsOfKey(term).some((word) => holdsTranslation(candidate.text, candidate.keys, word)))
+    ) {
       // Found through a translation the segmenter cut (优惠|券): a key no sentence holds, as rare as the rarest.
       matched += (part.chinese ? TRANSLATED_WORD_SHARE : GLOSSARY_SHARE) * weight * (rarity ?? rarest);
       holdsTerm = true;

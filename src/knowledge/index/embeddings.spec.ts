@@ -162,6 +162,14 @@ describe('the local rerank', () => {
     expect(refunds).toBeGreaterThan(gifts);
   });
 
+  it('scores a passage in the other language by the translations ECDICT gives where CC-CEDICT has none (yuan: 元, spend: 消费 is not one)', async () => {
+    const rerank = new LocalRerank(1000);
+    const [points] = await rerank.score('How many points do I get for each yuan I spend?', [
+      '## 积分获取\n会员每消费 1 元可获得 1 积分，生日当月消费享受双倍积分。 ## 积分使用\n100 积分可以抵扣 1 元。',
+    ]);
+    expect(points).toBeGreaterThanOrEqual(loadConfig({}).knowledge.minRelevance);
+  });
+
   it('counts, across languages, the words that name what is asked about, found even where the segmenter cut their translation', async () => {
     const rerank = new LocalRerank(1000);
     const minRelevance = loadConfig({}).knowledge.minRelevance;

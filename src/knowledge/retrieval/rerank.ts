@@ -1,4 +1,4 @@
-import { chineseWordsOf, englishKeysOf, isUntranslatedWord, translatedKeys } from '../../common/glossary.js';
+import { chineseWordsOf, englishKeysOf, holdsTranslation, isUntranslatedWord, translatedKeys } from '../../common/glossary.js';
 import { isAskingWord } from '../../common/topic-words.js';
 import { isFunctionWordKey } from '../../common/function-words.js';
 import { matchKey, wordTokens } from '../../common/match-keys.js';
@@ -127,9 +127,8 @@ function crossLanguageCoverage(terms: CrossLanguageTerm[], passage: string, pass
   const keys = new Set(passageTokens.map(matchKey));
   for (const key of translatedKeys(passageTokens)) keys.add(key);
   let passageDurations: Set<string> | undefined;
-  // A Chinese translation is looked for in the text itself: the segmenter may cut it (优惠|券 for 优惠券).
   const holds = (term: CrossLanguageTerm) => {
-    if ('latin' in term) return keys.has(term.latin) || term.chinese.some((word) => passage.includes(word));
+    if ('latin' in term) return keys.has(term.latin) || term.chinese.some((word) => holdsTranslation(passage, keys, word));
     if ('translations' in term) return term.translations.some((key) => keys.has(key));
     passageDurations ??= durationKeys(passage);
     return [...term.durations].some((key) => passageDurations!.has(key));

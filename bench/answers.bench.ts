@@ -4,7 +4,7 @@
  * the seeded knowledge base, the local model, its tool routing, retrieval and
  * judges), and its answer is checked for the labelled facts.
  *
- * Seven sets, each with English and Chinese questions:
+ * Nine sets, each with English and Chinese questions:
  * - sample (bench/data/answers-sample.json): the questions users asked and
  *   those of bench:eval, each with the fact that answers it;
  * - dev (bench/data/answers-dev.json): the set to improve the model against,
@@ -35,6 +35,10 @@
  *   round of changes it guided, in the same plain style: one question per
  *   fact of the corpus, half of them across the two languages, and
  *   two of two parts;
+ * - dev7 (bench/data/answers-dev7.json): a seventh set, written after the
+ *   round that added ECDICT to the glossary and before the rest of that round,
+ *   in the same plain style, 24 of its 41 questions across the two languages,
+ *   two of two parts; that round read only its totals;
  * - held-out (bench/data/answers-held-out.json): written before the model was
  *   changed and never tuned to; its misses are listed only with SHOW_HELD_OUT=true.
  *
@@ -42,7 +46,7 @@
  * fact, and the share that state the (first) fact in their first sentence.
  * A question of several parts has one fact per part, in the order asked.
  *
- *   npm run bench:answers             (SHOW_TRACE=true adds each listed miss's retrieval; ANSWER_SETS=sample or ANSWER_SETS=sample,dev,dev2,dev3,dev4,dev5,dev6 runs those sets)
+ *   npm run bench:answers             (SHOW_TRACE=true adds each listed miss's retrieval; ANSWER_SETS=sample or ANSWER_SETS=sample,dev,dev2,dev3,dev4,dev5,dev6,dev7 runs those sets)
  */
 import 'reflect-metadata';
 import { readFile } from 'node:fs/promises';
@@ -75,6 +79,7 @@ const ALL_SETS = [
   { name: 'dev4', file: 'bench/data/answers-dev4.json', listMisses: true },
   { name: 'dev5', file: 'bench/data/answers-dev5.json', listMisses: true },
   { name: 'dev6', file: 'bench/data/answers-dev6.json', listMisses: true },
+  { name: 'dev7', file: 'bench/data/answers-dev7.json', listMisses: true },
   { name: 'held-out', file: 'bench/data/answers-held-out.json', listMisses: process.env.SHOW_HELD_OUT === 'true' },
 ];
 const chosen = process.env.ANSWER_SETS?.split(',').map((name) => name.trim());

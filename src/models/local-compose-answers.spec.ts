@@ -344,6 +344,11 @@ describe('the local model keeps the numbers of a question that asks for an amoun
 });
 
 describe('the local model reads an English word through ECDICT where CC-CEDICT has no gloss for it', () => {
+  it('counts an English word found in a Chinese sentence through the glossary as one found as written ("Can I return a gift card I bought?")', () => {
+    const answer = composeFromPassages('Can I return a gift card I bought?', [X2_MANUAL, RETURNS_POLICY]);
+    expect(sentencesOf(answer)[0]).toBe('定制商品、已激活的软件许可和礼品卡不支持无理由退货。');
+  });
+
   it('answers "Does dropping to a lower membership level affect the points I already have?" from the Chinese rules (affect: 影响)', () => {
     const answer = composeFromPassages('Does dropping to a lower membership level affect the points I already have?', [POINTS_RULES, X2_MANUAL]);
     expect(sentencesOf(answer)).toContain('会员等级降级不会影响已有积分。');

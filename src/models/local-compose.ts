@@ -37,8 +37,12 @@ const DURATION_SHARE = 1;
 const BIGRAM_SHARE = 0.5;
 /** What a unit translated from the question's language (秒 → seconds) counts, against a word of the question. */
 const TRANSLATED_SHARE = 0.25;
-/** What an English word of the question found in a Chinese sentence through the glossary counts, against one found as written. */
-const GLOSSARY_SHARE = 0.5;
+/**
+ * What an English word of the question found in a Chinese sentence through the glossary counts, against one found as
+ * written: as much, since ECDICT gives an English word its commonest senses first (it counted half while only
+ * CC-CEDICT's glosses, often rare senses, translated English words).
+ */
+const GLOSSARY_SHARE = 1;
 /**
  * What a Chinese word of the question found in an English sentence through the glossary counts, and a unit of a Chinese
  * question (天 → days) found among a Chinese sentence's translations: less, since a Chinese word has up to 16 English

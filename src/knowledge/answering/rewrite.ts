@@ -46,7 +46,10 @@ export function rewriteQuery(query: string, weakPassages: ReadonlyArray<{ text: 
 export function translatedRewrite(query: string): Rewrite | null {
   const zh = containsCjk(query);
   const words = topicWords(query);
-  const translated = translateForSearch(words.filter((word) => !isName(word))).slice(0, MAX_TRANSLATED_WORDS);
+  const translated = translateForSearch(
+    words.filter((word) => !isName(word)),
+    MAX_TRANSLATED_WORDS,
+  );
   if (translated.length === 0) return null;
   const topic = [...words.filter(isName), ...translated, ...englishUnitWords(query)];
   const doc = zh ? `About ${topic.join(' ')}: the rules.` : `关于${topic.join('、')}的规定。`;

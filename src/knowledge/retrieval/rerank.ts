@@ -128,7 +128,7 @@ function crossLanguageCoverage(terms: CrossLanguageTerm[], passage: string, pass
   for (const key of translatedKeys(passageTokens)) keys.add(key);
   let passageDurations: Set<string> | undefined;
   const holds = (term: CrossLanguageTerm) => {
-    if ('latin' in term) return keys.has(term.latin) || term.chinese.some((word) => holdsTranslation(passage, keys, word));
+    if ('latin' in term) return keys.has(term.latin) || term.chinese.some((word) => holdsTranslation(passage, word));
     if ('translations' in term) return term.translations.some((key) => keys.has(key));
     passageDurations ??= durationKeys(passage);
     return [...term.durations].some((key) => passageDurations!.has(key));

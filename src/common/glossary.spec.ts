@@ -80,6 +80,12 @@ describe('glossary (ECDICT)', () => {
     expect(chineseWordsOf('taking')).not.toContain('迷人的');
     expect(chineseWordsOf('accounts')).not.toContain('会计师');
   });
+
+  it('translates a word ECDICT has by its own translations where another word is read for its stem ("receiver" beside "receive")', () => {
+    expect(chineseWordsOf('receiver')).toContain('接收器');
+    expect(chineseWordsOf('receiver')).not.toContain('得到');
+    expect(chineseWordsOf('receive')).toContain('收到');
+  });
 });
 
 describe('the glossary on hostile input', () => {

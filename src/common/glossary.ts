@@ -64,6 +64,8 @@ interface CedictEntry {
 interface Glossary {
   englishOf: Map<string, readonly string[]>;
   chineseOf: Map<string, readonly string[]>;
+  /** An English word's own translations where ECDICT has it and another word is read for its stem ("receiver" beside "receive"). */
+  chineseOfWord: Map<string, readonly string[]>;
 }
 
 function cleanedGlosses(english: readonly string[]): string[][] {
@@ -110,13 +112,21 @@ function load(): Glossary {
   for (const [key, list] of named) {
     chineseOf.set(key, [...new Set(list.sort((a, b) => a.rank - b.rank).map((entry) => entry.word))].slice(0, CHINESE_PER_WORD));
   }
+  const cedictOf = new Map(chineseOf);
   // A stem that a function word has ("us" of "use", "come" of "comely") names nothing to translate; of the words that
-  // share any other stem ("account", "accountant"), the commonest, first in the table, is read.
-  const read = new Set([...GLOSS_STOPWORDS].map(stem));
+  // share any other stem ("account", "accountant"), the commonest, first in the table, is read for the stem, and each
+  // other one for itself when asked for by its own spelling.
+  const blocked = new Set([...GLOSS_STOPWORDS].map(stem));
+  const read = new Map<string, string>();
+  const chineseOfWord = new Map<string, readonly string[]>();
   for (const [word, translations] of Object.entries(englishChinese as Record<string, string[]>)) {
     const key = stem(word);
-    if (read.has(key) || isFunctionWordKey(key)) continue;
-    read.add(key);
+    if (blocked.has(key) || isFunctionWordKey(key)) continue;
+    if (read.has(key)) {
+      chineseOfWord.set(word, [...new Set([...(cedictOf.get(key) ?? []), ...translations.slice(0, TRANSLATIONS_PER_WORD)])]);
+      continue;
+    }
+    read.set(key, word);
     const first = translations.slice(0, TRANSLATIONS_PER_WORD);
     chineseOf.set(key, [...new Set([...(chineseOf.get(key) ?? []), ...first])]);
     for (const chinese of first.slice(0, TRANSLATIONS_NAMING_WORD)) {
@@ -125,7 +135,7 @@ function load(): Glossary {
       if (!english.includes(word)) englishOf.set(chinese, [...english, word]);
     }
   }
-  return { englishOf, chineseOf };
+  return { englishOf, chineseOf, chineseOfWord };
 }
 
 let glossary: Glossary | undefined;
@@ -161,7 +171,8 @@ export function englishKeysOf(chineseWord: string): readonly string[] {
 
 /** The Chinese words that translate an English word (compared by match key). */
 export function chineseWordsOf(englishWord: string): readonly string[] {
-  return chineseWordsOfKey(matchKey(englishWord.toLowerCase()));
+  const word = englishWord.toLowerCase();
+  return loadGlossary().chineseOfWord.get(word) ?? chineseWordsOfKey(matchKey(word));
 }
 
 /** The Chinese words that translate an English word given as its match key (see match-keys). */

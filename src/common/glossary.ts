@@ -20,7 +20,8 @@ import englishChinese from './data/english-chinese.json' with { type: 'json' };
  * adds to both directions, from its table of the commonest English words
  * (data/english-chinese.json, written by scripts/build-english-chinese-table.mjs):
  * - each English word also maps to its first Chinese translations
- *   ("affect" → 影响, "yuan" → 元);
+ *   ("affect" → 影响, "yuan" → 元): by its stem, those of the commonest word
+ *   with that stem; by its own spelling, its own;
  * - each of its first translations of two or more characters maps back to
  *   the English word (影响 → "affect").
  * It is read once, when first asked, in about a second.
@@ -32,7 +33,7 @@ const GLOSSES_PER_WORD = 3;
 const WORDS_PER_ENTRY = 8;
 /** Chinese words kept per English word: those whose gloss names it earliest, shorter words first. */
 const CHINESE_PER_WORD = 6;
-/** ECDICT's translations kept per English word, in its order; one character ("元" for "yuan") is a word here. */
+/** ECDICT's translations kept per English word, in its order; one of one character ("元" for "yuan") too, found only as a unit (see holdsTranslation). */
 const TRANSLATIONS_PER_WORD = 6;
 /** ECDICT's first translations of an English word that map back to it: the later ones are rarer senses ("perk" → 小费). */
 const TRANSLATIONS_NAMING_WORD = 3;

@@ -292,6 +292,8 @@ describeWithChromium('the chat view of the web client, in Chromium against the r
       await send(page, 'What is the weather in Paris?');
       await arrived;
       await page.getByRole('button', { name: 'Stop' }).and(page.locator(':enabled')).waitFor();
+      // The page has the tool's start event (its chip shows), not only the weather service the request: what it resumes after.
+      await page.locator('article[data-role="ai"][data-status="streaming"]').getByRole('list', { name: 'Tools used' }).getByText('get_weather', { exact: true }).waitFor();
       const rejoined = page.waitForRequest((r) => /\/api\/chat\/runs\/[^/]+\/stream$/.test(r.url()));
       link.dropConnections();
       await rejoined;

@@ -344,16 +344,11 @@ describe('the local model keeps the numbers of a question that asks for an amoun
 });
 
 describe('the local model reads an English word through ECDICT where CC-CEDICT has no gloss for it', () => {
-  it('counts a word found only among the glosses of a Chinese sentence\'s words for less ("good" is a gloss of 产品, as "goods")', () => {
+  it('counts a word found in a Chinese sentence through the glossary for less than one found as written ("good" is a gloss of 产品, as "goods")', () => {
     for (const question of ['Is the X1 a good router for gaming?', 'Is the Aurora X2 good for a big house?']) {
       const answer = composeFromPassages(question, [X1_MANUAL, X1_MANUAL_TAIL, X2_MANUAL, TRAVEL_POLICY, POINTS_RULES, RETURNS_POLICY]);
       expect(sentencesOf(answer)[0]).not.toBe('路由器类产品（包括 Aurora X1）整机保修两年，Aurora X2 网状路由系统保修三年。');
     }
-  });
-
-  it('counts an English word found in a Chinese sentence through the glossary as one found as written ("Can I return a gift card I bought?")', () => {
-    const answer = composeFromPassages('Can I return a gift card I bought?', [X2_MANUAL, RETURNS_POLICY]);
-    expect(sentencesOf(answer)[0]).toBe('定制商品、已激活的软件许可和礼品卡不支持无理由退货。');
   });
 
   it('answers "Does dropping to a lower membership level affect the points I already have?" from the Chinese rules (affect: 影响)', () => {

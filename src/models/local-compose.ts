@@ -38,14 +38,10 @@ const BIGRAM_SHARE = 0.5;
 /** What a unit translated from the question's language (秒 → seconds) counts, against a word of the question. */
 const TRANSLATED_SHARE = 0.25;
 /**
- * What an English word of the question found in a Chinese sentence as one of its translations counts, against one found
- * as written: as much, since ECDICT gives an English word its commonest senses first (it counted half while only
- * CC-CEDICT's glosses, often rare senses, translated English words).
- */
-const TRANSLATION_SHARE = 1;
-/**
- * What it counts found only among the glosses of the sentence's Chinese words: half, since CC-CEDICT glosses a word
- * with rare senses too ("goods" for 产品, which "Is the X1 a good router?" does not mean).
+ * What an English word of the question found in a Chinese sentence through the glossary counts, against one found as
+ * written: half, since a translation may be a sense the question does not mean ("goods" for 产品, which "Is the X1 a
+ * good router?" does not mean), and a sentence in the other language that holds the question's words only through
+ * translations then joins the answer only where it holds more of them.
  */
 const GLOSSARY_SHARE = 0.5;
 /**
@@ -220,11 +216,8 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
     if (candidate.keys.has(term)) {
       matched += weight * rarity!;
       holdsTerm = true;
-    } else if (candidate.chinese && !part.chinese && chineseWordsOfKey(term).some((word) => holdsTranslation(candidate.text, word))) {
+    } else if (candidate.translatedKeys.has(term) || (candidate.chinese && !part.chinese && chineseWordsOfKey(term).some((word) => holdsTranslation(candidate.text, word)))) {
       // Found through a translation the segmenter cut (优惠|券): a key no sentence holds, as rare as the rarest.
-      matched += TRANSLATION_SHARE * weight * (rarity ?? rarest);
-      holdsTerm = true;
-    } else if (candidate.translatedKeys.has(term)) {
       matched += (part.chinese ? TRANSLATED_WORD_SHARE : GLOSSARY_SHARE) * weight * (rarity ?? rarest);
       holdsTerm = true;
     } else if (candidate.headingKeys.has(term)) matched += HEADING_SHARE * weight * (rarity ?? rarest);

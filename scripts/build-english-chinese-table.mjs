@@ -39,7 +39,9 @@ function withEcdict(use) {
 /** The longest translation kept: longer pieces are descriptions ("离职生养小孩一段时间后复职的妇女"), not words. */
 const LONGEST_TRANSLATION = 8;
 const PREFIX = /^(?:\s*(?:\[[^\]]*\]|[a-z]+\.(?:\s*&\s*[a-z]+\.)?))+\s*/;
-const ASIDE = /\([^)]*\)|（[^）]*）|<[^>]*>/g;
+const ASIDE = /\([^)]*\)|（[^）]*）|<[^>]*>/;
+/** Asides that open or close a sense ("(请)喝酒"), which leave the word whole. */
+const OUTER_ASIDES = new RegExp(`^(?:${ASIDE.source})+|(?:${ASIDE.source})+$`, 'g');
 
 /** A line's senses, cut at the separators outside parentheses ("使(马,鹰等)戴头罩" stays one). */
 function senses(line) {
@@ -69,11 +71,8 @@ function chineseWords(translation) {
     const line = raw.trim();
     if (line.startsWith('[网络]') || /^abbr\./.test(line)) continue;
     for (const sense of senses(line.replace(PREFIX, ''))) {
-      const inner = sense.replace(/^(?:\([^)]*\)|（[^）]*）|<[^>]*>)+|(?:\([^)]*\)|（[^）]*）|<[^>]*>)+$/g, '');
-      if (ASIDE.test(inner)) {
-        ASIDE.lastIndex = 0;
-        continue;
-      }
+      const inner = sense.replace(OUTER_ASIDES, '');
+      if (ASIDE.test(inner)) continue;
       const word = inner.trim();
       if (/^[\u3400-\u9fff]+$/.test(word) && word.length <= LONGEST_TRANSLATION && !words.includes(word)) words.push(word);
     }

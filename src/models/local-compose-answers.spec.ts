@@ -123,6 +123,12 @@ describe('how the local model scores a sentence against the question', () => {
     ).toBe('Refunds are issued to the original payment method within ten working days of the return reaching our warehouse.');
   });
 
+  it('matches an irregular form of a word with its other forms ("bought" with "buy")', () => {
+    // Both sentences name the lamps and their cover; only the second says which lamps were bought.
+    const passages = [{ source: 'kit.md', text: 'Lamps in the starter kit are covered for two years. Lamps you buy on their own are covered for one year.' }];
+    expect(firstAnswer('How long are lamps I bought covered?', passages)).toBe('Lamps you buy on their own are covered for one year.');
+  });
+
   it('matches a Chinese word that no sentence holds by its characters, in sentences that hold another term', () => {
     // 摔坏 (broken by a fall) is in no sentence; 摔落 (a fall) is.
     expect(firstAnswer('摔坏了还能保修吗？', [RETURNS_POLICY])).toBe('进水、摔落和私自拆修造成的损坏不在保修范围内。');

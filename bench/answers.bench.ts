@@ -47,7 +47,9 @@
  *   changed and never tuned to; its misses are listed only with SHOW_HELD_OUT=true.
  *
  * Per set and language it prints the share of answers that contain every
- * fact, and the share that state the (first) fact in their first sentence.
+ * fact, the share that state the (first) fact in their first sentence, and
+ * how many cited sentences an answer has on average (a longer answer holds
+ * more facts by chance).
  * A question of several parts has one fact per part, in the order asked.
  *
  *   npm run bench:answers             (SHOW_TRACE=true adds each listed miss's retrieval; ANSWER_SETS=sample or ANSWER_SETS=sample,dev,dev2,dev3,dev4,dev5,dev6,dev7,dev8 runs those sets)
@@ -73,6 +75,8 @@ interface Scored extends LabelledAnswer {
   answer: string;
   holdsFacts: boolean;
   factFirst: boolean;
+  /** Cited sentences in the answer: what a longer answer buys its facts with. */
+  sentences: number;
 }
 
 const ALL_SETS = [
@@ -93,6 +97,7 @@ const SETS = chosen ? ALL_SETS.filter((set) => chosen.includes(set.name)) : ALL_
 
 const sentenceSegmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
 const CITATION = /\[[^\]\n]+\]/;
+const CITATIONS = new RegExp(CITATION.source, 'g');
 
 /** Lower case, runs of white space as one space: a fact matches however the answer spaces or capitalises it. */
 function normalise(text: string): string {
@@ -117,6 +122,7 @@ function score(item: LabelledAnswer, answer: string): Scored {
     answer,
     holdsFacts: item.facts.every((fact) => whole.includes(normalise(fact))),
     factFirst: first.includes(normalise(item.facts[0])),
+    sentences: answer.split('\n\n')[0].match(CITATIONS)?.length ?? 0,
   };
 }
 
@@ -158,7 +164,7 @@ runBench('bench_answers', async (databaseUrl, onClose) => {
   };
 
   console.log('Answers of the local model through POST /api/chat on the seeded sample corpus');
-  console.log(`${'set'.padEnd(10)}${'lang'.padEnd(6)}${'holds every fact'.padEnd(20)}fact in the first sentence`);
+  console.log(`${'set'.padEnd(10)}${'lang'.padEnd(6)}${'holds every fact'.padEnd(20)}${'fact in the first sentence'.padEnd(28)}cited sentences per answer`);
   for (const set of SETS) {
     const items = JSON.parse(await readFile(set.file, 'utf8')) as LabelledAnswer[];
     const scored: Scored[] = [];
@@ -167,7 +173,8 @@ runBench('bench_answers', async (databaseUrl, onClose) => {
       const group = lang === 'all' ? scored : scored.filter((s) => s.lang === lang);
       const holding = group.filter((s) => s.holdsFacts).length;
       const first = group.filter((s) => s.factFirst).length;
-      console.log(`${set.name.padEnd(10)}${lang.padEnd(6)}${share(holding, group.length).padEnd(20)}${share(first, group.length)}`);
+      const sentences = group.reduce((sum, s) => sum + s.sentences, 0) / Math.max(1, group.length);
+      console.log(`${set.name.padEnd(10)}${lang.padEnd(6)}${share(holding, group.length).padEnd(20)}${share(first, group.length).padEnd(28)}${sentences.toFixed(2)}`);
     }
     const misses = scored.filter((s) => !s.holdsFacts || !s.factFirst);
     if (set.listMisses) {

@@ -123,6 +123,14 @@ describe('how the local model scores a sentence against the question', () => {
     ).toBe('Refunds are issued to the original payment method within ten working days of the return reaching our warehouse.');
   });
 
+  it('reads no term of a Chinese question in the words that ask (几天) or across them (天内 of 几天|内)', () => {
+    const passages = [
+      { source: 'exchanges.md', text: '签收后 15 天内可以申请换货。' },
+      { source: 'expenses.md', text: 'Submit expense claims within 30 days of returning from a trip.' },
+    ];
+    expect(firstAnswer('出差报销要在回来后几天内提交？', passages)).toBe('Submit expense claims within 30 days of returning from a trip.');
+  });
+
   it('matches an irregular form of a word with its other forms ("bought" with "buy")', () => {
     // Both sentences name the lamps and their cover; only the second says which lamps were bought.
     const passages = [{ source: 'kit.md', text: 'Lamps in the starter kit are covered for two years. Lamps you buy on their own are covered for one year.' }];

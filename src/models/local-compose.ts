@@ -97,6 +97,12 @@ interface QuestionPart {
 
 /** "How long", "how much"…: their second word asks (ANSWER_KINDS), it names nothing a sentence should hold. */
 const ASKING_PHRASE = /\bhow (?:long|much|many|soon|often|far|big|large|heavy|tall|wide|old|hot|cold|warm)\b/gi;
+/**
+ * Chinese words that ask (多久, 几天, 什么, 哪个…): like ASKING_PHRASE, they name nothing a sentence should hold, and
+ * the character bigrams across them and their neighbours (天内 of 几天|内) are no words of the question. The unit one
+ * asks for is read from it still, among the English words of a Chinese question's units (see translatedUnits).
+ */
+const CHINESE_ASKING = /多长时间|多久|多长|多少|几(?:秒|分钟|小时|天|周|个月|月|年|个|次|点|种|位)?|什么|哪(?:个|些|里|儿|种|位)?|怎么|怎样|如何|为什么|是否|能否/g;
 
 /**
  * The character bigrams of a text that straddle two words of the
@@ -118,7 +124,8 @@ function straddlingBigrams(text: string): Set<string> {
 function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionPart {
   // A yes/no question's A不A ("能不能", "是不是") asks whether; it denies nothing.
   const asked = part.replace(/(\p{Script=Han})不\1/gu, '$1');
-  const named = (CONTENTS_KIND.asks.test(asked) ? asked.replace(CONTENTS_VERBS, ' ') : asked).replace(ASKING_PHRASE, 'how').replace(CONDITION_ASKS, ' ');
+  const phrased = (CONTENTS_KIND.asks.test(asked) ? asked.replace(CONTENTS_VERBS, ' ') : asked).replace(ASKING_PHRASE, 'how').replace(CONDITION_ASKS, ' ');
+  const named = phrased.replace(CHINESE_ASKING, ' ');
   // A span of time is matched by its key, in any unit ("一年" for "12 个月"), not also by its number ("一年" as a bigram);
   // not in a question that asks for an amount, which names its span as the amount's frame ("spend in a year"): a
   // sentence that states the span alone ("a one-year warranty") does not answer it.
@@ -136,7 +143,8 @@ function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionP
   }
   for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of word.match(CJK_CHARACTER) ?? []) characters.add(character);
   for (const key of spans) terms.set(key, DURATION_SHARE);
-  const translated = translatedUnits(named);
+  // The unit a Chinese question asks for (几点, 几秒) is a word the English sentence that answers holds ("local time", "10 seconds").
+  const translated = translatedUnits(phrased);
   for (const key of translated.keys) if (!terms.has(key)) terms.set(key, TRANSLATED_SHARE);
   for (const character of translated.characters) characters.add(character);
   // Words as a reader would cut them (出|厂 → 出厂), for the glossary.

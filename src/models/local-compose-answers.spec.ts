@@ -269,6 +269,12 @@ describe('the local model demotes a document for a model name only where another
 });
 
 describe('the local model finds an English word of the question in a Chinese sentence by its translations', () => {
+  it('translates a word as the question writes it, not as the commoner word of its stem ("officer", not "office")', () => {
+    // ECDICT translates "officer" as 官员, 公务员…; "office", read for their stem, as 办公室…
+    const passages = [{ source: 'staff.md', text: '公务员来访须提前预约。 办公室在三楼。' }];
+    expect(firstAnswer('When can an officer visit?', passages)).toBe('公务员来访须提前预约。');
+  });
+
   it('finds a translation the word segmenter cut in two (优惠券 as 优惠|券)', () => {
     const refunds = { source: '退货与保修政策.md', text: '## 退款\n退款会在 5 个工作日内原路退回。 使用优惠券的订单，退款金额按实际支付金额计算，优惠券不予退还。' };
     expect(firstAnswer('What happens to my coupon when I get a refund?', [refunds])).toBe('使用优惠券的订单，退款金额按实际支付金额计算，优惠券不予退还。');

@@ -1,9 +1,9 @@
-import { matchKeys, wordKeys } from '../common/match-keys.js';
+import { matchKey, matchKeys, wordKeys } from '../common/match-keys.js';
 import { questionParts } from '../common/question-parts.js';
 import { sentencesOf } from '../common/sentences.js';
 import { translatedUnits } from '../common/bilingual-units.js';
-import { chineseWordsOfKey, englishKeysOf, holdsTranslation, translatedKeys } from '../common/glossary.js';
-import { clip, containsCjk, contentWords } from '../common/text.js';
+import { chineseWordsOf, chineseWordsOfKey, englishKeysOf, holdsTranslation, translatedKeys } from '../common/glossary.js';
+import { clip, containsCjk, contentWords, tokenize } from '../common/text.js';
 import { isFunctionWordKey } from '../common/function-words.js';
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
 import { inverseDocumentFrequency } from '../common/inverse-frequency.js';
@@ -88,6 +88,11 @@ interface QuestionPart {
   /** Asked in Chinese (else in English). */
   chinese: boolean;
   terms: Map<string, number>;
+  /**
+   * The Chinese words that translate each English term, from its words as the question writes them, as the rerank and
+   * the rewrites read them: "officer" is 官员, 公务员…, not 办公室 as "office", the commoner word of its stem.
+   */
+  translationsOfTerm: Map<string, readonly string[]>;
   /** Each Chinese word of the part that the glossary translates, as its English keys: for English sentences. */
   translatedWords: string[][];
   /** The characters of its Chinese words that no sentence holds whole ("摔坏" of 摔落, "转给" of 转让给), and of its one-character words. */
@@ -152,7 +157,20 @@ function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionP
     const translations = containsCjk(word) ? englishKeysOf(word) : [];
     return translations.length > 0 ? [[...translations]] : [];
   });
-  return { chinese: containsCjk(part), terms, translatedWords, characters, kinds: ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers) };
+  const translationsOfTerm = new Map<string, readonly string[]>();
+  for (const token of new Set(tokenize(spanless))) {
+    if (!/^[a-z]+$/.test(token)) continue;
+    const key = matchKey(token);
+    translationsOfTerm.set(key, [...new Set([...(translationsOfTerm.get(key) ?? []), ...chineseWordsOf(token)])]);
+  }
+  return {
+    chinese: containsCjk(part),
+    terms,
+    translationsOfTerm,
+    translatedWords,
+    characters,
+    kinds: ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers),
+  };
 }
 
 /** A document's file name as words ("aurora-x1-router-manual.md" → "aurora x1 router manual"): it names the document's topic, as a heading above all of it would. */
@@ -224,7 +242,10 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
     if (candidate.keys.has(term)) {
       matched += weight * rarity!;
       holdsTerm = true;
-    } else if (candidate.translatedKeys.has(term) || (candidate.chinese && !part.chinese && chineseWordsOfKey(term).some((word) => holdsTranslation(candidate.text, word)))) {
+    } else if (
+      candidate.translatedKeys.has(term) ||
+      (candidate.chinese && !part.chinese && (part.translationsOfTerm.get(term) ?? chineseWordsOfKey(term)).some((word) => holdsTranslation(candidate.text, word)))
+    ) {
       // Found through a translation the segmenter cut (优惠|券): a key no sentence holds, as rare as the rarest.
       matched += (part.chinese ? TRANSLATED_WORD_SHARE : GLOSSARY_SHARE) * weight * (rarity ?? rarest);
       holdsTerm = true;

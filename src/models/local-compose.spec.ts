@@ -104,6 +104,16 @@ describe('the local model answers in sentences without Markdown markup', () => {
     );
   });
 
+  it('keeps a space between a citation and an English sentence that follows it in a Chinese answer', () => {
+    const passages = [
+      { source: '保修.md', text: '路由器保修两年，从购买之日起计算。' },
+      { source: 'x1.md', text: 'The X1 router has a two-year warranty. The warranty starts on the date of purchase.' },
+    ];
+    expect(composeFromPassages('路由器保修从什么时候开始算？X1 保修多久？', passages)).toBe(
+      '根据知识库：路由器保修两年，从购买之日起计算。 [保修.md] The X1 router has a two-year warranty. [x1.md]\n\n来源：保修.md、x1.md',
+    );
+  });
+
   it('never answers with a heading, even one that matches the question best', () => {
     expect(composeFromPassages('Factory reset', [{ source: 'aurora-x1-router-manual.md', page: 2, text: X1_MANUAL_LEAF }])).toBe(
       'According to the knowledge base: To reset the Aurora X1 to factory settings, press and hold the reset button on the back for 10 seconds until the status light blinks amber. [aurora-x1-router-manual.md p.2]\n\nSources: aurora-x1-router-manual.md',

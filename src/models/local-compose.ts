@@ -384,7 +384,8 @@ export function composeFromPassages(question: string, passages: Passage[]): stri
   const answering = answeringSentences(question, candidates);
   // Nothing shares a term with the question: the first sentence retrieval ranked highest.
   const chosen = answering.length > 0 ? answering : candidates.slice(0, 1);
-  const body = chosen.map((c) => `${c.text} ${citation(c.passage)}`).join(zh ? '' : ' ');
+  // Chinese runs on after a citation; a sentence in Latin script keeps its space from the citation before it.
+  const body = chosen.map((c, i) => `${i > 0 && (!zh || !containsCjk(c.text[0])) ? ' ' : ''}${c.text} ${citation(c.passage)}`).join('');
   const sources = [...new Set(chosen.map((c) => c.passage.source))];
   return zh ? `根据知识库：${body}\n\n来源：${sources.join('、')}` : `According to the knowledge base: ${body}\n\nSources: ${sources.join(', ')}`;
 }

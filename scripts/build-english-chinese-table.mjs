@@ -113,20 +113,26 @@ function isInflection(row) {
 }
 
 /**
- * Whether a past form is also a word of its own ("saw": 锯子, sawed; "left": 左边的; "found": founded): its entry has
- * verb forms of its own, or a line of a noun's or a verb's senses. An adjective's senses ("paid": 付清的) are the
- * participle's own.
+ * Whether an inflected form is also a word of its own ("saw": 锯子, sawed; "left": 左边的; "found": founded; "fries":
+ * 炸薯条): its entry has verb forms of its own, or a line of a noun's or a verb's senses that is not its lemma's
+ * ("v. 系（tie的过去式和过去分词）" is). An adjective's senses ("paid": 付清的) are the participle's own; a plural's
+ * line "pl. 孩子" is its lemma's.
  */
-function isWordOfItsOwn(row) {
+function isWordOfItsOwn(row, lemma) {
   if (!row) return false;
   if (exchanges(row).some(([kind, form]) => ['p', 'd', 'i'].includes(kind) && form !== row.word)) return true;
-  return row.translation.split('\\n').some((line) => /^\s*(?:n|v|vt|vi)\./.test(line));
+  return row.translation.split('\\n').some((line) => /^\s*(?:n|v|vt|vi)\./.test(line) && !line.replace(/\s+/g, '').includes(`${lemma}的`));
 }
 
+/** Forms that are also acronyms in product and policy texts: LED (not "lead"), the Fed (not "feed"). */
+const ACRONYMS = new Set(['led', 'fed']);
+
 /**
- * The irregular forms of the lemmas kept: past forms and plurals whose stem is not their lemma's ("bought", "children"),
- * where the form's own entry names that lemma back. Left out: a past form that is also a word of its own, and a form of
- * two lemmas ("lives" of life and of live).
+ * The irregular forms of the lemmas kept: where a past form or a plural's stem is not its lemma's ("bought",
+ * "children", "added" beside "add"), each form of that lemma (past, participles, third person, plural) that its own
+ * entry names back to it, so that the forms do not part ("adding" goes with "added"). Left out: a form that is a word
+ * of its own, a form of two lemmas ("lives" of life and of live), an acronym's spelling, and the forms of the
+ * auxiliaries and modals.
  */
 function irregularForms(rows, kept) {
   const byWord = new Map(rows.map((row) => [row.word, row]));
@@ -138,14 +144,18 @@ function irregularForms(rows, kept) {
   const forms = new Map();
   for (const row of rows) {
     if (!kept.has(row.word) || AUXILIARIES.has(row.word)) continue;
-    for (const [kind, form] of exchanges(row)) {
-      if (!['p', 'd', 's'].includes(kind) || !/^[a-z]+$/.test(form) || form === row.word || forms.has(form) || lemmasOf.get(form).size > 1) continue;
-      if (stemmer(form) === stemmer(row.word)) continue;
-      const own = byWord.get(form);
-      if (exchanges(own).find(([k]) => k === '0')?.[1] !== row.word) continue;
-      if (kind !== 's' && isWordOfItsOwn(own)) continue;
-      forms.set(form, row.word);
-    }
+    const own = exchanges(row).filter(
+      ([kind, form]) =>
+        ['p', 'd', 's', 'i', '3'].includes(kind) &&
+        /^[a-z]+$/.test(form) &&
+        form !== row.word &&
+        !ACRONYMS.has(form) &&
+        lemmasOf.get(form).size === 1 &&
+        exchanges(byWord.get(form)).find(([k]) => k === '0')?.[1] === row.word &&
+        !isWordOfItsOwn(byWord.get(form), row.word),
+    );
+    if (!own.some(([kind, form]) => ['p', 'd', 's'].includes(kind) && stemmer(form) !== stemmer(row.word))) continue;
+    for (const [, form] of own) if (!forms.has(form)) forms.set(form, row.word);
   }
   return [...forms].sort(([a], [b]) => a.localeCompare(b));
 }

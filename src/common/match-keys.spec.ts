@@ -14,15 +14,19 @@ describe('term matching for the local judge and the local model', () => {
     expect(matchKey('paid')).toBe(matchKey('pays'));
     expect(matchKey('children')).toBe(matchKey('child'));
     expect(matchKey('added')).toBe(matchKey('add'));
+    // Every form of such a lemma goes with it, not only the irregular ones: "adding" and "adds" with "added".
+    expect(new Set(['add', 'added', 'adding', 'adds'].map(matchKey)).size).toBe(1);
+    expect(new Set(['exceed', 'exceeded', 'exceeding'].map(matchKey)).size).toBe(1);
     // "saw" (a tool), "left" (a side) and "found" (to set up) are words of their own; "lives" is of life and of live.
     expect(matchKey('saw')).not.toBe(matchKey('see'));
     expect(matchKey('left')).not.toBe(matchKey('leave'));
     expect(matchKey('found')).not.toBe(matchKey('find'));
     expect(matchKey('lives')).toBe(matchKey('live'));
-    // The auxiliaries keep their own keys: "has" is not "have", "could" not "can".
-    expect(matchKey('could')).not.toBe(matchKey('can'));
-    // Object's own keys are no forms.
-    expect(matchKey('constructor')).toBe('constructor');
+    // An acronym's spelling is not a form: LED is not "lead".
+    expect(matchKey('led')).not.toBe(matchKey('lead'));
+    // The auxiliaries keep their own keys: "has" is not "have" (a word of weight in a question), "was" not "be".
+    expect(matchKey('has')).not.toBe(matchKey('have'));
+    expect(matchKey('was')).not.toBe(matchKey('be'));
   });
 
   it('leaves Chinese words, numbers and model names as tokenize gives them', () => {

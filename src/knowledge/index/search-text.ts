@@ -1,4 +1,4 @@
-import { matchKey } from '../../common/match-keys.js';
+import { stemmer } from 'stemmer';
 import { containsCjk, tokenize } from '../../common/text.js';
 
 /** Most distinct terms a full-text query keeps: each term costs a posting-list scan and a share of every ts_rank. */
@@ -77,7 +77,8 @@ function translationTerm(translation: string): { term: string; lexemes: number }
   const word = translation.toLowerCase().replace(NOT_LEXEME, '');
   if (!word) return null;
   if (LATIN_WORD.test(word)) {
-    const stem = matchKey(word);
+    // The Porter stem as such: the lemma of an irregular form (see matchKey) need not share its spelling ("strata", "stratum").
+    const stem = stemmer(word);
     let shared = 0;
     while (shared < word.length && word[shared] === stem[shared]) shared += 1;
     const prefix = shared >= 4 ? word.slice(0, shared) : word;

@@ -3,7 +3,7 @@ import { containsCjk, contentWords } from './text.js';
 
 /** Words that ask, or join, rather than name what is asked about. */
 const ASKING =
-  /^(?:how|long|many|much|soon|often|far|should|must|may|might|need|get|take|happen|happens|if|whether|unless|until|till|once|then|than|so|but|because|while|after|before|into|over|under|between|during|within|without|through|多久|多长|多长时间|多少|几|什么时候|何时|为什么|哪里|哪儿|是否|能否|怎么办|需要|应该|分别|具体|以后|能不能|还|吗|呢)$/i;
+  /^(?:how|long|many|much|soon|often|far|should|must|may|might|need|get|take|happen|happens|if|whether|unless|until|once|then|than|so|but|because|while|after|before|into|over|under|between|during|within|without|through|多久|多长|多长时间|多少|几|什么时候|何时|为什么|哪里|哪儿|是否|能否|怎么办|需要|应该|分别|具体|以后|能不能|还|吗|呢)$/i;
 
 /** A question's own key words: neither stopwords nor asking words nor bare numbers. */
 export function topicWords(query: string): string[] {

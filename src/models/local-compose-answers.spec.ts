@@ -129,6 +129,8 @@ describe('how the local model scores a sentence against the question', () => {
       { source: 'expenses.md', text: 'Submit expense claims within 30 days of returning from a trip.' },
     ];
     expect(firstAnswer('出差报销要在回来后几天内提交？', passages)).toBe('Submit expense claims within 30 days of returning from a trip.');
+    // 几 and 哪 ask only as words of their own: not in 茶几 (a tea table) or 几乎.
+    expect(sentencesOf(composeFromPassages('茶几的保修期是多久？', [{ source: 'furniture.md', text: '沙发的保修期为三年。 茶几保修一年。' }]))).toContain('茶几保修一年。');
   });
 
   it('matches an irregular form of a word with its other forms ("bought" with "buy")', () => {

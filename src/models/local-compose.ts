@@ -1,13 +1,11 @@
-import { matchKey, matchKeys, wordKeys } from '../common/match-keys.js';
+import { matchKeys, wordKeys } from '../common/match-keys.js';
 import { questionParts } from '../common/question-parts.js';
 import { sentencesOf } from '../common/sentences.js';
-import { translatedUnits } from '../common/bilingual-units.js';
-import { chineseWordsOf, chineseWordsOfKey, englishKeysOf, holdsTranslation, translatedKeys } from '../common/glossary.js';
-import { clip, containsCjk, contentWords, tokenize } from '../common/text.js';
-import { isFunctionWordKey } from '../common/function-words.js';
-import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
+import { chineseWordsOfKey, holdsTranslation, translatedKeys } from '../common/glossary.js';
+import { clip, containsCjk } from '../common/text.js';
+import { durationKeys } from '../common/durations.js';
 import { inverseDocumentFrequency } from '../common/inverse-frequency.js';
-import { AMOUNT_KIND, ANSWER_KINDS, CONDITION_ASKS, CONTENTS_KIND, CONTENTS_VERBS } from './local-answer-kinds.js';
+import { questionPart, type QuestionPart } from './local-question.js';
 import { passageSentencesWithHeadings } from './local-passage-text.js';
 
 /**
@@ -29,14 +27,6 @@ const SUPPORT_SHARE = 0.75;
 const HEADING_SHARE = 0.5;
 /** What a Chinese character of the question counts (see QuestionPart.characters), against a word. */
 const CHARACTER_SHARE = 0.25;
-/** What an English function word of the question ("under", "have", "until") counts, against a word that names something. */
-const FUNCTION_WORD_SHARE = 0.1;
-/** What a duration of the question ("a year") counts, found in a sentence in any unit ("12 个月"), against a word. */
-const DURATION_SHARE = 1;
-/** What a Chinese character bigram that is not a word of the question counts, against a word. */
-const BIGRAM_SHARE = 0.5;
-/** What a unit translated from the question's language (秒 → seconds) counts, against a word of the question. */
-const TRANSLATED_SHARE = 0.25;
 /**
  * What an English word of the question found in a Chinese sentence through the glossary counts, against one found as
  * written: half, since a translation may be a sense the question does not mean ("goods" for 产品, which "Is the X1 a
@@ -61,7 +51,6 @@ function citation(passage: Passage): string {
 }
 
 const CJK_CHARACTER = /[\u3400-\u9fff]/g;
-const chineseWordSegmenter = new Intl.Segmenter('zh', { granularity: 'word' });
 
 interface Candidate {
   text: string;
@@ -81,103 +70,6 @@ interface Candidate {
   characters: Set<string>;
   /** How many distinct words it has: a long sentence holds a question's terms by chance more often than a short one. */
   length: number;
-}
-
-/** A part of the question: its terms, each with its weight, and what it asks for beyond them. */
-interface QuestionPart {
-  /** Asked in Chinese (else in English). */
-  chinese: boolean;
-  terms: Map<string, number>;
-  /**
-   * The Chinese words that translate each English term, from its words as the question writes them, as the rerank and
-   * the rewrites read them: "officer" is 官员, 公务员…, not 办公室 as "office", the commoner word of its stem.
-   */
-  translationsOfTerm: Map<string, readonly string[]>;
-  /** Each Chinese word of the part that the glossary translates, as its English keys: for English sentences. */
-  translatedWords: string[][];
-  /** The characters of its Chinese words that no sentence holds whole ("摔坏" of 摔落, "转给" of 转让给), and of its one-character words. */
-  characters: Set<string>;
-  kinds: RegExp[];
-}
-
-/** "How long", "how much"…: their second word asks (ANSWER_KINDS), it names nothing a sentence should hold. */
-const ASKING_PHRASE = /\bhow (?:long|much|many|soon|often|far|big|large|heavy|tall|wide|old|hot|cold|warm)\b/gi;
-/**
- * Chinese words that ask (多久, 几天, 什么, 哪个…): like ASKING_PHRASE, they name nothing a sentence should hold, and
- * the character bigrams across them and their neighbours (天内 of 几天|内) are no words of the question. The unit one
- * asks for is read from it still, among the English words of a Chinese question's units (see translatedUnits).
- */
-const CHINESE_ASKING = /多长时间|多久|多长|多少|几(?:秒|分钟|小时|天|周|个月|月|年|个|次|点|种|位)?|什么|哪(?:个|些|里|儿|种|位)?|怎么|怎样|如何|为什么|是否|能否/g;
-
-/** The text without its Chinese words that ask: matches of CHINESE_ASKING that begin and end where the segmenter cuts words (not the 几 of 茶几). */
-function withoutAskingWords(text: string): string {
-  const bounds = new Set([0, text.length]);
-  for (const { index, segment } of chineseWordSegmenter.segment(text)) bounds.add(index).add(index + segment.length);
-  return text.replace(CHINESE_ASKING, (match: string, offset: number) => (bounds.has(offset) && bounds.has(offset + match.length) ? ' ' : match));
-}
-
-/**
- * The character bigrams of a text that straddle two words of the
- * segmenter's dictionary (分可 in 积分|可以): two words found whole say the
- * bigram across them is no word. A bigram next to a single character may be
- * one (the dictionary misses 转给 in 转|给).
- */
-function straddlingBigrams(text: string): Set<string> {
-  const segments = [...chineseWordSegmenter.segment(text.toLowerCase())].map(({ segment }) => segment);
-  const straddling = new Set<string>();
-  for (let i = 0; i + 1 < segments.length; i += 1) {
-    const [left, right] = [segments[i], segments[i + 1]];
-    if (left.length >= 2 && right.length >= 2 && containsCjk(left.at(-1)!) && containsCjk(right[0])) straddling.add(left.at(-1)! + right[0]);
-  }
-  return straddling;
-}
-
-/** A part of the question; `idf` has the keys the candidate sentences hold. */
-function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionPart {
-  // A yes/no question's A不A ("能不能", "是不是") asks whether; it denies nothing.
-  const asked = part.replace(/(\p{Script=Han})不\1/gu, '$1');
-  const phrased = (CONTENTS_KIND.asks.test(asked) ? asked.replace(CONTENTS_VERBS, ' ') : asked).replace(ASKING_PHRASE, 'how').replace(CONDITION_ASKS, ' ');
-  const named = withoutAskingWords(phrased);
-  // A span of time is matched by its key, in any unit ("一年" for "12 个月"), not also by its number ("一年" as a bigram);
-  // not in a question that asks for an amount, which names its span as the amount's frame ("spend in a year"): a
-  // sentence that states the span alone ("a one-year warranty") does not answer it.
-  const spans = AMOUNT_KIND.asks.test(asked) ? new Set<string>() : durationKeys(named);
-  const spanless = spans.size > 0 ? withoutDurationNumbers(named) : named;
-  const words = wordKeys(spanless);
-  const straddling = straddlingBigrams(spanless);
-  const terms = new Map<string, number>();
-  const characters = new Set<string>();
-  for (const key of matchKeys(spanless)) {
-    // A Chinese word of one character ("后", "内") is matched as a character (see relevance); the bigrams around it carry more.
-    if (/^[\u3400-\u9fff]$/.test(key)) characters.add(key);
-    else if (words.has(key)) terms.set(key, isFunctionWordKey(key) ? FUNCTION_WORD_SHARE : 1);
-    else if (!straddling.has(key)) terms.set(key, BIGRAM_SHARE);
-  }
-  for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of word.match(CJK_CHARACTER) ?? []) characters.add(character);
-  for (const key of spans) terms.set(key, DURATION_SHARE);
-  // The unit a Chinese question asks for (几点, 几秒) is a word the English sentence that answers holds ("local time", "10 seconds").
-  const translated = translatedUnits(phrased);
-  for (const key of translated.keys) if (!terms.has(key)) terms.set(key, TRANSLATED_SHARE);
-  for (const character of translated.characters) characters.add(character);
-  // Words as a reader would cut them (出|厂 → 出厂), for the glossary.
-  const translatedWords = contentWords(spanless).flatMap((word) => {
-    const translations = containsCjk(word) ? englishKeysOf(word) : [];
-    return translations.length > 0 ? [[...translations]] : [];
-  });
-  const translationsOfTerm = new Map<string, readonly string[]>();
-  for (const token of new Set(tokenize(spanless))) {
-    if (!/^[a-z]+$/.test(token)) continue;
-    const key = matchKey(token);
-    translationsOfTerm.set(key, [...new Set([...(translationsOfTerm.get(key) ?? []), ...chineseWordsOf(token)])]);
-  }
-  return {
-    chinese: containsCjk(part),
-    terms,
-    translationsOfTerm,
-    translatedWords,
-    characters,
-    kinds: ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers),
-  };
 }
 
 /** A document's file name as words ("aurora-x1-router-manual.md" → "aurora x1 router manual"): it names the document's topic, as a heading above all of it would. */

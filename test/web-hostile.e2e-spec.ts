@@ -6,7 +6,7 @@ import { JwtService } from '@nestjs/jwt';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { WEB_CLIENT_DIR } from '../src/web-client.module.js';
-import { appInChromium, describeWithChromium, pageErrors, signedInPage, VIEWPORTS, overflowing } from './support/browser.js';
+import { appInChromium, describeWithChromium, emptyChatLoaded, pageErrors, signedInPage, VIEWPORTS, overflowing } from './support/browser.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
 
 if (!existsSync(path.join(WEB_CLIENT_DIR, 'index.html'))) {
@@ -78,7 +78,7 @@ describeWithChromium('web client review: hostile content and addresses', () => {
     const user = uniqueUser('review-401');
     const { context, page } = await signedInPage(app.browser, app.base, app.tokenOf(user));
     try {
-      await composer(page).waitFor();
+      await emptyChatLoaded(page);
       const typed = 'A long question I do not want to type again';
       await composer(page).fill(typed);
       // The token stops being accepted (as when it expires): the next request is refused with a 401.
@@ -104,6 +104,7 @@ describeWithChromium('web client review: hostile content and addresses', () => {
     try {
       await page.getByRole('button', { name: 'Knowledge base' }).click();
       await page.getByLabel('Test query').waitFor();
+      await page.getByRole('table', { name: 'Documents', exact: true }).waitFor(); // its listing's last page is in: no load is under way
       await page.evaluate((bad) => sessionStorage.setItem('agentic-rag.token', bad), refusedToken(admin));
       await page.getByLabel('Test query').fill('warranty');
       await page.getByRole('button', { name: 'Search', exact: true }).click();

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { WEB_CLIENT_DIR } from '../src/web-client.module.js';
-import { describeWithChromium, launchChromium, signedInPage, VIEWPORTS } from './support/browser.js';
+import { describeWithChromium, emptyChatLoaded, launchChromium, signedInPage, VIEWPORTS } from './support/browser.js';
 import { FakeOpenAIServer } from './support/fake-openai-server.js';
 import { FakeWeatherServer } from './support/fake-weather-server.js';
 import { createTestApp, TestApp, uniqueUser } from './support/test-app.js';
@@ -334,7 +334,7 @@ describeWithChromium('the web client, with the local model: rough edges', () => 
     const user = uniqueUser('web-bad-token');
     const { context, page } = await signedInPage(browser, base, tokenOf(user));
     try {
-      await page.getByRole('heading', { name: 'Ask the knowledge base' }).waitFor();
+      await emptyChatLoaded(page);
       const box = page.getByLabel('Message', { exact: true });
       await box.fill('A question I do not want to type twice');
       // The token goes bad under the page (pasted wrong, edited): the next call is refused.

@@ -59,6 +59,16 @@ export async function signedInPage(
   return { context, page };
 }
 
+/**
+ * Waits until a new user's empty chat has finished loading: the session list ("No conversations yet.") and the
+ * empty state's documents (fetched after the collections). A test that swaps the token under the page waits for
+ * this first, so the next call to carry the bad token is the one the test makes, not a load still under way.
+ */
+export async function emptyChatLoaded(page: Page): Promise<void> {
+  await page.getByRole('navigation', { name: 'Sessions' }).getByText('No conversations yet.').waitFor();
+  await page.getByRole('list', { name: 'Documents you can ask about' }).or(page.getByText('The knowledge base holds no document you can read yet.')).waitFor();
+}
+
 /** Writes `docs/screenshots/<name>-<width>.png` of the page as it is now. */
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });

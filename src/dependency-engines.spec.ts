@@ -5,6 +5,7 @@ import semver from 'semver';
 interface LockEntry {
   version?: string;
   engines?: { node?: unknown } | string[];
+  hasInstallScript?: boolean;
 }
 
 /** The oldest Node.js the project supports (package.json `engines.node`, >=20.19). */
@@ -18,6 +19,16 @@ describe('Dependencies on the oldest supported Node.js', () => {
       .map(([where, entry]) => `${where}@${entry.version}: node ${(entry.engines as { node: string }).node}`);
     expect(OLDEST_NODE).toBe('20.19.0');
     expect(refusing).toEqual([]);
+  });
+
+  it("every package with an install script has its entry in package.json's allowScripts, so npm 11's install warns of none", () => {
+    const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as { packages: Record<string, LockEntry> };
+    const { allowScripts = {} } = JSON.parse(readFileSync('package.json', 'utf8')) as { allowScripts?: Record<string, boolean> };
+    const withScripts = Object.entries(lock.packages)
+      .filter(([where, entry]) => where && entry.hasInstallScript)
+      .map(([where]) => where.slice(where.lastIndexOf('node_modules/') + 'node_modules/'.length));
+    expect(withScripts.length).toBeGreaterThan(0);
+    expect(withScripts.filter((name) => !(name in allowScripts))).toEqual([]);
   });
 
   // file-type is pinned to 21 (22 wants Node 22); @nestjs/common imports it only here, when a file is validated.

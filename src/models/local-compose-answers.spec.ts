@@ -139,6 +139,14 @@ describe('how the local model scores a sentence against the question', () => {
     expect(firstAnswer('How long are lamps I bought covered?', passages)).toBe('Lamps you buy on their own are covered for one year.');
   });
 
+  it('answers a question about a kind of thing with the rule for its class ("whisky" by "alcohol", "dog" by "animals")', () => {
+    const bar = 'Snacks from the lounge menu are included in the fare. Alcohol is served only in the dining car.';
+    expect(firstAnswer('Where can I order a whisky on the train?', bar)).toBe('Alcohol is served only in the dining car.');
+    // Both name the lounge; only the class of the dog tells them apart (the broader word counts half a word, as a translation does).
+    const lounge = 'Snacks are served in the lounge until noon. Animals are not admitted to the lounge.';
+    expect(firstAnswer('Can I bring my dog into the lounge?', lounge)).toBe('Animals are not admitted to the lounge.');
+  });
+
   it('matches a Chinese word that no sentence holds by its characters, in sentences that hold another term', () => {
     // 摔坏 (broken by a fall) is in no sentence; 摔落 (a fall) is.
     expect(firstAnswer('摔坏了还能保修吗？', [RETURNS_POLICY])).toBe('进水、摔落和私自拆修造成的损坏不在保修范围内。');

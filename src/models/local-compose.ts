@@ -5,6 +5,7 @@ import { chineseWordsOfKey, holdsTranslation, translatedKeys } from '../common/g
 import { clip, containsCjk } from '../common/text.js';
 import { durationKeys } from '../common/durations.js';
 import { inverseDocumentFrequency } from '../common/inverse-frequency.js';
+import { broaderKeys } from '../common/hypernyms.js';
 import { questionPart, type QuestionPart } from './local-question.js';
 import { passageSentencesWithHeadings } from './local-passage-text.js';
 
@@ -34,6 +35,13 @@ const CHARACTER_SHARE = 0.25;
  * translations then joins the answer only where it holds more of them.
  */
 const GLOSSARY_SHARE = 0.5;
+/**
+ * What an English word of the question counts in an English sentence that holds a broader word for it by WordNet
+ * ("alcohol" for "wine", see common/hypernyms): half, as a translation does. A rule for the class answers for its
+ * kinds; a narrower word ("meals" for "food") is not counted: what holds for one kind does not answer for the class,
+ * and it put "Meals during travel are reimbursed…" before the alcohol rule for "a beer I had with dinner".
+ */
+const BROADER_SHARE = 0.5;
 /**
  * What a Chinese word of the question found in an English sentence through the glossary counts, and a unit of a Chinese
  * question (天 → days) found among a Chinese sentence's translations: less, since a Chinese word has up to 16 English
@@ -148,6 +156,10 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       // Found through a translation the segmenter cut (优惠|券): a key no sentence holds, as rare as the rarest.
       matched += (part.chinese ? TRANSLATED_WORD_SHARE : GLOSSARY_SHARE) * weight * (rarity ?? rarest);
       holdsTerm = true;
+    } else if (!candidate.chinese && weight === 1 && holdsBroader(candidate.keys, term)) {
+      // A broader word for the question's: as rare as the term, or the rarest when no sentence holds the term.
+      matched += BROADER_SHARE * weight * (rarity ?? rarest);
+      holdsTerm = true;
     } else if (candidate.headingKeys.has(term)) matched += HEADING_SHARE * weight * (rarity ?? rarest);
   }
   // A Chinese word of the question in an English sentence: by its rarest translation the sentence holds.
@@ -172,6 +184,12 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
   const namesSection = words.length > 0 && words.every((term) => candidate.headingKeys.has(term));
   const lengthFactor = namesSection ? 1 : (SATURATION + 1) / (1 + SATURATION * (1 - LENGTH_WEIGHT + (LENGTH_WEIGHT * candidate.length) / averageLength));
   return lengthFactor * (matched + (givesWhatIsAskedFor ? Math.min(matched, total / Math.max(1, known)) : 0));
+}
+
+/** Whether a sentence's keys hold a broader word for the term (see common/hypernyms). */
+function holdsBroader(keys: Set<string>, term: string): boolean {
+  for (const key of broaderKeys(term)) if (keys.has(key)) return true;
+  return false;
 }
 
 /**

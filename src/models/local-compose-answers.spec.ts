@@ -394,3 +394,20 @@ describe('the local model reads an English word through ECDICT where CC-CEDICT h
     expect(sentencesOf(answer)).toContain('会员等级降级不会影响已有积分。');
   });
 });
+
+describe('the local model reads each sentence of overlapping passages once', () => {
+  // Neighbouring chunks repeat the text around their boundary (KNOWLEDGE_CHUNK_OVERLAP): the first chunk ends in the
+  // head of a sentence, the second opens with the tail of another, and the sentences between are in both.
+  const first = { source: 'fees.md', text: 'Late fees are charged after ten days. Card payments carry no fee. Cheques are not accepted. Bank transfers take up' };
+  const second = { source: 'fees.md', text: 'carry no fee. Cheques are not accepted. Bank transfers take up to three days to arrive. Cash is welcome.' };
+  const cited = (question: string) => sentencesOf(composeFromPassages(question, [first, second]));
+
+  it('cites a sentence found whole in two passages once', () => {
+    expect(cited('Are cheques accepted?').filter((sentence) => sentence === 'Cheques are not accepted.')).toHaveLength(1);
+  });
+
+  it('cites the whole sentence, not the piece of it a passage opens or ends with', () => {
+    expect(cited('Which payments carry no fee?')).toEqual(['Card payments carry no fee.']);
+    expect(cited('How long do bank transfers take?')).toEqual(['Bank transfers take up to three days to arrive.']);
+  });
+});

@@ -85,32 +85,59 @@ function documentName(source: string): string {
   return source.replace(/\.[a-z0-9]{1,5}$/i, '').replace(/[-_.]+/g, ' ');
 }
 
-/** Sentences of the passages, without a sentence that another one holds whole (the overlap between neighbouring chunks). */
+/** Sentences of the passages, each once (see withoutRepeats). */
 function candidatesOf(passages: Passage[]): Candidate[] {
   const all: Candidate[] = [];
+  const edges = new Set<Candidate>();
   // Sentences repeat between overlapping passages, and headings stand above several sentences: each is read once.
   const keysOf = new Map<string, Set<string>>();
   // A span of time is also a key of its own, the same in any unit or language ("12 个月" and "a year").
   const keys = (text: string) => keysOf.get(text) ?? keysOf.set(text, new Set([...matchKeys(text), ...durationKeys(text)])).get(text)!;
   const noKeys = new Set<string>();
   passages.forEach((passage, rank) => {
-    passageSentencesWithHeadings(passage.text).forEach((sentence, index) => {
-      all.push({
+    const sentences = passageSentencesWithHeadings(passage.text);
+    sentences.forEach((sentence, index) => {
+      const candidate: Candidate = {
         text: sentence.text,
         chinese: containsCjk(sentence.text),
         passage,
         rank,
-        order: rank * 1000 + index,
+        order: rank * PASSAGE_ORDER + index,
         keys: keys(sentence.text),
         translatedKeys: containsCjk(sentence.text) ? translatedKeys(keys(sentence.text)) : noKeys,
         characters: new Set(sentence.text.match(CJK_CHARACTER)),
         headingKeys: keys([documentName(passage.source), ...sentence.headings].join(' ')),
         length: wordKeys(sentence.text).size,
-      });
+      };
+      all.push(candidate);
+      if (index === 0 || index === sentences.length - 1) edges.add(candidate);
     });
   });
-  const normalised = all.map((candidate) => candidate.text.replace(/\s+/g, ' ').toLowerCase());
-  return all.filter((_, i) => !normalised.some((other, j) => j !== i && other.includes(normalised[i]) && (other.length > normalised[i].length || j < i)));
+  return withoutRepeats(all, edges);
+}
+
+/** Room in `order` for a passage's sentences: a passage of 100 000 characters has fewer. */
+const PASSAGE_ORDER = 1_000_000;
+
+/**
+ * The sentences without one that another holds whole: the overlap between neighbouring chunks repeats the sentences
+ * around their boundary, and cuts one at the end of the first chunk and one at the start of the next. A sentence found
+ * twice is kept where it is first; a piece of a sentence can only be the first or last sentence of its passage (an
+ * `edge`), so only those are searched for in the others, and the cost grows with the sentences, not their square (every
+ * sentence searched in every other took 1 s for 20 passages of 30 000 characters).
+ */
+function withoutRepeats(all: Candidate[], edges: ReadonlySet<Candidate>): Candidate[] {
+  const normalised = new Map(all.map((candidate) => [candidate, candidate.text.replace(/\s+/g, ' ').toLowerCase()]));
+  const seen = new Set<string>();
+  const once = all.filter((candidate) => {
+    const text = normalised.get(candidate)!;
+    return !seen.has(text) && Boolean(seen.add(text));
+  });
+  return once.filter((candidate) => {
+    if (!edges.has(candidate)) return true;
+    const text = normalised.get(candidate)!;
+    return !once.some((other) => other !== candidate && normalised.get(other)!.length > text.length && normalised.get(other)!.includes(text));
+  });
 }
 
 /** How rare each key is among the candidate sentences (BM25's inverse document frequency). */

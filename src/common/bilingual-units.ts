@@ -1,7 +1,5 @@
 import { matchKey, wordKeys } from './match-keys.js';
-import { containsCjk } from './text.js';
-
-const CJK_CHARACTER = /[\u3400-\u9fff]/g;
+import { chineseCharacters, containsCjk } from './text.js';
 
 /**
  * Words that need no domain knowledge to translate: units and what a
@@ -31,7 +29,7 @@ export function translatedUnits(question: string): { keys: Set<string>; characte
     if (containsCjk(question)) {
       if (unit.zh.test(question)) for (const word of unit.en) keys.add(matchKey(word));
     } else if (unit.en.some((word) => englishWords.has(matchKey(word)))) {
-      for (const character of unit.zh.source.match(CJK_CHARACTER) ?? []) if (!'几多少每内'.includes(character)) characters.add(character);
+      for (const character of chineseCharacters(unit.zh.source)) if (!'几多少每内'.includes(character)) characters.add(character);
     }
   }
   return { keys, characters };

@@ -99,6 +99,13 @@ export function containsCjk(text: string): boolean {
   return CJK.test(text);
 }
 
+const CHINESE_CHARACTER = /[\u3400-\u9fff]/g;
+
+/** The Chinese characters of a text, in order, repeats and all. */
+export function chineseCharacters(text: string): string[] {
+  return text.match(CHINESE_CHARACTER) ?? [];
+}
+
 const CJK_RUN = /[\u3400-\u9fff\uf900-\ufaff]+/g;
 
 /**

@@ -2,7 +2,7 @@ import { matchKeys, wordKeys } from '../common/match-keys.js';
 import { questionParts } from '../common/question-parts.js';
 import { sentencesOf } from '../common/sentences.js';
 import { chineseWordsOfKey, holdsTranslation, translatedKeys } from '../common/glossary.js';
-import { clip, containsCjk } from '../common/text.js';
+import { chineseCharacters, clip, containsCjk } from '../common/text.js';
 import { durationKeys } from '../common/durations.js';
 import { inverseDocumentFrequency } from '../common/inverse-frequency.js';
 import { broaderKeys } from '../common/hypernyms.js';
@@ -58,8 +58,6 @@ function citation(passage: Passage): string {
   return passage.page ? `[${passage.source} p.${passage.page}]` : `[${passage.source}]`;
 }
 
-const CJK_CHARACTER = /[\u3400-\u9fff]/g;
-
 interface Candidate {
   text: string;
   /** Written in Chinese (else in English). */
@@ -105,7 +103,7 @@ function candidatesOf(passages: Passage[]): Candidate[] {
         order: rank * PASSAGE_ORDER + index,
         keys: keys(sentence.text),
         translatedKeys: containsCjk(sentence.text) ? translatedKeys(keys(sentence.text)) : noKeys,
-        characters: new Set(sentence.text.match(CJK_CHARACTER)),
+        characters: new Set(chineseCharacters(sentence.text)),
         headingKeys: keys([documentName(passage.source), ...sentence.headings].join(' ')),
         length: wordKeys(sentence.text).size,
       };
@@ -128,11 +126,9 @@ const PASSAGE_ORDER = 1_000_000;
  */
 function withoutRepeats(all: Candidate[], edges: ReadonlySet<Candidate>): Candidate[] {
   const normalised = new Map(all.map((candidate) => [candidate, candidate.text.replace(/\s+/g, ' ').toLowerCase()]));
-  const seen = new Set<string>();
-  const once = all.filter((candidate) => {
-    const text = normalised.get(candidate)!;
-    return !seen.has(text) && Boolean(seen.add(text));
-  });
+  const firstOfText = new Map<string, Candidate>();
+  for (const candidate of all) if (!firstOfText.has(normalised.get(candidate)!)) firstOfText.set(normalised.get(candidate)!, candidate);
+  const once = [...firstOfText.values()];
   return once.filter((candidate) => {
     if (!edges.has(candidate)) return true;
     const text = normalised.get(candidate)!;

@@ -1,7 +1,7 @@
 import { matchKey, wordTokens } from '../common/match-keys.js';
 import { translatedUnits } from '../common/bilingual-units.js';
 import { chineseWordsOf, englishKeysOf } from '../common/glossary.js';
-import { containsCjk, contentWords, tokenize } from '../common/text.js';
+import { chineseCharacters, containsCjk, contentWords, tokenize } from '../common/text.js';
 import { isFunctionWordKey } from '../common/function-words.js';
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
 import { AMOUNT_KIND, ANSWER_KINDS, CONDITION_ASKS, CONTENTS_KIND, CONTENTS_VERBS } from './local-answer-kinds.js';
@@ -20,7 +20,6 @@ const BIGRAM_SHARE = 0.5;
 /** What a unit translated from the question's language (秒 → seconds) counts, against a word of the question. */
 const TRANSLATED_SHARE = 0.25;
 
-const CJK_CHARACTER = /[\u3400-\u9fff]/g;
 const chineseWordSegmenter = new Intl.Segmenter('zh', { granularity: 'word' });
 
 /** A part of the question: its terms, each with its weight, and what it asks for beyond them. */
@@ -94,7 +93,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
     else if (words.has(key)) terms.set(key, isFunctionWordKey(key) ? FUNCTION_WORD_SHARE : 1);
     else if (!straddling.has(key)) terms.set(key, BIGRAM_SHARE);
   }
-  for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of word.match(CJK_CHARACTER) ?? []) characters.add(character);
+  for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of chineseCharacters(word)) characters.add(character);
   for (const key of spans) terms.set(key, DURATION_SHARE);
   // The unit a Chinese question asks for (几点, 几秒) is a word the English sentence that answers holds ("local time", "10 seconds").
   const translated = translatedUnits(phrased);

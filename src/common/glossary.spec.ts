@@ -25,6 +25,15 @@ describe('glossary (CC-CEDICT)', () => {
     expect(chineseWordsOf('warranty')).toContain('保修');
   });
 
+  it('reads no negated gloss as naming its words: 不准 ("not to allow") is not "allow", 不错 ("not bad") is not "bad"', () => {
+    expect(englishKeysOf('不准')).not.toContain('allow');
+    expect(englishKeysOf('不准')).toContain('forbid');
+    expect(englishKeysOf('不错')).not.toContain('bad');
+    expect(chineseWordsOf('allow')).not.toEqual(expect.arrayContaining(['不准']));
+    expect(chineseWordsOf('allow')).not.toEqual(expect.arrayContaining(['不许']));
+    expect(chineseWordsOf('allow')).toContain('允许');
+  });
+
   it('translates the key words of a search, each once, in order', () => {
     const english = translateForSearch(['酒店', '住宿', '酒店']);
     expect(english).toEqual(expect.arrayContaining(['hotel', 'lodging']));

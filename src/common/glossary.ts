@@ -47,6 +47,11 @@ const GLOSS_STOPWORDS = new Set(
     'come let become used use kind sort way thing things'
   ).split(' '),
 );
+/**
+ * A gloss that negates ("not to allow" of 不准, "not bad" of 不错, "without reason" of 无理由): read without its
+ * negation, which is a stopword, it would name the opposite of the word, and it is not read at all.
+ */
+const NEGATED_GLOSS = /\b(?:not|no|non|never|nor|neither|without|cannot|can't|don't|doesn't|didn't|won't|isn't|aren't|wasn't|mustn't|shouldn't)\b/i;
 const CHINESE_WORD = /^[\u3400-\u9fff\uf900-\ufaff]{2,}$/;
 /** The longest Chinese word the glossary keeps: longer ones are proverbs and names, not what a question's words are cut into. */
 const MAX_WORD_LENGTH = 12;
@@ -72,7 +77,7 @@ interface Glossary {
 function cleanedGlosses(english: readonly string[]): string[][] {
   return english
     .flatMap((line) => line.split(/;\s*/))
-    .filter((gloss) => gloss && !NON_MEANING.test(gloss))
+    .filter((gloss) => gloss && !NON_MEANING.test(gloss) && !NEGATED_GLOSS.test(gloss))
     .slice(0, GLOSSES_PER_WORD)
     .map((gloss) =>
       (
@@ -174,6 +179,15 @@ export function englishKeysOf(chineseWord: string): readonly string[] {
 export function chineseWordsOf(englishWord: string): readonly string[] {
   const word = englishWord.toLowerCase();
   return loadGlossary().chineseOfWord.get(word) ?? chineseWordsOfKey(matchKey(word));
+}
+
+/**
+ * Whether an English word has translations of its own beside those of the commoner word read for its stem
+ * ("allowance": 津贴, beside "allow": 允许, 许可): it is then found in Chinese text only by them, since a Chinese word
+ * that translates to its stem translates the other word (许可 is no allowance, 费用 nothing "expensive").
+ */
+export function hasOwnTranslations(englishWord: string): boolean {
+  return loadGlossary().chineseOfWord.has(englishWord.toLowerCase());
 }
 
 /** The Chinese words that translate an English word given as its match key (see match-keys). */

@@ -293,6 +293,11 @@ describe('the local model finds an English word of the question in a Chinese sen
     expect(firstAnswer('When can an officer visit?', passages)).toBe('公务员来访须提前预约。');
   });
 
+  it('finds a word that has translations of its own ("allowance": 津贴) only by them, not by a word of its stem ("allow": 许可)', () => {
+    const passages = [{ source: 'policy.md', text: '定制的软件许可不支持退货。 出差期间每日有伙食津贴。' }];
+    expect(sentencesOf(composeFromPassages('Is there an allowance?', passages))).toEqual(['出差期间每日有伙食津贴。']);
+  });
+
   it('finds a translation the word segmenter cut in two (优惠券 as 优惠|券)', () => {
     const refunds = { source: '退货与保修政策.md', text: '## 退款\n退款会在 5 个工作日内原路退回。 使用优惠券的订单，退款金额按实际支付金额计算，优惠券不予退还。' };
     expect(firstAnswer('What happens to my coupon when I get a refund?', [refunds])).toBe('使用优惠券的订单，退款金额按实际支付金额计算，优惠券不予退还。');

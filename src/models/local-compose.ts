@@ -174,7 +174,7 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       matched += weight * rarity!;
       holdsTerm = true;
     } else if (
-      candidate.translatedKeys.has(term) ||
+      (candidate.translatedKeys.has(term) && !part.ownTranslationTerms.has(term)) ||
       (candidate.chinese && !part.chinese && (part.translationsOfTerm.get(term) ?? chineseWordsOfKey(term)).some((word) => holdsTranslation(candidate.text, word)))
     ) {
       // Found through a translation the segmenter cut (优惠|券): a key no sentence holds, as rare as the rarest.

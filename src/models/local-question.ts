@@ -1,6 +1,6 @@
 import { matchKey, wordTokens } from '../common/match-keys.js';
 import { translatedUnits } from '../common/bilingual-units.js';
-import { chineseWordsOf, englishKeysOf } from '../common/glossary.js';
+import { chineseWordsOf, englishKeysOf, hasOwnTranslations } from '../common/glossary.js';
 import { chineseCharacters, containsCjk, contentWords, tokenize } from '../common/text.js';
 import { isFunctionWordKey } from '../common/function-words.js';
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
@@ -32,6 +32,8 @@ export interface QuestionPart {
    * the rewrites read them: "officer" is 官员, 公务员…, not 办公室 as "office", the commoner word of its stem.
    */
   translationsOfTerm: Map<string, readonly string[]>;
+  /** The English terms whose words have translations of their own (see hasOwnTranslations): found in a Chinese sentence only by those. */
+  ownTranslationTerms: Set<string>;
   /** Each Chinese word of the part that the glossary translates, as its English keys: for English sentences. */
   translatedWords: string[][];
   /** The characters of its Chinese words that no sentence holds whole ("摔坏" of 摔落, "转给" of 转让给), and of its one-character words. */
@@ -105,15 +107,19 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
     return translations.length > 0 ? [[...translations]] : [];
   });
   const translationsOfTerm = new Map<string, readonly string[]>();
+  const spelledByStem = new Set<string>();
   for (const token of new Set(tokens)) {
     if (!/^[a-z]+$/.test(token)) continue;
     const key = matchKey(token);
     translationsOfTerm.set(key, [...new Set([...(translationsOfTerm.get(key) ?? []), ...chineseWordsOf(token)])]);
+    if (!hasOwnTranslations(token)) spelledByStem.add(key);
   }
+  const ownTranslationTerms = new Set([...translationsOfTerm.keys()].filter((key) => !spelledByStem.has(key)));
   return {
     chinese: containsCjk(part),
     terms,
     translationsOfTerm,
+    ownTranslationTerms,
     translatedWords,
     characters,
     kinds: ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers),

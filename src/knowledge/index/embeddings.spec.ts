@@ -170,6 +170,14 @@ describe('the local rerank', () => {
     expect(points).toBeGreaterThanOrEqual(loadConfig({}).knowledge.minRelevance);
   });
 
+  it('finds an English word that has translations of its own ("allowance": 津贴) across languages only by them, not by a word of its stem ("allow": 许可)', async () => {
+    const rerank = new LocalRerank(1000);
+    const minRelevance = loadConfig({}).knowledge.minRelevance;
+    const [licences, meals] = await rerank.score('What is the allowance for meals?', ['定制商品、已激活的软件许可和礼品卡不支持无理由退货。', '出差期间每日伙食津贴为 60 美元。']);
+    expect(licences).toBeLessThan(minRelevance);
+    expect(meals).toBeGreaterThanOrEqual(minRelevance);
+  });
+
   it('counts, across languages, the words that name what is asked about, found even where the segmenter cut their translation', async () => {
     const rerank = new LocalRerank(1000);
     const minRelevance = loadConfig({}).knowledge.minRelevance;

@@ -281,6 +281,11 @@ describe('local evidence grading across languages', () => {
     expect(grade.evidence_answerability).not.toBe('none');
     expect(grade.grade_reason).not.toMatch(/^0 of/);
   });
+
+  it('finds a word that has translations of its own ("allowance": 津贴) only by them, not by a word of its stem ("allow": 许可)', () => {
+    expect(gradeEvidence('Is there an allowance?', [hit('policy.md', '定制的软件许可不支持退货。', 0.02, 0.05)]).grade_reason).toMatch(/^0 of 1 /);
+    expect(gradeEvidence('Is there an allowance?', [hit('policy.md', '出差期间每日有伙食津贴。', 0.02, 0.05)]).grade_reason).toMatch(/^1 of 1 /);
+  });
 });
 
 describe('local complexity judge', () => {

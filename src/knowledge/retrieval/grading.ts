@@ -1,5 +1,5 @@
 import type { RetrievalHit } from './retrieval.service.js';
-import { englishKeysOf, translatedKeys } from '../../common/glossary.js';
+import { chineseWordsOf, englishKeysOf, hasOwnTranslations, holdsTranslation, translatedKeys } from '../../common/glossary.js';
 import { matchKey, matchKeys, wordKeys } from '../../common/match-keys.js';
 import { containsCjk, contentWords } from '../../common/text.js';
 
@@ -150,10 +150,17 @@ function listed(titles: string[]): string {
 function coverageOf(query: string, terms: Set<string>, hits: RetrievalHit[], evidenceKeys: Set<string>): { covered: number; of: number } {
   const asWritten = { covered: [...terms].filter((term) => evidenceKeys.has(term)).length, of: terms.size };
   const zh = containsCjk(query);
-  const words = contentWords(query).map((word) => matchKey(word.toLowerCase()));
+  const spelled = contentWords(query).map((word) => word.toLowerCase());
+  const words = spelled.map(matchKey);
   if (words.length === 0 || hits.every((hit) => containsCjk(hit.text) === zh)) return asWritten;
   const translatedEvidence = translatedKeys(evidenceKeys);
-  const held = (word: string) => evidenceKeys.has(word) || translatedEvidence.has(word) || englishKeysOf(word).some((key) => evidenceKeys.has(key));
+  // A word with translations of its own ("allowance") is held by them, not by a word of its stem ("allow": 许可).
+  const ownTranslations = new Map(spelled.filter((word) => /^[a-z]+$/.test(word) && hasOwnTranslations(word)).map((word) => [matchKey(word), chineseWordsOf(word)]));
+  const heldAsTranslation = (word: string) => {
+    const own = ownTranslations.get(word);
+    return own ? hits.some((hit) => own.some((translation) => holdsTranslation(hit.text, translation))) : translatedEvidence.has(word);
+  };
+  const held = (word: string) => evidenceKeys.has(word) || heldAsTranslation(word) || englishKeysOf(word).some((key) => evidenceKeys.has(key));
   // A model number ("X2") is what a translation cannot stand in for: evidence without it is about something else.
   const weight = (word: string) => (/\d/.test(word) ? 2 : 1);
   const sum = (list: string[]) => list.reduce((total, word) => total + weight(word), 0);

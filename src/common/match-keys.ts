@@ -1,5 +1,6 @@
 import { stemmer } from 'stemmer';
 import { tokenize } from './text.js';
+import { wordSegments } from './segments.js';
 import irregularForms from './data/english-irregular-forms.json' with { type: 'json' };
 
 /** Inflected forms read by their lemma where the stemmer would part them from it ("bought" → "buy", "children" → "child", "adding" → "add"), from ECDICT (see data/NOTICE.md). */
@@ -7,7 +8,6 @@ const LEMMA_OF_IRREGULAR_FORM = new Map(Object.entries(irregularForms as Record<
 
 // Only plain English words are stemmed: numbers, model names such as "x1" and Chinese words stay as they are.
 const ENGLISH_WORD = /^[a-z]+$/;
-const wordSegmenter = new Intl.Segmenter('zh', { granularity: 'word' });
 
 /**
  * The form under which the judge compares a token of `tokenize`: an English
@@ -49,6 +49,6 @@ export function wordKeys(text: string): Set<string> {
 /** The tokens (of `tokenize`) of a text that are words as the segmenter cuts it, not the character bigrams it adds. */
 export function wordTokens(text: string, tokens: readonly string[]): string[] {
   const words = new Set<string>();
-  for (const { segment, isWordLike } of wordSegmenter.segment(text.toLowerCase())) if (isWordLike) words.add(segment.trim());
+  for (const { segment, isWordLike } of wordSegments(text.toLowerCase())) if (isWordLike) words.add(segment.trim());
   return tokens.filter((token) => words.has(token));
 }

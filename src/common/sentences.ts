@@ -1,3 +1,5 @@
+import { sentenceSegments } from './segments.js';
+
 /**
  * Sentences of a text in Chinese or English, by Unicode's sentence rules
  * (Intl.Segmenter): a full stop in a decimal ("2.4 GHz"), a version, or an
@@ -8,8 +10,6 @@
  * The X1", "Dr. Lee") from the end of a sentence; those in ABBREVIATIONS are
  * joined back to what follows.
  */
-
-const sentenceSegmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
 
 /** Abbreviations that end a sentence far less often than they stand before a capital inside one. */
 const ABBREVIATIONS = new Set(['approx', 'ca', 'cf', 'dr', 'e.g', 'eg', 'fig', 'i.e', 'ie', 'jr', 'mr', 'mrs', 'ms', 'no', 'nos', 'nr', 'pp', 'prof', 'sr', 'st', 'vol', 'vs']);
@@ -24,7 +24,7 @@ function endsWithAbbreviation(segment: string): boolean {
 export function sentencesOf(text: string): string[] {
   const out: string[] = [];
   let pending = '';
-  for (const { segment } of sentenceSegmenter.segment(text)) {
+  for (const { segment } of sentenceSegments(text)) {
     pending += segment;
     // A line break always ends the sentence; an abbreviation before it does not hold the next line.
     if (!/\n\s*$/.test(segment) && endsWithAbbreviation(segment)) continue;

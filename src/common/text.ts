@@ -1,14 +1,17 @@
 /** Text helpers that treat Chinese and English alike. */
+import { wordSegments } from './segments.js';
 
 /**
  * The version of `tokenize`: the knowledge base records it with every leaf it
  * indexes (full-text vectors and the local embeddings are built from these
  * tokens). Change it whenever `tokenize` would cut any text differently.
+ * Segmenting long texts in pieces (common/segments) left it as it was: the
+ * pieces cut every text as before, but for a run of 1 000 characters with no
+ * space or punctuation mark (no word), which is cut where the piece is full.
  */
 export const TOKENIZER_VERSION = 'segmenter-cjk-bigram-1';
 
 const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
-const wordSegmenter = new Intl.Segmenter('zh', { granularity: 'word' });
 
 const STOPWORDS = new Set([
   'the',
@@ -117,7 +120,7 @@ const CJK_RUN = /[\u3400-\u9fff\uf900-\ufaff]+/g;
 export function tokenize(text: string): string[] {
   const lower = text.toLowerCase();
   const out: string[] = [];
-  for (const { segment, isWordLike } of wordSegmenter.segment(lower)) {
+  for (const { segment, isWordLike } of wordSegments(lower)) {
     if (!isWordLike) continue;
     const word = segment.trim();
     if (word && !STOPWORDS.has(word)) out.push(word);
@@ -160,7 +163,7 @@ export function contentWords(text: string): string[] {
     if (singles.length > 1) add(singles);
     singles = '';
   };
-  for (const { segment, isWordLike } of wordSegmenter.segment(text)) {
+  for (const { segment, isWordLike } of wordSegments(text)) {
     const word = segment.trim();
     if (isWordLike && /^[\u3400-\u9fff\uf900-\ufaff]$/.test(word) && !STOPWORDS.has(word)) {
       singles += word;

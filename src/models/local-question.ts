@@ -2,6 +2,7 @@ import { matchKey, wordTokens } from '../common/match-keys.js';
 import { translatedUnits } from '../common/bilingual-units.js';
 import { chineseWordsOf, englishKeysOf, hasOwnTranslations } from '../common/glossary.js';
 import { chineseCharacters, containsCjk, contentWords, tokenize } from '../common/text.js';
+import { wordSegments } from '../common/segments.js';
 import { isFunctionWordKey } from '../common/function-words.js';
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
 import { AMOUNT_KIND, ANSWER_KINDS, CONDITION_ASKS, CONTENTS_KIND, CONTENTS_VERBS } from './local-answer-kinds.js';
@@ -19,8 +20,6 @@ const DURATION_SHARE = 1;
 const BIGRAM_SHARE = 0.5;
 /** What a unit translated from the question's language (秒 → seconds) counts, against a word of the question. */
 const TRANSLATED_SHARE = 0.25;
-
-const chineseWordSegmenter = new Intl.Segmenter('zh', { granularity: 'word' });
 
 /** A part of the question: its terms, each with its weight, and what it asks for beyond them. */
 export interface QuestionPart {
@@ -53,7 +52,7 @@ const CHINESE_ASKING = /多长时间|多久|多长|多少|几(?:秒|分钟|小�
 /** The text without its Chinese words that ask: matches of CHINESE_ASKING that begin and end where the segmenter cuts words (not the 几 of 茶几). */
 function withoutAskingWords(text: string): string {
   const bounds = new Set([0, text.length]);
-  for (const { index, segment } of chineseWordSegmenter.segment(text)) bounds.add(index).add(index + segment.length);
+  for (const { index, segment } of wordSegments(text)) bounds.add(index).add(index + segment.length);
   return text.replace(CHINESE_ASKING, (match: string, offset: number) => (bounds.has(offset) && bounds.has(offset + match.length) ? ' ' : match));
 }
 
@@ -64,7 +63,7 @@ function withoutAskingWords(text: string): string {
  * one (the dictionary misses 转给 in 转|给).
  */
 function straddlingBigrams(text: string): Set<string> {
-  const segments = [...chineseWordSegmenter.segment(text.toLowerCase())].map(({ segment }) => segment);
+  const segments = [...wordSegments(text.toLowerCase())].map(({ segment }) => segment);
   const straddling = new Set<string>();
   for (let i = 0; i + 1 < segments.length; i += 1) {
     const [left, right] = [segments[i], segments[i + 1]];

@@ -1,4 +1,4 @@
-import { tokenize } from './text.js';
+import { contentWords, tokenize } from './text.js';
 import { matchKey, matchKeys, wordKeys } from './match-keys.js';
 
 describe('term matching for the local judge and the local model', () => {
@@ -27,6 +27,15 @@ describe('term matching for the local judge and the local model', () => {
     // The auxiliaries keep their own keys: "has" is not "have" (a word of weight in a question), "was" not "be".
     expect(matchKey('has')).not.toBe(matchKey('have'));
     expect(matchKey('was')).not.toBe(matchKey('be'));
+  });
+
+  it('reads a word with an English clitic by the word ("node\'s", "node’s" → "node"), and a contracted stopword as none ("What\'s")', () => {
+    expect(matchKeys("each node's placement")).toEqual(matchKeys('each node placement'));
+    expect(matchKeys('each node’s placement')).toEqual(matchKeys('each node placement'));
+    expect(matchKeys("What's the limit? They're late, and I'm sure you'll see it's over.")).toEqual(matchKeys('limit they late sure see over'));
+    expect(contentWords("What's the daily food allowance for my son's trip?")).toEqual(['daily', 'food', 'allowance', 'son', 'trip']);
+    // "n't" is no clitic of a word: the negation stays.
+    expect(contentWords("Don't unplug it")).toContain("Don't");
   });
 
   it('leaves Chinese words, numbers and model names as tokenize gives them', () => {

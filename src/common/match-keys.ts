@@ -1,5 +1,5 @@
 import { stemmer } from 'stemmer';
-import { tokenize } from './text.js';
+import { isContractedStopword, tokenize, withoutClitic } from './text.js';
 import { wordSegments } from './segments.js';
 import irregularForms from './data/english-irregular-forms.json' with { type: 'json' };
 
@@ -13,10 +13,12 @@ const ENGLISH_WORD = /^[a-z]+$/;
  * The form under which the judge compares a token of `tokenize`: an English
  * word by its Porter stem, so that plural, tense and case do not matter
  * ("Warranties", "warranty" → "warranti"; "resetting" → "reset"), an
- * irregular form by its lemma's ("bought", "buy" → "bui"), anything else
+ * irregular form by its lemma's ("bought", "buy" → "bui"), a word with an
+ * English clitic by the word's ("node's" → "node"), anything else
  * unchanged.
  */
-export function matchKey(token: string): string {
+export function matchKey(written: string): string {
+  const token = withoutClitic(written);
   if (!ENGLISH_WORD.test(token)) return token;
   let stem = stems.get(token);
   if (stem === undefined) {
@@ -33,7 +35,7 @@ const stems = new Map<string, string>();
 
 /** The distinct comparison keys of a text (its `tokenize` tokens, each through `matchKey`). */
 export function matchKeys(text: string): Set<string> {
-  return new Set(tokenize(text).map(matchKey));
+  return new Set(comparedTokens(tokenize(text)).map(matchKey));
 }
 
 /**
@@ -43,12 +45,17 @@ export function matchKeys(text: string): Set<string> {
  * question the evidence answers.
  */
 export function wordKeys(text: string): Set<string> {
-  return new Set(wordTokens(text, tokenize(text)).map(matchKey));
+  return new Set(comparedTokens(wordTokens(text, tokenize(text))).map(matchKey));
 }
 
 /** The tokens (of `tokenize`) of a text that are words as the segmenter cuts it, not the character bigrams it adds. */
 export function wordTokens(text: string, tokens: readonly string[]): string[] {
   const words = new Set<string>();
-  for (const { segment, isWordLike } of wordSegments(text.toLowerCase())) if (isWordLike) words.add(segment.trim());
+  for (const { segment, isWordLike } of wordSegments(text.toLowerCase())) if (isWordLike) words.add(segment.trim()).add(withoutClitic(segment.trim()));
   return tokens.filter((token) => words.has(token));
+}
+
+/** The tokens of `tokenize` that name something: without the stopwords contracted with a clitic ("what's", see isContractedStopword). */
+export function comparedTokens(tokens: readonly string[]): string[] {
+  return tokens.filter((token) => !isContractedStopword(token));
 }

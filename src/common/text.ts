@@ -98,6 +98,23 @@ const STOPWORDS = new Set([
   '要',
 ]);
 
+const CLITIC = /^(\p{L}+)['’](?:s|re|ve|ll|d|m)$/iu;
+
+/** A word without its English clitic ("node's", "node’s" → "node"; "they're" → "they"); "n't" is no clitic, it negates. */
+export function withoutClitic(word: string): string {
+  return CLITIC.exec(word)?.[1] ?? word;
+}
+
+/**
+ * Whether a token of `tokenize` is a stopword contracted with a clitic ("what's", "it's", "I'm"): it names nothing.
+ * `tokenize` keeps such tokens, as the search index was built with them (see TOKENIZER_VERSION); what compares words
+ * (match keys, the local rerank) leaves them out.
+ */
+export function isContractedStopword(token: string): boolean {
+  const word = withoutClitic(token);
+  return word !== token && STOPWORDS.has(word.toLowerCase());
+}
+
 export function containsCjk(text: string): boolean {
   return CJK.test(text);
 }
@@ -151,7 +168,8 @@ export function tokenize(text: string): string[] {
 export function contentWords(text: string): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
-  const add = (word: string) => {
+  const add = (written: string) => {
+    const word = withoutClitic(written);
     const key = word.toLowerCase();
     if (word && !STOPWORDS.has(key) && !seen.has(key)) {
       seen.add(key);

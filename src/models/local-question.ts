@@ -1,7 +1,7 @@
-import { matchKey, wordTokens } from '../common/match-keys.js';
+import { comparedTokens, matchKey, wordTokens } from '../common/match-keys.js';
 import { translatedUnits } from '../common/bilingual-units.js';
 import { chineseWordsOf, englishKeysOf, hasOwnTranslations } from '../common/glossary.js';
-import { chineseCharacters, containsCjk, contentWords, tokenize } from '../common/text.js';
+import { chineseCharacters, containsCjk, contentWords, tokenize, withoutClitic } from '../common/text.js';
 import { wordSegments } from '../common/segments.js';
 import { isFunctionWordKey } from '../common/function-words.js';
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
@@ -83,7 +83,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
   // sentence that states the span alone ("a one-year warranty") does not answer it.
   const spans = AMOUNT_KIND.asks.test(asked) ? new Set<string>() : durationKeys(named);
   const spanless = spans.size > 0 ? withoutDurationNumbers(named) : named;
-  const tokens = tokenize(spanless);
+  const tokens = comparedTokens(tokenize(spanless));
   const words = new Set(wordTokens(spanless, tokens).map(matchKey));
   const straddling = straddlingBigrams(spanless);
   const terms = new Map<string, number>();
@@ -107,7 +107,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
   });
   const translationsOfTerm = new Map<string, readonly string[]>();
   const spelledByStem = new Set<string>();
-  for (const token of new Set(tokens)) {
+  for (const token of new Set(tokens.map(withoutClitic))) {
     if (!/^[a-z]+$/.test(token)) continue;
     const key = matchKey(token);
     translationsOfTerm.set(key, [...new Set([...(translationsOfTerm.get(key) ?? []), ...chineseWordsOf(token)])]);

@@ -178,6 +178,13 @@ describe('the local rerank', () => {
     expect(meals).toBeGreaterThanOrEqual(minRelevance);
   });
 
+  it('reads a word with an English clitic as the word ("node\'s" holds "node"), and a contracted stopword ("What\'s") as none', async () => {
+    const rerank = new LocalRerank(1000);
+    const [withClitic] = await rerank.score("What's each node's placement?", ['The app rates the placement of each node.']);
+    const [plain] = await rerank.score('each node placement?', ['The app rates the placement of each node.']);
+    expect(withClitic).toBe(plain);
+  });
+
   it('counts, across languages, the words that name what is asked about, found even where the segmenter cut their translation', async () => {
     const rerank = new LocalRerank(1000);
     const minRelevance = loadConfig({}).knowledge.minRelevance;

@@ -1,10 +1,10 @@
 import { chineseWordsOf, englishKeysOf, hasOwnTranslations, holdsTranslation, isUntranslatedWord, translatedKeys } from '../../common/glossary.js';
 import { isAskingWord } from '../../common/topic-words.js';
 import { isFunctionWordKey } from '../../common/function-words.js';
-import { matchKey, wordTokens } from '../../common/match-keys.js';
+import { comparedTokens, matchKey, wordTokens } from '../../common/match-keys.js';
 import { durationKeys } from '../../common/durations.js';
 import { inverseDocumentFrequency } from '../../common/inverse-frequency.js';
-import { containsCjk, contentWords, tokenize } from '../../common/text.js';
+import { containsCjk, contentWords, tokenize, withoutClitic } from '../../common/text.js';
 import { AppConfig, ConfigValidationError } from '../../config/app-config.js';
 import { LocalHashEmbeddings } from '../index/embeddings.js';
 
@@ -38,14 +38,15 @@ export class LocalRerank extends RerankProvider {
   }
 
   async score(query: string, passages: string[]): Promise<number[]> {
-    const queryTokens = tokenize(query);
+    // A word is compared without its clitic ("node's" holds "node"), and a stopword contracted with one ("what's") is none.
+    const queryTokens = comparedTokens(tokenize(query)).map(withoutClitic);
     // A Chinese question is counted by its words: the character bigrams `tokenize` adds across two of them (分能 of
     // 积分|能) are in no passage, and would hold any passage's share of the question down.
     const terms = new Set(containsCjk(query) ? wordTokens(query, queryTokens) : queryTokens);
     const across = crossLanguageTerms(query, queryTokens);
     // Each text is tokenized once, for its terms and its embedding alike.
     const q = this.embeddings.embedTokens(queryTokens);
-    const tokenized = passages.map((passage) => tokenize(passage));
+    const tokenized = passages.map((passage) => tokenize(passage).map(withoutClitic));
     const wordSets = tokenized.map((tokens) => new Set(tokens));
     const weights = termWeights(terms, wordSets);
     const totalWeight = [...weights.values()].reduce((sum, weight) => sum + weight, 0);

@@ -178,6 +178,21 @@ describe('the local rerank', () => {
     expect(meals).toBeGreaterThanOrEqual(minRelevance);
   });
 
+  it('compares the words of the question and the passages by stem ("receipt" is held by "receipts", "travelling" by "travel")', async () => {
+    const rerank = new LocalRerank(1000);
+    const minRelevance = loadConfig({}).knowledge.minRelevance;
+    const [receipts, hotels] = await rerank.score('Do I need a receipt when travelling?', [
+      'Submit receipts for every item after travel.',
+      'Hotels are booked through the portal.',
+    ]);
+    expect(receipts).toBeGreaterThanOrEqual(minRelevance);
+    expect(receipts).toBeGreaterThan(hotels);
+    const [plural] = await rerank.score('receipts travel', ['Submit receipts for every item after travel.']);
+    const [singular] = await rerank.score('receipt travelling', ['Submit receipts for every item after travel.']);
+    // The words' share is the same; only the embeddings' cosine, which hashes the words as written, tells them apart.
+    expect(singular).toBeGreaterThan(0.7 * plural);
+  });
+
   it('reads a word with an English clitic as the word ("node\'s" holds "node"), and a contracted stopword ("What\'s") as none', async () => {
     const rerank = new LocalRerank(1000);
     const [withClitic] = await rerank.score("What's each node's placement?", ['The app rates the placement of each node.']);

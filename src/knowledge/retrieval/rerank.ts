@@ -18,7 +18,7 @@ export abstract class RerankProvider {
 
 /**
  * Offline rerank (RERANK_PROVIDER=local): half the share of the query's
- * terms the passage contains, each weighed by its rarity among the passages
+ * terms the passage contains (by stem, see common/match-keys), each weighed by its rarity among the passages
  * scored together (see termWeights), half the cosine similarity of local
  * embeddings.
  */
@@ -42,12 +42,13 @@ export class LocalRerank extends RerankProvider {
     const queryTokens = comparedTokens(tokenize(query)).map(withoutClitic);
     // A Chinese question is counted by its words: the character bigrams `tokenize` adds across two of them (分能 of
     // 积分|能) are in no passage, and would hold any passage's share of the question down.
-    const terms = new Set(containsCjk(query) ? wordTokens(query, queryTokens) : queryTokens);
+    const terms = new Set((containsCjk(query) ? wordTokens(query, queryTokens) : queryTokens).map(matchKey));
     const across = crossLanguageTerms(query, queryTokens);
     // Each text is tokenized once, for its terms and its embedding alike.
     const q = this.embeddings.embedTokens(queryTokens);
     const tokenized = passages.map((passage) => tokenize(passage).map(withoutClitic));
-    const wordSets = tokenized.map((tokens) => new Set(tokens));
+    // Words are compared by their match keys, as the local judge and model compare them: "receipt" is held by "receipts".
+    const wordSets = tokenized.map((tokens) => new Set(tokens.map(matchKey)));
     const weights = termWeights(terms, wordSets);
     const totalWeight = [...weights.values()].reduce((sum, weight) => sum + weight, 0);
     return passages.map((passage, index) => {

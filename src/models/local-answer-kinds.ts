@@ -44,8 +44,9 @@ export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
     // a time of day, a date or a moment
     // "when" asks only where it opens a clause: in "is it safe when the light blinks" it sets a condition.
     asks: /(?:^|[,;:]\s*)(?:and\s+|but\s+|so\s+)?when\b|\bwhat time\b|什么时候|何时|几点|哪天/i,
+    // A start ("from the date of purchase", 自签收之日起) answers "when does it start" as a moment does.
     answers:
-      /\b\d{1,2}(?::\d{2})?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b|\d+\s*点|\b(?:midnight|noon|before|after|within|during|until|once)\b|凌晨|上午|下午|晚上|之前|之后|以内|内/i,
+      /\b\d{1,2}(?::\d{2})?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b|\d+\s*点|\b(?:midnight|noon|before|after|within|during|until|once)\b|\bfrom the (?:date|day|time|moment)\b|\b(?:as of|starting (?:on|from)|effective (?:from|on))\b|凌晨|上午|下午|晚上|之前|之后|以内|内|之日起|起算|起生效/i,
   },
   AMOUNT_KIND,
   {

@@ -207,6 +207,11 @@ describe('what the local model adds when the best sentences leave something unan
     expect(composeFromPassages('X1 的固件几点自动更新？', [X1_MANUAL, X1_MANUAL_TAIL])).toContain('between 2 a.m. and 4 a.m.');
   });
 
+  it('answers when something starts with the sentence that says from when ("from the date of purchase")', () => {
+    const answer = composeFromPassages('X1 的保修期从哪天起算？', [RETURNS_POLICY, X1_MANUAL_TAIL]);
+    expect(sentencesOf(answer)[0]).toBe('The Aurora X1 comes with a two-year limited hardware warranty from the date of purchase.');
+  });
+
   it('answers a part that shares no word with any sentence by the sentence after the previous part’s answer', () => {
     const answer = composeFromPassages('What does the light do when I hold the X1 reset button, and what gets lost?', [X1_MANUAL]);
     expect(sentencesOf(answer).slice(0, 2)).toEqual([

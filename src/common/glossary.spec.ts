@@ -1,5 +1,16 @@
 import { jest } from '@jest/globals';
-import { chineseWordsOf, englishKeysOf, englishWordsOf, holdsTranslation, loadGlossary, translateForSearch, translatedKeys, translationsForSearch } from './glossary.js';
+import {
+  chineseWordsOf,
+  englishKeysOf,
+  englishWordsOf,
+  holdsEnglishWord,
+  holdsTranslation,
+  loadGlossary,
+  translateForSearch,
+  translatedKeys,
+  translationsForSearch,
+} from './glossary.js';
+import { tokenize } from './text.js';
 
 describe('glossary (CC-CEDICT)', () => {
   it('gives the English keys of a Chinese word, by stem', () => {
@@ -32,6 +43,18 @@ describe('glossary (CC-CEDICT)', () => {
     expect(chineseWordsOf('allow')).not.toEqual(expect.arrayContaining(['不准']));
     expect(chineseWordsOf('allow')).not.toEqual(expect.arrayContaining(['不许']));
     expect(chineseWordsOf('allow')).toContain('允许');
+  });
+
+  it('finds an English word in Chinese text by its own translations where it has them, as running text writes them', () => {
+    const holds = (text: string, word: string) => holdsEnglishWord(text, translatedKeys(tokenize(text)), word);
+    // "allowance" is no "allow" (准许, 许可 name "allow" in CC-CEDICT), but 津贴 is one.
+    for (const text of ['经理准许后方可退货。', '软件许可不支持退货。']) expect(holds(text, 'allowance')).toBe(false);
+    expect(holds('出差期间每日有伙食津贴。', 'allowance')).toBe(true);
+    expect(holds('未拆封的商品允许七天内退货。', 'allow')).toBe(true);
+    // An adjective's or adverb's translation without its 的 or 地 (合理的, 完全地): text writes 价格合理, 完全免费.
+    expect(holds('价格很合理。', 'reasonable')).toBe(true);
+    expect(holds('维修完全免费。', 'completely')).toBe(true);
+    expect(holds('维修成功后寄回。', 'successful')).toBe(true);
   });
 
   it('translates the key words of a search, each once, in order', () => {

@@ -95,6 +95,7 @@ function load(): Glossary {
   const entries = JSON.parse(readFileSync(file, 'utf8')) as CedictEntry[];
   const englishOf = new Map<string, readonly string[]>();
   const named = new Map<string, Array<{ word: string; rank: number }>>();
+  const namedAsWritten = new Map<string, Array<{ word: string; rank: number }>>();
   // Gloss words repeat across entries: each is stemmed once here.
   const stems = new Map<string, string>();
   const stem = (word: string) => stems.get(word) ?? stems.set(word, matchKey(word)).get(word)!;
@@ -106,30 +107,32 @@ function load(): Glossary {
     // A word with several readings has several entries: the first reading's glosses first.
     const known = englishOf.get(simplified);
     englishOf.set(simplified, known ? [...new Set([...known, ...words])].slice(0, 2 * WORDS_PER_ENTRY) : words);
-    // A gloss of one word names the word; one of two ("accumulated points") names its head, the last.
+    // A gloss of one word names the word; one of two ("accumulated points") names its head, the last: by its stem, and
+    // by its spelling for a word read by its own (see chineseOfWord).
     glosses.forEach((gloss, position) => {
       if (gloss.length > 2) return;
-      const key = stem(gloss[gloss.length - 1]);
-      const list = named.get(key) ?? named.set(key, []).get(key)!;
-      list.push({ word: simplified, rank: position * 10 + simplified.length + (gloss.length - 1) * 5 });
+      const head = gloss[gloss.length - 1];
+      const entry = { word: simplified, rank: position * 10 + simplified.length + (gloss.length - 1) * 5 };
+      (named.get(stem(head)) ?? named.set(stem(head), []).get(stem(head))!).push(entry);
+      (namedAsWritten.get(head) ?? namedAsWritten.set(head, []).get(head)!).push(entry);
     });
   }
   const chineseOf = new Map<string, readonly string[]>();
-  for (const [key, list] of named) {
-    chineseOf.set(key, [...new Set(list.sort((a, b) => a.rank - b.rank).map((entry) => entry.word))].slice(0, CHINESE_PER_WORD));
-  }
-  const cedictOf = new Map(chineseOf);
+  const best = (list: Array<{ word: string; rank: number }>) => [...new Set(list.sort((a, b) => a.rank - b.rank).map((entry) => entry.word))].slice(0, CHINESE_PER_WORD);
+  for (const [key, list] of named) chineseOf.set(key, best(list));
   // A stem that a function word has ("us" of "use", "come" of "comely") names nothing to translate; of the words that
   // share any other stem ("account", "accountant"), the commonest, first in the table, is read for the stem, and each
   // other one for itself when asked for by its own spelling.
   const blocked = new Set([...GLOSS_STOPWORDS].map(stem));
   const read = new Map<string, string>();
   const chineseOfWord = new Map<string, readonly string[]>();
-  for (const [word, translations] of Object.entries(englishChinese as Record<string, string[]>)) {
+  for (const [word, written] of Object.entries(englishChinese as Record<string, string[]>)) {
     const key = stem(word);
     if (blocked.has(key) || isFunctionWordKey(key)) continue;
+    const translations = [...new Set(written.map((translation) => asWord(translation, word)))];
     if (read.has(key)) {
-      chineseOfWord.set(word, [...new Set([...(cedictOf.get(key) ?? []), ...translations.slice(0, TRANSLATIONS_PER_WORD)])]);
+      // Its own words only: those of its stem are the other word's ("allow": 允许, 许可 are no "allowance").
+      chineseOfWord.set(word, [...new Set([...best(namedAsWritten.get(word) ?? []), ...translations.slice(0, TRANSLATIONS_PER_WORD)])]);
       continue;
     }
     read.set(key, word);
@@ -142,6 +145,16 @@ function load(): Glossary {
     }
   }
   return { englishOf, chineseOf, chineseOfWord };
+}
+
+/**
+ * A translation as a word of running text: without the 的 of an adjective (合理的 → 合理, as in 价格合理) or the 地 of
+ * an adverb ("completely": 完全地 → 完全); a noun's 地 stays (目的地).
+ */
+function asWord(translation: string, englishWord: string): string {
+  if (translation.length < 3) return translation;
+  if (translation.endsWith('的') || (translation.endsWith('地') && englishWord.endsWith('ly'))) return translation.slice(0, -1);
+  return translation;
 }
 
 let glossary: Glossary | undefined;
@@ -184,10 +197,22 @@ export function chineseWordsOf(englishWord: string): readonly string[] {
 /**
  * Whether an English word has translations of its own beside those of the commoner word read for its stem
  * ("allowance": 津贴, beside "allow": 允许, 许可): it is then found in Chinese text only by them, since a Chinese word
- * that translates to its stem translates the other word (许可 is no allowance, 费用 nothing "expensive").
+ * that translates to its stem translates the other word (许可 is no allowance).
  */
 export function hasOwnTranslations(englishWord: string): boolean {
   return loadGlossary().chineseOfWord.has(englishWord.toLowerCase());
+}
+
+/**
+ * Whether a Chinese text holds an English word: by one of the word's translations, or, for a word without
+ * translations of its own (see hasOwnTranslations), by a Chinese word of the text that translates to its stem;
+ * `translated` is the translatedKeys of the text's tokens.
+ */
+export function holdsEnglishWord(text: string, translated: ReadonlySet<string>, englishWord: string): boolean {
+  const word = englishWord.toLowerCase();
+  if (!/^[a-z]+$/.test(word)) return false;
+  if (!hasOwnTranslations(word) && translated.has(matchKey(word))) return true;
+  return chineseWordsOf(word).some((translation) => holdsTranslation(text, translation));
 }
 
 /** The Chinese words that translate an English word given as its match key (see match-keys). */

@@ -285,6 +285,10 @@ describe('local evidence grading across languages', () => {
   it('finds a word that has translations of its own ("allowance": 津贴) only by them, not by a word of its stem ("allow": 许可)', () => {
     expect(gradeEvidence('Is there an allowance?', [hit('policy.md', '定制的软件许可不支持退货。', 0.02, 0.05)]).grade_reason).toMatch(/^0 of 1 /);
     expect(gradeEvidence('Is there an allowance?', [hit('policy.md', '出差期间每日有伙食津贴。', 0.02, 0.05)]).grade_reason).toMatch(/^1 of 1 /);
+    expect(gradeEvidence('Is there an allowance?', [hit('policy.md', '经理准许后方可退货。', 0.02, 0.05)]).grade_reason).toMatch(/^0 of 1 /);
+    // "allow" beside it is still held by 准许.
+    expect(gradeEvidence('Does the manager allow an allowance?', [hit('policy.md', '经理准许退货。', 0.02, 0.05)]).grade_reason).toMatch(/^2 of 3 /);
+    expect(gradeEvidence('Is the price reasonable?', [hit('policy.md', '价格很合理。', 0.02, 0.05)]).grade_reason).toMatch(/^2 of 2 /);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { RetrievalHit } from './retrieval.service.js';
-import { chineseWordsOf, englishKeysOf, hasOwnTranslations, holdsTranslation, translatedKeys } from '../../common/glossary.js';
+import { englishKeysOf, holdsEnglishWord, translatedKeys } from '../../common/glossary.js';
 import { matchKey, matchKeys, wordKeys } from '../../common/match-keys.js';
 import { containsCjk, contentWords } from '../../common/text.js';
 
@@ -154,17 +154,16 @@ function coverageOf(query: string, terms: Set<string>, hits: RetrievalHit[], evi
   const words = spelled.map(matchKey);
   if (words.length === 0 || hits.every((hit) => containsCjk(hit.text) === zh)) return asWritten;
   const translatedEvidence = translatedKeys(evidenceKeys);
-  // A word with translations of its own ("allowance") is held by them, not by a word of its stem ("allow": 许可).
-  const ownTranslations = new Map(spelled.filter((word) => /^[a-z]+$/.test(word) && hasOwnTranslations(word)).map((word) => [matchKey(word), chineseWordsOf(word)]));
-  const heldAsTranslation = (word: string) => {
-    const own = ownTranslations.get(word);
-    return own ? hits.some((hit) => own.some((translation) => holdsTranslation(hit.text, translation))) : translatedEvidence.has(word);
-  };
-  const held = (word: string) => evidenceKeys.has(word) || heldAsTranslation(word) || englishKeysOf(word).some((key) => evidenceKeys.has(key));
+  const chineseEvidence = hits.filter((hit) => containsCjk(hit.text)).map((hit) => hit.text);
+  // Each word as written: one with translations of its own ("allowance") is held only by them (see holdsEnglishWord).
+  const held = (i: number) =>
+    evidenceKeys.has(words[i]) ||
+    chineseEvidence.some((text) => holdsEnglishWord(text, translatedEvidence, spelled[i])) ||
+    englishKeysOf(words[i]).some((key) => evidenceKeys.has(key));
   // A model number ("X2") is what a translation cannot stand in for: evidence without it is about something else.
   const weight = (word: string) => (/\d/.test(word) ? 2 : 1);
   const sum = (list: string[]) => list.reduce((total, word) => total + weight(word), 0);
-  const translated = { covered: sum(words.filter(held)), of: sum(words) };
+  const translated = { covered: sum(words.filter((_, i) => held(i))), of: sum(words) };
   return translated.covered / translated.of > asWritten.covered / asWritten.of ? translated : asWritten;
 }
 

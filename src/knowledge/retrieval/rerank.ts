@@ -1,4 +1,4 @@
-import { chineseWordsOf, englishKeysOf, hasOwnTranslations, holdsTranslation, isUntranslatedWord, translatedKeys } from '../../common/glossary.js';
+import { englishKeysOf, holdsEnglishWord, isUntranslatedWord, translatedKeys } from '../../common/glossary.js';
 import { isAskingWord } from '../../common/topic-words.js';
 import { isFunctionWordKey } from '../../common/function-words.js';
 import { comparedTokens, matchKey, wordTokens } from '../../common/match-keys.js';
@@ -99,13 +99,13 @@ function termWeights(terms: ReadonlySet<string>, passages: ReadonlyArray<Readonl
 /**
  * What a passage in the other language than the question can hold of it:
  * each Latin word (a name, a model number, or a word of an English question
- * that neither asks nor only joins) as its match key or, for an English word, as one
- * of the Chinese words that translate it; and each Chinese word of a Chinese
+ * that neither asks nor only joins) as its match key or, for an English word, as
+ * a translation (see holdsEnglishWord); and each Chinese word of a Chinese
  * question as the English keys it translates to (see common/glossary), when
  * it has any; and the spans of time it states, in any unit ("a month" held
  * by "30 天", see common/durations).
  */
-type CrossLanguageTerm = { latin: string; chinese: readonly string[]; ownTranslations: boolean } | { translations: readonly string[] } | { durations: ReadonlySet<string> };
+type CrossLanguageTerm = { latin: string; word: string } | { translations: readonly string[] } | { durations: ReadonlySet<string> };
 
 /** The match keys of the English units of time: a question that states a span ("within a month") is matched by the span. */
 const TIME_UNITS = new Set(['second', 'minute', 'hour', 'day', 'week', 'fortnight', 'month', 'year'].map(matchKey));
@@ -116,11 +116,7 @@ function crossLanguageTerms(query: string, queryTokens: string[]): CrossLanguage
     // A function word ("under") or a light verb ("have") is never what a glossary translates: no passage in the other language holds it.
     .filter((token) => !containsCjk(token) && !isAskingWord(token) && !isFunctionWordKey(matchKey(token)) && !isUntranslatedWord(token))
     .filter((token) => durations.size === 0 || !TIME_UNITS.has(matchKey(token)))
-    .map((token) => ({
-      latin: matchKey(token),
-      chinese: /^[a-z]+$/.test(token) ? chineseWordsOf(token) : [],
-      ownTranslations: /^[a-z]+$/.test(token) && hasOwnTranslations(token),
-    }));
+    .map((token) => ({ latin: matchKey(token), word: token }));
   // Chinese words as a reader cuts them: the bigrams between two words (通城 of 普通|城市) are words of their own in the glossary.
   const chinese = contentWords(query).flatMap((word) => {
     const translations = containsCjk(word) && durationKeys(word).size === 0 ? englishKeysOf(word) : [];
@@ -134,7 +130,7 @@ function crossLanguageCoverage(terms: CrossLanguageTerm[], passage: string, pass
   const translated = translatedKeys(passageTokens);
   let passageDurations: Set<string> | undefined;
   const holds = (term: CrossLanguageTerm) => {
-    if ('latin' in term) return keys.has(term.latin) || (!term.ownTranslations && translated.has(term.latin)) || term.chinese.some((word) => holdsTranslation(passage, word));
+    if ('latin' in term) return keys.has(term.latin) || holdsEnglishWord(passage, translated, term.word);
     if ('translations' in term) return term.translations.some((key) => keys.has(key) || translated.has(key));
     passageDurations ??= durationKeys(passage);
     return [...term.durations].some((key) => passageDurations!.has(key));

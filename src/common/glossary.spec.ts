@@ -43,6 +43,9 @@ describe('glossary (CC-CEDICT)', () => {
     expect(chineseWordsOf('allow')).not.toEqual(expect.arrayContaining(['不准']));
     expect(chineseWordsOf('allow')).not.toEqual(expect.arrayContaining(['不许']));
     expect(chineseWordsOf('allow')).toContain('允许');
+    // Any "n't" ("hasn't ever" is no "ever"); a negation in an aside negates nothing ("alone (without company)").
+    expect(englishKeysOf('未曾')).not.toContain('ever');
+    expect(englishWordsOf('一个人')).toContain('alone');
   });
 
   it('finds an English word in Chinese text by its own translations where it has them, as running text writes them', () => {

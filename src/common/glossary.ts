@@ -51,7 +51,7 @@ const GLOSS_STOPWORDS = new Set(
  * A gloss that negates ("not to allow" of 不准, "not bad" of 不错, "without reason" of 无理由): read without its
  * negation, which is a stopword, it would name the opposite of the word, and it is not read at all.
  */
-const NEGATED_GLOSS = /\b(?:not|no|non|never|nor|neither|without|cannot|can't|don't|doesn't|didn't|won't|isn't|aren't|wasn't|mustn't|shouldn't)\b/i;
+const NEGATED_GLOSS = /\b(?:not|no|non|never|nor|neither|without|cannot|nothing|nobody|none|nowhere)\b|n't\b/i;
 const CHINESE_WORD = /^[\u3400-\u9fff\uf900-\ufaff]{2,}$/;
 /** The longest Chinese word the glossary keeps: longer ones are proverbs and names, not what a question's words are cut into. */
 const MAX_WORD_LENGTH = 12;
@@ -75,19 +75,22 @@ interface Glossary {
 }
 
 function cleanedGlosses(english: readonly string[]): string[][] {
-  return english
-    .flatMap((line) => line.split(/;\s*/))
-    .filter((gloss) => gloss && !NON_MEANING.test(gloss) && !NEGATED_GLOSS.test(gloss))
-    .slice(0, GLOSSES_PER_WORD)
-    .map((gloss) =>
-      (
-        gloss
-          .replace(/\([^)]*\)/g, ' ')
-          .replace(/\[[^\]]*\]/g, ' ')
-          .toLowerCase()
-          .match(/[a-z]+(?:'[a-z]+)?/g) ?? []
-      ).filter((word) => word.length >= 2 && !GLOSS_STOPWORDS.has(word)),
-    );
+  return (
+    english
+      .flatMap((line) => line.split(/;\s*/))
+      // A negation in an aside ("alone (without company)") negates nothing of the gloss.
+      .filter((gloss) => gloss && !NON_MEANING.test(gloss) && !NEGATED_GLOSS.test(gloss.replace(/\([^)]*\)/g, ' ')))
+      .slice(0, GLOSSES_PER_WORD)
+      .map((gloss) =>
+        (
+          gloss
+            .replace(/\([^)]*\)/g, ' ')
+            .replace(/\[[^\]]*\]/g, ' ')
+            .toLowerCase()
+            .match(/[a-z]+(?:'[a-z]+)?/g) ?? []
+        ).filter((word) => word.length >= 2 && !GLOSS_STOPWORDS.has(word)),
+      )
+  );
 }
 
 function load(): Glossary {

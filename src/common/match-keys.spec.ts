@@ -34,6 +34,9 @@ describe('term matching for the local judge and the local model', () => {
     expect(matchKeys('each node’s placement')).toEqual(matchKeys('each node placement'));
     expect(matchKeys("What's the limit? They're late, and I'm sure you'll see it's over.")).toEqual(matchKeys('limit they late sure see over'));
     expect(contentWords("What's the daily food allowance for my son's trip?")).toEqual(['daily', 'food', 'allowance', 'son', 'trip']);
+    expect(matchKeys("the X1's light")).toEqual(matchKeys('the X1 light'));
+    expect(matchKey('cafe\u0301s')).not.toBe(matchKey("cafe\u0301's"));
+    expect(matchKey("cafe\u0301's")).toBe(matchKey('cafe\u0301'));
     // "n't" is no clitic of a word: the negation stays.
     expect(contentWords("Don't unplug it")).toContain("Don't");
   });

@@ -98,7 +98,9 @@ const STOPWORDS = new Set([
   '要',
 ]);
 
-const CLITIC = /^(\p{L}+)['’](?:s|re|ve|ll|d|m)$/iu;
+const CLITIC = /^([\p{L}\p{M}]+)['’](?:s|re|ve|ll|d|m)$/iu;
+/** A clitic the segmenter cuts from a word with digits (X1|'|s). */
+const LONE_CLITIC = /^(?:s|re|ve|ll)$/;
 
 /** A word without its English clitic ("node's", "node’s" → "node"; "they're" → "they"); "n't" is no clitic, it negates. */
 export function withoutClitic(word: string): string {
@@ -106,11 +108,13 @@ export function withoutClitic(word: string): string {
 }
 
 /**
- * Whether a token of `tokenize` is a stopword contracted with a clitic ("what's", "it's", "I'm"): it names nothing.
+ * Whether a token of `tokenize` is a stopword contracted with a clitic ("what's", "it's", "I'm"), or a clitic the
+ * segmenter cut from a word with digits (the "s" of "X1's"): it names nothing.
  * `tokenize` keeps such tokens, as the search index was built with them (see TOKENIZER_VERSION); what compares words
  * (match keys, the local rerank) leaves them out.
  */
 export function isContractedStopword(token: string): boolean {
+  if (LONE_CLITIC.test(token)) return true;
   const word = withoutClitic(token);
   return word !== token && STOPWORDS.has(word.toLowerCase());
 }

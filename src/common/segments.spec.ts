@@ -65,6 +65,9 @@ describe('segmenting a long text (Intl.Segmenter iterates in time growing with t
       expect(cut(wordSegments(text))).toEqual(cut(words.segment(text)));
       expect(cut(sentenceSegments(text))).toEqual(cut(sentences.segment(text)));
     }
+    // CR LF where a piece would end after the CR (the 1 000th character) stays one segment.
+    const crlf = 'a'.repeat(999) + '\r\n' + 'word '.repeat(400);
+    expect(cut(wordSegments(crlf))).toEqual(cut(words.segment(crlf)));
   });
 
   it('still cuts a run of thousands of characters without a space or a stop, at most 1 000 at a time, keeping surrogate pairs whole', () => {

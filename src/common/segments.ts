@@ -37,9 +37,9 @@ const SENTENCE_START = /[\p{Lu}\p{Lt}\p{Lo}]/u;
 
 type Cut = (text: string, from: number, to: number) => number;
 
-/** Where a piece may end: at `cut`, not before an attached character. */
+/** Where a piece may end: at `cut`, not before an attached character nor between CR and LF. */
 function canEndAt(text: string, cut: number): boolean {
-  return !ATTACHED.test(text[cut] ?? '');
+  return !ATTACHED.test(text[cut] ?? '') && !(text[cut - 1] === '\r' && text[cut] === '\n');
 }
 
 /** The last place in (from, to] after which a word ends: -1 for none. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { matchKey } from './match-keys.js';
+import { isEnglishWord, matchKey } from './match-keys.js';
 import { isFunctionWordKey } from './function-words.js';
 import englishChinese from './data/english-chinese.json' with { type: 'json' };
 
@@ -213,7 +213,7 @@ export function hasOwnTranslations(englishWord: string): boolean {
  */
 export function holdsEnglishWord(text: string, translated: ReadonlySet<string>, englishWord: string): boolean {
   const word = englishWord.toLowerCase();
-  if (!/^[a-z]+$/.test(word)) return false;
+  if (!isEnglishWord(word)) return false;
   if (!hasOwnTranslations(word) && translated.has(matchKey(word))) return true;
   return chineseWordsOf(word).some((translation) => holdsTranslation(text, translation));
 }
@@ -294,7 +294,7 @@ export function translationsForSearch(words: readonly string[]): string[][] {
   return words.flatMap((word) => {
     const lower = word.toLowerCase();
     // A Chinese word the glossary knows only in pieces (开机完成后 → 开机, 完成) is a word per piece.
-    const lists = /^[a-z]+$/.test(lower) ? [chineseWordsOf(lower)] : CHINESE_WORD.test(lower) ? knownPieces(lower, englishOf).map((piece) => englishOf.get(piece) ?? []) : [];
+    const lists = isEnglishWord(lower) ? [chineseWordsOf(lower)] : CHINESE_WORD.test(lower) ? knownPieces(lower, englishOf).map((piece) => englishOf.get(piece) ?? []) : [];
     return lists.filter((translations) => translations.length > 0).map((translations) => [...translations]);
   });
 }

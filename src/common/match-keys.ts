@@ -9,6 +9,11 @@ const LEMMA_OF_IRREGULAR_FORM = new Map(Object.entries(irregularForms as Record<
 // Only plain English words are stemmed: numbers, model names such as "x1" and Chinese words stay as they are.
 const ENGLISH_WORD = /^[a-z]+$/;
 
+/** Whether a lower-case token is a plain English word (not a number, a model name such as "x1" or a Chinese word). */
+export function isEnglishWord(token: string): boolean {
+  return ENGLISH_WORD.test(token);
+}
+
 /**
  * The form under which the judge compares a token of `tokenize`: an English
  * word by its Porter stem, so that plural, tense and case do not matter

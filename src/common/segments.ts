@@ -26,7 +26,8 @@ const SPACE = /[ \t\n\r\f\v\u3000]/;
 /** Chinese punctuation that ends a word; ，；： only before a Han character or a space (between digits they join a number). */
 const CHINESE_PUNCTUATION = /[。！？、（）《》「」『』“”]/;
 const CHINESE_JOINING_PUNCTUATION = /[，；：]/;
-const HAN = /[\u3400-\u9fff\uf900-\ufaff]/;
+/** A Chinese (Han) character, compatibility ideographs included. */
+export const HAN = /[\u3400-\u9fff\uf900-\ufaff]/;
 /** What attaches to the character before it (a combining mark, a joiner or a direction mark): never the first of a piece. */
 const ATTACHED = /[\p{M}\p{Cf}]/u;
 const LINE_BREAK = /[\n\u0085\u2028\u2029]/;

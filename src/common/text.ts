@@ -1,5 +1,5 @@
 /** Text helpers that treat Chinese and English alike. */
-import { wordSegments } from './segments.js';
+import { HAN, wordSegments } from './segments.js';
 
 /**
  * The version of `tokenize`: the knowledge base records it with every leaf it
@@ -10,8 +10,6 @@ import { wordSegments } from './segments.js';
  * space or punctuation mark (no word), which is cut where the piece is full.
  */
 export const TOKENIZER_VERSION = 'segmenter-cjk-bigram-1';
-
-const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
 
 const STOPWORDS = new Set([
   'the',
@@ -120,7 +118,7 @@ export function isContractedStopword(token: string): boolean {
 }
 
 export function containsCjk(text: string): boolean {
-  return CJK.test(text);
+  return HAN.test(text);
 }
 
 const CHINESE_CHARACTER = /[\u3400-\u9fff]/g;

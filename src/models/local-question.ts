@@ -1,4 +1,4 @@
-import { comparedTokens, matchKey, wordTokens } from '../common/match-keys.js';
+import { comparedTokens, isEnglishWord, matchKey, wordTokens } from '../common/match-keys.js';
 import { translatedUnits } from '../common/bilingual-units.js';
 import { chineseWordsOf, englishKeysOf, hasOwnTranslations } from '../common/glossary.js';
 import { chineseCharacters, containsCjk, contentWords, tokenize, withoutClitic } from '../common/text.js';
@@ -108,7 +108,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
   const translationsOfTerm = new Map<string, readonly string[]>();
   const spelledByStem = new Set<string>();
   for (const token of new Set(tokens.map(withoutClitic))) {
-    if (!/^[a-z]+$/.test(token)) continue;
+    if (!isEnglishWord(token)) continue;
     const key = matchKey(token);
     translationsOfTerm.set(key, [...new Set([...(translationsOfTerm.get(key) ?? []), ...chineseWordsOf(token)])]);
     if (!hasOwnTranslations(token)) spelledByStem.add(key);

@@ -291,6 +291,26 @@ describe('the local model demotes a document for a model name only where another
   });
 });
 
+describe('the local model answers a question that names a product from what it asks about, not from the name', () => {
+  it('answers "X1 的家长控制可以做什么？" with the parental-controls sentence, not those that share only "X1"', () => {
+    const sentences = sentencesOf(composeFromPassages('X1 的家长控制可以做什么？', [X1_MANUAL, X1_MANUAL_TAIL, RETURNS_POLICY]));
+    expect(sentences).toContain('Parental controls let you pause the internet for a device, set bedtime schedules and block categories of websites.');
+    expect(sentences).not.toContain('The Aurora X1 broadcasts on 2.4 GHz and 5 GHz.');
+  });
+
+  it('counts a Chinese word of the question that its section heading holds in translation ("Wi-Fi bands" for 频段)', () => {
+    const manual = {
+      source: 'rt5-manual.md',
+      text: '# RT5 Manual\n## Setup\nPlug the RT5 into a socket near your modem. ## Wi-Fi bands\nThe RT5 broadcasts on 2.4 GHz and 5 GHz. ## Support\nThe RT5 can be registered online for support.',
+    };
+    expect(firstAnswer('RT5 有哪些无线频段？', [manual])).toBe('The RT5 broadcasts on 2.4 GHz and 5 GHz.');
+  });
+
+  it('still answers a question that names nothing but the product', () => {
+    expect(sentencesOf(composeFromPassages('Aurora X2?', [X2_MANUAL]))[0]).toContain('Aurora X2');
+  });
+});
+
 describe('the local model finds an English word of the question in a Chinese sentence by its translations', () => {
   it('translates a word as the question writes it, not as the commoner word of its stem ("officer", not "office")', () => {
     // ECDICT translates "officer" as 官员, 公务员…; "office", read for their stem, as 办公室…

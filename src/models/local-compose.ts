@@ -48,6 +48,13 @@ const BROADER_SHARE = 0.5;
  * words of its glosses and more of ECDICT's, most of them senses the question does not mean (积分: points, credit, integral…).
  */
 const TRANSLATED_WORD_SHARE = 0.25;
+/**
+ * What a sentence counts that holds only the question's model names of its words, in neither the sentence nor its
+ * headings any word of what is asked about: a manual names its product in sentence after sentence, and "The Aurora X1
+ * broadcasts on 2.4 GHz" otherwise outranked, for "X1 的家长控制可以做什么？", the sentence on parental controls that
+ * holds 控制 only through a translation.
+ */
+const MODEL_NAME_ONLY_SHARE = 0.5;
 /** What a sentence counts that, like its document, names none of the question's model names, where other documents are named for one (see nameFactor). */
 const NAMELESS_SHARE = 0.5;
 /** BM25's length normalisation of a sentence's score: how much its length counts (0 not at all, 1 fully), and how soon a term's weight saturates. */
@@ -72,6 +79,8 @@ interface Candidate {
   translatedKeys: Set<string>;
   /** The keys of the headings above it in its passage and of its document's name. */
   headingKeys: Set<string>;
+  /** The keys of the nearest heading above it: its section's, which names its topic ("Wi-Fi bands"), not the document's. */
+  sectionKeys: Set<string>;
   /** Its Chinese characters, for the question's words that no sentence holds whole. */
   characters: Set<string>;
   /** How many distinct words it has: a long sentence holds a question's terms by chance more often than a short one. */
@@ -105,6 +114,7 @@ function candidatesOf(passages: Passage[]): Candidate[] {
         translatedKeys: containsCjk(sentence.text) ? translatedKeys(keys(sentence.text)) : noKeys,
         characters: new Set(chineseCharacters(sentence.text)),
         headingKeys: keys([documentName(passage.source), ...sentence.headings].join(' ')),
+        sectionKeys: keys(sentence.headings.at(-1) ?? ''),
         length: wordKeys(sentence.text).size,
       };
       all.push(candidate);
@@ -155,13 +165,17 @@ function inverseFrequencies(candidates: Candidate[], keysOf: (candidate: Candida
  * more, and at most twice what its terms alone score. Like BM25, the score
  * is normalised by the sentence's length, a long sentence holding more
  * terms by chance; not where its headings name every word of the question,
- * which then asks for the whole section. Zero without a term of the question.
+ * which then asks for the whole section. A sentence that holds, itself or in
+ * its headings, no word of the question but its model names counts less (see
+ * MODEL_NAME_ONLY_SHARE). Zero without a term of the question.
  */
 function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, number>, characterIdf: Map<string, number>, rarest: number, averageLength: number): number {
   let matched = 0;
   let total = 0;
   let known = 0;
   let holdsTerm = false;
+  // Whether it holds, or its headings do, a word of the question other than a model name (see MODEL_NAME_ONLY_SHARE).
+  let holdsSubject = false;
   let broader: number;
   for (const [term, weight] of part.terms) {
     const rarity = idf.get(term);
@@ -173,6 +187,7 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
     if (candidate.keys.has(term)) {
       matched += weight * rarity!;
       holdsTerm = true;
+      holdsSubject ||= !MODEL_NAME.test(term);
     } else if (
       (candidate.translatedKeys.has(term) && !part.ownTranslationTerms.has(term)) ||
       (candidate.chinese && !part.chinese && (part.translationsOfTerm.get(term) ?? chineseWordsOfKey(term)).some((word) => holdsTranslation(candidate.text, word)))
@@ -180,22 +195,36 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       // Found through a translation the segmenter cut (优惠|券): a key no sentence holds, as rare as the rarest.
       matched += (part.chinese ? TRANSLATED_WORD_SHARE : GLOSSARY_SHARE) * weight * (rarity ?? rarest);
       holdsTerm = true;
+      holdsSubject = true;
     } else if (!candidate.chinese && weight === 1 && (broader = broaderRarity(candidate.keys, term, idf)) > 0) {
       // A broader word for the question's: as telling as that word is among the sentences, and no more than the term.
       matched += BROADER_SHARE * weight * Math.min(rarity ?? rarest, broader);
       holdsTerm = true;
-    } else if (candidate.headingKeys.has(term)) matched += HEADING_SHARE * weight * (rarity ?? rarest);
+      holdsSubject = true;
+    } else if (candidate.headingKeys.has(term)) {
+      matched += HEADING_SHARE * weight * (rarity ?? rarest);
+      holdsSubject ||= !MODEL_NAME.test(term);
+    }
   }
-  // A Chinese word of the question in an English sentence: by its rarest translation the sentence holds.
+  // A Chinese word of the question in an English sentence: by its rarest translation the sentence holds, or else, as a
+  // heading word counts, one its section's heading holds ("Wi-Fi bands" for 频段).
   for (const translations of part.translatedWords) {
     const rarities = translations.flatMap((key) => idf.get(key) ?? []);
-    if (rarities.length === 0) continue;
     const held = translations.flatMap((key) => (candidate.keys.has(key) ? [idf.get(key)!] : []));
-    total += TRANSLATED_WORD_SHARE * Math.max(...rarities);
-    known += 1;
+    if (rarities.length > 0) {
+      total += TRANSLATED_WORD_SHARE * Math.max(...rarities);
+      known += 1;
+    }
     if (held.length > 0) {
       matched += TRANSLATED_WORD_SHARE * Math.max(...held);
       holdsTerm = true;
+      holdsSubject = true;
+      continue;
+    }
+    const inSection = translations.filter((key) => candidate.sectionKeys.has(key));
+    if (inSection.length > 0) {
+      matched += HEADING_SHARE * TRANSLATED_WORD_SHARE * Math.max(...inSection.map((key) => idf.get(key) ?? rarest));
+      holdsSubject = true;
     }
   }
   if (matched === 0) return 0;
@@ -207,7 +236,8 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
   const words = [...part.terms].filter(([, weight]) => weight === 1).map(([term]) => term);
   const namesSection = words.length > 0 && words.every((term) => candidate.headingKeys.has(term));
   const lengthFactor = namesSection ? 1 : (SATURATION + 1) / (1 + SATURATION * (1 - LENGTH_WEIGHT + (LENGTH_WEIGHT * candidate.length) / averageLength));
-  return lengthFactor * (matched + (givesWhatIsAskedFor ? Math.min(matched, total / Math.max(1, known)) : 0));
+  const namesOnly = !holdsSubject && [...part.terms.keys()].some((term) => !MODEL_NAME.test(term));
+  return (namesOnly ? MODEL_NAME_ONLY_SHARE : 1) * lengthFactor * (matched + (givesWhatIsAskedFor ? Math.min(matched, total / Math.max(1, known)) : 0));
 }
 
 /** The rarity of the rarest broader word for the term (see common/hypernyms) that a sentence's keys hold; 0 for none. */

@@ -72,7 +72,8 @@ interface Span {
   seconds: number;
 }
 
-function chineseNumber(text: string): number {
+/** A number written in digits or Chinese numerals ("12", "十二", "两"), or 半 (a half). */
+export function chineseNumber(text: string): number {
   if (text === '半') return 0.5;
   if (/^\d/.test(text)) return Number(text);
   return Number(Nzh.cn.decodeS(text.replace(/两/g, '二')));

@@ -291,6 +291,18 @@ describe('the local model demotes a document for a model name only where another
   });
 });
 
+describe('the local model reads a percentage as a percentage', () => {
+  it('does not match the number of "a 20 dollar taxi" in "最多抵扣订单金额的 20%"', () => {
+    const sentences = sentencesOf(composeFromPassages('Do I need a receipt for a 20 dollar taxi?', [POINTS_RULES, TRAVEL_POLICY]));
+    expect(sentences).toContain('Submit expense reports within 30 days of returning, with receipts for every item above 25 USD.');
+    expect(sentences).not.toContain('100 积分可以抵扣 1 元，单笔订单最多抵扣订单金额的 20%。');
+  });
+
+  it('matches a percentage however it is written', () => {
+    expect(firstAnswer('最多能抵扣百分之二十吗？', [POINTS_RULES])).toBe('100 积分可以抵扣 1 元，单笔订单最多抵扣订单金额的 20%。');
+  });
+});
+
 describe('the local model answers a question that names a product from what it asks about, not from the name', () => {
   it('answers "X1 的家长控制可以做什么？" with the parental-controls sentence, not those that share only "X1"', () => {
     const sentences = sentencesOf(composeFromPassages('X1 的家长控制可以做什么？', [X1_MANUAL, X1_MANUAL_TAIL, RETURNS_POLICY]));

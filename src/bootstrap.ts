@@ -17,6 +17,7 @@ import { withTimeout } from './common/with-timeout.js';
 import type { EmbeddedPostgres } from './database/embedded-postgres.js';
 import { chooseStores } from './embedded-stores.js';
 import { loadGlossary } from './common/glossary.js';
+import { loadPhrases } from './common/phrases.js';
 import { describeEnvFile, EnvFileOutcome } from './config/env-file.js';
 import { describeMisspelling, misspelledVariables } from './config/misspelled-variables.js';
 import { directDatabaseUrl, throughPooler } from './database/data-source-options.js';
@@ -91,9 +92,10 @@ async function start(envFile: EnvFileOutcome | undefined): Promise<void> {
   if (envFile) root.info(describeEnvFile(envFile));
   for (const warning of misspellingWarnings(envFile)) root.warn(warning);
 
-  // The offline components' glossary takes about a second of CPU to read: before any connection is opened (a connection
+  // The offline components' glossary and phrases take about a second of CPU to read: before any connection is opened (a connection
   // attempt in flight would time out while it blocks), rather than during the first request that needs it.
   loadGlossary();
+  loadPhrases();
   const stores = await chooseStores(config);
   embedded = stores.embedded;
   config = stores.config;

@@ -291,6 +291,18 @@ describe('the local model demotes a document for a model name only where another
   });
 });
 
+describe('the local model finds a phrase of the question in the other language as a whole', () => {
+  it('answers "X1 通电后要等多久才能用？" with "Power it on…" (通电: "power on")', () => {
+    expect(firstAnswer('X1 通电后要等多久才能用？', [X1_MANUAL, X1_MANUAL_TAIL, RETURNS_POLICY])).toBe(
+      'Power it on and wait until the status light turns solid green, which takes about two minutes.',
+    );
+  });
+
+  it('does not count a phrase within one language, where its words are found as written (支持 translates several phrases)', () => {
+    expect(firstAnswer('X1 支持哪些无线频段？', [X1_MANUAL, RETURNS_POLICY])).toBe('The Aurora X1 broadcasts on 2.4 GHz and 5 GHz.');
+  });
+});
+
 describe('the local model reads a percentage as a percentage', () => {
   it('does not match the number of "a 20 dollar taxi" in "最多抵扣订单金额的 20%"', () => {
     const sentences = sentencesOf(composeFromPassages('Do I need a receipt for a 20 dollar taxi?', [POINTS_RULES, TRAVEL_POLICY]));

@@ -5,6 +5,7 @@ import { chineseWordsOfKey, holdsTranslation, translatedKeys } from '../common/g
 import { chineseCharacters, clip, containsCjk } from '../common/text.js';
 import { durationKeys } from '../common/durations.js';
 import { percentageKeys, withoutPercentages } from '../common/percentages.js';
+import { isPhraseKey, phraseKeys } from '../common/phrases.js';
 import { inverseDocumentFrequency } from '../common/inverse-frequency.js';
 import { broaderKeys } from '../common/hypernyms.js';
 import { questionPart, type QuestionPart } from './local-question.js';
@@ -99,9 +100,10 @@ function candidatesOf(passages: Passage[]): Candidate[] {
   const edges = new Set<Candidate>();
   // Sentences repeat between overlapping passages, and headings stand above several sentences: each is read once.
   const keysOf = new Map<string, Set<string>>();
-  // A span of time is also a key of its own, the same in any unit or language ("12 个月" and "a year"); a percentage is
-  // a key of its own and not a number.
-  const keys = (text: string) => keysOf.get(text) ?? keysOf.set(text, new Set([...matchKeys(withoutPercentages(text)), ...durationKeys(text), ...percentageKeys(text)])).get(text)!;
+  // A span of time is also a key of its own, the same in any unit or language ("12 个月" and "a year"), as is a phrase
+  // ("power it on" and 通电); a percentage is a key of its own and not a number.
+  const keys = (text: string) =>
+    keysOf.get(text) ?? keysOf.set(text, new Set([...matchKeys(withoutPercentages(text)), ...durationKeys(text), ...percentageKeys(text), ...phraseKeys(text)])).get(text)!;
   const noKeys = new Set<string>();
   passages.forEach((passage, rank) => {
     const sentences = passageSentencesWithHeadings(passage.text);
@@ -180,6 +182,9 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
   let holdsSubject = false;
   let broader: number;
   for (const [term, weight] of part.terms) {
+    // A phrase is found by its key only across the two languages: within one, its words are found as written, and a
+    // Chinese word that translates several phrases (支持: "prop up", "shore up"…) would count once for each.
+    if (candidate.chinese === part.chinese && isPhraseKey(term)) continue;
     const rarity = idf.get(term);
     // A term no sentence holds can still be in a heading; it adds nothing to what an average term is worth.
     if (rarity !== undefined) {

@@ -6,6 +6,7 @@ import { wordSegments } from '../common/segments.js';
 import { isFunctionWordKey } from '../common/function-words.js';
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
 import { percentageKeys, withoutPercentages } from '../common/percentages.js';
+import { phraseKeys } from '../common/phrases.js';
 import { AMOUNT_KIND, ANSWER_KINDS, CONDITION_ASKS, CONTENTS_KIND, CONTENTS_VERBS } from './local-answer-kinds.js';
 
 /**
@@ -19,6 +20,11 @@ const FUNCTION_WORD_SHARE = 0.1;
 const DURATION_SHARE = 1;
 /** What a Chinese character bigram that is not a word of the question counts, against a word. */
 const BIGRAM_SHARE = 0.5;
+/**
+ * What a phrase of the question (see common/phrases) counts in a sentence in the other language, against a word: half,
+ * as an English word found through its translation does; a phrase has one or two translations, not a word's many senses.
+ */
+const PHRASE_SHARE = 0.5;
 /** What a unit translated from the question's language (秒 → seconds) counts, against a word of the question. */
 const TRANSLATED_SHARE = 0.25;
 
@@ -98,6 +104,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
   for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of chineseCharacters(word)) characters.add(character);
   for (const key of spans) terms.set(key, DURATION_SHARE);
   for (const key of percentageKeys(named)) terms.set(key, 1);
+  for (const key of phraseKeys(named)) terms.set(key, PHRASE_SHARE);
   // The unit a Chinese question asks for (几点, 几秒) is a word the English sentence that answers holds ("local time", "10 seconds").
   const translated = translatedUnits(phrased);
   for (const key of translated.keys) if (!terms.has(key)) terms.set(key, TRANSLATED_SHARE);

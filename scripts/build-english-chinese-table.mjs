@@ -184,7 +184,8 @@ function phrases(rows, table) {
     if (!common.has(head) || NOT_HEADS.has(head) || words.has(head + second)) continue;
     if (!PARTICLES.has(second) && (!common.has(second) || NOT_HEADS.has(second))) continue;
     const translations = chineseWords(row.translation, (line) => {
-      const field = /^\[([^\]]*)\]/.exec(line)?.[1];
+      // The field may follow a part of speech ("n. [医] 氨基酸").
+      const field = /^(?:[a-z]+\.(?:\s*&\s*[a-z]+\.)?\s*)*\[([^\]]*)\]/.exec(line)?.[1];
       return field === undefined || PHRASE_FIELDS.has(field);
     })
       // One character is part of too many words (开 of "turn on") to be found as a phrase's translation.

@@ -5,18 +5,31 @@ import { chineseNumber } from './durations.js';
  * that a question about "a 20 dollar taxi" does not find "最多抵扣订单金额的 20%".
  */
 
-const PERCENTAGE = /(\d{1,6}(?:\.\d{1,3})?)[ \t]{0,2}(?:%|％|\bper[ \t]?cent\b)|百分之[ \t]{0,2}(\d{1,6}(?:\.\d{1,3})?|[零一二两三四五六七八九十百千万]{1,8})/gi;
+/**
+ * A number, not the end of another ("x1%", "1e3%", the "55555" of "20.55555%"), with thousands separated by commas or
+ * not, then %, ％, "percent" or "per cent"; or 百分之 and a number in digits or Chinese numerals (百分之十五点五).
+ */
+const PERCENTAGE =
+  /(?<![\p{L}\p{N}.,])(\d{1,3}(?:,\d{3})+|\d{1,9})(\.\d{1,6})?[ \t]{0,2}(?:%|％|\bper[ \t]?cent\b)|百分之[ \t]{0,2}(?:(\d{1,9}(?:\.\d{1,6})?)|([零一二两三四五六七八九十百千万]{1,8}(?:点[零一二三四五六七八九]{1,6})?))/giu;
 
-/** Full-width digits as ASCII ones, one for one, so that positions stay. */
+/** Full-width digits and full stops as ASCII ones (２０．５％ is 20.5%). */
 function withAsciiDigits(text: string): string {
-  return text.replace(/[０-９]/g, (digit) => String.fromCharCode(digit.charCodeAt(0) - 0xfee0));
+  return text.replace(/[０-９．]/g, (character) => String.fromCharCode(character.charCodeAt(0) - 0xfee0));
+}
+
+function valueOf([, whole, fraction, chineseDigits, chineseNumerals]: RegExpMatchArray): number {
+  if (whole !== undefined) return Number(whole.replace(/,/g, '') + (fraction ?? ''));
+  if (chineseDigits !== undefined) return Number(chineseDigits);
+  const [integer, decimals] = chineseNumerals.split('点');
+  const digits = decimals ? [...decimals].map((numeral) => '零一二三四五六七八九'.indexOf(numeral)).join('') : '';
+  return chineseNumber(integer || '零') + (digits ? Number(`0.${digits}`) : 0);
 }
 
 /** The keys of the percentages a text states, one per value. */
 export function percentageKeys(text: string): Set<string> {
   const keys = new Set<string>();
-  for (const [, digits, chinese] of withAsciiDigits(text).matchAll(PERCENTAGE)) {
-    const value = digits !== undefined ? Number(digits) : chineseNumber(chinese);
+  for (const match of withAsciiDigits(text).matchAll(PERCENTAGE)) {
+    const value = valueOf(match);
     if (Number.isFinite(value)) keys.add(`⟨percent ${value}⟩`);
   }
   return keys;

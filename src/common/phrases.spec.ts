@@ -12,11 +12,23 @@ describe('phrases', () => {
     expect(shared('What do I get as a gold card member?', '满 5000 元升级为金卡会员。')).toHaveLength(1);
   });
 
-  it('finds a particle up to two words after its verb, not further', () => {
+  it('finds a particle right after its verb or after a pronoun, not after a noun or across a sentence', () => {
     const poweredOn = shared('Power it on and wait until the light turns green.', '通电后要等多久？');
     expect(poweredOn).toHaveLength(1);
-    expect(shared('Power the router on.', '通电后要等多久？')).toEqual(poweredOn);
-    expect(shared('Power the new white router on.', '通电后要等多久？')).toEqual([]);
+    expect(shared('Power on the router.', '通电后要等多久？')).toEqual(poweredOn);
+    expect(shared('Power the router on.', '通电后要等多久？')).toEqual([]);
+    expect(shared('Log files in the folder are rotated daily.', '如何注册账号？')).toEqual([]);
+    expect(shared('Check the power. On the back is a switch.', '通电后要等多久？')).toEqual([]);
+    expect(shared('Power it. On the back is a switch.', '通电后要等多久？')).toEqual([]);
+  });
+
+  it('finds a Chinese translation only where the words of the text begin and end (交通电话 holds no 通电)', () => {
+    expect(shared('Power it on and wait.', '交通电话请拨打客服热线。')).toEqual([]);
+    expect(shared('Power it on and wait.', 'X1 通电后要等多久才能用？')).toHaveLength(1);
+  });
+
+  it('reads no translation that translates many phrases as any of them (开始: "turn on", "set out"…)', () => {
+    expect(phraseKeys('我们什么时候开始？')).toEqual(new Set());
   });
 
   it('finds the words of a compound only next to each other and in order', () => {

@@ -1,4 +1,5 @@
 import { isEnglishWord, matchKey } from './match-keys.js';
+import { wordSegments } from './segments.js';
 import englishChinesePhrases from './data/english-chinese-phrases.json' with { type: 'json' };
 
 /**
@@ -9,12 +10,18 @@ import englishChinesePhrases from './data/english-chinese-phrases.json' with { t
  * scripts/build-english-chinese-table.mjs; MIT, see data/NOTICE.md).
  */
 
-/** The particles of phrasal verbs, found up to PARTICLE_GAP words after their verb. */
+/** The particles of phrasal verbs, found right after their verb or after a pronoun between them ("power it on"). */
 const PARTICLES = new Set(['on', 'off', 'up', 'down', 'in', 'out', 'back', 'over', 'away']);
-/** Words a verb and its particle may have between them ("power it on", "send the router back"). */
-const PARTICLE_GAP = 2;
+/**
+ * The words that may stand between a verb and its particle: pronouns. Not a noun: "Log files in the folder" is no
+ * "log in", "Check the box in Settings" no "check in".
+ */
+const BETWEEN_VERB_AND_PARTICLE = new Set(['it', 'them', 'him', 'her', 'me', 'us', 'you', 'this', 'that', 'these', 'those', 'something', 'everything', 'one']);
+/** A translation that translates more phrases than this is a common word ("开始": "turn on", "set out"…), not one phrase's. */
+const PHRASES_PER_TRANSLATION = 3;
 const HAN_RUN = /[\u3400-\u9fff\uf900-\ufaff]{2,}/g;
-const LATIN_WORD = /[a-z0-9]+/g;
+/** Runs of letters and digits, and the marks that end a sentence or a clause: a particle is not looked for across them. */
+const LATIN_WORD = /[a-z0-9]+|[.;:!?。；：！？]/g;
 const KEY_PREFIX = '⟨phrase ';
 
 interface PhraseIndex {
@@ -44,6 +51,7 @@ export function loadPhrases(): PhraseIndex {
       longestByOpening.set(opening, Math.max(longestByOpening.get(opening) ?? 0, translation.length));
     }
   }
+  for (const [translation, keys] of byTranslation) if (keys.length > PHRASES_PER_TRANSLATION) byTranslation.delete(translation);
   return (phraseIndex = { byWords, byTranslation, longestByOpening });
 }
 
@@ -59,8 +67,8 @@ export function isPhraseKey(key: string): boolean {
 
 /**
  * The keys of the phrases a text holds: in English, its two words in order, by their match keys ("parental
- * controls"), a particle up to PARTICLE_GAP words after its verb ("power it on"); in Chinese, a translation anywhere
- * in a run of Han characters (家长控制可以…). A text is read in time that grows with its length.
+ * controls"), a particle also after a pronoun ("power it on"); in Chinese, a translation that begins and ends where the
+ * segmenter cuts words (家长|控制|可以…). A text is read in time that grows with its length.
  */
 export function phraseKeys(text: string): Set<string> {
   const { byWords, byTranslation, longestByOpening } = loadPhrases();
@@ -72,18 +80,30 @@ export function phraseKeys(text: string): Set<string> {
   words.forEach((word, i) => {
     const seconds = byWords.get(word);
     if (!seconds) return;
-    for (let j = i + 1; j <= i + 1 + PARTICLE_GAP && j < words.length; j += 1) {
-      const key = seconds.get(words[j]);
-      // A particle may stand a few words after its verb ("power it on"); a compound's words stand together.
-      if (key !== undefined && (j === i + 1 || PARTICLES.has(words[j]))) keys.add(key);
-    }
+    const next = seconds.get(words[i + 1]);
+    if (next !== undefined) keys.add(next);
+    // A particle may stand after a pronoun ("power it on"); a compound's words stand together.
+    const afterPronoun = BETWEEN_VERB_AND_PARTICLE.has(words[i + 1]) ? seconds.get(words[i + 2]) : undefined;
+    if (afterPronoun !== undefined && PARTICLES.has(words[i + 2])) keys.add(afterPronoun);
   });
-  for (const run of lower.match(HAN_RUN) ?? []) {
-    for (let start = 0; start + 2 <= run.length; start += 1) {
-      const longest = longestByOpening.get(run.slice(start, start + 2));
+  // A translation counts where the segmenter's words begin and end (家长|控制 holds 家长控制), not inside other words
+  // (交通电话 holds no 通电); the text is segmented only when some translation is found in it.
+  let bounds: Set<number> | undefined;
+  const atWordBounds = (start: number, end: number) => {
+    if (!bounds) {
+      bounds = new Set([0, lower.length]);
+      for (const { index, segment } of wordSegments(lower)) bounds.add(index).add(index + segment.length);
+    }
+    return bounds.has(start) && bounds.has(end);
+  };
+  for (const run of lower.matchAll(HAN_RUN)) {
+    const text = run[0];
+    for (let start = 0; start + 2 <= text.length; start += 1) {
+      const longest = longestByOpening.get(text.slice(start, start + 2));
       if (longest === undefined) continue;
-      for (let end = start + 2; end <= Math.min(run.length, start + longest); end += 1) {
-        for (const key of byTranslation.get(run.slice(start, end)) ?? []) keys.add(key);
+      for (let end = start + 2; end <= Math.min(text.length, start + longest); end += 1) {
+        const found = byTranslation.get(text.slice(start, end));
+        if (found && atWordBounds(run.index + start, run.index + end)) for (const key of found) keys.add(key);
       }
     }
   }

@@ -310,8 +310,10 @@ describe('the local model reads a percentage as a percentage', () => {
     expect(sentences).not.toContain('100 积分可以抵扣 1 元，单笔订单最多抵扣订单金额的 20%。');
   });
 
-  it('matches a percentage however it is written', () => {
-    expect(firstAnswer('最多能抵扣百分之二十吗？', [POINTS_RULES])).toBe('100 积分可以抵扣 1 元，单笔订单最多抵扣订单金额的 20%。');
+  it('matches a percentage however it is written, and not as its number', () => {
+    const offers = { source: 'offers.md', text: 'Members get 20 points on shoes. Members save 20% on shoes.' };
+    expect(firstAnswer('Is it 20 percent?', [offers])).toBe('Members save 20% on shoes.');
+    expect(firstAnswer('是百分之二十吗？', [offers])).toBe('Members save 20% on shoes.');
   });
 });
 
@@ -330,8 +332,17 @@ describe('the local model answers a question that names a product from what it a
     expect(firstAnswer('RT5 有哪些无线频段？', [manual])).toBe('The RT5 broadcasts on 2.4 GHz and 5 GHz.');
   });
 
-  it('still answers a question that names nothing but the product', () => {
-    expect(sentencesOf(composeFromPassages('Aurora X2?', [X2_MANUAL]))[0]).toContain('Aurora X2');
+  it('puts a sentence that holds a translated word of the question before those that hold only its model name', () => {
+    const manual = {
+      source: 'shop-notes.md',
+      text: 'The X1 is sold in most shops. The X1 ships in a blue box. The X1 is white. Controls let you pause the internet for a device.',
+    };
+    expect(firstAnswer('X1 的家长控制可以做什么？', [manual])).toBe('Controls let you pause the internet for a device.');
+  });
+
+  it('still answers a question that names nothing but the product, from the sentences that name it', () => {
+    const notes = { source: 'notes.md', text: 'Our shop opens at nine. The RT5 ships in a blue box.' };
+    expect(firstAnswer('RT5?', [notes])).toBe('The RT5 ships in a blue box.');
   });
 });
 

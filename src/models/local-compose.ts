@@ -81,7 +81,7 @@ interface Candidate {
   translatedKeys: Set<string>;
   /** The keys of the headings above it in its passage and of its document's name. */
   headingKeys: Set<string>;
-  /** The keys of the nearest heading above it: its section's, which names its topic ("Wi-Fi bands"), not the document's. */
+  /** The keys of the nearest heading above it: its section's, which names its topic ("Wi-Fi bands"), or the document's title where the passage shows no section heading above it. */
   sectionKeys: Set<string>;
   /** Its Chinese characters, for the question's words that no sentence holds whole. */
   characters: Set<string>;
@@ -182,9 +182,11 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
   let holdsSubject = false;
   let broader: number;
   for (const [term, weight] of part.terms) {
-    // A phrase is found by its key only across the two languages: within one, its words are found as written, and a
-    // Chinese word that translates several phrases (支持: "prop up", "shore up"…) would count once for each.
-    if (candidate.chinese === part.chinese && isPhraseKey(term)) continue;
+    // A phrase is found by its key only in a sentence in the other language, not in a heading (which may be in either):
+    // within one language its words are found as written, and a Chinese word that translates several phrases would
+    // count once for each.
+    const phrase = isPhraseKey(term);
+    if (phrase && candidate.chinese === part.chinese) continue;
     const rarity = idf.get(term);
     // A term no sentence holds can still be in a heading; it adds nothing to what an average term is worth.
     if (rarity !== undefined) {
@@ -208,7 +210,7 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       matched += BROADER_SHARE * weight * Math.min(rarity ?? rarest, broader);
       holdsTerm = true;
       holdsSubject = true;
-    } else if (candidate.headingKeys.has(term)) {
+    } else if (!phrase && candidate.headingKeys.has(term)) {
       matched += HEADING_SHARE * weight * (rarity ?? rarest);
       holdsSubject ||= !MODEL_NAME.test(term);
     }
@@ -228,7 +230,7 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       holdsSubject = true;
       continue;
     }
-    const inSection = translations.filter((key) => candidate.sectionKeys.has(key));
+    const inSection = candidate.chinese ? [] : translations.filter((key) => candidate.sectionKeys.has(key));
     if (inSection.length > 0) {
       matched += HEADING_SHARE * TRANSLATED_WORD_SHARE * Math.max(...inSection.map((key) => idf.get(key) ?? rarest));
       holdsSubject = true;
@@ -243,8 +245,8 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
   const words = [...part.terms].filter(([, weight]) => weight === 1).map(([term]) => term);
   const namesSection = words.length > 0 && words.every((term) => candidate.headingKeys.has(term));
   const lengthFactor = namesSection ? 1 : (SATURATION + 1) / (1 + SATURATION * (1 - LENGTH_WEIGHT + (LENGTH_WEIGHT * candidate.length) / averageLength));
-  const namesOnly = !holdsSubject && [...part.terms.keys()].some((term) => !MODEL_NAME.test(term));
-  return (namesOnly ? MODEL_NAME_ONLY_SHARE : 1) * lengthFactor * (matched + (givesWhatIsAskedFor ? Math.min(matched, total / Math.max(1, known)) : 0));
+  // (A question of model names alone scales every sentence alike.)
+  return (holdsSubject ? 1 : MODEL_NAME_ONLY_SHARE) * lengthFactor * (matched + (givesWhatIsAskedFor ? Math.min(matched, total / Math.max(1, known)) : 0));
 }
 
 /** The rarity of the rarest broader word for the term (see common/hypernyms) that a sentence's keys hold; 0 for none. */

@@ -174,6 +174,13 @@ describe('the local rerank', () => {
     const [alone] = await rerank.score('wine', [alcohol, 'The warranty does not cover water damage.']);
     const [besideWine] = await rerank.score('wine', [alcohol, 'Wine is served with dinner.']);
     expect(besideWine).toBeLessThan(alone);
+    // A broader word the question names itself counts as that word, not once more for the narrower one: "wine" then
+    // adds to the passage's share of the question no more than a word without a broader word does ("qzxv"), where
+    // counting it would add a quarter of the score (half of "wine"'s half of the share).
+    const other = 'The warranty does not cover water damage.';
+    const [both] = await rerank.score('wine alcohol', [alcohol, other]);
+    const [unknown] = await rerank.score('qzxv alcohol', [alcohol, other]);
+    expect(Math.abs(both - unknown)).toBeLessThan(0.05);
   });
 
   it('scores a passage in the other language by the translations ECDICT gives where CC-CEDICT has none (yuan: 元, spend: 消费 is not one)', async () => {

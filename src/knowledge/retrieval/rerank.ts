@@ -60,7 +60,10 @@ export class LocalRerank extends RerankProvider {
     // Words are compared by their match keys, as the local judge and model compare them: "receipt" is held by "receipts".
     const wordSets = tokenized.map((tokens) => new Set(tokens.map(matchKey)));
     const weights = termWeights(terms, wordSets);
-    const broaderOfUnheld = new Map([...terms].filter((term) => !wordSets.some((words) => words.has(term))).map((term) => [term, [...broaderKeys(term)]]));
+    // A broader word that the question names itself ("wine and alcohol") is counted as that word, not again.
+    const broaderOfUnheld = new Map(
+      [...terms].filter((term) => !wordSets.some((words) => words.has(term))).map((term) => [term, [...broaderKeys(term)].filter((key) => !terms.has(key))]),
+    );
     const totalWeight = [...weights.values()].reduce((sum, weight) => sum + weight, 0);
     return passages.map((passage, index) => {
       const tokens = tokenized[index];

@@ -92,8 +92,8 @@ async function start(envFile: EnvFileOutcome | undefined): Promise<void> {
   if (envFile) root.info(describeEnvFile(envFile));
   for (const warning of misspellingWarnings(envFile)) root.warn(warning);
 
-  // The offline components' glossary and phrases take about a second of CPU to read: before any connection is opened (a connection
-  // attempt in flight would time out while it blocks), rather than during the first request that needs it.
+  // The offline components' glossary and phrases take about a second of CPU to read: before any connection is opened (a
+  // connection attempt in flight would time out while it blocks), rather than during the first request that needs it.
   loadGlossary();
   loadPhrases();
   const stores = await chooseStores(config);

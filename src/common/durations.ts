@@ -96,10 +96,14 @@ function isNotChineseSpan(text: string, index: number, match: RegExpMatchArray):
   return false;
 }
 
+/** Full-width digits as ASCII ones, one for one, so that positions stay. */
+export function withAsciiDigits(text: string): string {
+  return text.replace(/[０-９]/g, (digit) => String.fromCharCode(digit.charCodeAt(0) - 0xfee0));
+}
+
 /** The spans of time a text states, in English or Chinese. */
 function spansOf(rawText: string): Span[] {
-  // Full-width digits as ASCII ones, one for one, so that positions stay.
-  const text = rawText.replace(/[０-９]/g, (digit) => String.fromCharCode(digit.charCodeAt(0) - 0xfee0));
+  const text = withAsciiDigits(rawText);
   const spans: Span[] = [];
   for (const match of text.matchAll(ENGLISH_DURATION)) {
     const [whole, number, unitWord] = match;

@@ -1,4 +1,4 @@
-import { chineseNumber } from './durations.js';
+import { chineseNumber, withAsciiDigits } from './durations.js';
 
 /**
  * Percentages as comparison keys: "20%", "20 percent" and 百分之二十 are one key, and none of them is the number 20, so
@@ -13,8 +13,8 @@ const PERCENTAGE =
   /(?<![\p{L}\p{N}.,])(\d{1,3}(?:,\d{3})+|\d{1,9})(\.\d{1,6})?[ \t]{0,2}(?:%|％|\bper[ \t]?cent\b)|百分之[ \t]{0,2}(?:(\d{1,9}(?:\.\d{1,6})?)|([零一二两三四五六七八九十百千万]{1,8}(?:点[零一二三四五六七八九]{1,6})?))/giu;
 
 /** Full-width digits and full stops as ASCII ones (２０．５％ is 20.5%). */
-function withAsciiDigits(text: string): string {
-  return text.replace(/[０-９．]/g, (character) => String.fromCharCode(character.charCodeAt(0) - 0xfee0));
+function withAsciiNumbers(text: string): string {
+  return withAsciiDigits(text).replaceAll('．', '.');
 }
 
 function valueOf([, whole, fraction, chineseDigits, chineseNumerals]: RegExpMatchArray): number {
@@ -28,7 +28,7 @@ function valueOf([, whole, fraction, chineseDigits, chineseNumerals]: RegExpMatc
 /** The keys of the percentages a text states, one per value. */
 export function percentageKeys(text: string): Set<string> {
   const keys = new Set<string>();
-  for (const match of withAsciiDigits(text).matchAll(PERCENTAGE)) {
+  for (const match of withAsciiNumbers(text).matchAll(PERCENTAGE)) {
     const value = valueOf(match);
     if (Number.isFinite(value)) keys.add(`⟨percent ${value}⟩`);
   }
@@ -37,5 +37,5 @@ export function percentageKeys(text: string): Set<string> {
 
 /** The text without its percentages: their numbers are matched by percentageKeys, not as numbers. */
 export function withoutPercentages(text: string): string {
-  return withAsciiDigits(text).replace(PERCENTAGE, ' ');
+  return withAsciiNumbers(text).replace(PERCENTAGE, ' ');
 }

@@ -1,5 +1,5 @@
 import { isEnglishWord, matchKey } from './match-keys.js';
-import { wordSegments } from './segments.js';
+import { HAN, wordSegments } from './segments.js';
 import englishChinesePhrases from './data/english-chinese-phrases.json' with { type: 'json' };
 
 /**
@@ -19,7 +19,7 @@ const PARTICLES = new Set(['on', 'off', 'up', 'down', 'in', 'out', 'back', 'over
 const BETWEEN_VERB_AND_PARTICLE = new Set(['it', 'them', 'him', 'her', 'me', 'us', 'you', 'this', 'that', 'these', 'those', 'something', 'everything', 'one']);
 /** A translation that translates more phrases than this is a common word ("开始": "turn on", "set out"…), not one phrase's. */
 const PHRASES_PER_TRANSLATION = 3;
-const HAN_RUN = /[\u3400-\u9fff\uf900-\ufaff]{2,}/g;
+const HAN_RUN = new RegExp(`${HAN.source}{2,}`, 'g');
 /** Runs of letters and digits, and the marks that end a sentence or a clause: a particle is not looked for across them. */
 const LATIN_WORD = /[a-z0-9]+|[.;:!?。；：！？]/g;
 const KEY_PREFIX = '⟨phrase ';

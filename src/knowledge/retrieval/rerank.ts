@@ -59,11 +59,9 @@ export class LocalRerank extends RerankProvider {
     const tokenized = passages.map((passage) => tokenize(passage).map(withoutClitic));
     // Words are compared by their match keys, as the local judge and model compare them: "receipt" is held by "receipts".
     const wordSets = tokenized.map((tokens) => new Set(tokens.map(matchKey)));
-    const weights = termWeights(terms, wordSets);
+    const { weights, unheld } = termWeights(terms, wordSets);
     // A broader word that the question names itself ("wine and alcohol") is counted as that word, not again.
-    const broaderOfUnheld = new Map(
-      [...terms].filter((term) => !wordSets.some((words) => words.has(term))).map((term) => [term, [...broaderKeys(term)].filter((key) => !terms.has(key))]),
-    );
+    const broaderOfUnheld = new Map(unheld.map((term) => [term, [...broaderKeys(term)].filter((key) => !terms.has(key))]));
     const totalWeight = [...weights.values()].reduce((sum, weight) => sum + weight, 0);
     return passages.map((passage, index) => {
       const tokens = tokenized[index];
@@ -98,9 +96,9 @@ export class LocalRerank extends RerankProvider {
  * weighs as much as the held terms do on average, neither more nor less.
  * Only for terms in the question's own language: a translation's rarity says
  * as much about the glossary's senses as about the passages, and weighing by
- * it lowered bench:answers' cross-language answers.
+ * it lowered bench:answers' cross-language answers. Also returns the terms no passage holds.
  */
-function termWeights(terms: ReadonlySet<string>, passages: ReadonlyArray<ReadonlySet<string>>): Map<string, number> {
+function termWeights(terms: ReadonlySet<string>, passages: ReadonlyArray<ReadonlySet<string>>): { weights: Map<string, number>; unheld: string[] } {
   const weights = new Map<string, number>();
   const unheld: string[] = [];
   for (const term of terms) {
@@ -110,7 +108,7 @@ function termWeights(terms: ReadonlySet<string>, passages: ReadonlyArray<Readonl
   }
   const heldWeight = weights.size > 0 ? [...weights.values()].reduce((sum, weight) => sum + weight, 0) / weights.size : 1;
   for (const term of unheld) weights.set(term, heldWeight);
-  return weights;
+  return { weights, unheld };
 }
 
 /**

@@ -5,14 +5,25 @@ import { matchKey } from './match-keys.js';
 const VERBS = new Set(['am', 'be', 'been', 'being', 'came', 'come', 'did', 'do', 'get', 'got', 'had', 'has', 'have', 'is', 'make', 'said', 'take', 'was', 'were']);
 
 /**
+ * Prepositions and conjunctions the `stopword` list lacks ("per day", "within 30 days", "though"): they join, as its
+ * "under" and "before" do. Those of place that name where ("inside", "behind", "near") are not among them.
+ */
+const JOINING_WORDS_THE_LIST_LACKS =
+  'per within without across along among amid toward towards upon beside besides despite except onto via versus throughout unlike whereas although though whenever wherever'.split(
+    ' ',
+  );
+
+/**
  * English function words by match key: the `stopword` package's list without
  * its verbs of being, having, doing, getting, making and taking (its modals
- * stay: "could", "must"), so "under", "like", "most", "their"…, and the conjunctions that
- * open a clause of time ("until", "once"). `tokenize` keeps most of them,
+ * stay: "could", "must"), so "under", "like", "most", "their"…, the conjunctions that
+ * open a clause of time ("until", "once"), and JOINING_WORDS_THE_LIST_LACKS. `tokenize` keeps most of them,
  * since a search may need them; the offline components that weigh a
  * question's words against a sentence count them for little.
  */
-const FUNCTION_WORD_KEYS = new Set([...eng.filter((word) => !VERBS.has(word)), 'until', 'till', 'once', 'unless', 'whether'].map((word) => matchKey(word)));
+const FUNCTION_WORD_KEYS = new Set(
+  [...eng.filter((word) => !VERBS.has(word)), 'until', 'till', 'once', 'unless', 'whether', ...JOINING_WORDS_THE_LIST_LACKS].map((word) => matchKey(word)),
+);
 
 /** Whether an English word, given as its match key (see match-keys), only joins or points ("under", "until", "their"). */
 export function isFunctionWordKey(key: string): boolean {

@@ -1,4 +1,4 @@
-import { isPhraseKey, phraseKeys } from './phrases.js';
+import { isPhraseKey, phrasalVerbs, phraseKeys } from './phrases.js';
 
 /** The one phrase key two texts share. */
 function shared(english: string, chinese: string): string[] {
@@ -46,5 +46,15 @@ describe('phrases', () => {
   it('reads a text without phrases as none', () => {
     expect(phraseKeys('')).toEqual(new Set());
     expect(phraseKeys('\u0000\ud800 \u202e')).toEqual(new Set());
+  });
+
+  it('finds the phrasal verbs of a sentence, and of a question only where a word stands as a verb', () => {
+    expect(phrasalVerbs('Power it on and wait until the status light turns solid green.', { verbsOnly: false })).toEqual(new Set(['power on']));
+    expect(phrasalVerbs("Can I turn off the internet for my son's phone?", { verbsOnly: true })).toEqual(new Set(['turn off']));
+    expect(phrasalVerbs('How do I set it up?', { verbsOnly: true })).toEqual(new Set(['set up']));
+    expect(phrasalVerbs('Turn off the lights', { verbsOnly: true })).toEqual(new Set(['turn off']));
+    // "the light on the X1" is a noun and a preposition, not "light on"
+    expect(phrasalVerbs('What does the light on the X1 mean?', { verbsOnly: true })).toEqual(new Set());
+    expect(phrasalVerbs('关掉路由器', { verbsOnly: false })).toEqual(new Set());
   });
 });

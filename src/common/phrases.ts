@@ -65,6 +65,25 @@ export function isPhraseKey(key: string): boolean {
   return key.startsWith(KEY_PREFIX);
 }
 
+/** The words after which a question's next word is a verb: a subject pronoun, "to", a modal ("Can I turn off…", "how do I set it up"). */
+const BEFORE_A_VERB = new Set(['i', 'you', 'we', 'they', 'to', 'please', 'can', 'could', 'should', 'must', 'may', 'might', 'will', 'would']);
+
+/**
+ * The phrasal verbs of a text, each as its verb's match key, a space and its particle ("turn off", "power on"): a word
+ * right before a particle or before a pronoun and a particle. With `verbsOnly`, for a question, only where the word
+ * opens the text or follows a subject or a modal (BEFORE_A_VERB), so that "the light on the X1" names no "light on".
+ */
+export function phrasalVerbs(text: string, { verbsOnly }: { verbsOnly: boolean }): Set<string> {
+  const found = new Set<string>();
+  const words = text.toLowerCase().match(LATIN_WORD) ?? [];
+  words.forEach((word, i) => {
+    if (PARTICLES.has(word) || BETWEEN_VERB_AND_PARTICLE.has(word) || !isEnglishWord(word) || (verbsOnly && i > 0 && !BEFORE_A_VERB.has(words[i - 1]))) return;
+    const particle = BETWEEN_VERB_AND_PARTICLE.has(words[i + 1]) ? words[i + 2] : words[i + 1];
+    if (particle !== undefined && PARTICLES.has(particle)) found.add(`${matchKey(word)} ${particle}`);
+  });
+  return found;
+}
+
 /**
  * The keys of the phrases a text holds: in English, its two words in order, by their match keys ("parental
  * controls"), a particle also after a pronoun ("power it on"); in Chinese, a translation that begins and ends where the

@@ -19,6 +19,21 @@ export const CONTENTS_KIND = {
 /** The verbs of such a question ("included", "contain", 包括): they ask, they name nothing a sentence should hold. */
 export const CONTENTS_VERBS = /\b(?:contains?|contained|includes?|included|including|comes? with)\b|包含|包括|含有/giu;
 
+/** The units of a span of time, after a number: what a count of things is not. */
+const TIME_UNIT_AFTER = String.raw`(?:[\s-]*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b|\s*个?\s*(?:秒|分钟|小时|天|日|周|星期|月|年))`;
+
+/**
+ * A count of things: "how many nodes", "几个房间" are answered by a number of something ("three mesh nodes", "two
+ * rooms"), not by a span of time ("10 seconds", 保修一年), which answers the duration kind's "how many days", 几天.
+ */
+export const COUNT_KIND = {
+  asks: /\bhow many\b(?!\s+(?:seconds|minutes|hours|days|weeks|months|years)\b)|多少(?!秒|分钟|小时|天|周|个月|年)|几(?!秒|分钟|小时|天|周|个月|年)/i,
+  answers: new RegExp(
+    String.raw`(?:\d+(?:[.,]\d+)*(?![\d.,])|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve)\b|[一二两三四五六七八九十百千万]+(?![一二两三四五六七八九十百千万]))(?!${TIME_UNIT_AFTER})`,
+    'i',
+  ),
+};
+
 /** An amount of money. */
 export const AMOUNT_KIND = {
   asks: /\bhow much\b|\bcost|\bprice|\blimit\b|\ballowance|\bfee\b|\bfees\b|\bpay\b|多少钱|费用|价格|金额|限额|额度|多少元|抵扣多少/i,
@@ -49,11 +64,7 @@ export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
       /\b\d{1,2}(?::\d{2})?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b|\d+\s*点|\b(?:midnight|noon|before|after|within|during|until|once)\b|\bfrom the (?:date|day|time|moment)\b|\b(?:as of|starting (?:on|from)|effective (?:from|on))\b|凌晨|上午|下午|晚上|之前|之后|以内|内|之日起|起算|起生效/i,
   },
   AMOUNT_KIND,
-  {
-    // a count
-    asks: /\bhow many\b|多少|几个|几/i,
-    answers: /\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve)\b|[一二两三四五六七八九十百千万]/i,
-  },
+  COUNT_KIND,
   {
     // a share
     asks: /\bpercent|\bproportion\b|比例|百分之|几成|多少折/i,

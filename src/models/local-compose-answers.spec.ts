@@ -1,5 +1,5 @@
 import { composeFromPassages } from './local-compose.js';
-import { CONTENTS_KIND } from './local-answer-kinds.js';
+import { CONTENTS_KIND, COUNT_KIND } from './local-answer-kinds.js';
 
 /**
  * Passages of the sample corpus (corpus/) as the knowledge tool hands them to
@@ -474,5 +474,48 @@ describe('the local model reads each sentence of overlapping passages once', () 
   it('cites the whole sentence, not the piece of it a passage opens or ends with', () => {
     expect(cited('Which payments carry no fee?')).toEqual(['Card payments carry no fee.']);
     expect(cited('How long do bank transfers take?')).toEqual(['Bank transfers take up to three days to arrive.']);
+  });
+});
+
+describe('the local model weighs the words that ask and join for what they are (the thirteenth round)', () => {
+  const ALL = [X1_MANUAL, X1_MANUAL_TAIL, X2_MANUAL, TRAVEL_POLICY, POINTS_RULES, RETURNS_POLICY];
+
+  it('counts "per" as the preposition it is: "…per yuan spent?" is not answered by "…60 USD per day."', () => {
+    const answer = composeFromPassages('How many points do I earn per yuan spent?', [TRAVEL_POLICY, POINTS_RULES]);
+    expect(sentencesOf(answer)[0]).not.toBe('Meals during travel are reimbursed up to 60 USD per day.');
+  });
+
+  it('reads 什么时候 as asking when, not as the word "time" of "local time"', () => {
+    const answer = composeFromPassages('报销款什么时候发？', [TRAVEL_POLICY, X1_MANUAL]);
+    expect(answer).not.toContain('Firmware updates install automatically');
+  });
+
+  it('counts a hyphenated word as one word: "Wi-Fi" does not outweigh "name" and "network"', () => {
+    const answer = composeFromPassages('Where do I name my Wi-Fi network on the X1?', [X1_MANUAL, X2_MANUAL]);
+    expect(sentencesOf(answer)[0]).toBe('Open the Aurora app and follow the setup wizard to name your network and choose a password.');
+  });
+
+  it('does not take the verb of "turn off" alone for it ("…the status light turns solid green")', () => {
+    const answer = composeFromPassages("Can I turn off the internet for my son's phone on the X1?", [X1_MANUAL]);
+    expect(sentencesOf(answer)[0]).toBe('Parental controls let you pause the internet for a device, set bedtime schedules and block categories of websites.');
+  });
+
+  it('counts the unit a "how many" asks for as what the answer gives, not what it is about ("days")', () => {
+    const answer = composeFromPassages('Within how many days can I exchange a faulty product?', ALL);
+    expect(sentencesOf(answer)[0]).not.toBe('Submit expense reports within 30 days of returning, with receipts for every item above 25 USD.');
+  });
+
+  it('reads "how many days", 几天 as asking for a span, not a count, and "three nodes", 两个 as a count', () => {
+    for (const question of ['How many days do I have?', '几天能到账？', '多少年？']) expect(COUNT_KIND.asks.test(question)).toBe(false);
+    for (const question of ['How many nodes are there?', '有几个节点？', '多少积分？']) expect(COUNT_KIND.asks.test(question)).toBe(true);
+    for (const text of ['three mesh nodes', '两个摄像头', '100 积分', '1,000 points']) expect(COUNT_KIND.answers.test(text)).toBe(true);
+    for (const text of ['for 10 seconds', '保修一年', '30 天内', 'a one-year warranty', '12 个月内有效']) expect(COUNT_KIND.answers.test(text)).toBe(false);
+  });
+
+  it('answers a count with a number of things, not with a span of time ("30 seconds")', () => {
+    const kit = { source: 'kit.md', text: 'Cameras pair in 30 seconds. The box holds two cameras for the hub.' };
+    expect(sentencesOf(composeFromPassages('How many cameras are there?', [kit]))).toEqual(['The box holds two cameras for the hub.']);
+    const kitZh = { source: 'kit.md', text: '摄像头 30 秒配对。盒子里有两个摄像头和一个集线器。' };
+    expect(sentencesOf(composeFromPassages('有几个摄像头？', [kitZh]))[0]).toBe('盒子里有两个摄像头和一个集线器。');
   });
 });

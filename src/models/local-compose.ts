@@ -5,7 +5,7 @@ import { chineseWordsOfKey, holdsTranslation, translatedKeys } from '../common/g
 import { chineseCharacters, clip, containsCjk } from '../common/text.js';
 import { durationKeys } from '../common/durations.js';
 import { percentageKeys, withoutPercentages } from '../common/percentages.js';
-import { isPhraseKey, phraseKeys } from '../common/phrases.js';
+import { isPhraseKey, phrasalVerbs, phraseKeys } from '../common/phrases.js';
 import { inverseDocumentFrequency } from '../common/inverse-frequency.js';
 import { broaderKeys } from '../common/hypernyms.js';
 import { questionPart, type QuestionPart } from './local-question.js';
@@ -57,6 +57,12 @@ const TRANSLATED_WORD_SHARE = 0.25;
  * holds 控制 only through a translation.
  */
 const MODEL_NAME_ONLY_SHARE = 0.5;
+/**
+ * What a verb the question says with a particle counts in an English sentence that holds the verb but not with that
+ * particle: "turn off" is not "turn", and "…the status light turns solid green" outranked "Parental controls let you
+ * pause the internet…" for "Can I turn off the internet for my son's phone?".
+ */
+const PHRASAL_VERB_ALONE_SHARE = 0.5;
 /** What a sentence counts that, like its document, names none of the question's model names, where other documents are named for one (see nameFactor). */
 const NAMELESS_SHARE = 0.5;
 /** BM25's length normalisation of a sentence's score: how much its length counts (0 not at all, 1 fully), and how soon a term's weight saturates. */
@@ -83,6 +89,8 @@ interface Candidate {
   headingKeys: Set<string>;
   /** The keys of the nearest heading above it: its section's, which names its topic ("Wi-Fi bands"), or the document's title where the passage shows no section heading above it. */
   sectionKeys: Set<string>;
+  /** Its phrasal verbs (see common/phrases), in an English sentence. */
+  phrasalVerbs: Set<string>;
   /** Its Chinese characters, for the question's words that no sentence holds whole. */
   characters: Set<string>;
   /** How many distinct words it has: a long sentence holds a question's terms by chance more often than a short one. */
@@ -105,6 +113,7 @@ function candidatesOf(passages: Passage[]): Candidate[] {
   const keys = (text: string) =>
     keysOf.get(text) ?? keysOf.set(text, new Set([...matchKeys(withoutPercentages(text)), ...durationKeys(text), ...percentageKeys(text), ...phraseKeys(text)])).get(text)!;
   const noKeys = new Set<string>();
+  const noPhrasalVerbs = new Set<string>();
   passages.forEach((passage, rank) => {
     const sentences = passageSentencesWithHeadings(passage.text);
     sentences.forEach((sentence, index) => {
@@ -116,6 +125,7 @@ function candidatesOf(passages: Passage[]): Candidate[] {
         order: rank * PASSAGE_ORDER + index,
         keys: keys(sentence.text),
         translatedKeys: containsCjk(sentence.text) ? translatedKeys(keys(sentence.text)) : noKeys,
+        phrasalVerbs: containsCjk(sentence.text) ? noPhrasalVerbs : phrasalVerbs(sentence.text, { verbsOnly: false }),
         characters: new Set(chineseCharacters(sentence.text)),
         headingKeys: keys([documentName(passage.source), ...sentence.headings].join(' ')),
         sectionKeys: keys(sentence.headings.at(-1) ?? ''),
@@ -194,7 +204,8 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       known += 1;
     }
     if (candidate.keys.has(term)) {
-      matched += weight * rarity!;
+      const particle = candidate.chinese ? undefined : part.particleOfVerb.get(term);
+      matched += (particle === undefined || candidate.phrasalVerbs.has(`${term} ${particle}`) ? 1 : PHRASAL_VERB_ALONE_SHARE) * weight * rarity!;
       holdsTerm = true;
       holdsSubject ||= !MODEL_NAME.test(term);
     } else if (

@@ -6,7 +6,7 @@ import { wordSegments } from '../common/segments.js';
 import { isFunctionWordKey } from '../common/function-words.js';
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
 import { percentageKeys, withoutPercentages } from '../common/percentages.js';
-import { phraseKeys } from '../common/phrases.js';
+import { phrasalVerbs, phraseKeys } from '../common/phrases.js';
 import { AMOUNT_KIND, ANSWER_KINDS, CONDITION_ASKS, CONTENTS_KIND, CONTENTS_VERBS } from './local-answer-kinds.js';
 
 /**
@@ -42,6 +42,8 @@ export interface QuestionPart {
   ownTranslationTerms: Set<string>;
   /** Each Chinese word of the part that the glossary translates, as its English keys: for English sentences. */
   translatedWords: string[][];
+  /** Its verbs said with a particle ("turn off"), by their match keys, each with its particle: see local-compose's PHRASAL_VERB_ALONE_SHARE. */
+  particleOfVerb: Map<string, string>;
   /** The characters of its Chinese words that no sentence holds whole ("摔坏" of 摔落, "转给" of 转让给), and of its one-character words. */
   characters: Set<string>;
   kinds: RegExp[];
@@ -50,11 +52,18 @@ export interface QuestionPart {
 /** "How long", "how much"…: their second word asks (ANSWER_KINDS), it names nothing a sentence should hold. */
 const ASKING_PHRASE = /\bhow (?:long|much|many|soon|often|far|big|large|heavy|tall|wide|old|hot|cold|warm)\b/gi;
 /**
+ * The unit a "how many" asks for ("how many days"): what the answer gives, not what it is about, so it counts as a
+ * Chinese question's 几天 counts "days" (TRANSLATED_SHARE); in full it put "Submit expense reports within 30 days…"
+ * first for "Within how many days can I exchange a faulty product?".
+ */
+const ASKED_UNIT = /\bhow many (seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b/gi;
+
+/**
  * Chinese words that ask (多久, 几天, 什么, 哪个…): like ASKING_PHRASE, they name nothing a sentence should hold, and
  * the character bigrams across them and their neighbours (天内 of 几天|内) are no words of the question. The unit one
  * asks for is read from it still, among the English words of a Chinese question's units (see translatedUnits).
  */
-const CHINESE_ASKING = /多长时间|多久|多长|多少|几(?:秒|分钟|小时|天|周|个月|月|年|个|次|点|种|位)?|什么|哪(?:个|些|里|儿|种|位)?|怎么|怎样|如何|为什么|是否|能否/g;
+const CHINESE_ASKING = /什么时候|多会儿|多长时间|多久|多长|多少|几(?:秒|分钟|小时|天|周|个月|月|年|个|次|点|种|位)?|什么|哪(?:个|些|里|儿|种|位)?|怎么|怎样|如何|为什么|是否|能否/g;
 
 /** The text without its Chinese words that ask: matches of CHINESE_ASKING that begin and end where the segmenter cuts words (not the 几 of 茶几). */
 function withoutAskingWords(text: string): string {
@@ -77,6 +86,25 @@ function straddlingBigrams(text: string): Set<string> {
     if (left.length >= 2 && right.length >= 2 && containsCjk(left.at(-1)!) && containsCjk(right[0])) straddling.add(left.at(-1)! + right[0]);
   }
   return straddling;
+}
+
+/** A word of Latin letters and digits joined by hyphens ("Wi-Fi", "check-in", "plug-and-play"). */
+const HYPHENATED = /(?<![\p{L}\d-])\p{L}[\p{L}\d]*(?:-[\p{L}\d]+)+/gu;
+
+/**
+ * A hyphenated word names one thing, but the tokenizer splits it ("wi", "fi"): its parts that are whole terms share one
+ * word's weight, or "Wi-Fi" counted twice and "…settings, including the Wi-Fi password, are erased" outranked "…the
+ * setup wizard to name your network" for "Where do I name my Wi-Fi network?". A part the question also writes on its
+ * own keeps its weight.
+ */
+function sharedByHyphenatedParts(text: string, terms: Map<string, number>): void {
+  const compounds = text.match(HYPHENATED) ?? [];
+  if (compounds.length === 0) return;
+  const alone = new Set(comparedTokens(tokenize(text.replace(HYPHENATED, ' '))).map(matchKey));
+  for (const compound of compounds) {
+    const parts = [...new Set(comparedTokens(tokenize(compound)).map(matchKey))].filter((key) => terms.get(key) === 1 && !alone.has(key));
+    for (const key of parts) terms.set(key, 1 / parts.length);
+  }
 }
 
 /** A part of the question; `idf` has the keys the candidate sentences hold. */
@@ -102,6 +130,8 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
     else if (!straddling.has(key)) terms.set(key, BIGRAM_SHARE);
   }
   for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of chineseCharacters(word)) characters.add(character);
+  sharedByHyphenatedParts(spanless, terms);
+  for (const [, unit] of asked.matchAll(ASKED_UNIT)) if (terms.get(matchKey(unit.toLowerCase())) === 1) terms.set(matchKey(unit.toLowerCase()), TRANSLATED_SHARE);
   for (const key of spans) terms.set(key, DURATION_SHARE);
   for (const key of percentageKeys(named)) terms.set(key, 1);
   for (const key of phraseKeys(named)) terms.set(key, PHRASE_SHARE);
@@ -123,9 +153,15 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
     if (!hasOwnTranslations(token)) spelledByStem.add(key);
   }
   const ownTranslationTerms = new Set([...translationsOfTerm.keys()].filter((key) => !spelledByStem.has(key)));
+  const particleOfVerb = new Map<string, string>();
+  for (const phrasal of phrasalVerbs(named, { verbsOnly: true })) {
+    const [verb, particle] = phrasal.split(' ');
+    if (terms.get(verb) === 1) particleOfVerb.set(verb, particle);
+  }
   return {
     chinese: containsCjk(part),
     terms,
+    particleOfVerb,
     translationsOfTerm,
     ownTranslationTerms,
     translatedWords,

@@ -519,3 +519,10 @@ describe('the local model weighs the words that ask and join for what they are (
     expect(sentencesOf(composeFromPassages('有几个摄像头？', [kitZh]))[0]).toBe('盒子里有两个摄像头和一个集线器。');
   });
 });
+
+describe('the local model trusts translations more where several meet in one sentence', () => {
+  it('answers "Can I move my points to another account?" from the Chinese rules, not from "…moves capable devices…"', () => {
+    const answer = composeFromPassages('Can I move my points to another account?', [POINTS_RULES, X1_MANUAL]);
+    expect(sentencesOf(answer)[0]).toBe('积分不能兑换现金，也不能转让给其他账户。');
+  });
+});

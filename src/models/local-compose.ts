@@ -38,6 +38,13 @@ const CHARACTER_SHARE = 0.25;
  */
 const GLOSSARY_SHARE = 0.5;
 /**
+ * What each of them counts where a Chinese sentence holds two words of the question or more through the glossary: more,
+ * since two translations that are senses the question does not mean rarely meet in one sentence. At half,
+ * "积分不能兑换现金，也不能转让给其他账户。" (points, account) lost "Can I move my points to another account?" to "Band
+ * steering … moves capable devices to 5 GHz", which holds one word as written.
+ */
+const GLOSSARY_SHARE_OF_SEVERAL = 0.75;
+/**
  * What an English word of the question counts in an English sentence that holds a broader word for it by WordNet
  * ("alcohol" for "wine", see common/hypernyms): half, as a translation does. A rule for the class answers for its
  * kinds; a narrower word ("meals" for "food") is not counted: what holds for one kind does not answer for the class,
@@ -191,6 +198,8 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
   // Whether it holds, or its headings do, a word of the question other than a model name (see MODEL_NAME_ONLY_SHARE).
   let holdsSubject = false;
   let broader: number;
+  let throughGlossary = 0;
+  let wordsThroughGlossary = 0;
   for (const [term, weight] of part.terms) {
     // A phrase is found by its key only in a sentence in the other language, not in a heading (which may be in either):
     // within one language its words are found as written, and a Chinese word that translates several phrases would
@@ -213,7 +222,11 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       (candidate.chinese && !part.chinese && (part.translationsOfTerm.get(term) ?? chineseWordsOfKey(term)).some((word) => holdsTranslation(candidate.text, word)))
     ) {
       // Found through a translation the segmenter cut (优惠|券): a key no sentence holds, as rare as the rarest.
-      matched += (part.chinese ? TRANSLATED_WORD_SHARE : GLOSSARY_SHARE) * weight * (rarity ?? rarest);
+      if (part.chinese) matched += TRANSLATED_WORD_SHARE * weight * (rarity ?? rarest);
+      else {
+        throughGlossary += weight * (rarity ?? rarest);
+        if (weight === 1) wordsThroughGlossary += 1;
+      }
       holdsTerm = true;
       holdsSubject = true;
     } else if (!candidate.chinese && weight === 1 && (broader = broaderRarity(candidate.keys, term, idf)) > 0) {
@@ -226,6 +239,7 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       holdsSubject ||= !MODEL_NAME.test(term);
     }
   }
+  matched += (wordsThroughGlossary >= 2 ? GLOSSARY_SHARE_OF_SEVERAL : GLOSSARY_SHARE) * throughGlossary;
   // A Chinese word of the question in an English sentence: by its rarest translation the sentence holds, or else, as a
   // heading word counts, one its section's heading holds ("Wi-Fi bands" for 频段).
   for (const translations of part.translatedWords) {

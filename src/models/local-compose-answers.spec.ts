@@ -525,4 +525,9 @@ describe('the local model trusts translations more where several meet in one sen
     const answer = composeFromPassages('Can I move my points to another account?', [POINTS_RULES, X1_MANUAL]);
     expect(sentencesOf(answer)[0]).toBe('积分不能兑换现金，也不能转让给其他账户。');
   });
+
+  it('answers "X2 节点之间最远可以隔几个房间？" with the sentence on nodes and rooms, not the one that names the X2 and its nodes', () => {
+    const answer = composeFromPassages('X2 节点之间最远可以隔几个房间？', [X2_MANUAL, RETURNS_POLICY]);
+    expect(sentencesOf(answer)[0]).toBe('Place the other nodes no more than two rooms away from the first one.');
+  });
 });

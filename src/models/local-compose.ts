@@ -38,12 +38,13 @@ const CHARACTER_SHARE = 0.25;
  */
 const GLOSSARY_SHARE = 0.5;
 /**
- * What each of them counts where a Chinese sentence holds two words of the question or more through the glossary: more,
- * since two translations that are senses the question does not mean rarely meet in one sentence. At half,
+ * How much more each word of the question found through a translation counts where a sentence holds two or more of
+ * them so (English words in a Chinese sentence through the glossary, Chinese words in an English one): two translations
+ * that are senses the question does not mean rarely meet in one sentence. At the single share,
  * "积分不能兑换现金，也不能转让给其他账户。" (points, account) lost "Can I move my points to another account?" to "Band
  * steering … moves capable devices to 5 GHz", which holds one word as written.
  */
-const GLOSSARY_SHARE_OF_SEVERAL = 0.75;
+const SEVERAL_TRANSLATIONS_FACTOR = 1.5;
 /**
  * What an English word of the question counts in an English sentence that holds a broader word for it by WordNet
  * ("alcohol" for "wine", see common/hypernyms): half, as a translation does. A rule for the class answers for its
@@ -239,9 +240,11 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       holdsSubject ||= !MODEL_NAME.test(term);
     }
   }
-  matched += (wordsThroughGlossary >= 2 ? GLOSSARY_SHARE_OF_SEVERAL : GLOSSARY_SHARE) * throughGlossary;
+  matched += (wordsThroughGlossary >= 2 ? SEVERAL_TRANSLATIONS_FACTOR : 1) * GLOSSARY_SHARE * throughGlossary;
   // A Chinese word of the question in an English sentence: by its rarest translation the sentence holds, or else, as a
   // heading word counts, one its section's heading holds ("Wi-Fi bands" for 频段).
+  let translatedHeld = 0;
+  let translatedCount = 0;
   for (const translations of part.translatedWords) {
     const rarities = translations.flatMap((key) => idf.get(key) ?? []);
     const held = translations.flatMap((key) => (candidate.keys.has(key) ? [idf.get(key)!] : []));
@@ -250,7 +253,8 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       known += 1;
     }
     if (held.length > 0) {
-      matched += TRANSLATED_WORD_SHARE * Math.max(...held);
+      translatedHeld += Math.max(...held);
+      translatedCount += 1;
       holdsTerm = true;
       holdsSubject = true;
       continue;
@@ -261,6 +265,7 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       holdsSubject = true;
     }
   }
+  matched += (translatedCount >= 2 ? SEVERAL_TRANSLATIONS_FACTOR : 1) * TRANSLATED_WORD_SHARE * translatedHeld;
   if (matched === 0) return 0;
   // Characters tell apart the sentences that hold a term of the question; alone they are too weak a sign ("期" of 期限 in 保修期).
   if (holdsTerm) for (const character of part.characters) if (candidate.characters.has(character)) matched += CHARACTER_SHARE * characterIdf.get(character)!;

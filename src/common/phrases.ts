@@ -65,21 +65,32 @@ export function isPhraseKey(key: string): boolean {
   return key.startsWith(KEY_PREFIX);
 }
 
-/** The words after which a question's next word is a verb: a subject pronoun, "to", a modal ("Can I turn off…", "how do I set it up"). */
-const BEFORE_A_VERB = new Set(['i', 'you', 'we', 'they', 'to', 'please', 'can', 'could', 'should', 'must', 'may', 'might', 'will', 'would']);
+/**
+ * The words after which a question's next word is a verb: a subject pronoun, "to", a modal, and the "t" of "can't",
+ * "won't" ("Can I turn off…", "how do I set it up", "why won't it power on").
+ */
+const BEFORE_A_VERB = new Set(['i', 'you', 'we', 'they', 'it', 'he', 'she', 'to', 'please', 'can', 'could', 'should', 'must', 'may', 'might', 'will', 'would', 't']);
+/** The words that open a noun between a verb and its particle in a sentence ("Turn the router off"). */
+const DETERMINERS = new Set(['the', 'a', 'an', 'your', 'my', 'its', 'their', 'our', 'his', 'her', 'this', 'that']);
 
 /**
  * The phrasal verbs of a text, each as its verb's match key, a space and its particle ("turn off", "power on"): a word
- * right before a particle or before a pronoun and a particle. With `verbsOnly`, for a question, only where the word
- * opens the text or follows a subject or a modal (BEFORE_A_VERB), so that "the light on the X1" names no "light on".
+ * right before a particle or before a pronoun and a particle.
+ * - For a question (`verbsOnly`), only a word after a subject or a modal (BEFORE_A_VERB): a question may open with a
+ *   noun ("Light on the X1 blinks red?"), and "the light on the X1" names no "light on".
+ * - For a sentence, also a word before a determiner, a word and a particle ("Turn the router off", "Switch the power
+ *   back on"): a sentence found to hold one it does not hold only counts the verb in full.
  */
 export function phrasalVerbs(text: string, { verbsOnly }: { verbsOnly: boolean }): Set<string> {
   const found = new Set<string>();
   const words = text.toLowerCase().match(LATIN_WORD) ?? [];
   words.forEach((word, i) => {
-    if (PARTICLES.has(word) || BETWEEN_VERB_AND_PARTICLE.has(word) || !isEnglishWord(word) || (verbsOnly && i > 0 && !BEFORE_A_VERB.has(words[i - 1]))) return;
-    const particle = BETWEEN_VERB_AND_PARTICLE.has(words[i + 1]) ? words[i + 2] : words[i + 1];
-    if (particle !== undefined && PARTICLES.has(particle)) found.add(`${matchKey(word)} ${particle}`);
+    if (PARTICLES.has(word) || BETWEEN_VERB_AND_PARTICLE.has(word) || !isEnglishWord(word) || (verbsOnly && !BEFORE_A_VERB.has(words[i - 1]))) return;
+    const afterPronoun = BETWEEN_VERB_AND_PARTICLE.has(words[i + 1]);
+    const afterNoun = !verbsOnly && DETERMINERS.has(words[i + 1]);
+    for (const particle of [words[i + 1], afterPronoun ? words[i + 2] : undefined, afterNoun ? words[i + 3] : undefined, afterNoun ? words[i + 4] : undefined]) {
+      if (particle !== undefined && PARTICLES.has(particle)) found.add(`${matchKey(word)} ${particle}`);
+    }
   });
   return found;
 }

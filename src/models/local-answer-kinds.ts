@@ -19,18 +19,25 @@ export const CONTENTS_KIND = {
 /** The verbs of such a question ("included", "contain", 包括): they ask, they name nothing a sentence should hold. */
 export const CONTENTS_VERBS = /\b(?:contains?|contained|includes?|included|including|comes? with)\b|包含|包括|含有/giu;
 
-/** The units of a span of time, after a number: what a count of things is not. */
-const TIME_UNIT_AFTER = String.raw`(?:[\s-]*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b|\s*个?\s*(?:秒|分钟|小时|天|日|周|星期|月|年))`;
+/**
+ * The units of a span of time after a number, or after a range ("5–7 days"): what a count of things is not. With the
+ * words that qualify days ("3 business days", 三个工作日) and the short forms ("10 mins", "48h").
+ */
+const TIME_UNIT_AFTER = String.raw`(?:\s*[-–~至到]\s*[\d一二两三四五六七八九十]+)?(?:[\s-]*(?:(?:business|calendar|working|work)\s+)?(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|h|days?|weekdays?|weeks?|months?|years?)\b|\s*(?:个\s*)?(?:秒|分钟|小时|天|日|周|星期|月|年|工作日))`;
+/** The Chinese units of a span of time after 几 or 多少 (几天, 多少周): a question that asks for a span, not a count. */
+const CHINESE_TIME_UNIT = '秒|分钟|小时|天|日|周|星期|个月|月|年|工作日';
+const CHINESE_NUMERAL = '一二两三四五六七八九十百千万';
 
 /**
  * A count of things: "how many nodes", "几个房间" are answered by a number of something ("three mesh nodes", "two
  * rooms"), not by a span of time ("10 seconds", 保修一年), which answers the duration kind's "how many days", 几天.
+ * A number is read whole (not from inside "x2" or "1,000"), so that a long run of digits is read in one pass.
  */
 export const COUNT_KIND = {
-  asks: /\bhow many\b(?!\s+(?:seconds|minutes|hours|days|weeks|months|years)\b)|多少(?!秒|分钟|小时|天|周|个月|年)|几(?!秒|分钟|小时|天|周|个月|年)/i,
+  asks: new RegExp(String.raw`\bhow many\b(?!\s+(?:seconds|minutes|hours|days|weeks|months|years)\b)|多少(?!${CHINESE_TIME_UNIT})|几(?!${CHINESE_TIME_UNIT})`, 'i'),
   answers: new RegExp(
-    String.raw`(?:\d+(?:[.,]\d+)*(?![\d.,])|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve)\b|[一二两三四五六七八九十百千万]+(?![一二两三四五六七八九十百千万]))(?!${TIME_UNIT_AFTER})`,
-    'i',
+    String.raw`(?:(?<![\p{L}\d.,])\d+(?:[.,]\d+)*(?![\d.,])|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve)\b|(?<![${CHINESE_NUMERAL}])[${CHINESE_NUMERAL}]+(?![${CHINESE_NUMERAL}]))(?!${TIME_UNIT_AFTER})`,
+    'iu',
   ),
 };
 
@@ -49,7 +56,7 @@ export const AMOUNT_KIND = {
 export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
   {
     // a duration or a time limit
-    asks: /\bhow (?:long|soon|often)\b|\bhow many (?:seconds|minutes|hours|days|weeks|months|years)\b|\bdeadline|\bexpir|\bvalid (?:for|until|till)\b|\bstays? valid\b|多久|多长|多少(?:秒|天|年|个月|小时|分钟)|几(?:秒|天|年|个月|小时|分钟)|期限|有效期|过期|时限/i,
+    asks: /\bhow (?:long|soon|often)\b|\bhow many (?:seconds|minutes|hours|days|weeks|months|years)\b|\bdeadline|\bexpir|\bvalid (?:for|until|till)\b|\bstays? valid\b|多久|多长|多少(?:秒|天|年|个月|小时|分钟|周|星期|日|工作日)|几(?:秒|天|年|个月|小时|分钟|周|星期|日|工作日)|期限|有效期|过期|时限/i,
     answers: new RegExp(
       String.raw`\b${NUMBER}[\s-]*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b|${NUMBER}\s*个?\s*(?:秒|分钟|小时|天|日|周|星期|月|年)|工作日`,
       'iu',
@@ -58,7 +65,7 @@ export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
   {
     // a time of day, a date or a moment
     // "when" asks only where it opens a clause: in "is it safe when the light blinks" it sets a condition.
-    asks: /(?:^|[,;:]\s*)(?:and\s+|but\s+|so\s+)?when\b|\bwhat time\b|什么时候|何时|几点|哪天/i,
+    asks: /(?:^|[,;:]\s*)(?:and\s+|but\s+|so\s+)?when\b|\bwhat time\b|什么时候|何时|多会儿|几点|哪天/i,
     // A start ("from the date of purchase", 自签收之日起) answers "when does it start" as a moment does.
     answers:
       /\b\d{1,2}(?::\d{2})?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b|\d+\s*点|\b(?:midnight|noon|before|after|within|during|until|once)\b|\bfrom the (?:date|day|time|moment)\b|\b(?:as of|starting (?:on|from)|effective (?:from|on))\b|凌晨|上午|下午|晚上|之前|之后|以内|内|之日起|起算|起生效/i,
@@ -73,7 +80,7 @@ export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
   {
     // a comparison: "which band is quicker" is answered by the sentence that compares ("faster", "further"), as is what
     // something is better at ("5 GHz 频段有什么优点？": "…the 5 GHz band is faster at short range")
-    asks: /\b(?:advantages?|strengths?|more|less|better|worse|best|worst|\p{L}{2,}(?:er|est)\s+than|quicker|faster|slower|further|farther|nearer|closer|longer|shorter|cheaper|higher|lower|larger|smaller|bigger|stronger|weaker|easier|safer|quickest|fastest|slowest|furthest|farthest|cheapest|highest|lowest|largest|smallest|biggest|strongest)\b|更|最|比较|哪个.{0,4}[快慢远近好大小高低多少]|优点|优势|长处/iu,
+    asks: /\b(?:advantages|strengths|more|less|better|worse|best|worst|\p{L}{2,}(?:er|est)\s+than|quicker|faster|slower|further|farther|nearer|closer|longer|shorter|cheaper|higher|lower|larger|smaller|bigger|stronger|weaker|easier|safer|quickest|fastest|slowest|furthest|farthest|cheapest|highest|lowest|largest|smallest|biggest|strongest)\b|更|最|比较|哪个.{0,4}[快慢远近好大小高低多少]|优点|优势|长处/iu,
     answers:
       /\b(?:more|less|better|worse|best|worst|\p{L}{2,}er\s+than|quicker|faster|slower|further|farther|nearer|closer|longer|shorter|cheaper|higher|lower|larger|smaller|bigger|stronger|weaker|easier|safer|quickest|fastest|slowest|furthest|farthest|cheapest|highest|lowest|largest|smallest|biggest|strongest)\b|更|最|比/iu,
   },

@@ -1,7 +1,7 @@
 import { matchKeys, wordKeys } from '../common/match-keys.js';
 import { questionParts } from '../common/question-parts.js';
 import { sentencesOf } from '../common/sentences.js';
-import { chineseWordsOfKey, holdsTranslation, translatedKeys } from '../common/glossary.js';
+import { chineseWordsOfKey, englishKeysOf, holdsTranslation, translatedKeys } from '../common/glossary.js';
 import { chineseCharacters, clip, containsCjk } from '../common/text.js';
 import { durationKeys } from '../common/durations.js';
 import { percentageKeys, withoutPercentages } from '../common/percentages.js';
@@ -200,7 +200,8 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
   let holdsSubject = false;
   let broader: number;
   let throughGlossary = 0;
-  let wordsThroughGlossary = 0;
+  // For each word of the question found through the glossary, the Chinese words of the sentence that translate it.
+  const glossarySources: string[][] = [];
   for (const [term, weight] of part.terms) {
     // A phrase is found by its key only in a sentence in the other language, not in a heading (which may be in either):
     // within one language its words are found as written, and a Chinese word that translates several phrases would
@@ -226,7 +227,7 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       if (part.chinese) matched += TRANSLATED_WORD_SHARE * weight * (rarity ?? rarest);
       else {
         throughGlossary += weight * (rarity ?? rarest);
-        if (weight === 1) wordsThroughGlossary += 1;
+        if (weight === 1) glossarySources.push(translationsHeld(candidate, term, part));
       }
       holdsTerm = true;
       holdsSubject = true;
@@ -240,11 +241,12 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       holdsSubject ||= !MODEL_NAME.test(term);
     }
   }
-  matched += (wordsThroughGlossary >= 2 ? SEVERAL_TRANSLATIONS_FACTOR : 1) * GLOSSARY_SHARE * throughGlossary;
+  matched += (distinctlyMatched(glossarySources) >= 2 ? SEVERAL_TRANSLATIONS_FACTOR : 1) * GLOSSARY_SHARE * throughGlossary;
   // A Chinese word of the question in an English sentence: by its rarest translation the sentence holds, or else, as a
   // heading word counts, one its section's heading holds ("Wi-Fi bands" for 频段).
   let translatedHeld = 0;
-  let translatedCount = 0;
+  // For each Chinese word of the question found through its translations, those the sentence holds.
+  const translationsFound: string[][] = [];
   for (const translations of part.translatedWords) {
     const rarities = translations.flatMap((key) => idf.get(key) ?? []);
     const held = translations.flatMap((key) => (candidate.keys.has(key) ? [idf.get(key)!] : []));
@@ -254,7 +256,7 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
     }
     if (held.length > 0) {
       translatedHeld += Math.max(...held);
-      translatedCount += 1;
+      translationsFound.push(translations.filter((key) => candidate.keys.has(key)));
       holdsTerm = true;
       holdsSubject = true;
       continue;
@@ -265,7 +267,7 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
       holdsSubject = true;
     }
   }
-  matched += (translatedCount >= 2 ? SEVERAL_TRANSLATIONS_FACTOR : 1) * TRANSLATED_WORD_SHARE * translatedHeld;
+  matched += (distinctlyMatched(translationsFound) >= 2 ? SEVERAL_TRANSLATIONS_FACTOR : 1) * TRANSLATED_WORD_SHARE * translatedHeld;
   if (matched === 0) return 0;
   // Characters tell apart the sentences that hold a term of the question; alone they are too weak a sign ("期" of 期限 in 保修期).
   if (holdsTerm) for (const character of part.characters) if (candidate.characters.has(character)) matched += CHARACTER_SHARE * characterIdf.get(character)!;
@@ -277,6 +279,30 @@ function relevance(candidate: Candidate, part: QuestionPart, idf: Map<string, nu
   const lengthFactor = namesSection ? 1 : (SATURATION + 1) / (1 + SATURATION * (1 - LENGTH_WEIGHT + (LENGTH_WEIGHT * candidate.length) / averageLength));
   // (A question of model names alone scales every sentence alike.)
   return (holdsSubject ? 1 : MODEL_NAME_ONLY_SHARE) * lengthFactor * (matched + (givesWhatIsAskedFor ? Math.min(matched, total / Math.max(1, known)) : 0));
+}
+
+/** The Chinese words of a Chinese sentence that translate an English term of the question: its words the glossary translates to it, and its translations the sentence holds. */
+function translationsHeld(candidate: Candidate, term: string, part: QuestionPart): string[] {
+  const held = (part.translationsOfTerm.get(term) ?? chineseWordsOfKey(term)).filter((word) => holdsTranslation(candidate.text, word));
+  if (candidate.translatedKeys.has(term)) for (const key of candidate.keys) if (containsCjk(key) && englishKeysOf(key).includes(term)) held.push(key);
+  return held;
+}
+
+/**
+ * How many of the question's words are found through translations that are not one another's: each word is given one
+ * of its translations that no word before it took. "internet" and "network" are both 网络, and a sentence that holds
+ * only 网络 holds one of them, not two (see SEVERAL_TRANSLATIONS_FACTOR).
+ */
+function distinctlyMatched(found: string[][]): number {
+  const taken = new Set<string>();
+  let count = 0;
+  for (const translations of found) {
+    const free = translations.find((translation) => !taken.has(translation));
+    if (free === undefined) continue;
+    taken.add(free);
+    count += 1;
+  }
+  return count;
 }
 
 /** The rarity of the rarest broader word for the term (see common/hypernyms) that a sentence's keys hold; 0 for none. */

@@ -56,7 +56,7 @@ const ASKING_PHRASE = /\bhow (?:long|much|many|soon|often|far|big|large|heavy|ta
  * Chinese question's 几天 counts "days" (TRANSLATED_SHARE); in full it put "Submit expense reports within 30 days…"
  * first for "Within how many days can I exchange a faulty product?".
  */
-const ASKED_UNIT = /\bhow many (seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b/gi;
+const ASKED_UNIT = /\bhow many (seconds|minutes|hours|days|weeks|months|years)\b/gi;
 
 /**
  * Chinese words that ask (多久, 几天, 什么, 哪个…): like ASKING_PHRASE, they name nothing a sentence should hold, and
@@ -88,23 +88,25 @@ function straddlingBigrams(text: string): Set<string> {
   return straddling;
 }
 
-/** A word of Latin letters and digits joined by hyphens ("Wi-Fi", "check-in", "plug-and-play"). */
-const HYPHENATED = /(?<![\p{L}\d-])\p{L}[\p{L}\d]*(?:-[\p{L}\d]+)+/gu;
+/** A word of Latin letters and digits joined by hyphens ("Wi-Fi", "check-in", "plug-and-play"; also U+2010 and U+2011), each part of two characters or more. */
+const HYPHENATED = /(?<![\p{L}\d\-\u2010\u2011])[\p{L}\d]{2,}(?:[-\u2010\u2011][\p{L}\d]{2,})+(?![\p{L}\d\-\u2010\u2011])/gu;
 
 /**
  * A hyphenated word names one thing, but the tokenizer splits it ("wi", "fi"): its parts that are whole terms share one
  * word's weight, or "Wi-Fi" counted twice and "…settings, including the Wi-Fi password, are erased" outranked "…the
  * setup wizard to name your network" for "Where do I name my Wi-Fi network?". A part the question also writes on its
- * own keeps its weight.
+ * own keeps its weight; a part of two such words takes the smaller share, whichever comes first.
  */
 function sharedByHyphenatedParts(text: string, terms: Map<string, number>): void {
   const compounds = text.match(HYPHENATED) ?? [];
   if (compounds.length === 0) return;
   const alone = new Set(comparedTokens(tokenize(text.replace(HYPHENATED, ' '))).map(matchKey));
+  const shares = new Map<string, number>();
   for (const compound of compounds) {
     const parts = [...new Set(comparedTokens(tokenize(compound)).map(matchKey))].filter((key) => terms.get(key) === 1 && !alone.has(key));
-    for (const key of parts) terms.set(key, 1 / parts.length);
+    for (const key of parts) shares.set(key, Math.min(shares.get(key) ?? 1, 1 / parts.length));
   }
+  for (const [key, share] of shares) terms.set(key, share);
 }
 
 /** A part of the question; `idf` has the keys the candidate sentences hold. */

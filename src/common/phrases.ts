@@ -79,7 +79,7 @@ const DETERMINERS = new Set(['the', 'a', 'an', 'your', 'my', 'its', 'their', 'ou
  * - For a question (`verbsOnly`), only a word after a subject or a modal (BEFORE_A_VERB): a question may open with a
  *   noun ("Light on the X1 blinks red?"), and "the light on the X1" names no "light on".
  * - For a sentence, also a word before a determiner, a word and a particle ("Turn the router off", "Switch the power
- *   back on"): a sentence found to hold one it does not hold only counts the verb in full.
+ *   back on"): reading one there that is not only lets the sentence count its verb in full.
  */
 export function phrasalVerbs(text: string, { verbsOnly }: { verbsOnly: boolean }): Set<string> {
   const found = new Set<string>();

@@ -42,7 +42,7 @@ export interface QuestionPart {
   ownTranslationTerms: Set<string>;
   /** Each Chinese word of the part that the glossary translates, as its English keys: for English sentences. */
   translatedWords: string[][];
-  /** Its verbs said with a particle ("turn off"), by their match keys, each with its particle: see local-compose's PHRASAL_VERB_ALONE_SHARE. */
+  /** Its verbs said with a particle ("turn off"), by their match keys, each with its particle: see local-relevance's PHRASAL_VERB_ALONE_SHARE. */
   particleOfVerb: Map<string, string>;
   /** The characters of its Chinese words that no sentence holds whole ("摔坏" of 摔落, "转给" of 转让给), and of its one-character words. */
   characters: Set<string>;
@@ -126,14 +126,17 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
   const terms = new Map<string, number>();
   const characters = new Set<string>();
   for (const key of new Set(tokens.map(matchKey))) {
-    // A Chinese word of one character ("后", "内") is matched as a character (see relevance in local-compose); the bigrams around it carry more.
+    // A Chinese word of one character ("后", "内") is matched as a character (see local-relevance); the bigrams around it carry more.
     if (/^[\u3400-\u9fff]$/.test(key)) characters.add(key);
     else if (words.has(key)) terms.set(key, isFunctionWordKey(key) ? FUNCTION_WORD_SHARE : 1);
     else if (!straddling.has(key)) terms.set(key, BIGRAM_SHARE);
   }
   for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of chineseCharacters(word)) characters.add(character);
   sharedByHyphenatedParts(spanless, terms);
-  for (const [, unit] of asked.matchAll(ASKED_UNIT)) if (terms.get(matchKey(unit.toLowerCase())) === 1) terms.set(matchKey(unit.toLowerCase()), TRANSLATED_SHARE);
+  for (const [, unit] of asked.matchAll(ASKED_UNIT)) {
+    const key = matchKey(unit.toLowerCase());
+    if (terms.get(key) === 1) terms.set(key, TRANSLATED_SHARE);
+  }
   for (const key of spans) terms.set(key, DURATION_SHARE);
   for (const key of percentageKeys(named)) terms.set(key, 1);
   for (const key of phraseKeys(named)) terms.set(key, PHRASE_SHARE);

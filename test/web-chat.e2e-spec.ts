@@ -40,7 +40,10 @@ async function watchStreaming(page: Page): Promise<void> {
     const seen = { steps: 0, tools: 0, texts: [] as string[] };
     (window as any).__seen = seen;
     new MutationObserver(() => {
-      const live = document.querySelector('article[data-testid="message"][data-role="ai"][data-status="streaming"]');
+      // The live turn's article (a stored message carries its id). Its text is read whatever its status: when the
+      // last tokens and the end of the stream arrive in one network read, React commits them together, and the
+      // article goes from no text, or part of it, straight to complete.
+      const live = document.querySelector('article[data-testid="message"][data-role="ai"]:not([data-message-id])');
       if (!live) return;
       const timeline = live.querySelector('section[aria-label="Retrieval steps"]');
       if (timeline) seen.steps = Math.max(seen.steps, timeline.querySelectorAll('li').length);
@@ -206,7 +209,11 @@ describeWithChromium('the chat view of the web client, in Chromium against the r
     }
   });
 
-  it('rejoins the running turn after a reload, from its start, without duplicating its text', async () => {
+  it.each([
+    ['as it streams', false],
+    // A proxy that buffers Server-Sent Events hands the page the whole stream at once: its text and its end in one read.
+    ['when a buffering proxy delivers the stream in one read', true],
+  ])('rejoins the running turn after a reload, from its start, without duplicating its text, %s', async (_, buffered) => {
     const user = uniqueUser('web-reload');
     const { context, page } = await signedInPage(browser, base, tokenOf(user));
     const errors = pageErrors(page);
@@ -217,6 +224,7 @@ describeWithChromium('the chat view of the web client, in Chromium against the r
       await arrived;
       await page.getByRole('button', { name: 'Stop' }).and(page.locator(':enabled')).waitFor();
       const [session] = await listed(user);
+      if (buffered) await page.route(/\/api\/chat\/runs\/[^/]+\/stream/, async (route) => route.fulfill({ response: await route.fetch() }));
       await page.reload();
       // After the reload: the same session, its running run rejoined (the live answer streams again).
       await page.locator('article[data-role="ai"][data-status="streaming"]').waitFor();

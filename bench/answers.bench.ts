@@ -4,7 +4,7 @@
  * the seeded knowledge base, the local model, its tool routing, retrieval and
  * judges), and its answer is checked for the labelled facts.
  *
- * Eleven sets, each with English and Chinese questions:
+ * Twelve sets, each with English and Chinese questions:
  * - sample (bench/data/answers-sample.json): the questions users asked and
  *   those of bench:eval, each with the fact that answers it;
  * - dev (bench/data/answers-dev.json): the set to improve the model against,
@@ -47,6 +47,9 @@
  *   thirteenth round's changes, in the same plain style, 19 of its 40
  *   questions across the two languages, two of two parts, with words no set
  *   used before (boot up, wipe, quicker, pull the power, 复位键, 穿墙);
+ * - dev10 (bench/data/answers-dev10.json): a tenth set, written before the
+ *   fourteenth round's changes, in the same plain style, 22 of its 41
+ *   questions across the two languages, two of two parts;
  * - held-out (bench/data/answers-held-out.json): written before the model was
  *   changed and never tuned to; its misses are listed only with SHOW_HELD_OUT=true.
  *
@@ -95,6 +98,7 @@ const ALL_SETS = [
   // Written before the ninth round's changes, to check them: its misses are not listed during that round.
   { name: 'dev8', file: 'bench/data/answers-dev8.json', listMisses: false },
   { name: 'dev9', file: 'bench/data/answers-dev9.json', listMisses: true },
+  { name: 'dev10', file: 'bench/data/answers-dev10.json', listMisses: true },
   { name: 'held-out', file: 'bench/data/answers-held-out.json', listMisses: process.env.SHOW_HELD_OUT === 'true' },
 ];
 const chosen = process.env.ANSWER_SETS?.split(',').map((name) => name.trim());

@@ -48,6 +48,18 @@ export const AMOUNT_KIND = {
 };
 
 /**
+ * How long before something: "how far ahead", "how far in advance", 提前几天 are answered by a span before it ("at
+ * least 14 days before departure", 提前三天), not by any span ("flights under six hours") nor by a distance.
+ */
+const LEAD_TIME_KIND = {
+  asks: /\bhow (?:far |long |much )?(?:ahead|in advance|beforehand)\b|\bhow early\b|提前(?:多久|多长时间|多少|几)/i,
+  answers: new RegExp(
+    String.raw`\b${NUMBER}[\s-]*(?:(?:business|calendar|working)\s+)?(?:hours?|days?|weeks?|months?)\s+(?:before|ahead|in advance|prior)\b|提前\s*${NUMBER}\s*个?\s*(?:小时|天|日|周|星期|月|工作日)|${NUMBER}\s*个?\s*(?:小时|天|日|周|星期|月|工作日)(?:之前|以前|前)`,
+    'iu',
+  ),
+};
+
+/**
  * What a question asks for beyond its terms, and how a sentence that gives
  * it reads: "how long" wants a duration, "how much" an amount, "when" a time,
  * and so on. A sentence holding what the question asks for scores up to one
@@ -56,7 +68,7 @@ export const AMOUNT_KIND = {
 export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
   {
     // a duration or a time limit
-    asks: /\bhow (?:long|soon|often)\b|\bhow many (?:seconds|minutes|hours|days|weeks|months|years)\b|\bdeadline|\bexpir|\bvalid (?:for|until|till)\b|\bstays? valid\b|多久|多长|多少(?:秒|天|年|个月|小时|分钟|周|星期|日|工作日)|几(?:秒|天|年|个月|小时|分钟|周|星期|日|工作日)|期限|有效期|过期|时限/i,
+    asks: /\bhow (?:long(?! (?:ahead|in advance|beforehand)\b)|soon|often)\b|\bhow many (?:seconds|minutes|hours|days|weeks|months|years)\b|\bdeadline|\bexpir|\bvalid (?:for|until|till)\b|\bstays? valid\b|(?<!提前)(?:多久|多长)|(?<!提前)多少(?:秒|天|年|个月|小时|分钟|周|星期|日|工作日)|(?<!提前)几(?:秒|天|年|个月|小时|分钟|周|星期|日|工作日)|期限|有效期|过期|时限/i,
     answers: new RegExp(
       String.raw`\b${NUMBER}[\s-]*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b|${NUMBER}\s*个?\s*(?:秒|分钟|小时|天|日|周|星期|月|年)|工作日`,
       'iu',
@@ -70,6 +82,7 @@ export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
     answers:
       /\b\d{1,2}(?::\d{2})?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b|\d+\s*点|\b(?:midnight|noon|before|after|within|during|until|once)\b|\bfrom the (?:date|day|time|moment)\b|\b(?:as of|starting (?:on|from)|effective (?:from|on))\b|凌晨|上午|下午|晚上|之前|之后|以内|内|之日起|起算|起生效/i,
   },
+  LEAD_TIME_KIND,
   AMOUNT_KIND,
   COUNT_KIND,
   {
@@ -111,7 +124,7 @@ export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
   },
   {
     // a distance or a size
-    asks: /\bhow (?:far|big|large|heavy|tall|wide)\b|\bdistance\b|多远|多大|多重|多高|距离/i,
+    asks: /\bhow (?:far(?! (?:ahead|in advance)\b)|big|large|heavy|tall|wide)\b|\bdistance\b|多远|多大|多重|多高|距离/i,
     answers: new RegExp(
       String.raw`\d+(?:\.\d+)?\s*(?:mm|cm|m|km|metres?|meters?|feet|ft|inch(?:es)?|kg|g|lbs?)\b|\d+(?:\.\d+)?\s*(?:米|厘米|公里|公斤|克)|\b${NUMBER}\s+\p{L}+\s+(?:away|apart)\b`,
       'iu',

@@ -581,3 +581,32 @@ describe('the local model trusts translations more where several meet in one sen
     expect(sentencesOf(answer)[0]).toBe('Place the other nodes no more than two rooms away from the first one.');
   });
 });
+
+describe('the local model reads what a question joins with and asks for (the fourteenth round)', () => {
+  it('counts a Chinese function word (之间, 最多) for little: "最多" does not put the points rule first for a question on X2 nodes', () => {
+    const answer = composeFromPassages('X2 的节点之间最多能隔多远？', [POINTS_RULES, X2_MANUAL]);
+    expect(sentencesOf(answer)[0]).not.toContain('积分');
+    expect(sentencesOf(answer)).toContain('Place the other nodes no more than two rooms away from the first one.');
+  });
+
+  it('reads the unit after 多少 with its "within" (多少|天内) as asked, not as a word of the question', () => {
+    const answer = composeFromPassages('报销单回来后多少天内要交？', [RETURNS_POLICY, TRAVEL_POLICY]);
+    expect(sentencesOf(answer)[0]).toBe('Submit expense reports within 30 days of returning, with receipts for every item above 25 USD.');
+  });
+
+  it('answers "how far ahead" with a span before something, not with any span or a distance', () => {
+    const answer = composeFromPassages('How far ahead should I book a business flight?', [TRAVEL_POLICY]);
+    expect(sentencesOf(answer)[0]).toBe('Employees book flights and hotels through the company travel portal at least 14 days before departure when possible.');
+    const asked = (question: string) => ANSWER_KINDS.filter((kind) => kind.asks.test(question)).map((kind) => kind.answers);
+    for (const question of ['How far in advance must I book?', 'How long in advance do I book?', '机票要提前几天订？', '提前多久订酒店？']) {
+      const kinds = asked(question);
+      expect(kinds.some((answers) => answers.test('at least 14 days before departure'))).toBe(true);
+      expect(kinds.some((answers) => answers.test('请提前 3 天预订。'))).toBe(true);
+      expect(kinds.some((answers) => answers.test('Economy class is the default for flights under six hours.'))).toBe(false);
+    }
+    // A distance and a duration are still asked as before.
+    expect(asked('How far can the nodes be apart?').some((answers) => answers.test('two rooms away'))).toBe(true);
+    expect(asked('How long does it take?').some((answers) => answers.test('about two minutes'))).toBe(true);
+    expect(asked('多久能到账？').some((answers) => answers.test('5 个工作日内'))).toBe(true);
+  });
+});

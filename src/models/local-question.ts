@@ -57,6 +57,11 @@ const ASKING_PHRASE = /\bhow (?:long|much|many|soon|often|far|big|large|heavy|ta
  * first for "Within how many days can I exchange a faulty product?".
  */
 const ASKED_UNIT = /\bhow many (seconds|minutes|hours|days|weeks|months|years)\b/gi;
+/**
+ * The same after 多少 or 几 where the segmenter keeps the unit apart from them, with a "within" (多少|天内): 天内
+ * counted in full put "签收后 15 天内出现性能故障…" first for "报销单回来后多少天内要交？".
+ */
+const CHINESE_ASKED_UNIT = /(?:多少|几)个?((?:秒|分钟|小时|天|日|周|星期|个月|月|年|工作日)(?:以内|之内|内)?)/g;
 
 /**
  * Chinese words that ask (多久, 几天, 什么, 哪个…): like ASKING_PHRASE, they name nothing a sentence should hold, and
@@ -133,7 +138,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
   }
   for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of chineseCharacters(word)) characters.add(character);
   sharedByHyphenatedParts(spanless, terms);
-  for (const [, unit] of asked.matchAll(ASKED_UNIT)) {
+  for (const [, unit] of [...asked.matchAll(ASKED_UNIT), ...asked.matchAll(CHINESE_ASKED_UNIT)]) {
     const key = matchKey(unit.toLowerCase());
     if (terms.get(key) === 1) terms.set(key, TRANSLATED_SHARE);
   }

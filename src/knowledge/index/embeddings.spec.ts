@@ -242,6 +242,17 @@ describe('the local rerank', () => {
     expect(points).toBeGreaterThanOrEqual(minRelevance);
   });
 
+  it('does not count, across languages, the Chinese function words ("以后", "才能" of 才能用) more than the English ones', async () => {
+    const rerank = new LocalRerank(1000);
+    const minRelevance = loadConfig({}).knowledge.minRelevance;
+    const setup =
+      '# Aurora X1 Router — User Manual\n## Setup\nConnect the Aurora X1 router to your modem with the blue Ethernet cable. Power it on and wait until the status light turns solid green, which takes about two minutes.';
+    const [plain] = await rerank.score('X1 插上电要等多久？', [setup]);
+    const [joined] = await rerank.score('X1 插上电以后要等多久才能用？', [setup]);
+    expect(joined).toBeGreaterThanOrEqual(minRelevance);
+    expect(joined).toBeGreaterThanOrEqual(plain - 0.05);
+  });
+
   it('finds across languages a span of time said in another unit ("within a month" in "30 天内")', async () => {
     const rerank = new LocalRerank(1000);
     const minRelevance = loadConfig({}).knowledge.minRelevance;

@@ -133,8 +133,9 @@ function crossLanguageTerms(query: string, queryTokens: string[]): CrossLanguage
     .filter((token) => durations.size === 0 || !TIME_UNITS.has(matchKey(token)))
     .map((token) => ({ latin: matchKey(token), word: token }));
   // Chinese words as a reader cuts them: the bigrams between two words (通城 of 普通|城市) are words of their own in the glossary.
+  // A Chinese function word (以后 "after", 才能 of 才能用) no more than an English one.
   const chinese = contentWords(query).flatMap((word) => {
-    const translations = containsCjk(word) && durationKeys(word).size === 0 ? englishKeysOf(word) : [];
+    const translations = containsCjk(word) && durationKeys(word).size === 0 && !isFunctionWordKey(word) ? englishKeysOf(word) : [];
     return translations.length > 0 ? [{ translations }] : [];
   });
   return [...latin, ...chinese, ...(durations.size > 0 ? [{ durations }] : [])];

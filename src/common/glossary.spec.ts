@@ -121,6 +121,11 @@ describe('glossary (ECDICT)', () => {
     expect(chineseWordsOf('receiver')).not.toContain('得到');
     expect(chineseWordsOf('receive')).toContain('收到');
   });
+
+  it('reads a verb\'s gloss of two words by its verb, not by its last word ("to prescribe medicine": 下药)', () => {
+    expect(chineseWordsOf('prescribe')).toContain('下药');
+    expect(chineseWordsOf('medicine')).not.toContain('下药');
+  });
 });
 
 describe('the glossary on hostile input', () => {

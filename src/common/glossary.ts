@@ -13,7 +13,8 @@ import englishChinese from './data/english-chinese.json' with { type: 'json' };
  *   English words of its first glosses;
  * - each English word maps back to the Chinese words that one of their first
  *   glosses names by that word alone (退款: "to refund; refund") or as the
- *   last of two (积分: "accumulated points").
+ *   head of two: the last of a noun's (积分: "accumulated points"), the first
+ *   of a verb's (下药: "to prescribe medicine").
  * CC-CEDICT glosses Chinese words, so the Chinese words an English word
  * names that way are few and often rare ("affect" names 假掰 and 做作, not
  * 影响). ECDICT (MIT, see data/NOTICE.md), which translates English words,
@@ -74,22 +75,29 @@ interface Glossary {
   chineseOfWord: Map<string, readonly string[]>;
 }
 
-function cleanedGlosses(english: readonly string[]): string[][] {
+/** A gloss's words, and whether it glosses a verb ("to exchange goods"), whose head is its first word, not its last. */
+interface CleanedGloss {
+  words: string[];
+  verb: boolean;
+}
+
+function cleanedGlosses(english: readonly string[]): CleanedGloss[] {
   return (
     english
       .flatMap((line) => line.split(/;\s*/))
       // A negation in an aside ("alone (without company)") negates nothing of the gloss.
       .filter((gloss) => gloss && !NON_MEANING.test(gloss) && !NEGATED_GLOSS.test(gloss.replace(/\([^)]*\)/g, ' ')))
       .slice(0, GLOSSES_PER_WORD)
-      .map((gloss) =>
-        (
+      .map((gloss) => ({
+        words: (
           gloss
             .replace(/\([^)]*\)/g, ' ')
             .replace(/\[[^\]]*\]/g, ' ')
             .toLowerCase()
             .match(/[a-z]+(?:'[a-z]+)?/g) ?? []
         ).filter((word) => word.length >= 2 && !GLOSS_STOPWORDS.has(word)),
-      )
+        verb: /^\s*to\s/i.test(gloss),
+      }))
   );
 }
 
@@ -105,16 +113,17 @@ function load(): Glossary {
   for (const { simplified, english } of entries) {
     if (!CHINESE_WORD.test(simplified) || simplified.length > MAX_WORD_LENGTH || INTERROGATIVE.test(simplified)) continue;
     const glosses = cleanedGlosses(english);
-    const words = [...new Set(glosses.flat())].slice(0, WORDS_PER_ENTRY);
+    const words = [...new Set(glosses.flatMap((gloss) => gloss.words))].slice(0, WORDS_PER_ENTRY);
     if (words.length === 0) continue;
     // A word with several readings has several entries: the first reading's glosses first.
     const known = englishOf.get(simplified);
     englishOf.set(simplified, known ? [...new Set([...known, ...words])].slice(0, 2 * WORDS_PER_ENTRY) : words);
-    // A gloss of one word names the word; one of two ("accumulated points") names its head, the last: by its stem, and
-    // by its spelling for a word read by its own (see chineseOfWord).
-    glosses.forEach((gloss, position) => {
-      if (gloss.length > 2) return;
-      const head = gloss[gloss.length - 1];
+    // A gloss of one word names the word; one of two names its head: the last of a noun's ("accumulated points"), the
+    // first of a verb's ("to exchange goods" names 换货 for "exchange"); by its stem, and by its spelling for a word read
+    // by its own (see chineseOfWord).
+    glosses.forEach(({ words: gloss, verb }, position) => {
+      if (gloss.length === 0 || gloss.length > 2) return;
+      const head = verb ? gloss[0] : gloss[gloss.length - 1];
       const entry = { word: simplified, rank: position * 10 + simplified.length + (gloss.length - 1) * 5 };
       (named.get(stem(head)) ?? named.set(stem(head), []).get(stem(head))!).push(entry);
       (namedAsWritten.get(head) ?? namedAsWritten.set(head, []).get(head)!).push(entry);

@@ -132,3 +132,31 @@ export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
   },
   CONTENTS_KIND,
 ];
+
+/** How a sentence that gives what a question asks for reads (see ANSWER_KINDS). */
+export interface AnswerTest {
+  test(text: string): boolean;
+}
+
+/** "What app do I…", "Which cable should I…": the noun a question asks which one of, before its verb. */
+const WHICH_NOUN =
+  /\b(?:what|which)\s+(?:kind of\s+|type of\s+|sort of\s+)?(\p{L}[\p{L}-]*)\s+(?:do|does|did|should|can|could|is|are|was|were|will|would|must|may|might|has|have)\b/iu;
+/** Words that open a noun phrase with a capital without naming it, as after a colon ("Note: The app shows…"). */
+const CAPITALISED_DETERMINERS = new Set(['any', 'the', 'this', 'that', 'these', 'those', 'each', 'every', 'all', 'some', 'no', 'a', 'an', 'your', 'our', 'its', 'their', 'my']);
+
+/**
+ * Which one of something: "What app do I download…?" is answered by the sentence that names one ("Open the Aurora
+ * app…"): the noun after a name or a model ("Aurora app", "Ethernet cable", "5 GHz band"), not "the app" alone.
+ */
+export function namedInstanceKind(question: string): AnswerTest | undefined {
+  const noun = WHICH_NOUN.exec(question)?.[1]?.toLowerCase();
+  if (!noun || noun.length < 2 || CAPITALISED_DETERMINERS.has(noun)) return undefined;
+  // The noun's letters and hyphens only (WHICH_NOUN), in the singular or the plural.
+  const singular = noun.length > 3 ? noun.replace(/(?<=s|x|z|ch|sh)es$|(?<!s)s$/, '') : noun;
+  // A name is read whole, from where it starts: a long run of capitals or digits is read once, not from each place in it.
+  const named = new RegExp(String.raw`(?<![\p{L}\d.-])(\p{Lu}[\p{L}\d-]*|\d[\d.]*\s*\p{Lu}\p{L}*)\s+${singular}(?:e?s)?\b`, 'gu');
+  return {
+    // A capital that opens the sentence ("Unused items can be returned.") names nothing.
+    test: (text: string) => [...text.matchAll(named)].some((match) => !CAPITALISED_DETERMINERS.has(match[1].toLowerCase()) && text.slice(0, match.index).trim() !== ''),
+  };
+}

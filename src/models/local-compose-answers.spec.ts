@@ -1,5 +1,5 @@
 import { composeFromPassages } from './local-compose.js';
-import { ANSWER_KINDS, CONTENTS_KIND, COUNT_KIND } from './local-answer-kinds.js';
+import { ANSWER_KINDS, CONTENTS_KIND, COUNT_KIND, namedInstanceKind } from './local-answer-kinds.js';
 
 /**
  * Passages of the sample corpus (corpus/) as the knowledge tool hands them to
@@ -608,5 +608,31 @@ describe('the local model reads what a question joins with and asks for (the fou
     expect(asked('How far can the nodes be apart?').some((answers) => answers.test('two rooms away'))).toBe(true);
     expect(asked('How long does it take?').some((answers) => answers.test('about two minutes'))).toBe(true);
     expect(asked('多久能到账？').some((answers) => answers.test('5 个工作日内'))).toBe(true);
+  });
+
+  it('answers "What app do I…?" with the sentence that names one ("the Aurora app"), not with "the app" alone', () => {
+    const answer = composeFromPassages('What app do I download to configure the X1?', [X1_MANUAL, X1_MANUAL_TAIL]);
+    expect(sentencesOf(answer)[0]).toBe('Open the Aurora app and follow the setup wizard to name your network and choose a password.');
+    const app = namedInstanceKind('What app do I download?')!;
+    expect(app.test('Open the Aurora app and follow the setup wizard.')).toBe(true);
+    expect(app.test('Profiles are managed in the app under Family.')).toBe(false);
+    expect(app.test('The app shows a signal rating.')).toBe(false);
+    const cables = namedInstanceKind('Which cables should I use?')!;
+    expect(cables.test('Connect it with the blue Ethernet cable.')).toBe(true);
+    expect(namedInstanceKind('Which band is faster?')!.test('The 2.4 GHz band reaches further.')).toBe(true);
+    expect(namedInstanceKind('Which node can be the main router?')!.test('Any node can act as the main router.')).toBe(false);
+    // A long run of capitals, hyphens or digits is read in time that grows with its length (against a pass that reads it once).
+    const cpu = (scan: () => unknown) => {
+      const started = process.cpuUsage();
+      scan();
+      return process.cpuUsage(started).user;
+    };
+    for (const text of ['A'.repeat(100_000), 'A-'.repeat(50_000), '1.'.repeat(50_000) + 'X', `${'Ab '.repeat(30_000)}`]) {
+      const once = cpu(() => text.match(/[\p{L}\d.-]/gu)?.length);
+      expect(cpu(() => app.test(text))).toBeLessThan(Math.max(1_000_000, 200 * once));
+    }
+    for (const question of ['What is the warranty?', 'What does the X1 do?', 'How long is the warranty?', 'What happens after a reset?']) {
+      expect(namedInstanceKind(question)).toBeUndefined();
+    }
   });
 });

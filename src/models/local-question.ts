@@ -7,7 +7,7 @@ import { isFunctionWordKey } from '../common/function-words.js';
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
 import { percentageKeys, withoutPercentages } from '../common/percentages.js';
 import { phrasalVerbs, phraseKeys } from '../common/phrases.js';
-import { AMOUNT_KIND, ANSWER_KINDS, CONDITION_ASKS, CONTENTS_KIND, CONTENTS_VERBS } from './local-answer-kinds.js';
+import { AMOUNT_KIND, ANSWER_KINDS, CONDITION_ASKS, CONTENTS_KIND, CONTENTS_VERBS, namedInstanceKind, type AnswerTest } from './local-answer-kinds.js';
 
 /**
  * How the offline model reads a question (see local-compose): its terms and
@@ -46,7 +46,8 @@ export interface QuestionPart {
   particleOfVerb: Map<string, string>;
   /** The characters of its Chinese words that no sentence holds whole ("摔坏" of 摔落, "转给" of 转让给), and of its one-character words. */
   characters: Set<string>;
-  kinds: RegExp[];
+  /** What it asks for beyond its terms (a duration, a named one of something…), most specific first. */
+  kinds: AnswerTest[];
 }
 
 /** "How long", "how much"…: their second word asks (ANSWER_KINDS), it names nothing a sentence should hold. */
@@ -176,6 +177,6 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
     ownTranslationTerms,
     translatedWords,
     characters,
-    kinds: ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers),
+    kinds: [...ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers), ...[namedInstanceKind(asked)].filter((kind) => kind !== undefined)],
   };
 }

@@ -125,6 +125,10 @@ describe('glossary (ECDICT)', () => {
   it('reads a verb\'s gloss of two words by its verb, not by its last word ("to prescribe medicine": 下药)', () => {
     expect(chineseWordsOf('prescribe')).toContain('下药');
     expect(chineseWordsOf('medicine')).not.toContain('下药');
+    // Not a gloss that opens with a light verb or an adverb: its first word left is no verb of its own.
+    expect(chineseWordsOf('high')).not.toContain('发热'); // "to have a high temperature"
+    expect(chineseWordsOf('test')).not.toContain('代考'); // "to take a test for sb"
+    expect(chineseWordsOf('clearly')).not.toContain('注明'); // "to clearly indicate"
   });
 });
 

@@ -75,7 +75,11 @@ interface Glossary {
   chineseOfWord: Map<string, readonly string[]>;
 }
 
-/** A gloss's words, and whether it glosses a verb ("to exchange goods"), whose head is its first word, not its last. */
+/**
+ * A gloss's words, and whether it glosses a verb by a verb of its own ("to exchange goods"), whose head is its first
+ * word, not its last; not one that opens with a light verb or an adverb ("to have a high temperature", "to clearly
+ * indicate"), whose first word left is no verb.
+ */
 interface CleanedGloss {
   words: string[];
   verb: boolean;
@@ -88,16 +92,17 @@ function cleanedGlosses(english: readonly string[]): CleanedGloss[] {
       // A negation in an aside ("alone (without company)") negates nothing of the gloss.
       .filter((gloss) => gloss && !NON_MEANING.test(gloss) && !NEGATED_GLOSS.test(gloss.replace(/\([^)]*\)/g, ' ')))
       .slice(0, GLOSSES_PER_WORD)
-      .map((gloss) => ({
-        words: (
+      .map((gloss) => {
+        const words = (
           gloss
             .replace(/\([^)]*\)/g, ' ')
             .replace(/\[[^\]]*\]/g, ' ')
             .toLowerCase()
             .match(/[a-z]+(?:'[a-z]+)?/g) ?? []
-        ).filter((word) => word.length >= 2 && !GLOSS_STOPWORDS.has(word)),
-        verb: /^\s*to\s/i.test(gloss),
-      }))
+        ).filter((word) => word.length >= 2 && !GLOSS_STOPWORDS.has(word));
+        const verb = /^\s*to\s+([a-z]+)/i.exec(gloss)?.[1].toLowerCase();
+        return { words, verb: verb !== undefined && verb === words[0] && !verb.endsWith('ly') };
+      })
   );
 }
 

@@ -1,3 +1,5 @@
+import { matchKey } from '../common/match-keys.js';
+
 /** What a question asks for beyond its terms (a duration, an amount, a condition…), and how a sentence that gives it reads: the local model's answer kinds. */
 
 /** A question about conditions or requirements ("what do I need to…", "需要满足什么条件"): the phrase asks, it names nothing a sentence should hold. */
@@ -5,7 +7,8 @@ export const CONDITION_PHRASE =
   /\b(?:what|which) (?:are the )?(?:conditions?|requirements?|criteria)\b|\bwhat (?:do|does|must|should) (?:i|you|we|one|it|they) (?:need|have) to\b|\bwhat (?:do|does) (?:i|you|we|one|it|they) need\b|\bwhat conditions?\b|\brequirements? for\b|需要满足什么条件|要满足什么条件|满足什么条件|需要什么条件|什么条件|有什么要求|什么要求|什么样的|什么情况下|怎样才能|如何才能/i;
 export const CONDITION_ASKS = new RegExp(CONDITION_PHRASE.source, 'gi');
 
-const NUMBER = String.raw`(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|sixty|ninety|hundred|half|a|[一二两三四五六七八九十百千万半]+)`;
+/** A number in digits, words or Chinese numerals; a run of numerals is read from where it starts, once, not from each place in it. */
+const NUMBER = String.raw`(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|sixty|ninety|hundred|half|a|(?<![一二两三四五六七八九十百千万半])[一二两三四五六七八九十百千万半]+)`;
 
 /**
  * What something holds: "what is in the box", "X2 套装里有什么" are answered by
@@ -48,13 +51,14 @@ export const AMOUNT_KIND = {
 };
 
 /**
- * How long before something: "how far ahead", "how far in advance", 提前几天 are answered by a span before it ("at
- * least 14 days before departure", 提前三天), not by any span ("flights under six hours") nor by a distance.
+ * How long before something: "how far in advance", "how far ahead", 提前几天 are answered by a span before it ("at
+ * least 14 days before departure", "48 hours' notice", 提前 3 天, 出发前 14 天), not by any span ("flights under six
+ * hours"). "How far ahead" may also ask a distance ("how far ahead can the radar see"), which it still asks.
  */
 const LEAD_TIME_KIND = {
-  asks: /\bhow (?:far |long |much )?(?:ahead|in advance|beforehand)\b|\bhow early\b|提前(?:多久|多长时间|多少|几)/i,
+  asks: /\bhow (?:far |long |much )?(?:ahead|in advance|beforehand)\b|\bhow much notice\b|提前(?:多久|多长时间|多少|几)/i,
   answers: new RegExp(
-    String.raw`\b${NUMBER}[\s-]*(?:(?:business|calendar|working)\s+)?(?:hours?|days?|weeks?|months?)\s+(?:before|ahead|in advance|prior)\b|提前\s*${NUMBER}\s*个?\s*(?:小时|天|日|周|星期|月|工作日)|${NUMBER}\s*个?\s*(?:小时|天|日|周|星期|月|工作日)(?:之前|以前|前)`,
+    String.raw`\b${NUMBER}[\s-]*(?:(?:business|calendar|working)\s+)?(?:h|hrs?|hours?|days?|weeks?|fortnights?|months?)['’]?\s+(?:before|ahead|in advance|prior|notice)\b|提前\s*${NUMBER}\s*个?\s*(?:小时|天|日|周|星期|月|工作日)|前\s*${NUMBER}\s*个?\s*(?:小时|天|日|周|星期|月|工作日)|${NUMBER}\s*个?\s*(?:小时|天|日|周|星期|月|工作日)(?:之前|以前|前)`,
     'iu',
   ),
 };
@@ -124,7 +128,7 @@ export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
   },
   {
     // a distance or a size
-    asks: /\bhow (?:far(?! (?:ahead|in advance)\b)|big|large|heavy|tall|wide)\b|\bdistance\b|多远|多大|多重|多高|距离/i,
+    asks: /\bhow (?:far(?! in advance\b)|big|large|heavy|tall|wide)\b|\bdistance\b|多远|多大|多重|多高|距离/i,
     answers: new RegExp(
       String.raw`\d+(?:\.\d+)?\s*(?:mm|cm|m|km|metres?|meters?|feet|ft|inch(?:es)?|kg|g|lbs?)\b|\d+(?:\.\d+)?\s*(?:米|厘米|公里|公斤|克)|\b${NUMBER}\s+\p{L}+\s+(?:away|apart)\b`,
       'iu',
@@ -141,22 +145,39 @@ export interface AnswerTest {
 /** "What app do I…", "Which cable should I…": the noun a question asks which one of, before its verb. */
 const WHICH_NOUN =
   /\b(?:what|which)\s+(?:kind of\s+|type of\s+|sort of\s+)?(\p{L}[\p{L}-]*)\s+(?:do|does|did|should|can|could|is|are|was|were|will|would|must|may|might|has|have)\b/iu;
-/** Words that open a noun phrase with a capital without naming it, as after a colon ("Note: The app shows…"). */
+/**
+ * What follows "what" or "which" and is no thing to name one of: what another kind reads (a time, a colour), a way,
+ * "one", and words that qualify the question ("what else", "what exactly").
+ */
+const NOT_NAMED_THINGS = new Set(
+  'time times colour color colours colors way ways one ones else exactly day days date dates year years month months hour hours much many kind type sort'.split(' '),
+);
+/** Words that open a noun phrase with a capital without naming it, as after a comma in a title ("…, The app"). */
 const CAPITALISED_DETERMINERS = new Set(['any', 'the', 'this', 'that', 'these', 'those', 'each', 'every', 'all', 'some', 'no', 'a', 'an', 'your', 'our', 'its', 'their', 'my']);
+/**
+ * A name, then the word after it: a word with a capital ("Aurora", "Ethernet"), one with a capital after a small
+ * letter or two ("iOS", "eBay"), or a number with its unit ("2.4 GHz"). It is read whole, from where it starts, so that a
+ * long run of capitals or digits is read once; the word after it is looked at, not taken, so that names in a row are
+ * each read ("the blue Ethernet cable").
+ */
+const NAME_THEN_WORD = /(?<![\p{L}\d.-])(\p{Lu}[\p{L}\d-]*|\p{Ll}{1,2}\p{Lu}[\p{L}\d-]*|\d[\d.]*\s*\p{Lu}\p{L}*)(?=\s+(\p{L}+))/gu;
+/** What may stand before a name in running text: a word, a number, a comma, a quote or a bracket closing; not a colon, a dash or a bullet that opens a line. */
+const BEFORE_A_NAME = /[\p{L}\d,'"’”)]$/u;
 
 /**
  * Which one of something: "What app do I download…?" is answered by the sentence that names one ("Open the Aurora
- * app…"): the noun after a name or a model ("Aurora app", "Ethernet cable", "5 GHz band"), not "the app" alone.
+ * app…"): the noun, by its match key, after a name or a model ("Aurora app", "Ethernet cable", "5 GHz band"), not
+ * "the app" alone. A capital that opens the sentence or follows a colon or a bullet ("Unused items can…", "Note: Power
+ * cable damage…") names nothing; so a name that opens a sentence ("Aurora app is free.") is not read as one.
  */
 export function namedInstanceKind(question: string): AnswerTest | undefined {
   const noun = WHICH_NOUN.exec(question)?.[1]?.toLowerCase();
-  if (!noun || noun.length < 2 || CAPITALISED_DETERMINERS.has(noun)) return undefined;
-  // The noun's letters and hyphens only (WHICH_NOUN), in the singular or the plural.
-  const singular = noun.length > 3 ? noun.replace(/(?<=s|x|z|ch|sh)es$|(?<!s)s$/, '') : noun;
-  // A name is read whole, from where it starts: a long run of capitals or digits is read once, not from each place in it.
-  const named = new RegExp(String.raw`(?<![\p{L}\d.-])(\p{Lu}[\p{L}\d-]*|\d[\d.]*\s*\p{Lu}\p{L}*)\s+${singular}(?:e?s)?\b`, 'gu');
+  if (!noun || noun.length < 2 || CAPITALISED_DETERMINERS.has(noun) || NOT_NAMED_THINGS.has(noun)) return undefined;
+  const key = matchKey(noun);
   return {
-    // A capital that opens the sentence ("Unused items can be returned.") names nothing.
-    test: (text: string) => [...text.matchAll(named)].some((match) => !CAPITALISED_DETERMINERS.has(match[1].toLowerCase()) && text.slice(0, match.index).trim() !== ''),
+    test: (text: string) =>
+      [...text.matchAll(NAME_THEN_WORD)].some(
+        (match) => matchKey(match[2].toLowerCase()) === key && !CAPITALISED_DETERMINERS.has(match[1].toLowerCase()) && BEFORE_A_NAME.test(text.slice(0, match.index).trimEnd()),
+      ),
   };
 }

@@ -1,4 +1,5 @@
 import { composeFromPassages } from './local-compose.js';
+import { questionPart } from './local-question.js';
 import { ANSWER_KINDS, CONTENTS_KIND, COUNT_KIND, namedInstanceKind } from './local-answer-kinds.js';
 
 /**
@@ -634,5 +635,49 @@ describe('the local model reads what a question joins with and asks for (the fou
     for (const question of ['What is the warranty?', 'What does the X1 do?', 'How long is the warranty?', 'What happens after a reset?']) {
       expect(namedInstanceKind(question)).toBeUndefined();
     }
+  });
+
+  it('reads a span before something in the forms people write it, and "how early" as asking a time, not a span before', () => {
+    const trip = { source: '差旅.md', text: '机票须在出发前 14 天通过差旅平台预订。酒店取消需提前 1 天通知前台。' };
+    expect(sentencesOf(composeFromPassages('机票要提前几天订？', [trip]))[0]).toBe('机票须在出发前 14 天通过差旅平台预订。');
+    expect(sentencesOf(composeFromPassages('机票需要提前多久预订？', [trip]))[0]).toBe('机票须在出发前 14 天通过差旅平台预订。');
+    const lead = ANSWER_KINDS.find((kind) => kind.asks.test('How far in advance must I book?'))!;
+    for (const text of ["Give 48 hours' notice.", 'Book a fortnight before.', 'Cancel 24h before arrival.', '出发前 14 天预订。', '提前三天预订。']) {
+      expect(lead.answers.test(text)).toBe(true);
+    }
+    expect(lead.asks.test('How early can I check in at the hotel?')).toBe(false);
+    // "How far ahead" may ask a distance too: both are asked.
+    const asked = (question: string) => ANSWER_KINDS.filter((kind) => kind.asks.test(question)).map((kind) => kind.answers);
+    expect(asked('How far ahead can the radar see?').some((answers) => answers.test('The radar sees 150 m ahead.'))).toBe(true);
+  });
+
+  it('reads a run of Chinese numerals for a span in time that grows with its length', () => {
+    const cpu = (scan: () => unknown) => {
+      const started = process.cpuUsage();
+      scan();
+      return process.cpuUsage(started).user;
+    };
+    const text = '三'.repeat(100_000);
+    const once = cpu(() => text.match(/[三]/gu)?.length);
+    for (const kind of ANSWER_KINDS) expect(cpu(() => kind.answers.test(text))).toBeLessThan(Math.max(1_000_000, 200 * once));
+  });
+
+  it("asks which one only of a thing to name, and reads a name as one (not a capital that opens a line, by the noun's stem)", () => {
+    for (const question of ['What time does the Shanghai store open?', 'What colour is the light?', 'Which way is the exit?', 'Which one is cheaper?', 'What else can I do?']) {
+      expect(namedInstanceKind(question)).toBeUndefined();
+    }
+    const cable = namedInstanceKind('Which cable should I use to connect the X3?')!;
+    expect(cable.test('Note: Power cable damage is not covered.')).toBe(false);
+    expect(cable.test('- Power cable: included.')).toBe(false);
+    expect(cable.test('Connect it with the blue Ethernet cable.')).toBe(true);
+    expect(namedInstanceKind('Which apps do I need?')!.test('Download the iOS app.')).toBe(true);
+    expect(namedInstanceKind('Which cases are compatible?')!.test('Use the Otter case.')).toBe(true);
+    expect(namedInstanceKind('Which batteries do I buy?')!.test('Buy the Duracell battery.')).toBe(true);
+    expect(namedInstanceKind('Which licenses are included?')!.test('It comes with the Pro license.')).toBe(true);
+  });
+
+  it('reads the unit after 几 or 多少 as asked where the segmenter cuts it in several words (几个|工作|日内, 多少个|月内)', () => {
+    expect(questionPart('退货要几个工作日内处理？', new Map()).terms.get('日内')).toBe(0.25);
+    expect(questionPart('多少个月内可以退？', new Map()).terms.get('月内')).toBe(0.25);
   });
 });

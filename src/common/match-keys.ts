@@ -3,7 +3,7 @@ import { isContractedStopword, tokenize, withoutClitic } from './text.js';
 import { wordSegments } from './segments.js';
 import irregularForms from './data/english-irregular-forms.json' with { type: 'json' };
 
-/** Inflected forms read by their lemma where the stemmer would part them from it ("bought" → "buy", "children" → "child", "adding" → "add"), from ECDICT (see data/NOTICE.md). */
+/** Inflected forms read by their lemma where the stemmer would part them from it ("bought" → "buy", "children" → "child", "adding" → "add", "further" → "far"), from ECDICT (see data/NOTICE.md). */
 const LEMMA_OF_IRREGULAR_FORM = new Map(Object.entries(irregularForms as Record<string, string>));
 
 // Only plain English words are stemmed: numbers, model names such as "x1" and Chinese words stay as they are.

@@ -67,9 +67,17 @@ const CHINESE_ASKED_UNIT = /(?:多少|几)(个?(?:秒|分钟|小时|天|日|周|
 
 /** The words of the segmenter that lie within the units a Chinese question asks for (see CHINESE_ASKED_UNIT). */
 function chineseAskedUnitWords(text: string): string[] {
+  // The spans in order, apart from one another; the words are walked beside them once.
   const spans = [...text.matchAll(CHINESE_ASKED_UNIT)].map((match) => [match.index! + match[0].length - match[1].length, match.index! + match[0].length]);
-  if (spans.length === 0) return [];
-  return [...wordSegments(text)].filter(({ index, segment }) => spans.some(([start, end]) => index >= start && index + segment.length <= end)).map(({ segment }) => segment);
+  const words: string[] = [];
+  if (spans.length === 0) return words;
+  let next = 0;
+  for (const { index, segment } of wordSegments(text)) {
+    while (next < spans.length && spans[next][1] <= index) next += 1;
+    if (next === spans.length) break;
+    if (index >= spans[next][0] && index + segment.length <= spans[next][1]) words.push(segment);
+  }
+  return words;
 }
 
 /**

@@ -38,6 +38,13 @@ const TRAVEL_POLICY = {
   text: '# Travel and Expense Policy\n## Booking travel\nEmployees book flights and hotels through the company travel portal at least 14 days before departure when possible. Economy class is the default for flights under six hours; business class may be approved for longer flights. ## Hotels\nThe nightly hotel limit is 180 USD in most cities and 250 USD in high-cost cities such as New York, London and Tokyo. ## Meals\nMeals during travel are reimbursed up to 60 USD per day. Alcohol is not reimbursable. ## Submitting expenses\nSubmit expense reports within 30 days of returning, with receipts for every item above 25 USD. Reports are approved by your manager and paid with the next payroll.',
 };
 
+/** The user CPU time, in microseconds, that a scan takes in this process: what a pattern costs, not the machine's speed. */
+function cpu(scan: () => unknown): number {
+  const started = process.cpuUsage();
+  scan();
+  return process.cpuUsage(started).user;
+}
+
 /** The answer's sentences without the lead-in, the citations and the Sources line. */
 function sentencesOf(answer: string): string[] {
   const body = answer.split('\n\n')[0].replace(/^(?:According to the knowledge base: |根据知识库：)/, '');
@@ -544,11 +551,6 @@ describe('the local model weighs the words that ask and join for what they are (
   });
 
   it('reads a long run of digits or numerals for a count in time that grows with its length', () => {
-    const cpu = (scan: () => unknown) => {
-      const started = process.cpuUsage();
-      scan();
-      return process.cpuUsage(started).user;
-    };
     for (const text of ['9,'.repeat(100_000), '9.'.repeat(100_000), `${'一'.repeat(40_000)}天`]) {
       // Against a pass that reads every character once, in this process: a scan from every place took 30 s and more.
       const once = cpu(() => text.match(/[\d.,一]/gu)?.length);
@@ -623,11 +625,6 @@ describe('the local model reads what a question joins with and asks for (the fou
     expect(namedInstanceKind('Which band is faster?')!.test('The 2.4 GHz band reaches further.')).toBe(true);
     expect(namedInstanceKind('Which node can be the main router?')!.test('Any node can act as the main router.')).toBe(false);
     // A long run of capitals, hyphens or digits is read in time that grows with its length (against a pass that reads it once).
-    const cpu = (scan: () => unknown) => {
-      const started = process.cpuUsage();
-      scan();
-      return process.cpuUsage(started).user;
-    };
     for (const text of ['A'.repeat(100_000), 'A-'.repeat(50_000), '1.'.repeat(50_000) + 'X', `${'Ab '.repeat(30_000)}`]) {
       const once = cpu(() => text.match(/[\p{L}\d.-]/gu)?.length);
       expect(cpu(() => app.test(text))).toBeLessThan(Math.max(1_000_000, 200 * once));
@@ -652,11 +649,6 @@ describe('the local model reads what a question joins with and asks for (the fou
   });
 
   it('reads a run of Chinese numerals for a span in time that grows with its length', () => {
-    const cpu = (scan: () => unknown) => {
-      const started = process.cpuUsage();
-      scan();
-      return process.cpuUsage(started).user;
-    };
     const text = '三'.repeat(100_000);
     const once = cpu(() => text.match(/[三]/gu)?.length);
     for (const kind of ANSWER_KINDS) expect(cpu(() => kind.answers.test(text))).toBeLessThan(Math.max(1_000_000, 200 * once));

@@ -50,6 +50,10 @@
  * - dev10 (bench/data/answers-dev10.json): a tenth set, written before the
  *   fourteenth round's changes, in the same plain style, 22 of its 41
  *   questions across the two languages, two of two parts;
+ * - dev11 (bench/data/answers-dev11.json): an eleventh set, written before the
+ *   fifteenth round's changes, 38 of its 53 questions in Chinese (most about
+ *   the Chinese policies, in other words than theirs: 攒, 过户, 充电头, 泡水),
+ *   21 across the two languages, two of two parts;
  * - held-out (bench/data/answers-held-out.json): written before the model was
  *   changed and never tuned to; its misses are listed only with SHOW_HELD_OUT=true.
  *
@@ -99,6 +103,7 @@ const ALL_SETS = [
   { name: 'dev8', file: 'bench/data/answers-dev8.json', listMisses: false },
   { name: 'dev9', file: 'bench/data/answers-dev9.json', listMisses: true },
   { name: 'dev10', file: 'bench/data/answers-dev10.json', listMisses: true },
+  { name: 'dev11', file: 'bench/data/answers-dev11.json', listMisses: true },
   { name: 'held-out', file: 'bench/data/answers-held-out.json', listMisses: process.env.SHOW_HELD_OUT === 'true' },
 ];
 const chosen = process.env.ANSWER_SETS?.split(',').map((name) => name.trim());

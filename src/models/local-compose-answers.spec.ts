@@ -673,3 +673,26 @@ describe('the local model reads what a question joins with and asks for (the fou
     expect(questionPart('多少个月内可以退？', new Map()).terms.get('月内')).toBe(0.25);
   });
 });
+
+describe('the local model finds a Chinese word of the question that no sentence holds by another word of the same meaning', () => {
+  it('answers "积分到期以后还能用吗？" with the sentence that says what happens once points expire (到期 and 过期: "expire")', () => {
+    expect(firstAnswer('积分到期以后还能用吗？', [POINTS_RULES])).toBe('积分自获得之日起 12 个月内有效，过期自动清零。');
+  });
+
+  it('counts a word of the same translation only where it shares a character with the question’s word', () => {
+    // 迟到 ("to arrive late", "overdue") shares a translation and no character with 晚点 ("late") and 过期 ("overdue");
+    // 到期 and 过期 share 期. A question that no sentence answers gets the first sentence alone.
+    const passages = [{ source: 'rules.md', text: '会员卡过期自动作废。 火车晚点可以改签。' }];
+    expect(questionPart('迟到了怎么办？', new Map()).pivotWords.map(({ word }) => word)).toEqual(['迟到']);
+    expect(composeFromPassages('迟到了怎么办？', passages)).not.toContain('晚点');
+    expect(firstAnswer('会员卡到期了怎么办？', passages)).toBe('会员卡过期自动作废。');
+  });
+});
+
+describe('the local model reads two words the segmenter cut as the one word the glossary knows', () => {
+  it('answers "X1 能给孩子设置上网的就寝时间吗？" with the sentence on bedtime schedules (就寝|时间 → 就寝时间, "bedtime")', () => {
+    expect(firstAnswer('X1 能给孩子设置上网的就寝时间吗？', [X1_MANUAL, X1_MANUAL_TAIL])).toBe(
+      'Parental controls let you pause the internet for a device, set bedtime schedules and block categories of websites.',
+    );
+  });
+});

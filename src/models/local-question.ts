@@ -1,6 +1,6 @@
 import { comparedTokens, isEnglishWord, matchKey, wordTokens } from '../common/match-keys.js';
 import { translatedUnits } from '../common/bilingual-units.js';
-import { chineseWordsOf, englishKeysOf, hasOwnTranslations } from '../common/glossary.js';
+import { chineseWordsOf, englishKeysOf, englishWordsOf, hasOwnTranslations } from '../common/glossary.js';
 import { chineseCharacters, containsCjk, contentWords, tokenize, withoutClitic } from '../common/text.js';
 import { wordSegments } from '../common/segments.js';
 import { isFunctionWordKey } from '../common/function-words.js';
@@ -42,6 +42,12 @@ export interface QuestionPart {
   ownTranslationTerms: Set<string>;
   /** Each Chinese word of the part that the glossary translates, as its English keys: for English sentences. */
   translatedWords: string[][];
+  /**
+   * The English keys of the Chinese words of a Chinese part that no sentence holds and the glossary knows whole: a
+   * Chinese sentence that holds another Chinese word of the same translation says it in other words (泡水 and 进水:
+   * "water"; 过户 and 转让: "transfer").
+   */
+  pivotWords: Array<{ word: string; keys: string[] }>;
   /** Its verbs said with a particle ("turn off"), by their match keys, each with its particle: see local-relevance's PHRASAL_VERB_ALONE_SHARE. */
   particleOfVerb: Map<string, string>;
   /** The characters of its Chinese words that no sentence holds whole ("摔坏" of 摔落, "转给" of 转让给), and of its one-character words. */
@@ -131,6 +137,24 @@ function sharedByHyphenatedParts(text: string, terms: Map<string, number>): void
   for (const [key, share] of shares) terms.set(key, share);
 }
 
+/**
+ * Reader's words with two neighbours joined where the glossary knows them as one word the segmenter cut (就寝|时间 →
+ * 就寝时间, "bedtime"): the compound means what its pieces' translations do not (就寝: sleep, bed; 时间: time).
+ */
+function withCompoundsJoined(words: string[], text: string): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < words.length; i += 1) {
+    const compound = words[i] + (words[i + 1] ?? '');
+    if (i + 1 < words.length && HAN_WORD.test(words[i]) && HAN_WORD.test(words[i + 1]) && text.includes(compound) && englishWordsOf(compound).length > 0) {
+      joined.push(compound);
+      i += 1;
+    } else joined.push(words[i]);
+  }
+  return joined;
+}
+
+const HAN_WORD = /^[\u3400-\u9fff]+$/;
+
 /** A part of the question; `idf` has the keys the candidate sentences hold. */
 export function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionPart {
   // A yes/no question's A不A ("能不能", "是不是") asks whether; it denies nothing.
@@ -167,10 +191,15 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
   for (const key of translated.keys) if (!terms.has(key)) terms.set(key, TRANSLATED_SHARE);
   for (const character of translated.characters) characters.add(character);
   // Words as a reader would cut them (出|厂 → 出厂), for the glossary.
-  const translatedWords = contentWords(spanless).flatMap((word) => {
+  const readerWords = withCompoundsJoined(contentWords(spanless), spanless);
+  const translatedWords = readerWords.flatMap((word) => {
     const translations = containsCjk(word) ? englishKeysOf(word) : [];
     return translations.length > 0 ? [[...translations]] : [];
   });
+  const chinese = containsCjk(part);
+  const pivotWords = chinese
+    ? readerWords.filter((word) => containsCjk(word) && !idf.has(word) && englishWordsOf(word).length > 0).map((word) => ({ word, keys: [...englishKeysOf(word)] }))
+    : [];
   const translationsOfTerm = new Map<string, readonly string[]>();
   const spelledByStem = new Set<string>();
   for (const token of new Set(tokens.map(withoutClitic))) {
@@ -186,12 +215,13 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
     if (terms.get(verb) === 1) particleOfVerb.set(verb, particle);
   }
   return {
-    chinese: containsCjk(part),
+    chinese,
     terms,
     particleOfVerb,
     translationsOfTerm,
     ownTranslationTerms,
     translatedWords,
+    pivotWords,
     characters,
     kinds: [...ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers), ...[namedInstanceKind(asked)].filter((kind) => kind !== undefined)],
   };

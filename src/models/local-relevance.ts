@@ -151,6 +151,27 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
       holdsSubject = true;
     }
   }
+  // A Chinese word of the question that no sentence holds, in a Chinese sentence by a word of the same translation that
+  // shares a character with it (泡水 and 进水: "water"; 到期 and 过期: "expire"), as a translated word counts: the two
+  // words' translations meet in one of their many senses. Counted at half, 期限 found by 过期 brought the points' validity
+  // into the answer to "退货期限是几天？退货运费谁承担？" in place of the 30-day limit.
+  let pivotHeld = 0;
+  if (candidate.chinese && part.chinese) {
+    const wordsOfTranslation = chineseWordsByTranslation(candidate);
+    for (const { word, keys } of part.pivotWords) {
+      if (candidate.text.includes(word)) continue;
+      let rarity = 0;
+      for (const english of keys) {
+        const sharesCharacter = wordsOfTranslation.get(english)?.some((chineseWord) => [...chineseWord].some((character) => word.includes(character)));
+        if (sharesCharacter) rarity = Math.max(rarity, idf.get(english) ?? rarest);
+      }
+      if (rarity === 0) continue;
+      pivotHeld += rarity;
+      holdsTerm = true;
+      holdsSubject = true;
+    }
+  }
+  matched += TRANSLATED_WORD_SHARE * pivotHeld;
   matched += severalFactor(translationsFound) * TRANSLATED_WORD_SHARE * translatedHeld;
   if (matched === 0) return 0;
   // Characters tell apart the sentences that hold a term of the question; alone they are too weak a sign ("期" of 期限 in 保修期).
@@ -163,6 +184,22 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
   const lengthFactor = namesSection ? 1 : (SATURATION + 1) / (1 + SATURATION * (1 - LENGTH_WEIGHT + (LENGTH_WEIGHT * candidate.length) / averageLength));
   // (A question of model names alone scales every sentence alike.)
   return (holdsSubject ? 1 : MODEL_NAME_ONLY_SHARE) * lengthFactor * (matched + (givesWhatIsAskedFor ? Math.min(matched, total / Math.max(1, known)) : 0));
+}
+
+const chineseWordsByTranslationOf = new WeakMap<Candidate, Map<string, string[]>>();
+
+/** A Chinese sentence's words (and bigrams) of two or more characters by the English keys they translate to, read once per sentence. */
+function chineseWordsByTranslation(candidate: Candidate): Map<string, string[]> {
+  let byKey = chineseWordsByTranslationOf.get(candidate);
+  if (!byKey) {
+    byKey = new Map();
+    for (const key of candidate.keys) {
+      if (key.length < 2 || !containsCjk(key)) continue;
+      for (const english of englishKeysOf(key)) (byKey.get(english) ?? byKey.set(english, []).get(english)!).push(key);
+    }
+    chineseWordsByTranslationOf.set(candidate, byKey);
+  }
+  return byKey;
 }
 
 /** The Chinese words of a Chinese sentence that translate an English term of the question: its words the glossary translates to it, and its translations the sentence holds. */

@@ -696,3 +696,22 @@ describe('the local model reads two words the segmenter cut as the one word the 
     );
   });
 });
+
+describe('the local model reads a Chinese word that no sentence holds by the words within it that sentences hold', () => {
+  it('answers "过生日那个月购物积分有什么不同？" with the birthday sentence (生日 of 过生日), not by the 个月 of 那个月', () => {
+    expect(firstAnswer('过生日那个月购物积分有什么不同？', [POINTS_RULES])).toBe('会员每消费 1 元可获得 1 积分，生日当月消费享受双倍积分。');
+  });
+
+  it('gives the inner word a word’s weight only where no sentence holds the whole word', () => {
+    expect(questionPart('过生日有优惠吗？', new Map([['生日', 1]])).terms.get('生日')).toBe(1);
+    expect(
+      questionPart(
+        '过生日有优惠吗？',
+        new Map([
+          ['生日', 1],
+          ['过生日', 1],
+        ]),
+      ).terms.get('生日'),
+    ).toBe(0.5);
+  });
+});

@@ -154,6 +154,24 @@ function withCompoundsJoined(words: string[], text: string): string[] {
 }
 
 const HAN_WORD = /^[\u3400-\u9fff]+$/;
+/** The longest word of the question read by the words within it: the segmenter's words are short, and the pieces of a word grow with its length's square. */
+const LONGEST_WORD_READ_BY_PIECES = 8;
+
+/**
+ * The words within a Chinese word of the question that no sentence holds, which the sentences hold and the glossary
+ * knows (生日 of 过生日 in "生日当月消费享受双倍积分"): the word says what they say, and more. As bigrams of the word
+ * they counted half, and "12 个月内有效" came first for "过生日那个月购物积分有什么不同？" by its 个月.
+ */
+function innerWords(word: string, idf: ReadonlyMap<string, number>): string[] {
+  const inner: string[] = [];
+  for (let start = 0; start + 2 <= word.length; start += 1) {
+    for (let end = start + 2; end <= word.length && end - start < word.length; end += 1) {
+      const piece = word.slice(start, end);
+      if (idf.has(piece) && englishWordsOf(piece).length > 0) inner.push(piece);
+    }
+  }
+  return inner;
+}
 
 /** A part of the question; `idf` has the keys the candidate sentences hold. */
 export function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionPart {
@@ -178,6 +196,9 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
     else if (!straddling.has(key)) terms.set(key, BIGRAM_SHARE);
   }
   for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of chineseCharacters(word)) characters.add(character);
+  for (const word of words)
+    if (HAN_WORD.test(word) && word.length <= LONGEST_WORD_READ_BY_PIECES && !idf.has(word))
+      for (const inner of innerWords(word, idf)) if ((terms.get(inner) ?? 0) < 1) terms.set(inner, 1);
   sharedByHyphenatedParts(spanless, terms);
   for (const unit of [...[...asked.matchAll(ASKED_UNIT)].map((match) => match[1]), ...chineseAskedUnitWords(asked)]) {
     const key = matchKey(unit.toLowerCase());

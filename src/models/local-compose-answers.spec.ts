@@ -715,3 +715,14 @@ describe('the local model reads a Chinese word that no sentence holds by the wor
     ).toBe(0.5);
   });
 });
+
+describe('the local model finds a Chinese word of the question in an English sentence by a broader word for its translation', () => {
+  it('answers "出差时买啤酒能报销吗？" with the alcohol rule (啤酒: "beer", a kind of alcohol)', () => {
+    expect(firstAnswer('出差时买啤酒能报销吗？', [TRAVEL_POLICY])).toBe('Alcohol is not reimbursable.');
+  });
+
+  it('does not read a function word so (才能 "only then can" is no "aptitude", a kind of "power")', () => {
+    const passages = [{ source: 'manual.md', text: 'The warranty lasts two years. Power it on before use.' }];
+    expect(composeFromPassages('才能吗？', passages)).not.toContain('Power it on');
+  });
+});

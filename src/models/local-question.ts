@@ -40,8 +40,8 @@ export interface QuestionPart {
   translationsOfTerm: Map<string, readonly string[]>;
   /** The English terms whose words have translations of their own (see hasOwnTranslations): found in a Chinese sentence only by those. */
   ownTranslationTerms: Set<string>;
-  /** Each Chinese word of the part that the glossary translates, as its English keys: for English sentences. */
-  translatedWords: string[][];
+  /** Each Chinese word of the part that the glossary translates, with its English keys: for English sentences. */
+  translatedWords: Array<{ word: string; keys: string[] }>;
   /**
    * The English keys of the Chinese words of a Chinese part that no sentence holds and the glossary knows whole: a
    * Chinese sentence that holds another Chinese word of the same translation says it in other words (泡水 and 进水:
@@ -214,8 +214,8 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
   // Words as a reader would cut them (出|厂 → 出厂), for the glossary.
   const readerWords = withCompoundsJoined(contentWords(spanless), spanless);
   const translatedWords = readerWords.flatMap((word) => {
-    const translations = containsCjk(word) ? englishKeysOf(word) : [];
-    return translations.length > 0 ? [[...translations]] : [];
+    const keys = containsCjk(word) ? englishKeysOf(word) : [];
+    return keys.length > 0 ? [{ word, keys: [...keys] }] : [];
   });
   const chinese = containsCjk(part);
   const pivotWords = chinese

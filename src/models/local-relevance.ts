@@ -2,6 +2,7 @@ import { chineseWordsOfKey, englishKeysOf, holdsTranslation } from '../common/gl
 import { containsCjk } from '../common/text.js';
 import { isPhraseKey } from '../common/phrases.js';
 import { broaderKeys } from '../common/hypernyms.js';
+import { isFunctionWordKey } from '../common/function-words.js';
 import type { QuestionPart } from './local-question.js';
 import type { Candidate } from './local-candidates.js';
 
@@ -131,7 +132,7 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
   let translatedHeld = 0;
   // For each Chinese word of the question found through its translations, those the sentence holds.
   const translationsFound: string[][] = [];
-  for (const translations of part.translatedWords) {
+  for (const { word, keys: translations } of part.translatedWords) {
     const rarities = translations.flatMap((key) => idf.get(key) ?? []);
     const held = translations.flatMap((key) => (candidate.keys.has(key) ? [idf.get(key)!] : []));
     if (rarities.length > 0) {
@@ -144,6 +145,17 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
       holdsTerm = true;
       holdsSubject = true;
       continue;
+    }
+    // Else by a broader word for one of its translations (啤酒: "beer", by "alcohol"), as for an English word (see
+    // BROADER_SHARE); not for a function word, whose translations are senses the question does not mean (才能: "aptitude").
+    if (!candidate.chinese && !isFunctionWordKey(word)) {
+      const broader = Math.max(0, ...translations.map((key) => Math.min(idf.get(key) ?? rarest, broaderRarity(candidate.keys, key, idf))));
+      if (broader > 0) {
+        matched += BROADER_SHARE * TRANSLATED_WORD_SHARE * broader;
+        holdsTerm = true;
+        holdsSubject = true;
+        continue;
+      }
     }
     const inSection = candidate.chinese ? [] : translations.filter((key) => candidate.sectionKeys.has(key));
     if (inSection.length > 0) {

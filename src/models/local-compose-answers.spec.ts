@@ -726,3 +726,13 @@ describe('the local model finds a Chinese word of the question in an English sen
     expect(composeFromPassages('才能吗？', passages)).not.toContain('Power it on');
   });
 });
+
+describe('the local model finds an English word of the question in a Chinese sentence by another word for its translation', () => {
+  it('answers "How many points do I earn per yuan spent?" with the sentence on what a yuan earns (消费 for "spend"’s 消耗)', () => {
+    expect(firstAnswer('How many points do I earn per yuan spent?', [POINTS_RULES])).toBe('会员每消费 1 元可获得 1 积分，生日当月消费享受双倍积分。');
+  });
+
+  it('does not read a word that glosses leave out by its rare translations ("give": 获赠, not 获得)', () => {
+    expect(firstAnswer('Can I give my points to another account?', [POINTS_RULES])).toBe('积分不能兑换现金，也不能转让给其他账户。');
+  });
+});

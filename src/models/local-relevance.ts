@@ -1,4 +1,4 @@
-import { chineseWordsOfKey, englishKeysOf, holdsTranslation } from '../common/glossary.js';
+import { chineseWordsOfKey, englishKeysOf, holdsTranslation, isUntranslatedWord } from '../common/glossary.js';
 import { containsCjk } from '../common/text.js';
 import { isPhraseKey } from '../common/phrases.js';
 import { broaderKeys } from '../common/hypernyms.js';
@@ -116,6 +116,13 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
       }
       holdsTerm = true;
       holdsSubject = true;
+    } else if (candidate.chinese && !part.chinese && weight === 1 && !phrase && !MODEL_NAME.test(term) && !isUntranslatedWord(term) && holdsSynonym(candidate, term, part)) {
+      // An English word by another Chinese word for one of its translations, as a translation counts (图片 for "photo"'s
+      // 照片; 消费 for "spend"'s 消耗). Not a word that glosses leave out ("give", "go"), whose few translations are
+      // rare words (获赠 "to receive as a gift" would be 获得 "to receive").
+      throughGlossary += rarity ?? rarest;
+      holdsTerm = true;
+      holdsSubject = true;
     } else if (!candidate.chinese && weight === 1 && (broader = broaderRarity(candidate.keys, term, idf)) > 0) {
       // A broader word for the question's: as telling as that word is among the sentences, and no more than the term.
       matched += BROADER_SHARE * weight * Math.min(rarity ?? rarest, broader);
@@ -174,8 +181,7 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
       if (candidate.text.includes(word)) continue;
       let rarity = 0;
       for (const english of keys) {
-        const sharesCharacter = wordsOfTranslation.get(english)?.some((chineseWord) => [...chineseWord].some((character) => word.includes(character)));
-        if (sharesCharacter) rarity = Math.max(rarity, idf.get(english) ?? rarest);
+        if (wordsOfTranslation.get(english)?.some((chineseWord) => sharesCharacter(chineseWord, word))) rarity = Math.max(rarity, idf.get(english) ?? rarest);
       }
       if (rarity === 0) continue;
       pivotHeld += rarity;
@@ -212,6 +218,28 @@ function chineseWordsByTranslation(candidate: Candidate): Map<string, string[]> 
     chineseWordsByTranslationOf.set(candidate, byKey);
   }
   return byKey;
+}
+
+function sharesCharacter(a: string, b: string): boolean {
+  return [...a].some((character) => b.includes(character));
+}
+
+/**
+ * Whether a Chinese sentence holds another word for one of an English term's translations: a word of the same English
+ * translation that shares a character with it (图片 for "photo"'s 照片: "photograph"). For a word found only by
+ * translations of its own (see hasOwnTranslations), not a word that translates its stem: 许可 ("to allow") is no other
+ * word for "allowance"'s 允许.
+ */
+function holdsSynonym(candidate: Candidate, term: string, part: QuestionPart): boolean {
+  const byKey = chineseWordsByTranslation(candidate);
+  const ownOnly = part.ownTranslationTerms.has(term);
+  return (part.translationsOfTerm.get(term) ?? chineseWordsOfKey(term)).some(
+    (translation) =>
+      translation.length >= 2 &&
+      englishKeysOf(translation).some((key) =>
+        byKey.get(key)?.some((word) => word !== translation && sharesCharacter(word, translation) && !(ownOnly && englishKeysOf(word).includes(term))),
+      ),
+  );
 }
 
 /** The Chinese words of a Chinese sentence that translate an English term of the question: its words the glossary translates to it, and its translations the sentence holds. */

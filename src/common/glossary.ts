@@ -265,6 +265,34 @@ export function translatedKeys(tokens: Iterable<string>): Set<string> {
   return keys;
 }
 
+/** The Chinese words (and bigrams) of two or more characters among `tokens`, by the English keys they translate to. */
+export function chineseWordsByEnglishKey(tokens: Iterable<string>): Map<string, string[]> {
+  const byKey = new Map<string, string[]>();
+  for (const token of tokens) {
+    if (!CHINESE_WORD.test(token)) continue;
+    for (const key of englishKeysOf(token)) (byKey.get(key) ?? byKey.set(key, []).get(key)!).push(token);
+  }
+  return byKey;
+}
+
+/**
+ * The English keys by which a text whose Chinese words are `byKey` (see chineseWordsByEnglishKey) holds another word
+ * for a Chinese word: one that translates to the same English word and shares a character with it (进水 for 泡水:
+ * "water"; 图片 for 照片: "photograph"); none that translates to `notTranslating`. Empty where it holds none. Two
+ * words' translations meet in one of their many senses by chance; sharing a character as well, the two words mostly
+ * say one thing two ways.
+ */
+export function keysOfAnotherWordFor(chineseWord: string, byKey: ReadonlyMap<string, readonly string[]>, notTranslating?: string): string[] {
+  return englishKeysOf(chineseWord).filter((key) =>
+    byKey
+      .get(key)
+      ?.some(
+        (word) =>
+          word !== chineseWord && [...word].some((character) => chineseWord.includes(character)) && (notTranslating === undefined || !englishKeysOf(word).includes(notTranslating)),
+      ),
+  );
+}
+
 /**
  * A Chinese word as the glossary knows it: whole, or else as its longest
  * known pieces from the left (报销单 → 报销; 开机完成后 → 开机, 完成).

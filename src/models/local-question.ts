@@ -43,11 +43,10 @@ export interface QuestionPart {
   /** Each Chinese word of the part that the glossary translates, with its English keys: for English sentences. */
   translatedWords: Array<{ word: string; keys: string[] }>;
   /**
-   * The English keys of the Chinese words of a Chinese part that no sentence holds and the glossary knows whole: a
-   * Chinese sentence that holds another Chinese word of the same translation says it in other words (泡水 and 进水:
-   * "water"; 过户 and 转让: "transfer").
+   * The Chinese words of a Chinese part that no sentence holds and the glossary knows whole: a Chinese sentence may say
+   * them in other words (进水 for 泡水, see keysOfAnotherWordFor).
    */
-  pivotWords: Array<{ word: string; keys: string[] }>;
+  pivotWords: string[];
   /** Its verbs said with a particle ("turn off"), by their match keys, each with its particle: see local-relevance's PHRASAL_VERB_ALONE_SHARE. */
   particleOfVerb: Map<string, string>;
   /** The characters of its Chinese words that no sentence holds whole ("摔坏" of 摔落, "转给" of 转让给), and of its one-character words. */
@@ -218,9 +217,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
     return keys.length > 0 ? [{ word, keys: [...keys] }] : [];
   });
   const chinese = containsCjk(part);
-  const pivotWords = chinese
-    ? readerWords.filter((word) => containsCjk(word) && !idf.has(word) && englishWordsOf(word).length > 0).map((word) => ({ word, keys: [...englishKeysOf(word)] }))
-    : [];
+  const pivotWords = chinese ? readerWords.filter((word) => containsCjk(word) && !idf.has(word) && englishWordsOf(word).length > 0) : [];
   const translationsOfTerm = new Map<string, readonly string[]>();
   const spelledByStem = new Set<string>();
   for (const token of new Set(tokens.map(withoutClitic))) {

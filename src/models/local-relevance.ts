@@ -1,4 +1,4 @@
-import { chineseWordsOfKey, englishKeysOf, holdsTranslation, isUntranslatedWord } from '../common/glossary.js';
+import { chineseWordsByEnglishKey, chineseWordsOfKey, englishKeysOf, keysOfAnotherWordFor, holdsTranslation, isUntranslatedWord } from '../common/glossary.js';
 import { containsCjk } from '../common/text.js';
 import { isPhraseKey } from '../common/phrases.js';
 import { broaderKeys } from '../common/hypernyms.js';
@@ -170,21 +170,17 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
       holdsSubject = true;
     }
   }
-  // A Chinese word of the question that no sentence holds, in a Chinese sentence by a word of the same translation that
-  // shares a character with it (泡水 and 进水: "water"; 到期 and 过期: "expire"), as a translated word counts: the two
-  // words' translations meet in one of their many senses. Counted at half, 期限 found by 过期 brought the points' validity
-  // into the answer to "退货期限是几天？退货运费谁承担？" in place of the 30-day limit.
+  // A Chinese word of the question that no sentence holds, in a Chinese sentence by another word for it (see
+  // keysOfAnotherWordFor: 进水 for 泡水, 过期 for 到期), as a translated word counts: the two words' translations meet in
+  // one of their many senses. Counted at half, 期限 found by 过期 brought the points' validity into the answer to
+  // "退货期限是几天？退货运费谁承担？" in place of the 30-day limit.
   let pivotHeld = 0;
   if (candidate.chinese && part.chinese) {
-    const wordsOfTranslation = chineseWordsByTranslation(candidate);
-    for (const { word, keys } of part.pivotWords) {
-      if (candidate.text.includes(word)) continue;
-      let rarity = 0;
-      for (const english of keys) {
-        if (wordsOfTranslation.get(english)?.some((chineseWord) => sharesCharacter(chineseWord, word))) rarity = Math.max(rarity, idf.get(english) ?? rarest);
-      }
-      if (rarity === 0) continue;
-      pivotHeld += rarity;
+    const byKey = chineseWordsByTranslation(candidate);
+    for (const word of part.pivotWords) {
+      const shared = candidate.text.includes(word) ? [] : keysOfAnotherWordFor(word, byKey);
+      if (shared.length === 0) continue;
+      pivotHeld += Math.max(...shared.map((key) => idf.get(key) ?? rarest));
       holdsTerm = true;
       holdsSubject = true;
     }
@@ -206,40 +202,20 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
 
 const chineseWordsByTranslationOf = new WeakMap<Candidate, Map<string, string[]>>();
 
-/** A Chinese sentence's words (and bigrams) of two or more characters by the English keys they translate to, read once per sentence. */
+/** A Chinese sentence's words by the English keys they translate to (see chineseWordsByEnglishKey), read once per sentence. */
 function chineseWordsByTranslation(candidate: Candidate): Map<string, string[]> {
-  let byKey = chineseWordsByTranslationOf.get(candidate);
-  if (!byKey) {
-    byKey = new Map();
-    for (const key of candidate.keys) {
-      if (key.length < 2 || !containsCjk(key)) continue;
-      for (const english of englishKeysOf(key)) (byKey.get(english) ?? byKey.set(english, []).get(english)!).push(key);
-    }
-    chineseWordsByTranslationOf.set(candidate, byKey);
-  }
-  return byKey;
-}
-
-function sharesCharacter(a: string, b: string): boolean {
-  return [...a].some((character) => b.includes(character));
+  return chineseWordsByTranslationOf.get(candidate) ?? chineseWordsByTranslationOf.set(candidate, chineseWordsByEnglishKey(candidate.keys)).get(candidate)!;
 }
 
 /**
- * Whether a Chinese sentence holds another word for one of an English term's translations: a word of the same English
- * translation that shares a character with it (图片 for "photo"'s 照片: "photograph"). For a word found only by
- * translations of its own (see hasOwnTranslations), not a word that translates its stem: 许可 ("to allow") is no other
- * word for "allowance"'s 允许.
+ * Whether a Chinese sentence holds another word for one of an English term's translations (see keysOfAnotherWordFor: 图片
+ * for "photo"'s 照片). For a word found only by translations of its own (see hasOwnTranslations), not a word that
+ * translates its stem: 许可 ("to allow") is no other word for "allowance"'s 允许.
  */
 function holdsSynonym(candidate: Candidate, term: string, part: QuestionPart): boolean {
   const byKey = chineseWordsByTranslation(candidate);
-  const ownOnly = part.ownTranslationTerms.has(term);
-  return (part.translationsOfTerm.get(term) ?? chineseWordsOfKey(term)).some(
-    (translation) =>
-      translation.length >= 2 &&
-      englishKeysOf(translation).some((key) =>
-        byKey.get(key)?.some((word) => word !== translation && sharesCharacter(word, translation) && !(ownOnly && englishKeysOf(word).includes(term))),
-      ),
-  );
+  const notTranslating = part.ownTranslationTerms.has(term) ? term : undefined;
+  return (part.translationsOfTerm.get(term) ?? chineseWordsOfKey(term)).some((translation) => keysOfAnotherWordFor(translation, byKey, notTranslating).length > 0);
 }
 
 /** The Chinese words of a Chinese sentence that translate an English term of the question: its words the glossary translates to it, and its translations the sentence holds. */

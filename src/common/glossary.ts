@@ -73,6 +73,8 @@ interface Glossary {
   chineseOf: Map<string, readonly string[]>;
   /** An English word's own translations where ECDICT has it and another word is read for its stem ("receiver" beside "receive"). */
   chineseOfWord: Map<string, readonly string[]>;
+  /** ECDICT's first translations of an English word, by its spelling and by its stem (see commonTranslationsOf). */
+  ecdictOf: Map<string, readonly string[]>;
 }
 
 /**
@@ -143,10 +145,13 @@ function load(): Glossary {
   const blocked = new Set([...GLOSS_STOPWORDS].map(stem));
   const read = new Map<string, string>();
   const chineseOfWord = new Map<string, readonly string[]>();
+  const ecdictOf = new Map<string, readonly string[]>();
   for (const [word, written] of Object.entries(englishChinese as Record<string, string[]>)) {
     const key = stem(word);
     if (blocked.has(key) || isFunctionWordKey(key)) continue;
     const translations = [...new Set(written.map((translation) => asWord(translation, word)))];
+    ecdictOf.set(word, translations.slice(0, TRANSLATIONS_PER_WORD));
+    if (!ecdictOf.has(`⟨stem⟩${key}`)) ecdictOf.set(`⟨stem⟩${key}`, translations.slice(0, TRANSLATIONS_PER_WORD));
     if (read.has(key)) {
       // Its own words only: those of its stem are the other word's ("allow": 允许, 许可 are no "allowance").
       chineseOfWord.set(word, [...new Set([...best(namedAsWritten.get(word) ?? []), ...translations.slice(0, TRANSLATIONS_PER_WORD)])]);
@@ -161,7 +166,7 @@ function load(): Glossary {
       if (!english.includes(word)) englishOf.set(chinese, [...english, word]);
     }
   }
-  return { englishOf, chineseOf, chineseOfWord };
+  return { englishOf, chineseOf, chineseOfWord, ecdictOf };
 }
 
 /**
@@ -232,6 +237,16 @@ export function holdsEnglishWord(text: string, translated: ReadonlySet<string>, 
   return chineseWordsOf(word).some((translation) => holdsTranslation(text, translation));
 }
 
+/**
+ * ECDICT's first translations of an English word (by its spelling, else those of the commonest word of its stem): the
+ * senses a reader means by it, not the rare words whose CC-CEDICT gloss names it ("refund": 退还, "to return").
+ */
+export function commonTranslationsOf(englishWord: string): readonly string[] {
+  const { ecdictOf } = loadGlossary();
+  const word = englishWord.toLowerCase();
+  return ecdictOf.get(word) ?? ecdictOf.get(`⟨stem⟩${matchKey(word)}`) ?? [];
+}
+
 /** The Chinese words that translate an English word given as its match key (see match-keys). */
 export function chineseWordsOfKey(key: string): readonly string[] {
   return loadGlossary().chineseOf.get(key) ?? [];
@@ -279,18 +294,20 @@ export function chineseWordsByEnglishKey(tokens: Iterable<string>): Map<string, 
  * The English keys by which a text whose Chinese words are `byKey` (see chineseWordsByEnglishKey) holds another word
  * for a Chinese word: one that translates to the same English word and shares a character with it (进水 for 泡水:
  * "water"; 图片 for 照片: "photograph"); none that translates to `notTranslating`. Empty where it holds none. Two
- * words' translations meet in one of their many senses by chance; sharing a character as well, the two words mostly
- * say one thing two ways.
+ * words' translations meet in one of their many senses by chance; sharing a character as well, the two words more
+ * often say one thing two ways, though not always (更新 "to update" and 更换 "to replace" share "replace"; 以上 "above"
+ * and 以下 "below" share "level"): the callers count such a word as a translation, at its share, and look for none of a
+ * function word.
  */
 export function keysOfAnotherWordFor(chineseWord: string, byKey: ReadonlyMap<string, readonly string[]>, notTranslating?: string): string[] {
   return englishKeysOf(chineseWord).filter((key) =>
-    byKey
-      .get(key)
-      ?.some(
-        (word) =>
-          word !== chineseWord && [...word].some((character) => chineseWord.includes(character)) && (notTranslating === undefined || !englishKeysOf(word).includes(notTranslating)),
-      ),
+    byKey.get(key)?.some((word) => word !== chineseWord && sharesCharacter(word, chineseWord) && (notTranslating === undefined || !englishKeysOf(word).includes(notTranslating))),
   );
+}
+
+function sharesCharacter(a: string, b: string): boolean {
+  for (const character of a) if (b.includes(character)) return true;
+  return false;
 }
 
 /**

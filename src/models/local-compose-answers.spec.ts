@@ -685,7 +685,12 @@ describe('the local model finds a Chinese word of the question that no sentence 
     const passages = [{ source: 'rules.md', text: '会员卡过期自动作废。 火车晚点可以改签。' }];
     expect(questionPart('迟到了怎么办？', new Map()).pivotWords).toEqual(['迟到']);
     expect(composeFromPassages('迟到了怎么办？', passages)).not.toContain('晚点');
-    expect(firstAnswer('会员卡到期了怎么办？', passages)).toBe('会员卡过期自动作废。');
+    const cards = [{ source: 'rules.md', text: '会员卡可以在门店办理。 会员卡过期自动作废。' }];
+    expect(firstAnswer('会员卡到期了怎么办？', cards)).toBe('会员卡过期自动作废。');
+  });
+
+  it('does not look for a function word in other words (以上 "above" and 以下 "below" both translate to "level")', () => {
+    expect(questionPart('订单 99 元以上运费怎么算？', new Map()).pivotWords).not.toContain('以上');
   });
 });
 
@@ -700,6 +705,10 @@ describe('the local model reads two words the segmenter cut as the one word the 
 describe('the local model reads a Chinese word that no sentence holds by the words within it that sentences hold', () => {
   it('answers "过生日那个月购物积分有什么不同？" with the birthday sentence (生日 of 过生日), not by the 个月 of 那个月', () => {
     expect(firstAnswer('过生日那个月购物积分有什么不同？', [POINTS_RULES])).toBe('会员每消费 1 元可获得 1 积分，生日当月消费享受双倍积分。');
+  });
+
+  it('does not read a negated word by the word it negates (合格 of 不合格)', () => {
+    expect(questionPart('检验不合格怎么办？', new Map([['合格', 1]])).terms.get('合格')).not.toBe(1);
   });
 
   it('gives the inner word a word’s weight only where no sentence holds the whole word', () => {
@@ -730,6 +739,10 @@ describe('the local model finds a Chinese word of the question in an English sen
 describe('the local model finds an English word of the question in a Chinese sentence by another word for its translation', () => {
   it('answers "How many points do I earn per yuan spent?" with the sentence on what a yuan earns (消费 for "spend"’s 消耗)', () => {
     expect(firstAnswer('How many points do I earn per yuan spent?', [POINTS_RULES])).toBe('会员每消费 1 元可获得 1 积分，生日当月消费享受双倍积分。');
+  });
+
+  it('looks for other words only for a word’s common translations ("refund": not 退还 "to return", found by 退货 "to return goods")', () => {
+    expect(composeFromPassages('Where does my refund go?', [RETURNS_POLICY])).toContain('原路退回');
   });
 
   it('does not read a word that glosses leave out by its rare translations ("give": 获赠, not 获得)', () => {

@@ -1,6 +1,6 @@
 import { comparedTokens, isEnglishWord, matchKey, wordTokens } from '../common/match-keys.js';
 import { translatedUnits } from '../common/bilingual-units.js';
-import { chineseWordsOf, englishKeysOf, englishWordsOf, hasOwnTranslations } from '../common/glossary.js';
+import { chineseWordsOf, commonTranslationsOf, englishKeysOf, englishWordsOf, hasOwnTranslations } from '../common/glossary.js';
 import { chineseCharacters, containsCjk, contentWords, tokenize, withoutClitic } from '../common/text.js';
 import { wordSegments } from '../common/segments.js';
 import { isFunctionWordKey } from '../common/function-words.js';
@@ -38,13 +38,16 @@ export interface QuestionPart {
    * the rewrites read them: "officer" is 官员, 公务员…, not 办公室 as "office", the commoner word of its stem.
    */
   translationsOfTerm: Map<string, readonly string[]>;
+  /** Of those, ECDICT's first translations of its words (see commonTranslationsOf): the senses a reader means. */
+  commonTranslationsOfTerm: Map<string, readonly string[]>;
   /** The English terms whose words have translations of their own (see hasOwnTranslations): found in a Chinese sentence only by those. */
   ownTranslationTerms: Set<string>;
   /** Each Chinese word of the part that the glossary translates, with its English keys: for English sentences. */
   translatedWords: Array<{ word: string; keys: string[] }>;
   /**
-   * The Chinese words of a Chinese part that no sentence holds and the glossary knows whole: a Chinese sentence may say
-   * them in other words (进水 for 泡水, see keysOfAnotherWordFor).
+   * The Chinese words of a Chinese part that no sentence holds and the glossary knows whole, not function words (以上
+   * "above" is no 以下 "below", though both translate to "level"): a Chinese sentence may say them in other words (进水
+   * for 泡水, see keysOfAnotherWordFor). At most MOST_PIVOT_WORDS.
    */
   pivotWords: string[];
   /** Its verbs said with a particle ("turn off"), by their match keys, each with its particle: see local-relevance's PHRASAL_VERB_ALONE_SHARE. */
@@ -153,6 +156,10 @@ function withCompoundsJoined(words: string[], text: string): string[] {
 }
 
 const HAN_WORD = /^[\u3400-\u9fff]+$/;
+/** The most Chinese words of a part looked for in other words (pivotWords): a question has a few; each costs a look-up per sentence. */
+const MOST_PIVOT_WORDS = 32;
+/** A word that negates what follows (不合格, 没关系, 无理由, 非人为, 未使用): the word within it says the opposite. */
+const NEGATED_WORD = /^[不没无非未]/;
 /** The longest word of the question read by the words within it: the segmenter's words are short, and the pieces of a word grow with its length's square. */
 const LONGEST_WORD_READ_BY_PIECES = 8;
 
@@ -195,9 +202,10 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
     else if (!straddling.has(key)) terms.set(key, BIGRAM_SHARE);
   }
   for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of chineseCharacters(word)) characters.add(character);
-  for (const word of words)
-    if (HAN_WORD.test(word) && word.length <= LONGEST_WORD_READ_BY_PIECES && !idf.has(word))
-      for (const inner of innerWords(word, idf)) if ((terms.get(inner) ?? 0) < 1) terms.set(inner, 1);
+  for (const word of words) {
+    if (!HAN_WORD.test(word) || word.length > LONGEST_WORD_READ_BY_PIECES || NEGATED_WORD.test(word) || idf.has(word)) continue;
+    for (const inner of innerWords(word, idf)) if ((terms.get(inner) ?? 0) < 1) terms.set(inner, 1);
+  }
   sharedByHyphenatedParts(spanless, terms);
   for (const unit of [...[...asked.matchAll(ASKED_UNIT)].map((match) => match[1]), ...chineseAskedUnitWords(asked)]) {
     const key = matchKey(unit.toLowerCase());
@@ -217,13 +225,17 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
     return keys.length > 0 ? [{ word, keys: [...keys] }] : [];
   });
   const chinese = containsCjk(part);
-  const pivotWords = chinese ? readerWords.filter((word) => containsCjk(word) && !idf.has(word) && englishWordsOf(word).length > 0) : [];
+  const pivotWords = chinese
+    ? readerWords.filter((word) => containsCjk(word) && !idf.has(word) && !isFunctionWordKey(word) && englishWordsOf(word).length > 0).slice(0, MOST_PIVOT_WORDS)
+    : [];
   const translationsOfTerm = new Map<string, readonly string[]>();
+  const commonTranslationsOfTerm = new Map<string, readonly string[]>();
   const spelledByStem = new Set<string>();
   for (const token of new Set(tokens.map(withoutClitic))) {
     if (!isEnglishWord(token)) continue;
     const key = matchKey(token);
     translationsOfTerm.set(key, [...new Set([...(translationsOfTerm.get(key) ?? []), ...chineseWordsOf(token)])]);
+    commonTranslationsOfTerm.set(key, [...new Set([...(commonTranslationsOfTerm.get(key) ?? []), ...commonTranslationsOf(token)])]);
     if (!hasOwnTranslations(token)) spelledByStem.add(key);
   }
   const ownTranslationTerms = new Set([...translationsOfTerm.keys()].filter((key) => !spelledByStem.has(key)));
@@ -237,6 +249,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
     terms,
     particleOfVerb,
     translationsOfTerm,
+    commonTranslationsOfTerm,
     ownTranslationTerms,
     translatedWords,
     pivotWords,

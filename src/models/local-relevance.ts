@@ -175,7 +175,7 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
   // one of their many senses. Counted at half, 期限 found by 过期 brought the points' validity into the answer to
   // "退货期限是几天？退货运费谁承担？" in place of the 30-day limit.
   let pivotHeld = 0;
-  if (candidate.chinese && part.chinese) {
+  if (candidate.chinese && part.chinese && part.pivotWords.length > 0) {
     const byKey = chineseWordsByTranslation(candidate);
     for (const word of part.pivotWords) {
       const shared = candidate.text.includes(word) ? [] : keysOfAnotherWordFor(word, byKey);
@@ -208,14 +208,16 @@ function chineseWordsByTranslation(candidate: Candidate): Map<string, string[]> 
 }
 
 /**
- * Whether a Chinese sentence holds another word for one of an English term's translations (see keysOfAnotherWordFor: 图片
- * for "photo"'s 照片). For a word found only by translations of its own (see hasOwnTranslations), not a word that
- * translates its stem: 许可 ("to allow") is no other word for "allowance"'s 允许.
+ * Whether a Chinese sentence holds another word for one of an English term's common translations (see
+ * keysOfAnotherWordFor: 图片 for "photo"'s 照片), ECDICT's first ones: the rare words whose CC-CEDICT gloss names the
+ * term found others by senses the question does not mean ("refund": 退还 "to return", by 退货 "to return goods";
+ * "member": 构件 "component", by 配件). For a word found only by translations of its own (see
+ * hasOwnTranslations), not a word that translates its stem: 许可 ("to allow") is no other word for "allowance"'s 允许.
  */
 function holdsSynonym(candidate: Candidate, term: string, part: QuestionPart): boolean {
   const byKey = chineseWordsByTranslation(candidate);
   const notTranslating = part.ownTranslationTerms.has(term) ? term : undefined;
-  return (part.translationsOfTerm.get(term) ?? chineseWordsOfKey(term)).some((translation) => keysOfAnotherWordFor(translation, byKey, notTranslating).length > 0);
+  return (part.commonTranslationsOfTerm.get(term) ?? []).some((translation) => keysOfAnotherWordFor(translation, byKey, notTranslating).length > 0);
 }
 
 /** The Chinese words of a Chinese sentence that translate an English term of the question: its words the glossary translates to it, and its translations the sentence holds. */

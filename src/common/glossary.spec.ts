@@ -1,10 +1,12 @@
 import { jest } from '@jest/globals';
 import {
+  chineseWordsByEnglishKey,
   chineseWordsOf,
   englishKeysOf,
   englishWordsOf,
   holdsEnglishWord,
   holdsTranslation,
+  keysOfAnotherWordFor,
   loadGlossary,
   translateForSearch,
   translatedKeys,
@@ -129,6 +131,18 @@ describe('glossary (ECDICT)', () => {
     expect(chineseWordsOf('high')).not.toContain('发热'); // "to have a high temperature"
     expect(chineseWordsOf('test')).not.toContain('代考'); // "to take a test for sb"
     expect(chineseWordsOf('clearly')).not.toContain('注明'); // "to clearly indicate"
+  });
+});
+
+describe('another Chinese word for a Chinese word', () => {
+  it('is one of the same English translation that shares a character with it (进水 for 泡水: "water")', () => {
+    expect(keysOfAnotherWordFor('泡水', chineseWordsByEnglishKey(['进水', '自来水']))).toEqual(['water']);
+    // 浸湿 shares "soak" and no character with 泡水; 泡水 itself is no other word for it.
+    expect(keysOfAnotherWordFor('泡水', chineseWordsByEnglishKey(['泡水', '浸湿']))).toEqual([]);
+  });
+
+  it('is not found by an English function word the two translations share (以上 and 以下: "that")', () => {
+    expect(keysOfAnotherWordFor('以上', chineseWordsByEnglishKey(['以下']))).not.toContain('that');
   });
 });
 

@@ -294,11 +294,10 @@ export function chineseWordsByEnglishKey(tokens: Iterable<string>): Map<string, 
  * The English keys by which a text whose Chinese words are `byKey` (see chineseWordsByEnglishKey) holds another word
  * for a Chinese word: one that translates to the same English word, not a function word ("that"), and shares a
  * character with it (进水 for 泡水: "water"; 图片 for 照片: "photograph"); none that translates to `notTranslating`.
- * Empty where it holds none. Two
- * words' translations meet in one of their many senses by chance; sharing a character as well, the two words more
- * often say one thing two ways, though not always (更新 "to update" and 更换 "to replace" share "replace"; 以上 "above"
- * and 以下 "below" share "level"): the callers count such a word as a translation, at its share, and look for none of a
- * function word.
+ * Empty where it holds none. Two words' translations meet in one of their many senses by chance; sharing a character
+ * as well, the two words more often say one thing two ways, though not always (更新 "to update" and 更换 "to replace"
+ * share "replace"; 以上 "above" and 以下 "below" share "level"): the callers count such a word as a translation, at its
+ * share, and look for none of a function word.
  */
 export function keysOfAnotherWordFor(chineseWord: string, byKey: ReadonlyMap<string, readonly string[]>, notTranslating?: string): string[] {
   return englishKeysOf(chineseWord).filter(

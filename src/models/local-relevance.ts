@@ -1,4 +1,4 @@
-import { chineseWordsByEnglishKey, chineseWordsOfKey, englishKeysOf, keysOfAnotherWordFor, holdsTranslation, isUntranslatedWord } from '../common/glossary.js';
+import { chineseWordsByEnglishKey, chineseWordsOfKey, englishKeysOf, holdsTranslation, keysOfAnotherWordFor } from '../common/glossary.js';
 import { containsCjk } from '../common/text.js';
 import { isPhraseKey } from '../common/phrases.js';
 import { broaderKeys } from '../common/hypernyms.js';
@@ -116,10 +116,9 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
       }
       holdsTerm = true;
       holdsSubject = true;
-    } else if (candidate.chinese && !part.chinese && weight === 1 && !phrase && !MODEL_NAME.test(term) && !isUntranslatedWord(term) && holdsSynonym(candidate, term, part)) {
+    } else if (candidate.chinese && !part.chinese && weight === 1 && !phrase && !MODEL_NAME.test(term) && holdsSynonym(candidate, term, part)) {
       // An English word by another Chinese word for one of its translations, as a translation counts (图片 for "photo"'s
-      // 照片; 消费 for "spend"'s 消耗). Not a word that glosses leave out ("give", "go"), whose few translations are
-      // rare words (获赠 "to receive as a gift" would be 获得 "to receive").
+      // 照片; 消费 for "spend"'s 消耗).
       throughGlossary += rarity ?? rarest;
       holdsTerm = true;
       holdsSubject = true;
@@ -211,8 +210,9 @@ function chineseWordsByTranslation(candidate: Candidate): Map<string, string[]> 
  * Whether a Chinese sentence holds another word for one of an English term's common translations (see
  * keysOfAnotherWordFor: 图片 for "photo"'s 照片), ECDICT's first ones: the rare words whose CC-CEDICT gloss names the
  * term found others by senses the question does not mean ("refund": 退还 "to return", by 退货 "to return goods";
- * "member": 构件 "component", by 配件). For a word found only by translations of its own (see
- * hasOwnTranslations), not a word that translates its stem: 许可 ("to allow") is no other word for "allowance"'s 允许.
+ * "member": 构件 "component", by 配件; "give": 获赠 "to be given", by 获得 "to receive"), and a word the glosses leave
+ * out ("give", "go") has none. For a word found only by translations of its own (see hasOwnTranslations), not a word
+ * that translates its stem: 许可 ("to allow") is no other word for "allowance"'s 允许.
  */
 function holdsSynonym(candidate: Candidate, term: string, part: QuestionPart): boolean {
   const byKey = chineseWordsByTranslation(candidate);

@@ -2,7 +2,7 @@ import { comparedTokens, isEnglishWord, matchKey, wordTokens } from '../common/m
 import { translatedUnits } from '../common/bilingual-units.js';
 import { chineseWordsOf, commonTranslationsOf, englishKeysOf, englishWordsOf, hasOwnTranslations } from '../common/glossary.js';
 import { chineseCharacters, containsCjk, contentWords, tokenize, withoutClitic } from '../common/text.js';
-import { wordSegments } from '../common/segments.js';
+import { HAN, wordSegments } from '../common/segments.js';
 import { isFunctionWordKey } from '../common/function-words.js';
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
 import { percentageKeys, withoutPercentages } from '../common/percentages.js';
@@ -155,7 +155,8 @@ function withCompoundsJoined(words: string[], text: string): string[] {
   return joined;
 }
 
-const HAN_WORD = /^[\u3400-\u9fff]+$/;
+/** A word of Han characters only (see segments' HAN). */
+const HAN_WORD = new RegExp(`^${HAN.source}+$`);
 /** The most Chinese words of a part looked for in other words (pivotWords): a question has a few; each costs a look-up per sentence. */
 const MOST_PIVOT_WORDS = 32;
 /** A word that negates what follows (不合格, 没关系, 无理由, 非人为, 未使用): the word within it says the opposite. */

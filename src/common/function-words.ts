@@ -1,4 +1,4 @@
-import { eng } from 'stopword';
+import { eng, zho } from 'stopword';
 import { matchKey } from './match-keys.js';
 
 /** Verbs of the `stopword` list: light as they are, they pair a question with its answer ("how long does it take" → "takes about two minutes"). */
@@ -43,4 +43,16 @@ const FUNCTION_WORD_KEYS = new Set(
 /** Whether a word, given as its match key (see match-keys), only joins or points ("under", "until", "their", 之间). */
 export function isFunctionWordKey(key: string): boolean {
   return FUNCTION_WORD_KEYS.has(key);
+}
+
+/**
+ * Chinese characters that join, point or ask when written alone (的, 把, 能, 要, 吗): the `stopword` package's Chinese
+ * list, which holds the units of time too (年, 天 are read as units), and the modal verbs, prepositions and particles
+ * of position it lacks. Glossed, they name nothing a sentence should hold (用: "employ").
+ */
+const CHINESE_FUNCTION_CHARACTERS = new Set([...zho.filter((word) => word.length === 1), ...'能要用以可出给过从被让再才也就上下里内外后前好了吗呢啊么怎为往由少']);
+
+/** Whether a Chinese character written alone only joins, points or asks (see CHINESE_FUNCTION_CHARACTERS). */
+export function isFunctionCharacter(character: string): boolean {
+  return CHINESE_FUNCTION_CHARACTERS.has(character);
 }

@@ -4,6 +4,7 @@ import {
   chineseWordsOf,
   englishKeysOf,
   englishWordsOf,
+  englishWordsOfCharacter,
   holdsEnglishWord,
   holdsTranslation,
   keysOfAnotherWordFor,
@@ -131,6 +132,19 @@ describe('glossary (ECDICT)', () => {
     expect(chineseWordsOf('high')).not.toContain('发热'); // "to have a high temperature"
     expect(chineseWordsOf('test')).not.toContain('代考'); // "to take a test for sb"
     expect(chineseWordsOf('clearly')).not.toContain('注明'); // "to clearly indicate"
+  });
+});
+
+describe('glossary (characters)', () => {
+  it('gives a character the English words of its first glosses, not of a name it is read as (金: "gold", not "Jin dynasty")', () => {
+    expect(englishWordsOfCharacter('钱')).toContain('money');
+    expect(englishWordsOfCharacter('金')).toContain('gold');
+    expect(englishWordsOfCharacter('金')).not.toContain('dynasty');
+    expect(englishWordsOfCharacter('保')).not.toContain('bulgaria');
+  });
+
+  it('reads a word’s sense in computing wherever its gloss stands (应用: "app", its fourth)', () => {
+    expect(englishWordsOf('应用')).toContain('app');
   });
 });
 

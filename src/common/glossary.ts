@@ -30,6 +30,11 @@ import englishChinese from './data/english-chinese.json' with { type: 'json' };
 
 /** Glosses read per word: the later ones are rarer senses (报销's "to write off", "to wipe out"). */
 const GLOSSES_PER_WORD = 3;
+/**
+ * A gloss of a word's sense in computing, read wherever it stands (应用's fourth, "app"; 升级's "to upgrade"): the sense
+ * that the manuals and help pages of a knowledge base mean.
+ */
+const COMPUTING_SENSE = /^\(computing\)/;
 /** English words kept per Chinese word. */
 const WORDS_PER_ENTRY = 8;
 /** Chinese words kept per English word: those whose gloss names it earliest, shorter words first. */
@@ -54,6 +59,9 @@ const GLOSS_STOPWORDS = new Set(
  */
 const NEGATED_GLOSS = /\b(?:not|no|non|never|nor|neither|without|cannot|nothing|nobody|none|nowhere)\b|n't\b/i;
 const CHINESE_WORD = /^[\u3400-\u9fff\uf900-\ufaff]{2,}$/;
+const CHINESE_CHARACTER = /^[\u3400-\u9fff\uf900-\ufaff]$/;
+/** Glosses read per character: a character has more senses than a word, and its later glosses are rarer still. */
+const GLOSSES_PER_CHARACTER = 2;
 /** The longest Chinese word the glossary keeps: longer ones are proverbs and names, not what a question's words are cut into. */
 const MAX_WORD_LENGTH = 12;
 /**
@@ -75,6 +83,8 @@ interface Glossary {
   chineseOfWord: Map<string, readonly string[]>;
   /** ECDICT's first translations of an English word, by its spelling and by its stem (see commonTranslationsOf). */
   ecdictOf: Map<string, readonly string[]>;
+  /** The English words of a Chinese character's first glosses (see englishWordsOfCharacter). */
+  englishOfCharacter: Map<string, readonly string[]>;
 }
 
 /**
@@ -93,7 +103,7 @@ function cleanedGlosses(english: readonly string[]): CleanedGloss[] {
       .flatMap((line) => line.split(/;\s*/))
       // A negation in an aside ("alone (without company)") negates nothing of the gloss.
       .filter((gloss) => gloss && !NON_MEANING.test(gloss) && !NEGATED_GLOSS.test(gloss.replace(/\([^)]*\)/g, ' ')))
-      .slice(0, GLOSSES_PER_WORD)
+      .filter((gloss, position) => position < GLOSSES_PER_WORD || COMPUTING_SENSE.test(gloss))
       .map((gloss) => {
         const words = (
           gloss
@@ -117,7 +127,16 @@ function load(): Glossary {
   // Gloss words repeat across entries: each is stemmed once here.
   const stems = new Map<string, string>();
   const stem = (word: string) => stems.get(word) ?? stems.set(word, matchKey(word)).get(word)!;
+  // A character's glosses over its entries (one per reading), in order, without those that name (a surname, a
+  // dynasty, a country it abbreviates: 金 "Jurchen Jin dynasty", 保 "Bulgaria").
+  const characterGlosses = new Map<string, string[]>();
   for (const { simplified, english } of entries) {
+    if (CHINESE_CHARACTER.test(simplified)) {
+      const glosses = characterGlosses.get(simplified) ?? characterGlosses.set(simplified, []).get(simplified)!;
+      if (glosses.length < GLOSSES_PER_CHARACTER)
+        glosses.push(...english.flatMap((line) => line.split(/;\s*/)).filter((gloss) => !NON_MEANING.test(gloss) && !/^[A-Z]/.test(gloss.replace(/^\([^)]*\)\s*/, ''))));
+      continue;
+    }
     if (!CHINESE_WORD.test(simplified) || simplified.length > MAX_WORD_LENGTH || INTERROGATIVE.test(simplified)) continue;
     const glosses = cleanedGlosses(english);
     const words = [...new Set(glosses.flatMap((gloss) => gloss.words))].slice(0, WORDS_PER_ENTRY);
@@ -166,7 +185,18 @@ function load(): Glossary {
       if (!english.includes(word)) englishOf.set(chinese, [...english, word]);
     }
   }
-  return { englishOf, chineseOf, chineseOfWord, ecdictOf };
+  const englishOfCharacter = new Map<string, readonly string[]>();
+  for (const [character, glosses] of characterGlosses) {
+    const words = [
+      ...new Set(
+        cleanedGlosses(glosses)
+          .slice(0, GLOSSES_PER_CHARACTER)
+          .flatMap((gloss) => gloss.words),
+      ),
+    ];
+    if (words.length > 0) englishOfCharacter.set(character, words);
+  }
+  return { englishOf, chineseOf, chineseOfWord, ecdictOf, englishOfCharacter };
 }
 
 /**
@@ -194,6 +224,14 @@ export function isUntranslatedWord(englishWord: string): boolean {
 /** The English words a Chinese word (two or more characters) translates to; none for a word CC-CEDICT lacks or one that asks (多久). */
 export function englishWordsOf(chineseWord: string): readonly string[] {
   return loadGlossary().englishOf.get(chineseWord) ?? [];
+}
+
+/**
+ * The English words of a Chinese character's first glosses (钱: "coin", "money"; 酒: "wine", "liquor"): for a
+ * character a question writes alone, or in a word the glossary lacks (餐 of 餐费), which no word translates.
+ */
+export function englishWordsOfCharacter(character: string): readonly string[] {
+  return loadGlossary().englishOfCharacter.get(character) ?? [];
 }
 
 const keysOf = new Map<string, readonly string[]>();
@@ -318,17 +356,30 @@ function sharesCharacter(a: string, b: string): boolean {
  */
 function knownPieces(word: string, englishOf: Map<string, readonly string[]>): string[] {
   if (englishOf.has(word)) return [word];
-  const pieces: string[] = [];
-  for (let start = 0; start < word.length - 1;) {
+  return piecesFromLeft(word, englishOf).map(({ word: piece }) => piece);
+}
+
+/** The longest words of two or more characters the glossary knows in a run of Chinese characters, from the left, each with where it starts. */
+function piecesFromLeft(run: string, englishOf: Map<string, readonly string[]>): Array<{ word: string; start: number }> {
+  const pieces: Array<{ word: string; start: number }> = [];
+  for (let start = 0; start < run.length - 1;) {
     // No piece is longer than the glossary's longest word: a long run of characters costs its length times that, not its cube.
-    let end = Math.min(word.length, start + MAX_WORD_LENGTH);
-    while (end - start >= 2 && !englishOf.has(word.slice(start, end))) end -= 1;
+    let end = Math.min(run.length, start + MAX_WORD_LENGTH);
+    while (end - start >= 2 && !englishOf.has(run.slice(start, end))) end -= 1;
     if (end - start >= 2) {
-      pieces.push(word.slice(start, end));
+      pieces.push({ word: run.slice(start, end), start });
       start = end;
     } else start += 1;
   }
   return pieces;
+}
+
+/**
+ * The words the glossary knows in a run of Chinese characters that the segmenter left single (保|修 → 保修, 路|由|器|找
+ * → 路由器): its dictionary lacks words CC-CEDICT has. The longest known words from the left, each with where it starts.
+ */
+export function glossaryWordsIn(run: string): Array<{ word: string; start: number }> {
+  return CHINESE_WORD.test(run) ? piecesFromLeft(run, loadGlossary().englishOf) : [];
 }
 
 /**

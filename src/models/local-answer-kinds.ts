@@ -1,4 +1,6 @@
 import { matchKey } from '../common/match-keys.js';
+import { englishKeysOf } from '../common/glossary.js';
+import { wordSegments } from '../common/segments.js';
 
 /** What a question asks for beyond its terms (a duration, an amount, a condition…), and how a sentence that gives it reads: the local model's answer kinds. */
 
@@ -82,9 +84,10 @@ export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
     // a time of day, a date or a moment
     // "when" asks only where it opens a clause: in "is it safe when the light blinks" it sets a condition.
     asks: /(?:^|[,;:]\s*)(?:and\s+|but\s+|so\s+)?when\b|\bwhat time\b|什么时候|何时|多会儿|几点|哪天/i,
-    // A start ("from the date of purchase", 自签收之日起) answers "when does it start" as a moment does.
+    // A start ("from the date of purchase", 自签收之日起) answers "when does it start" as a moment does, and so does the
+    // next of something that recurs ("paid with the next payroll", 下个月, 次日).
     answers:
-      /\b\d{1,2}(?::\d{2})?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b|\d+\s*点|\b(?:midnight|noon|before|after|within|during|until|once)\b|\bfrom the (?:date|day|time|moment)\b|\b(?:as of|starting (?:on|from)|effective (?:from|on))\b|凌晨|上午|下午|晚上|之前|之后|以内|内|之日起|起算|起生效/i,
+      /\b\d{1,2}(?::\d{2})?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b|\d+\s*点|\b(?:midnight|noon|before|after|within|during|until|once)\b|\bfrom the (?:date|day|time|moment)\b|\b(?:as of|starting (?:on|from)|effective (?:from|on))\b|\b(?:the|its|your) next\b|凌晨|上午|下午|晚上|之前|之后|以内|内|之日起|起算|起生效|下个|下一个|下一次|下次|次日|次月/i,
   },
   LEAD_TIME_KIND,
   AMOUNT_KIND,
@@ -171,13 +174,26 @@ const BEFORE_A_NAME = /[\p{L}\d,'"’”)]$/u;
  * cable damage…") names nothing; so a name that opens a sentence ("Aurora app is free.") is not read as one.
  */
 export function namedInstanceKind(question: string): AnswerTest | undefined {
-  const noun = WHICH_NOUN.exec(question)?.[1]?.toLowerCase();
-  if (!noun || noun.length < 2 || CAPITALISED_DETERMINERS.has(noun) || NOT_NAMED_THINGS.has(noun)) return undefined;
-  const key = matchKey(noun);
+  const keys = askedNounKeys(question);
+  if (keys.length === 0) return undefined;
   return {
     test: (text: string) =>
       [...text.matchAll(NAME_THEN_WORD)].some(
-        (match) => matchKey(match[2].toLowerCase()) === key && !CAPITALISED_DETERMINERS.has(match[1].toLowerCase()) && BEFORE_A_NAME.test(text.slice(0, match.index).trimEnd()),
+        (match) =>
+          keys.includes(matchKey(match[2].toLowerCase())) && !CAPITALISED_DETERMINERS.has(match[1].toLowerCase()) && BEFORE_A_NAME.test(text.slice(0, match.index).trimEnd()),
       ),
   };
+}
+
+/** 哪个 (哪些, 哪种, 哪款) or 什么 before a noun: "用哪个应用" asks which app, as "what app do I" does. */
+const CHINESE_WHICH_NOUN = /(?:哪(?:个|些|种|款|一个)|什么)(\p{Script=Han}{2,})/u;
+
+/** The match keys of the noun a question asks which one of: as written in English, by its translations in Chinese (应用: "app"…). */
+function askedNounKeys(question: string): readonly string[] {
+  const noun = WHICH_NOUN.exec(question)?.[1]?.toLowerCase();
+  if (noun) return noun.length < 2 || CAPITALISED_DETERMINERS.has(noun) || NOT_NAMED_THINGS.has(noun) ? [] : [matchKey(noun)];
+  const chinese = CHINESE_WHICH_NOUN.exec(question)?.[1];
+  if (!chinese) return [];
+  const word = [...wordSegments(chinese)][0]?.segment ?? '';
+  return word.length >= 2 ? englishKeysOf(word) : [];
 }

@@ -749,3 +749,50 @@ describe('the local model finds an English word of the question in a Chinese sen
     expect(firstAnswer('Can I give my points to another account?', [POINTS_RULES])).toBe('积分不能兑换现金，也不能转让给其他账户。');
   });
 });
+
+describe('the local model reads the words the glossary knows in characters the segmenter left single', () => {
+  it('counts no bigram that crosses the edge of such a word (摔|坏|了|还|保|修: not 坏了, not 还保)', () => {
+    const terms = questionPart('X1 摔坏了还保修吗？', new Map()).terms;
+    expect(terms.has('坏了')).toBe(false);
+    expect(terms.has('还保')).toBe(false);
+    expect(terms.get('保修')).toBe(0.5);
+    // Two characters no known word covers may still be a word.
+    expect(terms.get('了还')).toBe(0.5);
+  });
+});
+
+describe('the local model reads the next of something that recurs as a moment', () => {
+  it('answers "When are my expense reports paid out?" with "…paid with the next payroll"', () => {
+    // The passages retrieval gave it: beside the travel policy, the returns policy's refunds.
+    expect(firstAnswer('When are my expense reports paid out?', [TRAVEL_POLICY, RETURNS_POLICY])).toBe('Reports are approved by your manager and paid with the next payroll.');
+  });
+
+  it('reads it in Chinese too (下个月, 次日)', () => {
+    const when = ANSWER_KINDS.find((kind) => kind.asks.test('报销款什么时候发？'))!.answers;
+    expect(when.test('报销款随下个月工资发放。')).toBe(true);
+    expect(when.test('审核通过后次日到账。')).toBe(true);
+    expect(when.test('Reports are approved by your manager')).toBe(false);
+  });
+});
+
+describe('the local model finds a character of a Chinese question that no known word covers in an English sentence by its glosses', () => {
+  it('answers "出差餐费每天能报多少钱？" with the meal allowance (餐 of 餐费: "meal")', () => {
+    expect(firstAnswer('出差餐费每天能报多少钱？', [TRAVEL_POLICY])).toBe('Meals during travel are reimbursed up to 60 USD per day.');
+  });
+
+  it('reads no character that joins, points or asks, nor one a known word covers', () => {
+    const characters = questionPart('用券买的东西退货，退多少钱？', new Map()).translatedCharacters.map(({ character }) => character);
+    expect(characters).toEqual(expect.arrayContaining(['券', '买', '钱']));
+    for (const character of ['用', '的', '多', '少', '货']) expect(characters).not.toContain(character);
+  });
+});
+
+describe('the local model reads which one of something a Chinese question asks for', () => {
+  it('answers "X1 接好以后用哪个应用来设置？" with the sentence that names the app (应用: "app")', () => {
+    expect(sentencesOf(composeFromPassages('X1 接好以后用哪个应用来设置？', [X1_MANUAL, X1_MANUAL_TAIL]))).toContain(
+      'Open the Aurora app and follow the setup wizard to name your network and choose a password.',
+    );
+    expect(namedInstanceKind('X1 用哪个应用设置？')?.test('Open the Aurora app to begin.')).toBe(true);
+    expect(namedInstanceKind('X1 用哪个应用设置？')?.test('Open the app to begin.')).toBe(false);
+  });
+});

@@ -1,9 +1,9 @@
 import { comparedTokens, isEnglishWord, matchKey, wordTokens } from '../common/match-keys.js';
 import { translatedUnits } from '../common/bilingual-units.js';
-import { chineseWordsOf, commonTranslationsOf, englishKeysOf, englishWordsOf, hasOwnTranslations } from '../common/glossary.js';
+import { chineseWordsOf, commonTranslationsOf, englishKeysOf, englishWordsOf, englishWordsOfCharacter, glossaryWordsIn, hasOwnTranslations } from '../common/glossary.js';
 import { chineseCharacters, containsCjk, contentWords, tokenize, withoutClitic } from '../common/text.js';
 import { HAN, wordSegments } from '../common/segments.js';
-import { isFunctionWordKey } from '../common/function-words.js';
+import { isFunctionCharacter, isFunctionWordKey } from '../common/function-words.js';
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
 import { percentageKeys, withoutPercentages } from '../common/percentages.js';
 import { phrasalVerbs, phraseKeys } from '../common/phrases.js';
@@ -44,6 +44,8 @@ export interface QuestionPart {
   ownTranslationTerms: Set<string>;
   /** Each Chinese word of the part that the glossary translates, with its English keys: for English sentences. */
   translatedWords: Array<{ word: string; keys: string[] }>;
+  /** Each character of a Chinese part that no word the glossary knows covers (钱, 餐 of 餐费), with its glosses' English keys (see looseCharacters). */
+  translatedCharacters: Array<{ character: string; keys: string[] }>;
   /**
    * The Chinese words of a Chinese part that no sentence holds and the glossary knows whole, not function words (以上
    * "above" is no 以下 "below", though both translate to "level"): a Chinese sentence may say them in other words (进水
@@ -118,6 +120,62 @@ function straddlingBigrams(text: string): Set<string> {
   return straddling;
 }
 
+/**
+ * The two-character words the glossary knows in the runs of characters the segmenter left single (摔|坏|了|还|保|修 →
+ * 摔坏, 保修), and the bigrams that cross such a word's edge (坏了, 还保): the question's words, counted as words, and
+ * bigrams that are none. A bigram of two characters that no known word covers may still be one, and stays.
+ */
+function wordsOfSingleRuns(text: string): { words: Set<string>; crossing: Set<string> } {
+  const words = new Set<string>();
+  const crossing = new Set<string>();
+  const readRun = (run: string) => {
+    const pieces = glossaryWordsIn(run);
+    const covered = new Array<number>(run.length).fill(-1);
+    pieces.forEach(({ word, start }, i) => {
+      if (word.length === 2) words.add(word);
+      for (let at = start; at < start + word.length; at += 1) covered[at] = i;
+    });
+    for (let i = 0; i + 1 < run.length; i += 1) if (covered[i] !== covered[i + 1] && (covered[i] >= 0 || covered[i + 1] >= 0)) crossing.add(run.slice(i, i + 2));
+  };
+  let run = '';
+  for (const { segment, isWordLike } of wordSegments(text.toLowerCase())) {
+    if (isWordLike && segment.length === 1 && HAN.test(segment)) run += segment;
+    else {
+      if (run.length > 1) readRun(run);
+      run = '';
+    }
+  }
+  if (run.length > 1) readRun(run);
+  for (const word of words) crossing.delete(word);
+  return { words, crossing };
+}
+
+/**
+ * The characters of a text that no word the glossary knows covers: those the segmenter leaves single outside a known
+ * word (钱 in 报销|的|钱; 找 of 路|由|器|找), and those of a word the glossary lacks (餐, 费 of 餐费); not those that join,
+ * point or ask (see isFunctionCharacter). Each once, in order.
+ */
+function looseCharacters(text: string): string[] {
+  const loose = new Set<string>();
+  const readRun = (run: string) => {
+    const covered = new Set<number>();
+    for (const { word, start } of glossaryWordsIn(run)) for (let at = start; at < start + word.length; at += 1) covered.add(at);
+    [...run].forEach((character, at) => {
+      if (!covered.has(at) && !isFunctionCharacter(character)) loose.add(character);
+    });
+  };
+  let run = '';
+  for (const { segment, isWordLike } of wordSegments(text.toLowerCase())) {
+    if (isWordLike && HAN_WORD.test(segment) && (segment.length === 1 || englishWordsOf(segment).length === 0)) run += segment;
+    else {
+      readRun(run);
+      run = '';
+    }
+  }
+  readRun(run);
+  return [...loose];
+}
+
 /** A word of Latin letters and digits joined by hyphens ("Wi-Fi", "check-in", "plug-and-play"; also U+2010 and U+2011), each part of two characters or more. */
 const HYPHENATED = /(?<![\p{L}\d\-\u2010\u2011])[\p{L}\d]{2,}(?:[-\u2010\u2011][\p{L}\d]{2,})+(?![\p{L}\d\-\u2010\u2011])/gu;
 
@@ -159,6 +217,8 @@ function withCompoundsJoined(words: string[], text: string): string[] {
 const HAN_WORD = new RegExp(`^${HAN.source}+$`);
 /** The most Chinese words of a part looked for in other words (pivotWords): a question has a few; each costs a look-up per sentence. */
 const MOST_PIVOT_WORDS = 32;
+/** The most characters of a part looked for by their glosses (translatedCharacters): each costs a look-up per sentence. */
+const MOST_LOOSE_CHARACTERS = 32;
 /** A word that negates what follows (不合格, 没关系, 无理由, 非人为, 未使用): the word within it says the opposite. */
 const NEGATED_WORD = /^[不没无非未]/;
 /** The longest word of the question read by the words within it: the segmenter's words are short, and the pieces of a word grow with its length's square. */
@@ -192,8 +252,9 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
   const spans = AMOUNT_KIND.asks.test(asked) ? new Set<string>() : durationKeys(named);
   const spanless = withoutPercentages(spans.size > 0 ? withoutDurationNumbers(named) : named);
   const tokens = comparedTokens(tokenize(spanless));
+  const singleRuns = wordsOfSingleRuns(spanless);
   const words = new Set(wordTokens(spanless, tokens).map(matchKey));
-  const straddling = straddlingBigrams(spanless);
+  const straddling = new Set([...straddlingBigrams(spanless), ...singleRuns.crossing]);
   const terms = new Map<string, number>();
   const characters = new Set<string>();
   for (const key of new Set(tokens.map(matchKey))) {
@@ -226,6 +287,14 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
     return keys.length > 0 ? [{ word, keys: [...keys] }] : [];
   });
   const chinese = containsCjk(part);
+  const translatedCharacters = chinese
+    ? looseCharacters(spanless)
+        .flatMap((character) => {
+          const keys = [...new Set(englishWordsOfCharacter(character).map(matchKey))].filter((key) => !isFunctionWordKey(key));
+          return keys.length > 0 ? [{ character, keys }] : [];
+        })
+        .slice(0, MOST_LOOSE_CHARACTERS)
+    : [];
   const pivotWords = chinese
     ? readerWords.filter((word) => containsCjk(word) && !idf.has(word) && !isFunctionWordKey(word) && englishWordsOf(word).length > 0).slice(0, MOST_PIVOT_WORDS)
     : [];
@@ -253,6 +322,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
     commonTranslationsOfTerm,
     ownTranslationTerms,
     translatedWords,
+    translatedCharacters,
     pivotWords,
     characters,
     kinds: [...ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers), ...[namedInstanceKind(asked)].filter((kind) => kind !== undefined)],

@@ -44,6 +44,8 @@ const BROADER_SHARE = 0.5;
  * words of its glosses and more of ECDICT's, most of them senses the question does not mean (积分: points, credit, integral…).
  */
 const TRANSLATED_WORD_SHARE = 0.25;
+/** What a character of a Chinese question found in an English sentence by its glosses counts (see QuestionPart.translatedCharacters): a character has more senses than a word. */
+const CHARACTER_TRANSLATION_SHARE = TRANSLATED_WORD_SHARE / 2;
 /**
  * What a sentence counts that holds only the question's model names of its words, in neither the sentence nor its
  * headings any word of what is asked about: a manual names its product in sentence after sentence, and "The Aurora X1
@@ -185,6 +187,18 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
     }
   }
   matched += TRANSLATED_WORD_SHARE * pivotHeld;
+  // A character of the question that no known word covers, in an English sentence by its glosses (钱: "money").
+  if (!candidate.chinese) {
+    let characterHeld = 0;
+    for (const { keys } of part.translatedCharacters) {
+      const held = keys.flatMap((key) => (candidate.keys.has(key) ? [idf.get(key)!] : []));
+      if (held.length === 0) continue;
+      characterHeld += Math.max(...held);
+      holdsTerm = true;
+      holdsSubject = true;
+    }
+    matched += CHARACTER_TRANSLATION_SHARE * characterHeld;
+  }
   matched += severalFactor(translationsFound) * TRANSLATED_WORD_SHARE * translatedHeld;
   if (matched === 0) return 0;
   // Characters tell apart the sentences that hold a term of the question; alone they are too weak a sign ("期" of 期限 in 保修期).

@@ -1,5 +1,5 @@
 import { composeFromPassages } from './local-compose.js';
-import { questionPart } from './local-question.js';
+import { partReferent, questionPart } from './local-question.js';
 import { ANSWER_KINDS, CONTENTS_KIND, COUNT_KIND, namedInstanceKind } from './local-answer-kinds.js';
 
 /**
@@ -794,5 +794,17 @@ describe('the local model reads which one of something a Chinese question asks f
     );
     expect(namedInstanceKind('X1 用哪个应用设置？')?.test('Open the Aurora app to begin.')).toBe(true);
     expect(namedInstanceKind('X1 用哪个应用设置？')?.test('Open the app to begin.')).toBe(false);
+  });
+});
+
+describe('the local model reads a pronoun of a later part as what the part before it named', () => {
+  it('answers "How many points do I earn per yuan, and how long do they last?" with how long points last', () => {
+    expect(composeFromPassages('How many points do I earn per yuan, and how long do they last?', [POINTS_RULES])).toContain('12 个月内有效');
+  });
+
+  it('adds nothing to a part without a pronoun, nor to the first part', () => {
+    expect(partReferent(['How long is the X1 warranty', 'does it cover water damage'], 1)).toBe('X1 warranty');
+    expect(partReferent(['How long is the X1 warranty', 'what about the X2'], 1)).toBe('');
+    expect(partReferent(['Does it cover water damage'], 0)).toBe('');
   });
 });

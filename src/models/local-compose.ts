@@ -2,7 +2,7 @@ import { questionParts } from '../common/question-parts.js';
 import { sentencesOf } from '../common/sentences.js';
 import { clip, containsCjk } from '../common/text.js';
 import { inverseDocumentFrequency } from '../common/inverse-frequency.js';
-import { questionPart } from './local-question.js';
+import { partReferent, questionPart } from './local-question.js';
 import { candidatesOf, type Candidate, type Passage } from './local-candidates.js';
 import { modelNamesBySource, nameFactor, relevance } from './local-relevance.js';
 
@@ -42,7 +42,8 @@ function answeringSentences(question: string, candidates: Candidate[]): Candidat
   const characterIdf = inverseFrequencies(candidates, (candidate) => candidate.characters);
   const rarest = Math.max(0, ...idf.values());
   const averageLength = Math.max(1, candidates.reduce((sum, candidate) => sum + candidate.length, 0) / candidates.length);
-  const parts = questionParts(question).map((part) => questionPart(part, idf));
+  const texts = questionParts(question);
+  const parts = texts.map((part, index) => questionPart(part, idf, partReferent(texts, index)));
   const limit = Math.max(MAX_SENTENCES, parts.length + 1);
   const namedBySource = modelNamesBySource(candidates);
   const ranked = parts.map((part) =>

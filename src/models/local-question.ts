@@ -7,6 +7,7 @@ import { isFunctionCharacter, isFunctionWordKey } from '../common/function-words
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
 import { percentageKeys, withoutPercentages } from '../common/percentages.js';
 import { phrasalVerbs, phraseKeys } from '../common/phrases.js';
+import { topicWords } from '../common/topic-words.js';
 import { AMOUNT_KIND, ANSWER_KINDS, CONDITION_ASKS, CONTENTS_KIND, CONTENTS_VERBS, namedInstanceKind, type AnswerTest } from './local-answer-kinds.js';
 
 /**
@@ -240,12 +241,16 @@ function innerWords(word: string, idf: ReadonlyMap<string, number>): string[] {
   return inner;
 }
 
-/** A part of the question; `idf` has the keys the candidate sentences hold. */
-export function questionPart(part: string, idf: ReadonlyMap<string, number>): QuestionPart {
+/**
+ * A part of the question; `idf` has the keys the candidate sentences hold. `referent` is what a pronoun of the part
+ * stands for (see partReferent): its words are the part's terms too.
+ */
+export function questionPart(part: string, idf: ReadonlyMap<string, number>, referent = ''): QuestionPart {
   // A yes/no question's A不A ("能不能", "是不是") asks whether; it denies nothing.
   const asked = part.replace(/(\p{Script=Han})不\1/gu, '$1');
   const phrased = (CONTENTS_KIND.asks.test(asked) ? asked.replace(CONTENTS_VERBS, ' ') : asked).replace(ASKING_PHRASE, 'how').replace(CONDITION_ASKS, ' ');
-  const named = withoutAskingWords(phrased);
+  // What a pronoun of the part stands for names what it asks about, not what it asks.
+  const named = referent ? `${withoutAskingWords(phrased)} ${referent}` : withoutAskingWords(phrased);
   // A span of time is matched by its key, in any unit ("一年" for "12 个月"), not also by its number ("一年" as a bigram);
   // not in a question that asks for an amount, which names its span as the amount's frame ("spend in a year"): a
   // sentence that states the span alone ("a one-year warranty") does not answer it.
@@ -327,4 +332,15 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>): Qu
     characters,
     kinds: [...ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers), ...[namedInstanceKind(asked)].filter((kind) => kind !== undefined)],
   };
+}
+
+/** A pronoun that stands for what an earlier part of the question named ("…, and how long do they last?", 它). */
+const REFERS_BACK = /\b(?:they|them|their|it|its|those|these)\b|它|其/i;
+
+/**
+ * What a pronoun of a later part stands for: the key words of the part before it (see topicWords), or nothing for a
+ * part without one. "How many points do I earn per yuan, and how long do they last?" asks how long points last.
+ */
+export function partReferent(parts: readonly string[], index: number): string {
+  return index > 0 && REFERS_BACK.test(parts[index]) ? topicWords(parts[index - 1]).join(' ') : '';
 }

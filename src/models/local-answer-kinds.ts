@@ -120,6 +120,13 @@ export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
     answers: /\b(?:if|only|unless|must|need|needs|required|requires|provided|as long as|at least|may|can|eligible|allowed)\b|如果|若|只要|只有|必须|须|需|可以|可|且|才/i,
   },
   {
+    // a place: where something is, goes or is done ("under Family", "on the back", "through the company travel portal",
+    // 原路退回, 在 App 里)
+    asks: /(?:^|[,;:]\s*)(?:and\s+|but\s+)?where\b|哪里|哪儿|什么地方|什么位置|在哪/i,
+    answers:
+      /\b(?:under|through|via|inside|behind|beside|below|above)\s+(?:the\s+|your\s+|a\s+)?\p{L}|\b(?:in|on|at|into|to)\s+(?:the|your)\s+(?:app|back|front|side|top|bottom|settings?|menu|portal|website|page|store|office|account)\b|原路|通过|(?:在|到)[^，。；]{1,12}(?:里|中|上|下)/iu,
+  },
+  {
     // a colour
     asks: /\bwhat colou?r\b|\bwhich colou?r\b|什么颜色|哪种颜色|颜色/i,
     answers: /\b(?:red|green|blue|amber|orange|yellow|white|black|purple|pink|grey|gray)\b|红|绿|蓝|黄|橙|白|黑|紫/i,

@@ -808,3 +808,17 @@ describe('the local model reads a pronoun of a later part as what the part befor
     expect(partReferent(['Does it cover water damage'], 0)).toBe('');
   });
 });
+
+describe('the local model reads where a question asks', () => {
+  it('answers "X1 的儿童上网设置在 App 的哪里？" with the place ("…in the app under Family")', () => {
+    expect(firstAnswer('X1 的儿童上网设置在 App 的哪里？', [X1_MANUAL, X1_MANUAL_TAIL])).toBe('Profiles are managed in the app under Family.');
+  });
+
+  it('reads a place in either language, not a span of time (在 5 个工作日内)', () => {
+    const where = ANSWER_KINDS.find((kind) => kind.asks.test('Where does my refund go?'))!.answers;
+    expect(where.test('退款会原路退回。')).toBe(true);
+    expect(where.test('Press the button on the back.')).toBe(true);
+    expect(where.test('退款会在 5 个工作日内到账。')).toBe(false);
+    expect(where.test('Alcohol is not reimbursable.')).toBe(false);
+  });
+});

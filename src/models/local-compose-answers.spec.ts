@@ -822,3 +822,11 @@ describe('the local model reads where a question asks', () => {
     expect(where.test('Alcohol is not reimbursable.')).toBe(false);
   });
 });
+
+describe('the local model puts a product’s own document first', () => {
+  it('answers "X2 套装里有几根网线？" from the X2 manual, before the policy that names the X2 in passing', () => {
+    expect(firstAnswer('X2 套装里有几根网线？', [RETURNS_POLICY, X2_MANUAL])).toBe(
+      'The Aurora X2 mesh system contains three mesh nodes, three power adapters and one Ethernet cable.',
+    );
+  });
+});

@@ -61,6 +61,13 @@ const MODEL_NAME_ONLY_SHARE = 0.5;
 const PHRASAL_VERB_ALONE_SHARE = 0.5;
 /** What a sentence counts that, like its document, names none of the question's model names, where other documents are named for one (see nameFactor). */
 const NAMELESS_SHARE = 0.5;
+/**
+ * How much more a sentence counts in a document named for one of the question's model names (the X2's manual) than one
+ * elsewhere that names the model in passing ("路由器类产品（包括 Aurora X1）…，Aurora X2 网状路由系统保修三年。"): a
+ * product's own document is its first source. That policy sentence came first for "X2 套装里有几根网线？", before
+ * "…and one Ethernet cable". At 1.15, "X2 的电源线坏了保修多长时间？" lost the policy's 配件保修一年.
+ */
+const NAMED_DOCUMENT_FACTOR = 1.1;
 /** BM25's length normalisation of a sentence's score: how much its length counts (0 not at all, 1 fully), and how soon a term's weight saturates. */
 const LENGTH_WEIGHT = 0.5;
 const SATURATION = 1.2;
@@ -278,13 +285,15 @@ const MODEL_NAME = /^[a-z]{1,4}\d{1,4}[a-z]?$/;
  * about it: where some documents are named for one of its model names (in
  * their file name or a retrieved heading), a sentence that names none of them
  * itself, in a document named for none of them, counts NAMELESS_SHARE of its
- * score. A sentence that mentions the model ("包括 Aurora X1") keeps its score.
+ * score. A sentence that mentions the model ("包括 Aurora X1") keeps its score;
+ * one in a document named for it counts NAMED_DOCUMENT_FACTOR of it.
  */
 export function nameFactor(candidate: Candidate, part: QuestionPart, namedBySource: ReadonlyMap<string, Set<string>>): number {
   const names = [...part.terms.keys()].filter((term) => MODEL_NAME.test(term));
   if (names.length === 0) return 1;
   const holds = (keys: Set<string> | undefined) => names.some((name) => keys?.has(name));
-  if (holds(candidate.keys) || holds(namedBySource.get(candidate.passage.source)) || ![...namedBySource.values()].some(holds)) return 1;
+  if (holds(namedBySource.get(candidate.passage.source))) return NAMED_DOCUMENT_FACTOR;
+  if (holds(candidate.keys) || ![...namedBySource.values()].some(holds)) return 1;
   return NAMELESS_SHARE;
 }
 

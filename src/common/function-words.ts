@@ -50,7 +50,7 @@ export function isFunctionWordKey(key: string): boolean {
  * list, which holds the units of time too (年, 天 are read as units), and the modal verbs, prepositions and particles
  * of position it lacks. Glossed, they name nothing a sentence should hold (用: "employ").
  */
-const CHINESE_FUNCTION_CHARACTERS = new Set([...zho.filter((word) => word.length === 1), ...'能要用以可出给过从被让再才也就上下里内外后前好了吗呢啊么怎为往由少']);
+const CHINESE_FUNCTION_CHARACTERS = new Set([...zho.filter((word) => word.length === 1), ...'能要用以可出给过从被让再才也就上下里内外后前好了吗呢啊么怎为往由少带样']);
 
 /** Whether a Chinese character written alone only joins, points or asks (see CHINESE_FUNCTION_CHARACTERS). */
 export function isFunctionCharacter(character: string): boolean {

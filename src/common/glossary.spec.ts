@@ -143,8 +143,17 @@ describe('glossary (characters)', () => {
     expect(englishWordsOfCharacter('保')).not.toContain('bulgaria');
   });
 
-  it('reads a word’s sense in computing wherever its gloss stands (应用: "app", its fourth)', () => {
+  it('keeps the senses ECDICT translates back with the character, not a rare reading listed first (卡: "card", not "to block")', () => {
+    expect(englishWordsOfCharacter('卡')).toContain('card');
+    expect(englishWordsOfCharacter('卡')).not.toContain('block');
+    expect(englishWordsOfCharacter('号')).not.toContain('roar');
+    expect(englishWordsOfCharacter('当')).not.toContain('dong');
+  });
+
+  it('reads a word’s sense in computing of one word wherever its gloss stands (应用: "app", on its fourth line)', () => {
     expect(englishWordsOf('应用')).toContain('app');
+    // Not one of more words, read apart: 前台's "(computing) front-end" is no "end".
+    expect(englishWordsOf('前台')).not.toContain('end');
   });
 });
 

@@ -31,10 +31,11 @@ import englishChinese from './data/english-chinese.json' with { type: 'json' };
 /** Glosses read per word: the later ones are rarer senses (报销's "to write off", "to wipe out"). */
 const GLOSSES_PER_WORD = 3;
 /**
- * A gloss of a word's sense in computing, read wherever it stands (应用's fourth, "app"; 升级's "to upgrade"): the sense
- * that the manuals and help pages of a knowledge base mean.
+ * A gloss of a word's sense in computing that names it in one word, read wherever it stands (应用's "(computing) app",
+ * on its fourth line; 升级's "(computing) to upgrade"): the sense that the manuals and help pages of a knowledge base
+ * mean. Not one of more words, which would add its words apart (前台's "front-end" is no "end").
  */
-const COMPUTING_SENSE = /^\(computing\)/;
+const COMPUTING_SENSE = /^\(computing\)\s*(?:to\s+)?[a-z]+$/i;
 /** English words kept per Chinese word. */
 const WORDS_PER_ENTRY = 8;
 /** Chinese words kept per English word: those whose gloss names it earliest, shorter words first. */
@@ -59,9 +60,18 @@ const GLOSS_STOPWORDS = new Set(
  */
 const NEGATED_GLOSS = /\b(?:not|no|non|never|nor|neither|without|cannot|nothing|nobody|none|nowhere)\b|n't\b/i;
 const CHINESE_WORD = /^[\u3400-\u9fff\uf900-\ufaff]{2,}$/;
+/**
+ * Whether a gloss of a character names (a surname, a dynasty, a country: 金 "Jurchen Jin dynasty", 保 "Bulgaria"), is
+ * a sound or a sense of old texts or a dialect, or says nothing of meaning.
+ */
+function isNamingGloss(gloss: string): boolean {
+  return NON_MEANING.test(gloss) || /^(?:\([^)]*\)\s*)?[A-Z]/.test(gloss) || /\((?:onom|archaic|classical|dialect)\.?\)/i.test(gloss);
+}
 const CHINESE_CHARACTER = /^[\u3400-\u9fff\uf900-\ufaff]$/;
-/** Glosses read per character: a character has more senses than a word, and its later glosses are rarer still. */
-const GLOSSES_PER_CHARACTER = 2;
+/** Glosses read per character, of which those ECDICT confirms are kept (see englishWordsOfCharacter). */
+const GLOSSES_PER_CHARACTER = 8;
+/** English words kept per character: its first confirmed senses. */
+const WORDS_PER_CHARACTER = 3;
 /** The longest Chinese word the glossary keeps: longer ones are proverbs and names, not what a question's words are cut into. */
 const MAX_WORD_LENGTH = 12;
 /**
@@ -97,13 +107,13 @@ interface CleanedGloss {
   verb: boolean;
 }
 
-function cleanedGlosses(english: readonly string[]): CleanedGloss[] {
+function cleanedGlosses(english: readonly string[], read = GLOSSES_PER_WORD): CleanedGloss[] {
   return (
     english
       .flatMap((line) => line.split(/;\s*/))
       // A negation in an aside ("alone (without company)") negates nothing of the gloss.
       .filter((gloss) => gloss && !NON_MEANING.test(gloss) && !NEGATED_GLOSS.test(gloss.replace(/\([^)]*\)/g, ' ')))
-      .filter((gloss, position) => position < GLOSSES_PER_WORD || COMPUTING_SENSE.test(gloss))
+      .filter((gloss, position) => position < read || COMPUTING_SENSE.test(gloss))
       .map((gloss) => {
         const words = (
           gloss
@@ -133,8 +143,7 @@ function load(): Glossary {
   for (const { simplified, english } of entries) {
     if (CHINESE_CHARACTER.test(simplified)) {
       const glosses = characterGlosses.get(simplified) ?? characterGlosses.set(simplified, []).get(simplified)!;
-      if (glosses.length < GLOSSES_PER_CHARACTER)
-        glosses.push(...english.flatMap((line) => line.split(/;\s*/)).filter((gloss) => !NON_MEANING.test(gloss) && !/^[A-Z]/.test(gloss.replace(/^\([^)]*\)\s*/, ''))));
+      if (glosses.length < GLOSSES_PER_CHARACTER) glosses.push(...english.flatMap((line) => line.split(/;\s*/)).filter((gloss) => !isNamingGloss(gloss)));
       continue;
     }
     if (!CHINESE_WORD.test(simplified) || simplified.length > MAX_WORD_LENGTH || INTERROGATIVE.test(simplified)) continue;
@@ -185,15 +194,15 @@ function load(): Glossary {
       if (!english.includes(word)) englishOf.set(chinese, [...english, word]);
     }
   }
+  // A character's gloss words that ECDICT translates back with a word holding the character: CC-CEDICT lists a
+  // character's readings and rare senses first (卡: "to stop; to block", then "card"; 号: "roar; cry"), and the two
+  // dictionaries agree on the senses in use (卡片 for "card", 钱 for "money", 一餐 for "meal").
+  const table = englishChinese as Record<string, string[]>;
   const englishOfCharacter = new Map<string, readonly string[]>();
   for (const [character, glosses] of characterGlosses) {
-    const words = [
-      ...new Set(
-        cleanedGlosses(glosses)
-          .slice(0, GLOSSES_PER_CHARACTER)
-          .flatMap((gloss) => gloss.words),
-      ),
-    ];
+    const words = [...new Set(cleanedGlosses(glosses, GLOSSES_PER_CHARACTER).flatMap((gloss) => gloss.words))]
+      .filter((word) => table[word]?.some((translation) => translation.includes(character)))
+      .slice(0, WORDS_PER_CHARACTER);
     if (words.length > 0) englishOfCharacter.set(character, words);
   }
   return { englishOf, chineseOf, chineseOfWord, ecdictOf, englishOfCharacter };
@@ -359,12 +368,27 @@ function knownPieces(word: string, englishOf: Map<string, readonly string[]>): s
   return piecesFromLeft(word, englishOf).map(({ word: piece }) => piece);
 }
 
+const longestByOpeningOf = new WeakMap<Map<string, readonly string[]>, Map<string, number>>();
+
+/** By their first two characters, the length of the longest word the glossary knows that opens with them, read once. */
+function longestWordByOpening(englishOf: Map<string, readonly string[]>): Map<string, number> {
+  let longest = longestByOpeningOf.get(englishOf);
+  if (!longest) {
+    longest = new Map();
+    for (const word of englishOf.keys()) longest.set(word.slice(0, 2), Math.max(longest.get(word.slice(0, 2)) ?? 0, word.length));
+    longestByOpeningOf.set(englishOf, longest);
+  }
+  return longest;
+}
+
 /** The longest words of two or more characters the glossary knows in a run of Chinese characters, from the left, each with where it starts. */
 function piecesFromLeft(run: string, englishOf: Map<string, readonly string[]>): Array<{ word: string; start: number }> {
   const pieces: Array<{ word: string; start: number }> = [];
+  const longest = longestWordByOpening(englishOf);
   for (let start = 0; start < run.length - 1;) {
-    // No piece is longer than the glossary's longest word: a long run of characters costs its length times that, not its cube.
-    let end = Math.min(run.length, start + MAX_WORD_LENGTH);
+    // No piece is longer than the longest known word that opens with its two characters, and most places open none: a
+    // long run of characters costs its length times that, not its cube.
+    let end = Math.min(run.length, start + (longest.get(run.slice(start, start + 2)) ?? 0));
     while (end - start >= 2 && !englishOf.has(run.slice(start, end))) end -= 1;
     if (end - start >= 2) {
       pieces.push({ word: run.slice(start, end), start });

@@ -1,5 +1,5 @@
 import { matchKey } from '../common/match-keys.js';
-import { englishKeysOf } from '../common/glossary.js';
+import { englishKeysOf, glossaryWordsIn } from '../common/glossary.js';
 import { wordSegments } from '../common/segments.js';
 
 /** What a question asks for beyond its terms (a duration, an amount, a condition…), and how a sentence that gives it reads: the local model's answer kinds. */
@@ -87,7 +87,7 @@ export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
     // A start ("from the date of purchase", 自签收之日起) answers "when does it start" as a moment does, and so does the
     // next of something that recurs ("paid with the next payroll", 下个月, 次日).
     answers:
-      /\b\d{1,2}(?::\d{2})?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b|\d+\s*点|\b(?:midnight|noon|before|after|within|during|until|once)\b|\bfrom the (?:date|day|time|moment)\b|\b(?:as of|starting (?:on|from)|effective (?:from|on))\b|\b(?:the|its|your) next\b|凌晨|上午|下午|晚上|之前|之后|以内|内|之日起|起算|起生效|下个|下一个|下一次|下次|次日|次月/i,
+      /\b\d{1,2}(?::\d{2})?\s*(?:a\.m\.|p\.m\.|am\b|pm\b)|\b\d{1,2}:\d{2}\b|\d+\s*点|\b(?:midnight|noon|before|after|within|during|until|once)\b|\bfrom the (?:date|day|time|moment)\b|\b(?:as of|starting (?:on|from)|effective (?:from|on))\b|\b(?:the|its|your) next (?:payroll|payday|pay (?:period|run|cycle|date)|billing (?:cycle|period|date)|(?:business |working )?day|week|month|quarter|year|morning|evening|night|cycle|statement|invoice)\b|凌晨|上午|下午|晚上|之前|之后|以内|内|之日起|起算|起生效|(?<![按剩留])下(?:一?个)?(?:月|周|星期|工作日|季度)|下一次|下次|次日|次月/i,
   },
   LEAD_TIME_KIND,
   AMOUNT_KIND,
@@ -122,9 +122,11 @@ export const ANSWER_KINDS: Array<{ asks: RegExp; answers: RegExp }> = [
   {
     // a place: where something is, goes or is done ("under Family", "on the back", "through the company travel portal",
     // 原路退回, 在 App 里)
-    asks: /(?:^|[,;:]\s*)(?:and\s+|but\s+)?where\b|哪里|哪儿|什么地方|什么位置|在哪/i,
+    // Not 在哪些情况下 or 在哪天, which ask a condition or a time.
+    asks: /(?:^|[,;:]\s*)(?:and\s+|but\s+)?where\b|哪里|哪儿|什么地方|什么位置|在哪(?![些种天年]|一?个?(?:时候|情况|月))/i,
+    // Not a span or an amount ("under six hours", "below 25 USD"), a state (在使用中, "under certain conditions") or a time (在一年中).
     answers:
-      /\b(?:under|through|via|inside|behind|beside|below|above)\s+(?:the\s+|your\s+|a\s+)?\p{L}|\b(?:in|on|at|into|to)\s+(?:the|your)\s+(?:app|back|front|side|top|bottom|settings?|menu|portal|website|page|store|office|account)\b|原路|通过|(?:在|到)[^，。；]{1,12}(?:里|中|上|下)/iu,
+      /\b(?:under|through|via|inside|behind|beside|below|above)\s+(?:the\s+|your\s+|a\s+)?(?!(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|hundred|half|certain|normal|no|any|some|most|all|such|these|those|this|that)\b)\p{L}|\b(?:in|on|at|into|to)\s+(?:the|your)\s+(?:app|back|front|side|top|bottom|settings?|menu|portal|website|page|store|office|account)\b|原路|通过|(?:在|到)(?![^，。；]{0,12}?(?:情况|时间|时候|期间|使用|状态|过程|\d|[一二两三四五六七八九十百千]))[^，。；]{1,12}(?:里|中|上|下)/iu,
   },
   {
     // a colour
@@ -192,15 +194,26 @@ export function namedInstanceKind(question: string): AnswerTest | undefined {
   };
 }
 
-/** 哪个 (哪些, 哪种, 哪款) or 什么 before a noun: "用哪个应用" asks which app, as "what app do I" does. */
-const CHINESE_WHICH_NOUN = /(?:哪(?:个|些|种|款|一个)|什么)(\p{Script=Han}{2,})/u;
+/** 哪个 (哪种, 哪款) or 什么 before a noun: "用哪个应用" asks which app, as "what app do I" does. */
+// Not 哪些, which asks for several: the sentence that lists them ("broadcasts on 2.4 GHz and 5 GHz") need not say the noun.
+const CHINESE_WHICH_NOUN = /(?:哪(?:个|种|款|一个)|(?<!为)什么(?!时候))(\p{Script=Han}{2,})/u;
+/** The longest noun read after 哪个 or 什么: a question's nouns are short, and the run after them may be the whole message. */
+const LONGEST_CHINESE_NOUN = 8;
+/** NOT_NAMED_THINGS by match key, for the translations of a Chinese noun (颜色: "color", 时间: "time"). */
+const NOT_NAMED_KEYS = new Set([...NOT_NAMED_THINGS].map(matchKey));
 
-/** The match keys of the noun a question asks which one of: as written in English, by its translations in Chinese (应用: "app"…). */
+/**
+ * The match keys of the noun a question asks which one of: as written in English; in Chinese by its translations
+ * (应用: "app"…), the noun the glossary knows at the start of what follows 哪个 (频段 of 频|段), else the segmenter's
+ * first word there; none for what another kind reads (什么颜色, 什么时间).
+ */
 function askedNounKeys(question: string): readonly string[] {
   const noun = WHICH_NOUN.exec(question)?.[1]?.toLowerCase();
   if (noun) return noun.length < 2 || CAPITALISED_DETERMINERS.has(noun) || NOT_NAMED_THINGS.has(noun) ? [] : [matchKey(noun)];
-  const chinese = CHINESE_WHICH_NOUN.exec(question)?.[1];
-  if (!chinese) return [];
-  const word = [...wordSegments(chinese)][0]?.segment ?? '';
-  return word.length >= 2 ? englishKeysOf(word) : [];
+  const after = CHINESE_WHICH_NOUN.exec(question)?.[1].slice(0, LONGEST_CHINESE_NOUN);
+  if (!after) return [];
+  const known = glossaryWordsIn(after)[0];
+  const word = known?.start === 0 ? known.word : ([...wordSegments(after)][0]?.segment ?? '');
+  const keys = word.length >= 2 ? englishKeysOf(word) : [];
+  return keys.some((key) => NOT_NAMED_KEYS.has(key)) ? [] : keys;
 }

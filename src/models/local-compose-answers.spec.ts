@@ -772,12 +772,26 @@ describe('the local model reads the next of something that recurs as a moment', 
     expect(when.test('报销款随下个月工资发放。')).toBe(true);
     expect(when.test('审核通过后次日到账。')).toBe(true);
     expect(when.test('Reports are approved by your manager')).toBe(false);
+    // A next that is no moment: a screen, a button pressed down.
+    expect(when.test('On the next screen, tap OK.')).toBe(false);
+    expect(when.test('按下个按钮即可。')).toBe(false);
   });
 });
 
 describe('the local model finds a character of a Chinese question that no known word covers in an English sentence by its glosses', () => {
-  it('answers "出差餐费每天能报多少钱？" with the meal allowance (餐 of 餐费: "meal")', () => {
-    expect(firstAnswer('出差餐费每天能报多少钱？', [TRAVEL_POLICY])).toBe('Meals during travel are reimbursed up to 60 USD per day.');
+  it('answers "出差每天的餐费上限是多少？" with the meal allowance (餐 of 餐费: "meal")', () => {
+    expect(firstAnswer('出差每天的餐费上限是多少？', [TRAVEL_POLICY])).toBe('Meals during travel are reimbursed up to 60 USD per day.');
+  });
+
+  it('answers "X1 用什么线连到猫上？" with the sentence on connecting it (连: "connect")', () => {
+    expect(firstAnswer('X1 用什么线连到猫上？', [X1_MANUAL, X1_MANUAL_TAIL])).toBe('Connect the Aurora X1 router to your modem with the blue Ethernet cable.');
+  });
+
+  it('reads no character of what a question asks with (怎么办, 咋回事)', () => {
+    for (const question of ['X1 坏了咋办？', '报销被拒了怎么办？', 'X1 这是咋回事？']) {
+      const characters = questionPart(question, new Map()).translatedCharacters.map(({ character }) => character);
+      for (const character of ['办', '咋', '回', '样']) expect(characters).not.toContain(character);
+    }
   });
 
   it('reads no character that joins, points or asks, nor one a known word covers', () => {
@@ -795,6 +809,13 @@ describe('the local model reads which one of something a Chinese question asks f
     expect(namedInstanceKind('X1 用哪个应用设置？')?.test('Open the Aurora app to begin.')).toBe(true);
     expect(namedInstanceKind('X1 用哪个应用设置？')?.test('Open the app to begin.')).toBe(false);
   });
+
+  it('reads the noun the glossary knows where the segmenter cut it (频|段), and no noun another kind reads or 为什么 holds', () => {
+    expect(namedInstanceKind('X1 的哪个频段更快？')?.test('The 5 GHz band is faster.')).toBe(true);
+    expect(namedInstanceKind('为什么退款没到账？')).toBeUndefined();
+    expect(namedInstanceKind('X1 的灯是什么颜色？')).toBeUndefined();
+    expect(namedInstanceKind('X1 支持哪些频段？')).toBeUndefined();
+  });
 });
 
 describe('the local model reads a pronoun of a later part as what the part before it named', () => {
@@ -807,6 +828,13 @@ describe('the local model reads a pronoun of a later part as what the part befor
     expect(partReferent(['How long is the X1 warranty', 'what about the X2'], 1)).toBe('');
     expect(partReferent(['Does it cover water damage'], 0)).toBe('');
   });
+
+  it('reads no pronoun in a word (其他, 其实, 尤其, 其它), in an "it" that stands for nothing, or in "IT"', () => {
+    for (const later of ['尤其想知道积分多久过期', '其实我更想知道积分怎么用', '其他商品可以退吗', '其它的呢', 'Is it true that points expire', 'Does IT approve the purchase']) {
+      expect(partReferent(['X1 保修多久', later], 1)).toBe('');
+    }
+    expect(partReferent(['积分怎么用', '它们多久过期'], 1)).toBe('积分');
+  });
 });
 
 describe('the local model reads where a question asks', () => {
@@ -814,12 +842,29 @@ describe('the local model reads where a question asks', () => {
     expect(firstAnswer('X1 的儿童上网设置在 App 的哪里？', [X1_MANUAL, X1_MANUAL_TAIL])).toBe('Profiles are managed in the app under Family.');
   });
 
-  it('reads a place in either language, not a span of time (在 5 个工作日内)', () => {
+  it('reads a place in either language, not a span, a time, a state or a condition', () => {
     const where = ANSWER_KINDS.find((kind) => kind.asks.test('Where does my refund go?'))!.answers;
     expect(where.test('退款会原路退回。')).toBe(true);
     expect(where.test('Press the button on the back.')).toBe(true);
-    expect(where.test('退款会在 5 个工作日内到账。')).toBe(false);
     expect(where.test('Alcohol is not reimbursable.')).toBe(false);
+    for (const span of [
+      '积分在一年中有效。',
+      '到账时间在3天以上。',
+      '在这种情况下不予退款。',
+      '设备在使用中请勿断电。',
+      'Flights under six hours fly economy.',
+      'Under certain conditions it resets.',
+    ]) {
+      expect(where.test(span)).toBe(false);
+    }
+    expect(where.test('档案在 App 的家庭页里管理。')).toBe(true);
+  });
+
+  it('does not read 在哪些情况下 or 在哪天 as asking where', () => {
+    const whereAsks = ANSWER_KINDS.find((kind) => kind.answers.test('退款会原路退回。'))!.asks;
+    expect(whereAsks.test('X1 在哪些情况下不保修？')).toBe(false);
+    expect(whereAsks.test('积分在哪天过期？')).toBe(false);
+    expect(whereAsks.test('X1 的档案在哪里管理？')).toBe(true);
   });
 });
 

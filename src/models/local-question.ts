@@ -45,7 +45,7 @@ export interface QuestionPart {
   ownTranslationTerms: Set<string>;
   /** Each Chinese word of the part that the glossary translates, with its English keys: for English sentences. */
   translatedWords: Array<{ word: string; keys: string[] }>;
-  /** Each character of a Chinese part that no word the glossary knows covers (钱, 餐 of 餐费), with its glosses' English keys (see looseCharacters). */
+  /** Each character of a Chinese part that no word the glossary knows covers (钱, 餐 of 餐费), with its glosses' English keys (see singleCharacterRuns). */
   translatedCharacters: Array<{ character: string; keys: string[] }>;
   /**
    * The Chinese words of a Chinese part that no sentence holds and the glossary knows whole, not function words (以上
@@ -106,13 +106,13 @@ function withoutAskingWords(text: string): string {
 }
 
 /**
- * The character bigrams of a text that straddle two words of the
+ * The character bigrams of a text (given as its words) that straddle two words of the
  * segmenter's dictionary (分可 in 积分|可以): two words found whole say the
  * bigram across them is no word. A bigram next to a single character may be
  * one (the dictionary misses 转给 in 转|给).
  */
-function straddlingBigrams(text: string): Set<string> {
-  const segments = [...wordSegments(text.toLowerCase())].map(({ segment }) => segment);
+function straddlingBigrams(wordsOfText: readonly Intl.SegmentData[]): Set<string> {
+  const segments = wordsOfText.map(({ segment }) => segment);
   const straddling = new Set<string>();
   for (let i = 0; i + 1 < segments.length; i += 1) {
     const [left, right] = [segments[i], segments[i + 1]];
@@ -121,60 +121,54 @@ function straddlingBigrams(text: string): Set<string> {
   return straddling;
 }
 
+/** What a Chinese question asks with, not what it asks about (怎么办, 咋回事): its characters are no loose ones. */
+const ASKING_HOW = /(?:怎么|怎|咋)(?:办|样|回事)/g;
+
 /**
- * The two-character words the glossary knows in the runs of characters the segmenter left single (摔|坏|了|还|保|修 →
- * 摔坏, 保修), and the bigrams that cross such a word's edge (坏了, 还保): the question's words, counted as words, and
- * bigrams that are none. A bigram of two characters that no known word covers may still be one, and stays.
+ * What the glossary reads in the runs of Chinese characters that the segmenter left single (保|修, 路|由|器) or cut as
+ * words the glossary lacks (餐费), read in one pass:
+ * - `crossing`: the bigrams that cross the edge of a word the glossary knows there (坏了 and 还保 of
+ *   摔|坏|了|还|保|修, around 摔坏 and 保修), which are no words of the question; a bigram of two characters that no
+ *   known word covers may still be one, and stays;
+ * - `loose`: the characters no known word covers (钱 in 报销|的|钱; 找 of 路|由|器|找; 餐 and 费 of 餐费), not those
+ *   that join, point or ask (see isFunctionCharacter), each once, in order.
  */
-function wordsOfSingleRuns(text: string): { words: Set<string>; crossing: Set<string> } {
-  const words = new Set<string>();
+function singleCharacterRuns(wordsOfText: readonly Intl.SegmentData[]): { crossing: Set<string>; loose: string[] } {
   const crossing = new Set<string>();
+  const known = new Set<string>();
+  const loose = new Set<string>();
+  const text = wordsOfText[0]?.input ?? '';
+  const asking = new Set<number>();
+  for (const match of text.matchAll(ASKING_HOW)) for (let at = match.index; at < match.index + match[0].length; at += 1) asking.add(at);
+  let runStart = 0;
   const readRun = (run: string) => {
+    if (run.length === 0) return;
     const pieces = glossaryWordsIn(run);
     const covered = new Array<number>(run.length).fill(-1);
     pieces.forEach(({ word, start }, i) => {
-      if (word.length === 2) words.add(word);
+      known.add(word);
       for (let at = start; at < start + word.length; at += 1) covered[at] = i;
     });
-    for (let i = 0; i + 1 < run.length; i += 1) if (covered[i] !== covered[i + 1] && (covered[i] >= 0 || covered[i + 1] >= 0)) crossing.add(run.slice(i, i + 2));
-  };
-  let run = '';
-  for (const { segment, isWordLike } of wordSegments(text.toLowerCase())) {
-    if (isWordLike && segment.length === 1 && HAN.test(segment)) run += segment;
-    else {
-      if (run.length > 1) readRun(run);
-      run = '';
+    for (let at = 0; at + 1 < run.length; at += 1) {
+      if (covered[at] !== covered[at + 1] && (covered[at] >= 0 || covered[at + 1] >= 0)) crossing.add(run.slice(at, at + 2));
     }
-  }
-  if (run.length > 1) readRun(run);
-  for (const word of words) crossing.delete(word);
-  return { words, crossing };
-}
-
-/**
- * The characters of a text that no word the glossary knows covers: those the segmenter leaves single outside a known
- * word (钱 in 报销|的|钱; 找 of 路|由|器|找), and those of a word the glossary lacks (餐, 费 of 餐费); not those that join,
- * point or ask (see isFunctionCharacter). Each once, in order.
- */
-function looseCharacters(text: string): string[] {
-  const loose = new Set<string>();
-  const readRun = (run: string) => {
-    const covered = new Set<number>();
-    for (const { word, start } of glossaryWordsIn(run)) for (let at = start; at < start + word.length; at += 1) covered.add(at);
     [...run].forEach((character, at) => {
-      if (!covered.has(at) && !isFunctionCharacter(character)) loose.add(character);
+      if (covered[at] < 0 && !asking.has(runStart + at) && !isFunctionCharacter(character)) loose.add(character);
     });
   };
   let run = '';
-  for (const { segment, isWordLike } of wordSegments(text.toLowerCase())) {
-    if (isWordLike && HAN_WORD.test(segment) && (segment.length === 1 || englishWordsOf(segment).length === 0)) run += segment;
-    else {
+  for (const { segment, index, isWordLike } of wordsOfText) {
+    if (isWordLike && HAN_WORD.test(segment) && (segment.length === 1 || englishWordsOf(segment).length === 0)) {
+      if (run.length === 0) runStart = index;
+      run += segment;
+    } else {
       readRun(run);
       run = '';
     }
   }
   readRun(run);
-  return [...loose];
+  for (const word of known) crossing.delete(word);
+  return { crossing, loose: [...loose] };
 }
 
 /** A word of Latin letters and digits joined by hyphens ("Wi-Fi", "check-in", "plug-and-play"; also U+2010 and U+2011), each part of two characters or more. */
@@ -257,9 +251,11 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>, ref
   const spans = AMOUNT_KIND.asks.test(asked) ? new Set<string>() : durationKeys(named);
   const spanless = withoutPercentages(spans.size > 0 ? withoutDurationNumbers(named) : named);
   const tokens = comparedTokens(tokenize(spanless));
-  const singleRuns = wordsOfSingleRuns(spanless);
+  // The segmenter's words, read once for the bigrams across them and the characters it left single.
+  const wordsOfSpanless = [...wordSegments(spanless.toLowerCase())];
+  const singleRuns = singleCharacterRuns(wordsOfSpanless);
   const words = new Set(wordTokens(spanless, tokens).map(matchKey));
-  const straddling = new Set([...straddlingBigrams(spanless), ...singleRuns.crossing]);
+  const straddling = new Set([...straddlingBigrams(wordsOfSpanless), ...singleRuns.crossing]);
   const terms = new Map<string, number>();
   const characters = new Set<string>();
   for (const key of new Set(tokens.map(matchKey))) {
@@ -293,7 +289,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>, ref
   });
   const chinese = containsCjk(part);
   const translatedCharacters = chinese
-    ? looseCharacters(spanless)
+    ? singleRuns.loose
         .flatMap((character) => {
           const keys = [...new Set(englishWordsOfCharacter(character).map(matchKey))].filter((key) => !isFunctionWordKey(key));
           return keys.length > 0 ? [{ character, keys }] : [];
@@ -334,13 +330,23 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>, ref
   };
 }
 
-/** A pronoun that stands for what an earlier part of the question named ("…, and how long do they last?", 它). */
-const REFERS_BACK = /\b(?:they|them|their|it|its|those|these)\b|它|其/i;
+/** An English pronoun that stands for what an earlier part of the question named ("…, and how long do they last?"); not "IT". */
+const ENGLISH_PRONOUN = /\b(?:[Tt]hey|[Tt]hem|[Tt]heir|[Ii]ts?|[Tt]hose|[Tt]hese)\b/;
+/** An "it" that stands for nothing: "is it true that…", "does it take…". */
+const EMPTY_IT = /\b(?:is|was|isn't|wasn't) it (?:true|possible|ok|okay|worth|necessary|safe|allowed|normal|right|better|best|fine|too)\b|\b(?:it takes?|does it take)\b/gi;
+
+/** Whether a part says a pronoun for what an earlier part named: in Chinese a word 它 (它们) or 其 alone, not 其他, 其实, 尤其. */
+function refersBack(part: string): boolean {
+  if (ENGLISH_PRONOUN.test(part.replace(EMPTY_IT, ' '))) return true;
+  if (!/[它其]/.test(part)) return false;
+  for (const { segment } of wordSegments(part)) if (segment === '其' || segment === '它' || segment === '它们') return true;
+  return false;
+}
 
 /**
  * What a pronoun of a later part stands for: the key words of the part before it (see topicWords), or nothing for a
  * part without one. "How many points do I earn per yuan, and how long do they last?" asks how long points last.
  */
 export function partReferent(parts: readonly string[], index: number): string {
-  return index > 0 && REFERS_BACK.test(parts[index]) ? topicWords(parts[index - 1]).join(' ') : '';
+  return index > 0 && refersBack(parts[index]) ? topicWords(parts[index - 1]).join(' ') : '';
 }

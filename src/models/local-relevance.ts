@@ -213,11 +213,20 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
   const givesWhatIsAskedFor = givesWhatIsAsked(candidate, part);
   // A question that its section's headings name whole ("退货政策是什么？" under 退货与保修政策 / 退货) asks for the section:
   // its sentences in their order, however long.
-  const words = [...part.terms].filter(([, weight]) => weight === 1).map(([term]) => term);
+  const words = wholeWordsOf(part);
   const namesSection = words.length > 0 && words.every((term) => candidate.headingKeys.has(term));
   const lengthFactor = namesSection ? 1 : (SATURATION + 1) / (1 + SATURATION * (1 - LENGTH_WEIGHT + (LENGTH_WEIGHT * candidate.length) / averageLength));
   // (A question of model names alone scales every sentence alike.)
   return (holdsSubject ? 1 : MODEL_NAME_ONLY_SHARE) * lengthFactor * (matched + (givesWhatIsAskedFor ? Math.min(matched, total / Math.max(1, known)) : 0));
+}
+
+const wholeWordsOfPart = new WeakMap<QuestionPart, string[]>();
+
+/** The terms of a part that count as a whole word (weight 1), read once per part: a long question has thousands of terms. */
+function wholeWordsOf(part: QuestionPart): string[] {
+  let words = wholeWordsOfPart.get(part);
+  if (!words) wholeWordsOfPart.set(part, (words = [...part.terms].filter(([, weight]) => weight === 1).map(([term]) => term)));
+  return words;
 }
 
 const chineseWordsByTranslationOf = new WeakMap<Candidate, Map<string, string[]>>();

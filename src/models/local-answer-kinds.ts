@@ -194,8 +194,10 @@ export function namedInstanceKind(question: string): AnswerTest | undefined {
   };
 }
 
-/** 哪个 (哪种, 哪款) or 什么 before a noun: "用哪个应用" asks which app, as "what app do I" does. */
-// Not 哪些, which asks for several: the sentence that lists them ("broadcasts on 2.4 GHz and 5 GHz") need not say the noun.
+/**
+ * 哪个 (哪种, 哪款) or 什么 before a noun: "用哪个应用" asks which app, as "what app do I" does. Not 哪些, which asks for
+ * several: the sentence that lists them ("broadcasts on 2.4 GHz and 5 GHz") need not say the noun.
+ */
 const CHINESE_WHICH_NOUN = /(?:哪(?:个|种|款|一个)|(?<!为)什么(?!时候))(\p{Script=Han}{2,})/u;
 /** The longest noun read after 哪个 or 什么: a question's nouns are short, and the run after them may be the whole message. */
 const LONGEST_CHINESE_NOUN = 8;

@@ -1,7 +1,7 @@
 /**
  * Writes, from ECDICT (MIT, see src/common/data/NOTICE.md):
  * - src/common/data/english-chinese.json, the English–Chinese half of the
- *   offline glossary (see src/common/glossary.ts): the commonest English
+ *   offline glossary (see src/common/glossary-data.ts): the commonest English
  *   words, commonest first, lemmas only (not "taking" beside "take"), each
  *   with its Chinese translations in the dictionary's order;
  * - src/common/data/english-chinese-phrases.json, ECDICT's English phrases of

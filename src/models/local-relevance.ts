@@ -149,7 +149,7 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
   const translationsFound: string[][] = [];
   for (const { word, keys: translations } of part.translatedWords) {
     const rarities = translations.flatMap((key) => idf.get(key) ?? []);
-    const held = translations.flatMap((key) => (candidate.keys.has(key) ? [idf.get(key)!] : []));
+    const held = heldRarities(candidate, translations, idf);
     if (rarities.length > 0) {
       total += TRANSLATED_WORD_SHARE * Math.max(...rarities);
       known += 1;
@@ -198,7 +198,7 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
   if (!candidate.chinese) {
     let characterHeld = 0;
     for (const { keys } of part.translatedCharacters) {
-      const held = keys.flatMap((key) => (candidate.keys.has(key) ? [idf.get(key)!] : []));
+      const held = heldRarities(candidate, keys, idf);
       if (held.length === 0) continue;
       characterHeld += Math.max(...held);
       holdsTerm = true;
@@ -218,6 +218,11 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
   const lengthFactor = namesSection ? 1 : (SATURATION + 1) / (1 + SATURATION * (1 - LENGTH_WEIGHT + (LENGTH_WEIGHT * candidate.length) / averageLength));
   // (A question of model names alone scales every sentence alike.)
   return (holdsSubject ? 1 : MODEL_NAME_ONLY_SHARE) * lengthFactor * (matched + (givesWhatIsAskedFor ? Math.min(matched, total / Math.max(1, known)) : 0));
+}
+
+/** The rarities of the keys a sentence holds, of those given. */
+function heldRarities(candidate: Candidate, keys: readonly string[], idf: Map<string, number>): number[] {
+  return keys.flatMap((key) => (candidate.keys.has(key) ? [idf.get(key)!] : []));
 }
 
 const wholeWordsOfPart = new WeakMap<QuestionPart, string[]>();

@@ -4,7 +4,7 @@
  * the seeded knowledge base, the local model, its tool routing, retrieval and
  * judges), and its answer is checked for the labelled facts.
  *
- * Fourteen sets, each with English and Chinese questions:
+ * Fifteen sets, each with English and Chinese questions:
  * - sample (bench/data/answers-sample.json): the questions users asked and
  *   those of bench:eval, each with the fact that answers it;
  * - dev (bench/data/answers-dev.json): the set to improve the model against,
@@ -58,6 +58,11 @@
  *   sixteenth round's changes, 38 of its 52 questions in Chinese, most of
  *   them about the English manuals and policy in everyday words (猫 for the
  *   modem, 折现, 拔电源), 36 across the two languages, two of two parts;
+ * - dev13 (bench/data/answers-dev13.json): a thirteenth set, written before the
+ *   seventeenth round's changes, as users type: Chinese in traditional
+ *   characters (會員積分, 韌體, 保固), Chinese with English terms in it
+ *   (X1 的 parental controls), lower-case English without punctuation
+ *   (aurora x1 reset how), full-width letters and digits (Ｘ１), two of two parts;
  * - held-out (bench/data/answers-held-out.json): written before the model was
  *   changed and never tuned to; its misses are listed only with SHOW_HELD_OUT=true.
  *
@@ -109,6 +114,7 @@ const ALL_SETS = [
   { name: 'dev10', file: 'bench/data/answers-dev10.json', listMisses: true },
   { name: 'dev11', file: 'bench/data/answers-dev11.json', listMisses: true },
   { name: 'dev12', file: 'bench/data/answers-dev12.json', listMisses: true },
+  { name: 'dev13', file: 'bench/data/answers-dev13.json', listMisses: true },
   { name: 'held-out', file: 'bench/data/answers-held-out.json', listMisses: process.env.SHOW_HELD_OUT === 'true' },
 ];
 const chosen = process.env.ANSWER_SETS?.split(',').map((name) => name.trim());

@@ -81,6 +81,9 @@ describe('Chat turns with the local provider', () => {
     const zh = await post(user, { message: '北京今天天气怎么样？' }).expect(200);
     expect(zh.body.response).toBe('北京当前天气：晴，气温 25.1°C，风速 9.5 km/h，湿度 60%。');
     expect(weather.requests.some((url) => url.includes('name=%E5%8C%97%E4%BA%AC'))).toBe(true);
+    // In traditional characters, the weather question is still the weather tool's.
+    const traditional = await post(user, { message: '北京今天天氣怎麼樣？' }).expect(200);
+    expect(traditional.body.response).toBe('北京当前天气：晴，气温 25.1°C，风速 9.5 km/h，湿度 60%。');
   });
 
   it('searches the knowledge base for a question that mentions a temperature or rain without asking for the weather', async () => {
@@ -102,6 +105,17 @@ describe('Chat turns with the local provider', () => {
     const points = await post(user, { message: '会员积分多久过期？' }).expect(200);
     expect(points.body.response).toMatch(/^根据知识库：积分自获得之日起 12 个月内有效，过期自动清零。 \[会员积分规则\.md\]/);
     expect(points.body.response).toMatch(/\n\n来源：会员积分规则\.md$/);
+  });
+
+  it("reads a question in traditional characters, Taiwan's words or full-width letters as the documents write them, and keeps it as asked in the trace", async () => {
+    const user = uniqueUser('script');
+    const points = await post(user, { message: '會員積分多久會過期？' }).expect(200);
+    expect(points.body.response).toMatch(/^根据知识库：积分自获得之日起 12 个月内有效/);
+    expect(points.body.rag_trace).toMatchObject({ tool_name: 'knowledge_search', query: '會員積分多久會過期？' });
+    const firmware = await post(user, { message: '路由器韌體什麼時候更新？' }).expect(200);
+    expect(firmware.body.response).toContain('Firmware updates install automatically between 2 a.m. and 4 a.m. local time. [aurora-x1-router-manual.md]');
+    const reset = await post(user, { message: 'Ｘ２ 恢复出厂要按几秒？' }).expect(200);
+    expect(reset.body.response).toMatch(/^根据知识库：To reset an Aurora X2 node, press the reset pinhole for 5 seconds/);
   });
 
   it('explains an unreachable weather service instead of failing', async () => {

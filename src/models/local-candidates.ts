@@ -4,6 +4,7 @@ import { chineseCharacters, containsCjk } from '../common/text.js';
 import { durationKeys } from '../common/durations.js';
 import { percentageKeys, withoutPercentages } from '../common/percentages.js';
 import { phrasalVerbs, phraseKeys } from '../common/phrases.js';
+import { standardForm } from '../common/standard-form.js';
 import { passageSentencesWithHeadings } from './local-passage-text.js';
 
 /**
@@ -61,19 +62,22 @@ export function candidatesOf(passages: Passage[]): Candidate[] {
   passages.forEach((passage, rank) => {
     const sentences = passageSentencesWithHeadings(passage.text);
     sentences.forEach((sentence, index) => {
+      // Compared in the standard form, as the question is (a document in traditional characters answers 会员积分).
+      const read = standardForm(sentence.text);
+      const chinese = containsCjk(read);
       const candidate: Candidate = {
         text: sentence.text,
-        chinese: containsCjk(sentence.text),
+        chinese,
         passage,
         rank,
         order: rank * PASSAGE_ORDER + index,
-        keys: keys(sentence.text),
-        translatedKeys: containsCjk(sentence.text) ? translatedKeys(keys(sentence.text)) : noKeys,
-        phrasalVerbs: containsCjk(sentence.text) ? noPhrasalVerbs : phrasalVerbs(sentence.text, { verbsOnly: false }),
-        characters: new Set(chineseCharacters(sentence.text)),
-        headingKeys: keys([documentName(passage.source), ...sentence.headings].join(' ')),
-        sectionKeys: keys(sentence.headings.at(-1) ?? ''),
-        length: wordKeys(sentence.text).size,
+        keys: keys(read),
+        translatedKeys: chinese ? translatedKeys(keys(read)) : noKeys,
+        phrasalVerbs: chinese ? noPhrasalVerbs : phrasalVerbs(read, { verbsOnly: false }),
+        characters: new Set(chineseCharacters(read)),
+        headingKeys: keys(standardForm([documentName(passage.source), ...sentence.headings].join(' '))),
+        sectionKeys: keys(standardForm(sentence.headings.at(-1) ?? '')),
+        length: wordKeys(read).size,
       };
       all.push(candidate);
       if (index === 0 || index === sentences.length - 1) edges.add(candidate);

@@ -6,6 +6,7 @@ import { ChatGenerationChunk, ChatResult } from '@langchain/core/outputs';
 import type { Runnable } from '@langchain/core/runnables';
 import { randomUUID } from 'node:crypto';
 import { clip, containsCjk } from '../common/text.js';
+import { standardForm } from '../common/standard-form.js';
 import { summarizeExtractively } from './local-compose.js';
 import { truncateToTokens } from './token-estimate.js';
 import { detectSmallTalk } from './local-intent.js';
@@ -158,7 +159,10 @@ export class LocalChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMe
     if (toolResults.length > 0) return { kind: 'text', text: this.composeFromTools(question, toolResults) };
 
     const zh = containsCjk(question);
-    const smallTalk = detectSmallTalk(question);
+    // A tool's intent is written in simplified characters: a question in traditional ones (天氣) is also read in the
+    // standard form, and a tool that claims the question as asked is called with it as asked.
+    const read = standardForm(question);
+    const smallTalk = detectSmallTalk(read);
     if (smallTalk === 'greeting') {
       const capabilities = this.tools.flatMap((tool) => (tool.routing ? [tool.routing.capability[zh ? 'zh' : 'en']] : []));
       if (capabilities.length === 0) return { kind: 'text', text: zh ? '你好！有什么可以帮你？' : 'Hello! How can I help?' };
@@ -169,7 +173,7 @@ export class LocalChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMe
     }
     if (smallTalk === 'thanks') return { kind: 'text', text: zh ? '不客气！还有什么可以帮你？' : "You're welcome! Anything else?" };
     for (const tool of this.routingOrder) {
-      const route = tool.routing?.route(question);
+      const route = tool.routing?.route(question) ?? (read === question ? null : tool.routing?.route(read));
       if (!route) continue;
       if ('ask' in route) return { kind: 'text', text: route.ask };
       return { kind: 'tool', name: tool.name, args: route.call };

@@ -874,4 +874,23 @@ describe('the local model puts a product’s own document first', () => {
       'The Aurora X2 mesh system contains three mesh nodes, three power adapters and one Ethernet cable.',
     );
   });
+
+  describe('in the standard form (common/standard-form)', () => {
+    it('answers a question in traditional characters from a simplified document', () => {
+      expect(composeFromPassages('會員積分多久會過期？', [POINTS_RULES, TRAVEL_POLICY])).toMatch(/^根据知识库：积分自获得之日起 12 个月内有效/);
+    });
+
+    it("answers a question with Taiwan's word for firmware from the English manual", () => {
+      expect(composeFromPassages('韌體什麼時候自動更新？', [X1_MANUAL, RETURNS_POLICY])).toMatch(/^根据知识库：Firmware updates install automatically/);
+    });
+
+    it('reads a full-width model name as the model', () => {
+      expect(composeFromPassages('Ｘ２ 的保修多久？', [X1_MANUAL_TAIL, X2_MANUAL])).toMatch(/^根据知识库：The Aurora X2 mesh system has a three-year limited warranty/);
+    });
+
+    it('answers a simplified question from a document in traditional characters, quoting it as written', () => {
+      const traditional = { source: '會員積分規則.md', text: '# 會員積分規則\n## 積分有效期\n積分自獲得之日起 12 個月內有效，過期自動清零。 會員等級降級不會影響已有積分。' };
+      expect(composeFromPassages('会员等级降级会影响积分吗？', [traditional])).toMatch(/^根据知识库：會員等級降級不會影響已有積分。 \[會員積分規則\.md\]/);
+    });
+  });
 });

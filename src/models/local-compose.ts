@@ -1,6 +1,7 @@
 import { questionParts } from '../common/question-parts.js';
 import { sentencesOf } from '../common/sentences.js';
 import { clip, containsCjk } from '../common/text.js';
+import { standardForm } from '../common/standard-form.js';
 import { inverseDocumentFrequency } from '../common/inverse-frequency.js';
 import { partReferent, questionPart } from './local-question.js';
 import { candidatesOf, type Candidate, type Passage } from './local-candidates.js';
@@ -105,7 +106,7 @@ export function composeFromPassages(question: string, passages: Passage[]): stri
   const nothingFound = zh ? '知识库中没有找到与这个问题相关的内容。' : 'I could not find anything about this in the knowledge base.';
   const candidates = candidatesOf(passages);
   if (candidates.length === 0) return nothingFound;
-  const answering = answeringSentences(question, candidates);
+  const answering = answeringSentences(standardForm(question), candidates);
   // Nothing shares a term with the question: the first sentence retrieval ranked highest.
   const chosen = answering.length > 0 ? answering : candidates.slice(0, 1);
   // Chinese runs on after a citation; an English sentence keeps its space from the citation before it.

@@ -1,0 +1,26 @@
+import { Converter } from 'opencc-js/t2cn';
+
+/**
+ * One written form for text that is read for its meaning (a question, the sentences answering it): Chinese in
+ * simplified characters with mainland terms, Latin letters and digits in half width. Users write in traditional
+ * characters (會員積分), with Taiwan's or Hong Kong's words (韌體 for 固件, 數據機 for 猫), or type a model name in full
+ * width (Ｘ１); the documents and the glossary are written the other way.
+ */
+
+// OpenCC's conversions: Taiwan's characters and phrases first (a phrase is matched in traditional characters), then
+// Hong Kong's variant characters that Taiwan's table leaves (衞).
+const fromTaiwan = Converter({ from: 'twp', to: 'cn' });
+const fromHongKong = Converter({ from: 'hk', to: 'cn' });
+
+/** Text without a Han character or a full-width letter or digit is in the standard form already. */
+const CONVERTIBLE = /[\u3400-\u9fff\uf900-\ufaff\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]/;
+const FULL_WIDTH_ALPHANUMERIC = /[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]/g;
+/** Full-width forms sit at a fixed distance from ASCII. */
+const FULL_WIDTH_OFFSET = 0xfee0;
+
+/** The text in the standard form (see above); its punctuation, full-width or not, is left as written. */
+export function standardForm(text: string): string {
+  if (!CONVERTIBLE.test(text)) return text;
+  const halfWidth = text.replace(FULL_WIDTH_ALPHANUMERIC, (c) => String.fromCharCode(c.charCodeAt(0) - FULL_WIDTH_OFFSET));
+  return fromHongKong(fromTaiwan(halfWidth));
+}

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { propertyRuns } from '../../../test/support/property-runs.js';
 import { splitSentences } from '../../common/text.js';
-import { buildChunkTree, buildChunkTreeIncrementally, packSentences, sentenceWindows } from './chunker.js';
+import { buildChunkTree, buildChunkTreeIncrementally, overlapTail, packSentences, sentenceWindows } from './chunker.js';
 
 /** Deterministic mixed Chinese/English text with line breaks, sentence ends of every kind, and a few very long sentences. */
 function sample(sentences: number, seed = 1): string {
@@ -64,11 +64,11 @@ describe('the incremental chunker builds the same tree as buildChunkTree', () =>
     for (const window of windows.slice(0, -1)) expect(window.length).toBeLessThanOrEqual(200 + 150 * 12);
   });
 
-  it('packSentences gives what it gave before it was made incremental (values from the previous implementation)', () => {
+  it('packSentences gives what it gave before it was made incremental (values from the previous implementation, but for overlaps that opened inside a word)', () => {
     expect(packSentences('One. Two sentences here. Three is a longer sentence than the others.', 30, 5)).toEqual([
       'One. Two sentences here.',
       'Three is a longer sentence tha',
-      'e tha n the others.',
+      'tha n the others.',
     ]);
     expect(packSentences(`第一句话。第二句话比较长一些！第三句？${'x'.repeat(25)}`, 12, 3)).toEqual([
       '第一句话。',
@@ -76,8 +76,22 @@ describe('the incremental chunker builds the same tree as buildChunkTree', () =>
       '一些！ 第三句？',
       'xxxxxxxxxxxx',
       'xxxxxxxxxxxx',
-      'xxx x',
+      'x',
     ]);
+  });
+});
+
+describe('overlap', () => {
+  it('repeats the end of the piece before from the first word that starts in it, never from inside a word', () => {
+    const text = 'The router restarts and all settings, including the Wi-Fi password, are erased. Set a new one in the app.';
+    // The last 19 characters are "ssword, are erased.": the next piece repeats only the words that start among them.
+    expect(packSentences(text, 100, 19)).toEqual(['The router restarts and all settings, including the Wi-Fi password, are erased.', 'are erased. Set a new one in the app.']);
+    expect(overlapTail('The Wi-Fi password, are erased.', 19)).toBe('are erased.');
+    expect(overlapTail('including the password', 7)).toBe('');
+    expect(overlapTail('including the password', 8)).toBe('password');
+    expect(overlapTail('第二句话比较长一些！', 3)).toBe('一些！');
+    expect(overlapTail('short', 10)).toBe('short');
+    expect(overlapTail('anything', 0)).toBe('');
   });
 });
 

@@ -1,3 +1,4 @@
+import { HAN } from '../../common/segments.js';
 import { splitSentences } from '../../common/text.js';
 import type { ChunkLocation, TextSection } from './extraction-budget.js';
 import { headingSections, HeadingTrail } from './heading-trail.js';
@@ -55,7 +56,7 @@ export class SentencePacker<Mark = undefined> {
     this.afterHeading = MARKDOWN_HEADING.test(sentence);
     if (current && current.length + joiner.length + sentence.length > this.size) {
       this.emit(current, this.currentMark);
-      const tail = this.overlap > 0 ? current.slice(-this.overlap) : '';
+      const tail = overlapTail(current, this.overlap);
       this.current = tail && tail.length + sentence.length + 1 <= this.size ? `${tail} ${sentence}` : sentence;
       this.currentMark = mark;
     } else {
@@ -63,6 +64,26 @@ export class SentencePacker<Mark = undefined> {
       this.current = current ? `${current}${joiner}${sentence}` : sentence;
     }
   }
+}
+
+/** A letter or digit of a script that spaces its words (Latin, Cyrillic…), not a Han character. */
+const SPACED_WORD_CHARACTER = /^[\p{L}\p{N}]$/u;
+
+function insideWord(before: string, first: string): boolean {
+  return SPACED_WORD_CHARACTER.test(before) && SPACED_WORD_CHARACTER.test(first) && !HAN.test(before) && !HAN.test(first);
+}
+
+/**
+ * What the next piece repeats of `piece`: its last `overlap` characters, from the first word that starts among them, so
+ * that no piece opens in the middle of a word ("sword, are erased." of "password, are erased."), which an answer quoting
+ * the piece's first sentence would show. Nothing when no word starts there.
+ */
+export function overlapTail(piece: string, overlap: number): string {
+  if (overlap <= 0) return '';
+  const tail = piece.slice(-overlap);
+  if (tail.length === piece.length || !insideWord(piece[piece.length - tail.length - 1], tail[0])) return tail;
+  const space = tail.search(/\s/);
+  return space < 0 ? '' : tail.slice(space).trimStart();
 }
 
 /** Packs the sentences of `text` (see SentencePacker). */

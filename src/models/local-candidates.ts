@@ -62,6 +62,8 @@ export function candidatesOf(passages: Passage[]): Candidate[] {
   passages.forEach((passage, rank) => {
     const sentences = passageSentencesWithHeadings(passage.text);
     sentences.forEach((sentence, index) => {
+      // A chunk repeats the end of the one before it, and that may open inside a sentence: such a piece says nothing whole.
+      if (index === 0 && OPENS_INSIDE_A_SENTENCE.test(sentence.text)) return;
       // Compared in the standard form, as the question is (a document in traditional characters answers 会员积分).
       const read = standardForm(sentence.text);
       const chinese = containsCjk(read);
@@ -85,6 +87,9 @@ export function candidatesOf(passages: Passage[]): Candidate[] {
   });
   return withoutRepeats(all, edges);
 }
+
+/** A lower-case Latin letter: no sentence opens with one, the piece of a sentence a chunk's overlap repeats may ("are erased."). */
+const OPENS_INSIDE_A_SENTENCE = /^[a-z]/;
 
 /** Room in `order` for a passage's sentences: a passage of 100 000 characters has fewer. */
 const PASSAGE_ORDER = 1_000_000;

@@ -893,4 +893,10 @@ describe('the local model puts a product’s own document first', () => {
       expect(composeFromPassages('会员等级降级会影响积分吗？', [traditional])).toMatch(/^根据知识库：會員等級降級不會影響已有積分。 \[會員積分規則\.md\]/);
     });
   });
+
+  it("does not answer with the piece of a sentence a chunk's overlap repeats at its start", () => {
+    const leaf = { source: 'aurora-x1-router-manual.md', text: 'are erased. ## Wi-Fi bands\nThe Aurora X1 broadcasts on 2.4 GHz and 5 GHz.' };
+    const answer = composeFromPassages('What is erased by a reset?', [leaf, X1_MANUAL_TAIL]);
+    expect(answer).not.toContain('are erased. [');
+  });
 });

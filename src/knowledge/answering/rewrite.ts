@@ -1,3 +1,4 @@
+import { standardForm } from '../../common/standard-form.js';
 import { englishUnitWords } from '../../common/bilingual-units.js';
 import { translateForSearch } from '../../common/glossary.js';
 import { containsCjk } from '../../common/text.js';
@@ -44,14 +45,16 @@ export function rewriteQuery(query: string, weakPassages: ReadonlyArray<{ text: 
  * when the glossary knows none of them.
  */
 export function translatedRewrite(query: string): Rewrite | null {
-  const zh = containsCjk(query);
-  const words = topicWords(query);
+  // Translated from the standard form, the glossary's (會員積分 as 会员积分).
+  const read = standardForm(query);
+  const zh = containsCjk(read);
+  const words = topicWords(read);
   const translated = translateForSearch(
     words.filter((word) => !isName(word)),
     MAX_TRANSLATED_WORDS,
   );
   if (translated.length === 0) return null;
-  const topic = [...words.filter(isName), ...translated, ...englishUnitWords(query)];
+  const topic = [...words.filter(isName), ...translated, ...englishUnitWords(read)];
   const doc = zh ? `About ${topic.join(' ')}: the rules.` : `关于${topic.join('、')}的规定。`;
   return { rewrite_mode: 'hyde', rewritten_query: doc, step_back_question: null, hypothetical_doc: doc };
 }

@@ -1,3 +1,4 @@
+import { standardForm } from '../../common/standard-form.js';
 import type { RetrievalHit } from './retrieval.service.js';
 import { englishKeysOf, holdsEnglishWord, translatedKeys } from '../../common/glossary.js';
 import { matchKey, matchKeys, wordKeys } from '../../common/match-keys.js';
@@ -48,7 +49,7 @@ function documentsOf(hits: RetrievalHit[], hitKeys: Set<string>[]): RetrievedDoc
     let document = bySource.get(hit.source);
     if (!document) {
       const title = titleOf(hit.source);
-      document = { source: hit.source, title, score: scoreOf(hit), titleKeys: matchKeys(title), evidenceKeys: new Set() };
+      document = { source: hit.source, title, score: scoreOf(hit), titleKeys: matchKeys(standardForm(title)), evidenceKeys: new Set() };
       bySource.set(hit.source, document);
     }
     document.score = Math.max(document.score, scoreOf(hit));
@@ -177,6 +178,16 @@ function coverageOf(query: string, terms: Set<string>, hits: RetrievalHit[], evi
  * choose.
  */
 export function gradeEvidence(query: string, hits: RetrievalHit[]): Grade {
+  // Compared in the standard form (see common/standard-form), question and passages alike: 會員積分 is held by 会员积分.
+  return gradeStandardEvidence(
+    standardForm(query),
+    hits,
+    hits.map((hit) => ({ ...hit, text: standardForm(hit.text) })),
+  );
+}
+
+/** gradeEvidence of a question in the standard form, with its hits as retrieved (for their titles) and `read` in the standard form. */
+function gradeStandardEvidence(query: string, hits: RetrievalHit[], read: RetrievalHit[]): Grade {
   const terms = matchKeys(query);
   if (hits.length === 0 || terms.size === 0) {
     return {
@@ -192,9 +203,9 @@ export function gradeEvidence(query: string, hits: RetrievalHit[]): Grade {
     };
   }
   // Each passage is tokenized once, for the coverage and for telling documents apart.
-  const hitKeys = hits.map((hit) => matchKeys(hit.text));
+  const hitKeys = read.map((hit) => matchKeys(hit.text));
   const evidenceKeys = new Set(hitKeys.flatMap((keys) => [...keys]));
-  const { covered, of } = coverageOf(query, terms, hits, evidenceKeys);
+  const { covered, of } = coverageOf(query, terms, read, evidenceKeys);
   const coverage = covered / of;
   const top = hits[0].rerank_score ?? coverage;
   const relevance: Grade['evidence_relevance'] = top >= STRONG_SCORE || coverage >= SUFFICIENT_COVERAGE ? 'strong' : 'weak';

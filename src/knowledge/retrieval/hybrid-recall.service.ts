@@ -1,3 +1,4 @@
+import { standardForm } from '../../common/standard-form.js';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
@@ -157,7 +158,7 @@ export class HybridRecall {
     const reads = this.replica?.configured && !scope.empty ? this.replica.reader('knowledge_search', () => this.state.version()) : undefined;
     const [fullText, dense] = await Promise.all([
       this.timed('full_text', () => traceStage('full_text', undefined, () => this.fullTextRecall(query, recallK, scope, reads, translate), fullTextSpanAttributes)),
-      this.timed('dense', () => traceStage('dense', undefined, () => this.dense.rank(query, recallK, scope, reads), denseSpanAttributes)),
+      this.timed('dense', () => traceStage('dense', undefined, () => this.dense.rank(standardForm(query), recallK, scope, reads), denseSpanAttributes)),
     ]);
     const fused = reciprocalRankFusion([fullText.ids, dense.ids]).slice(0, recallK);
     const details = await this.chunkDetails(
@@ -201,9 +202,13 @@ export class HybridRecall {
    * it; the two rankings are fused.
    */
   async fullTextRecall(query: string, limit: number, scope: RetrievalScope, reads?: VersionedRead, translate = true): Promise<FullTextRanking> {
-    const { lexemes, dropped } = fullTextQueryTerms(query);
+    // The query in the standard form (see common/standard-form) and, where that differs, as written: a document is
+    // indexed as written, in simplified characters (most) or in traditional ones.
+    const read = standardForm(query);
+    const { lexemes, dropped } = fullTextQueryTerms(read);
+    const written = read === query ? null : fullTextQueryTerms(query).lexemes;
     const terms = lexemes.length;
-    const translated = translate ? translatedFullTextQuery(translatedTopicWords(query)) : null;
+    const translated = translate ? translatedFullTextQuery(translatedTopicWords(read)) : null;
     const translatedTerms = translated?.terms ?? 0;
     if ((terms === 0 && !translated) || scope.empty) return { ids: [], terms, dropped, translatedTerms };
     // Chunks with every term first (few, precise: for Chinese, bigram runs act like phrases);
@@ -224,7 +229,9 @@ export class HybridRecall {
           version = chunks === this.chunks ? null : await chunks.indexVersion(manager);
           // A replica behind the version asked for: its ranking would be thrown away (the primary ranks instead).
           if (isBehind(version, atLeast)) return null;
-          return terms > 0 ? await ranked(chunks, manager, lexemes.join(' & '), terms > 1 ? lexemes.join(' | ') : null) : [];
+          if (terms === 0) return [];
+          if (!written?.length) return await ranked(chunks, manager, lexemes.join(' & '), terms > 1 ? lexemes.join(' | ') : null);
+          return await ranked(chunks, manager, `(${lexemes.join(' & ')}) | (${written.join(' & ')})`, [...new Set([...lexemes, ...written])].join(' | '));
         });
       } catch (error) {
         if (pgErrorCode(error) !== QUERY_CANCELED) throw error;

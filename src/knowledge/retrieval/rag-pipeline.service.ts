@@ -5,7 +5,6 @@ import { DataSource } from 'typeorm';
 import type { AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { Metrics } from '../../observability/metrics.js';
-import { standardForm } from '../../common/standard-form.js';
 import { HybridRecall, RecallCandidate } from './hybrid-recall.service.js';
 import { RerankProvider } from './rerank.js';
 import { RetrievalResult, RetrievalService, SearchOptions, StepReporter } from './retrieval.service.js';
@@ -84,9 +83,8 @@ export class RagPipeline extends RetrievalService implements OnApplicationBootst
   }
 
   async search(query: string, topK: number, options: SearchOptions): Promise<RetrievalResult> {
-    // Read in the standard form (see common/standard-form), whoever searches: 會員積分 finds 会员积分.
-    const outcome = await runStages(this.stages, standardForm(query), topK, options.scope, options.onStep ?? ignoreStep, {
-      question: options.question === undefined ? undefined : standardForm(options.question),
+    const outcome = await runStages(this.stages, query, topK, options.scope, options.onStep ?? ignoreStep, {
+      question: options.question,
       translate: options.translate,
       metrics: this.metrics,
     });

@@ -1,3 +1,4 @@
+import { standardForm } from '../../common/standard-form.js';
 import { englishKeysOf, holdsEnglishWord, isUntranslatedWord, translatedKeys } from '../../common/glossary.js';
 import { isAskingWord } from '../../common/topic-words.js';
 import { isFunctionWordKey } from '../../common/function-words.js';
@@ -47,7 +48,10 @@ export class LocalRerank extends RerankProvider {
     super();
   }
 
-  async score(query: string, passages: string[]): Promise<number[]> {
+  async score(asked: string, texts: string[]): Promise<number[]> {
+    // Compared in the standard form (see common/standard-form), question and passages alike.
+    const query = standardForm(asked);
+    const passages = texts.map(standardForm);
     // A word is compared without its clitic ("node's" holds "node"), and a stopword contracted with one ("what's") is none.
     const queryTokens = comparedTokens(tokenize(query)).map(withoutClitic);
     // A Chinese question is counted by its words: the character bigrams `tokenize` adds across two of them (分能 of

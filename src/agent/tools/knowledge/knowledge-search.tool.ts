@@ -14,7 +14,6 @@ import {
   MAX_QUERY_LENGTH,
   SubQuestionFanOut,
 } from '../../../knowledge/public-api.js';
-import { standardForm } from '../../../common/standard-form.js';
 import { composeFromPassages } from '../../../models/local-compose.js';
 import type { LocalToolRouting } from '../../../models/local-tool-routing.js';
 import type { AgentStateValues, AgentToolArtifact, HitlQuestion } from '../../agent-state.js';
@@ -74,8 +73,6 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
         // the trace says so. A resumed run's original question was shortened when the run paused.
         const bounded = boundQuery(resuming?.question.original_question ?? query);
         const original = bounded.query;
-        // Judged and searched in the standard form (会员 for 會員, X1 for Ｘ１); the trace keeps the question as asked.
-        const searchable = standardForm(original);
         const queryTrace = { query_truncated: bounded.truncated, query_original_length: bounded.originalLength };
         if (bounded.truncated) {
           step('query_truncated', `Searching the first ${original.length} of ${bounded.originalLength} characters`, {
@@ -90,12 +87,12 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
               complexity_reason: resuming.resumeState.complexity_reason ?? 'kept from the paused run',
               sub_questions: resuming.resumeState.sub_questions ?? [],
             }
-          : await this.complexityJudge.judge(searchable);
+          : await this.complexityJudge.judge(original);
         step('complexity', complexity.complexity === 'complex' ? `Splitting into ${complexity.sub_questions.length} sub-questions` : 'One question', {
           complexity: complexity.complexity,
         });
         if (complexity.complexity === 'complex' && complexity.sub_questions.length > 1) {
-          const fanOut = await this.fanOut.run(searchable, complexity.sub_questions, topK, turn.scope, step);
+          const fanOut = await this.fanOut.run(original, complexity.sub_questions, topK, turn.scope, step);
           const { options: _options, ...gradeFields } = fanOut.grade;
           const answerHits = fanOut.hits.slice(0, topK * 2);
           const fanOutTrace = {
@@ -129,7 +126,7 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
         let trace: Record<string, unknown>;
         if (resuming && supplements.length > 0) {
           step('hitl', 'Retrieving again with your answer', { round: supplements.length });
-          result = await this.flow.run(standardForm(`${original} ${searched.join(' ')}`), topK, turn.scope, step);
+          result = await this.flow.run(`${original} ${searched.join(' ')}`, topK, turn.scope, step);
           // The documents the user's choice set aside are not answered from.
           const setAside = new Set(setAsideSources(supplements.at(-1)!, resuming.question));
           const kept = result.hits.filter((hit) => !setAside.has(hit.source));
@@ -140,7 +137,7 @@ export class KnowledgeSearchTool implements AgentToolPlugin {
             clarification_prompt: resuming.question.clarification_prompt,
           });
         } else {
-          result = await this.flow.run(searchable, topK, turn.scope, step);
+          result = await this.flow.run(original, topK, turn.scope, step);
           trace = { ...result.trace, ...complexity };
         }
         // Human in the loop: the run pauses to ask the user (the graph's clarify node), at most MAX_HITL_ROUNDS times;

@@ -3,7 +3,7 @@ import { Converter } from 'opencc-js/t2cn';
 /**
  * One written form for text that is read for its meaning (a question, the sentences answering it): Chinese in
  * simplified characters with mainland terms, Latin letters and digits in half width. Users write in traditional
- * characters (會員積分), with Taiwan's or Hong Kong's words (韌體 for 固件, 數據機 for 猫), or type a model name in full
+ * characters (會員積分), with Taiwan's or Hong Kong's words (韌體 for 固件, 數據機 for 调制解调器), or type a model name in full
  * width (Ｘ１); the documents and the glossary are written the other way.
  */
 

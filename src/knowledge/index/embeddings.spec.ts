@@ -162,6 +162,17 @@ describe('the local rerank', () => {
     expect(refunds).toBeGreaterThan(gifts);
   });
 
+  it('reads a Chinese question with English words in it in both languages: a Chinese passage holds the English words by translation', async () => {
+    const rerank = new LocalRerank(1000);
+    const minRelevance = loadConfig({}).knowledge.minRelevance;
+    const [points, meals] = await rerank.score('我的 points 什么时候 expire？', [
+      '积分自获得之日起 12 个月内有效，过期自动清零。',
+      'Meals during travel are reimbursed up to 60 USD per day.',
+    ]);
+    expect(points).toBeGreaterThanOrEqual(minRelevance);
+    expect(points).toBeGreaterThan(meals);
+  });
+
   it('counts a broader word for a question word that no passage holds ("alcohol" for "wine"), and only then', async () => {
     const rerank = new LocalRerank(1000);
     const [meals, warranty] = await rerank.score('Can I claim the wine I drank with dinner?', [

@@ -2,7 +2,7 @@ import { standardForm } from '../../common/standard-form.js';
 import { englishKeysOf, holdsEnglishWord, isUntranslatedWord, translatedKeys } from '../../common/glossary.js';
 import { isAskingWord } from '../../common/topic-words.js';
 import { isFunctionWordKey } from '../../common/function-words.js';
-import { comparedTokens, matchKey, wordTokens } from '../../common/match-keys.js';
+import { comparedTokens, isEnglishWord, matchKey, wordTokens } from '../../common/match-keys.js';
 import { durationKeys } from '../../common/durations.js';
 import { broaderKeys } from '../../common/hypernyms.js';
 import { inverseDocumentFrequency } from '../../common/inverse-frequency.js';
@@ -58,6 +58,9 @@ export class LocalRerank extends RerankProvider {
     // 积分|能) are in no passage, and would hold any passage's share of the question down.
     const terms = new Set((containsCjk(query) ? wordTokens(query, queryTokens) : queryTokens).map(matchKey));
     const across = crossLanguageTerms(query, queryTokens);
+    // A Chinese question with English words in it ("Gold member 有什么福利？") is in both languages: a passage in either
+    // holds some of its words only as translations.
+    const mixed = containsCjk(query) && across.some((term) => 'latin' in term && isEnglishWord(term.word));
     // Each text is tokenized once, for its terms and its embedding alike.
     const q = this.embeddings.embedTokens(queryTokens);
     const tokenized = passages.map((passage) => tokenize(passage).map(withoutClitic));
@@ -78,7 +81,7 @@ export class LocalRerank extends RerankProvider {
       let coverage = totalWeight > 0 ? covered / totalWeight : 0;
       // A passage in the other language than the question can hold its names and model numbers as they are, and its
       // other words only as translations: its share of those, at half weight.
-      if (across.length > 0 && containsCjk(query) !== containsCjk(passage)) {
+      if (across.length > 0 && (mixed || containsCjk(query) !== containsCjk(passage))) {
         coverage = Math.max(coverage, 0.5 * crossLanguageCoverage(across, passage, tokens));
       }
       const p = this.embeddings.embedTokens(tokens);

@@ -109,7 +109,23 @@ export interface Glossary {
 interface CleanedGloss {
   words: string[];
   verb: boolean;
+  /** The one-word object a verb's gloss gives in parentheses ("to drink (alcohol)", "to withdraw (cash)"): what the word is about. */
+  object?: string;
 }
+
+/** A verb's gloss with its object in parentheses: "to drink (alcohol)". */
+const VERB_WITH_OBJECT = /^\s*to\s+[a-z]+\s+\(([a-z]+)\)\s*$/i;
+/** What CC-CEDICT also writes in a verb's parentheses, no object: a field, a register, a language, a preposition ("to adjourn (law)", "to negotiate (with)"). */
+const NO_OBJECT = new Set(
+  (
+    'idiom dialect slang telecom law legal computing literary formal euphemism buddhism buddhist taoism military online coll colloquial ' +
+    'archaic old classical physics chemistry medicine medical math mathematics geometry linguistics sports polite humble derogatory tw ' +
+    'taiwan cantonese loanword sth sb oneself something someone intransitive transitive figurative lit fig vulgar informal poetic botany ' +
+    'zoology biology economics finance business grammar music photography metallurgy electronics cookery cooking agriculture golf boxing ' +
+    'poker snooker running happening everywhere that true open with into up down out off on in at to for from about over by as of away ' +
+    'back together again apart around through against towards'
+  ).split(' '),
+);
 
 function cleanedGlosses(english: readonly string[], read = GLOSSES_PER_WORD): CleanedGloss[] {
   return (
@@ -127,7 +143,12 @@ function cleanedGlosses(english: readonly string[], read = GLOSSES_PER_WORD): Cl
             .match(/[a-z]+(?:'[a-z]+)?/g) ?? []
         ).filter((word) => word.length >= 2 && !GLOSS_STOPWORDS.has(word));
         const verb = /^\s*to\s+([a-z]+)/i.exec(gloss)?.[1].toLowerCase();
-        return { words, verb: verb !== undefined && verb === words[0] && !verb.endsWith('ly') };
+        const object = VERB_WITH_OBJECT.exec(gloss)?.[1].toLowerCase();
+        return {
+          words,
+          verb: verb !== undefined && verb === words[0] && !verb.endsWith('ly'),
+          ...(object && !NO_OBJECT.has(object) && !object.endsWith('ly') && !GLOSS_STOPWORDS.has(object) ? { object } : {}),
+        };
       })
   );
 }
@@ -152,7 +173,8 @@ function load(): Glossary {
     }
     if (!CHINESE_WORD.test(simplified) || simplified.length > MAX_WORD_LENGTH || INTERROGATIVE.test(simplified)) continue;
     const glosses = cleanedGlosses(english);
-    const words = [...new Set(glosses.flatMap((gloss) => gloss.words))].slice(0, WORDS_PER_ENTRY);
+    // A verb's object after every gloss's own words: it says what the word is about, not what it means.
+    const words = [...new Set([...glosses.flatMap((gloss) => gloss.words), ...glosses.flatMap((gloss) => (gloss.object ? [gloss.object] : []))])].slice(0, WORDS_PER_ENTRY);
     if (words.length === 0) continue;
     // A word with several readings has several entries: the first reading's glosses first.
     const known = englishOf.get(simplified);

@@ -158,6 +158,16 @@ describe('glossary (characters)', () => {
 });
 
 describe('another Chinese word for a Chinese word', () => {
+  it('reads the object a verb\'s gloss gives in parentheses, after its own words ("to drink (alcohol)"), not a field or a preposition', () => {
+    expect(englishWordsOf('喝酒')).toEqual(['drink', 'alcohol']);
+    expect(englishWordsOf('抽烟')).toContain('tobacco');
+    expect(englishWordsOf('提取')).toEqual(expect.arrayContaining(['withdraw', 'money']));
+    expect(englishWordsOf('提取').indexOf('money')).toBeGreaterThan(englishWordsOf('提取').indexOf('extract'));
+    // "to associate (with)", "to hibernate (computing)": no object.
+    expect(englishWordsOf('交往')).not.toContain('with');
+    expect(englishWordsOf('休眠')).not.toContain('computing');
+  });
+
   it('is one of the same English translation that shares a character with it (进水 for 泡水: "water")', () => {
     expect(keysOfAnotherWordFor('泡水', chineseWordsByEnglishKey(['进水', '自来水']))).toEqual(['water']);
     // 浸湿 shares "soak" and no character with 泡水; 泡水 itself is no other word for it.

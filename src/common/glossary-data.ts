@@ -99,6 +99,8 @@ export interface Glossary {
   englishOfCharacter: Map<string, readonly string[]>;
   /** By their first two characters, the length of the longest word of englishOf that opens with them (see glossaryWordsIn). */
   longestByOpening: Map<string, number>;
+  /** Every character of CC-CEDICT's simplified words: one outside it is written in traditional characters only (會, 體). */
+  simplifiedCharacters: Set<string>;
 }
 
 /**
@@ -123,7 +125,9 @@ const NO_OBJECT = new Set(
     'taiwan cantonese loanword sth sb oneself something someone intransitive transitive figurative lit fig vulgar informal poetic botany ' +
     'zoology biology economics finance business grammar music photography metallurgy electronics cookery cooking agriculture golf boxing ' +
     'poker snooker running happening everywhere that true open with into up down out off on in at to for from about over by as of away ' +
-    'back together again apart around through against towards'
+    'back together again apart around through against towards ' +
+    // Objects too general to say what a word is about ("to enter (data)", "to take (time)").
+    'time times data item items text computer people work thing things vehicle'
   ).split(' '),
 );
 
@@ -165,7 +169,9 @@ function load(): Glossary {
   // A character's glosses over its entries (one per reading), in order, without those that name (a surname, a
   // dynasty, a country it abbreviates: 金 "Jurchen Jin dynasty", 保 "Bulgaria").
   const characterGlosses = new Map<string, string[]>();
+  const simplifiedCharacters = new Set<string>();
   for (const { simplified, english } of entries) {
+    for (const character of simplified) simplifiedCharacters.add(character);
     if (CHINESE_CHARACTER.test(simplified)) {
       const glosses = characterGlosses.get(simplified) ?? characterGlosses.set(simplified, []).get(simplified)!;
       if (glosses.length < GLOSSES_PER_CHARACTER) glosses.push(...english.flatMap((line) => line.split(/;\s*/)).filter((gloss) => !isNamingGloss(gloss)));
@@ -233,7 +239,7 @@ function load(): Glossary {
   }
   const longestByOpening = new Map<string, number>();
   for (const word of englishOf.keys()) longestByOpening.set(word.slice(0, 2), Math.max(longestByOpening.get(word.slice(0, 2)) ?? 0, word.length));
-  return { englishOf, chineseOf, chineseOfWord, ecdictOf, englishOfCharacter, longestByOpening };
+  return { englishOf, chineseOf, chineseOfWord, ecdictOf, englishOfCharacter, longestByOpening, simplifiedCharacters };
 }
 
 /**

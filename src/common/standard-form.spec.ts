@@ -8,7 +8,7 @@ describe('standardForm', () => {
   it("reads Taiwan's and Hong Kong's words as the mainland's", () => {
     expect(standardForm('路由器韌體什麼時候更新？')).toBe('路由器固件什么时候更新？');
     expect(standardForm('數據機')).toBe('调制解调器');
-    expect(standardForm('衞生')).toBe('卫生');
+    expect(standardForm('衞生處')).toBe('卫生处');
   });
 
   it('writes full-width letters and digits in half width, and keeps full-width punctuation', () => {
@@ -20,6 +20,13 @@ describe('standardForm', () => {
     const text = '积分自获得之日起 12 个月内有效，过期自动清零。干净的著作后面。The Aurora X1 broadcasts on 2.4 GHz.';
     expect(standardForm(text)).toBe(text);
     expect(standardForm('Connect the Aurora X1 router to your modem.')).toBe('Connect the Aurora X1 router to your modem.');
+  });
+
+  it('leaves simplified words that name something else in Taiwan as they are, and converting twice changes nothing', () => {
+    for (const text of ['配置文件', '驱动程序', '序列号', '出差行程', '建立连接', '效果显著', '特么', '尼日利亚', '厄瓜多尔', '理查德']) {
+      expect(standardForm(text)).toBe(text);
+    }
+    for (const text of ['會員積分多久會過期？', '奈及利亞的數據機', '軟體下載']) expect(standardForm(standardForm(text))).toBe(standardForm(text));
   });
 
   it('keeps text it cannot read (lone surrogates, NUL, direction marks)', () => {

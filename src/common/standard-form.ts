@@ -1,4 +1,5 @@
 import { Converter } from 'opencc-js/t2cn';
+import { loadGlossary } from './glossary-data.js';
 
 /**
  * One written form for text that is read for its meaning (a question, the sentences answering it): Chinese in
@@ -17,10 +18,20 @@ const CONVERTIBLE = /[\u3400-\u9fff\uf900-\ufaff\uff10-\uff19\uff21-\uff3a\uff41
 const FULL_WIDTH_ALPHANUMERIC = /[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]/g;
 /** Full-width forms sit at a fixed distance from ASCII. */
 const FULL_WIDTH_OFFSET = 0xfee0;
+const HAN_RUN = /[\u3400-\u9fff\uf900-\ufaff]+/g;
 
-/** The text in the standard form (see above); its punctuation, full-width or not, is left as written. */
+/**
+ * The text in the standard form (see above); its punctuation, full-width or not, is left as written. Only a run of
+ * Chinese characters with one that simplified Chinese never writes (會, 韌) is converted: OpenCC's tables would also
+ * read simplified words as Taiwan's (程序 as a process, 文件 as a document; 著 of 显著, 么), and change them. Converting
+ * again changes nothing.
+ */
 export function standardForm(text: string): string {
   if (!CONVERTIBLE.test(text)) return text;
+  const { simplifiedCharacters } = loadGlossary();
   const halfWidth = text.replace(FULL_WIDTH_ALPHANUMERIC, (c) => String.fromCharCode(c.charCodeAt(0) - FULL_WIDTH_OFFSET));
-  return fromHongKong(fromTaiwan(halfWidth));
+  return halfWidth.replace(HAN_RUN, (run) => {
+    for (const character of run) if (!simplifiedCharacters.has(character)) return fromHongKong(fromTaiwan(run));
+    return run;
+  });
 }

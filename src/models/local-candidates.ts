@@ -63,7 +63,7 @@ export function candidatesOf(passages: Passage[]): Candidate[] {
     const sentences = passageSentencesWithHeadings(passage.text);
     sentences.forEach((sentence, index) => {
       // A chunk repeats the end of the one before it, and that may open inside a sentence: such a piece says nothing whole.
-      if (index === 0 && OPENS_INSIDE_A_SENTENCE.test(sentence.text)) return;
+      if (index === 0 && sentences.length > 1 && OPENS_INSIDE_A_SENTENCE.test(sentence.text) && !containsCjk(sentence.text)) return;
       // Compared in the standard form, as the question is (a document in traditional characters answers 会员积分).
       const read = standardForm(sentence.text);
       const chinese = containsCjk(read);
@@ -88,8 +88,11 @@ export function candidatesOf(passages: Passage[]): Candidate[] {
   return withoutRepeats(all, edges);
 }
 
-/** A lower-case Latin letter: no sentence opens with one, the piece of a sentence a chunk's overlap repeats may ("are erased."). */
-const OPENS_INSIDE_A_SENTENCE = /^[a-z]/;
+/**
+ * A word in lower case: an English sentence opens with a capital, the piece of one that a chunk's overlap repeats may
+ * ("are erased."); a name written with a capital inside ("iPhone", "eBay") is no such word.
+ */
+const OPENS_INSIDE_A_SENTENCE = /^[a-z]+(?![\p{L}\p{N}])/u;
 
 /** Room in `order` for a passage's sentences: a passage of 100 000 characters has fewer. */
 const PASSAGE_ORDER = 1_000_000;

@@ -898,5 +898,12 @@ describe('the local model puts a product’s own document first', () => {
     const leaf = { source: 'aurora-x1-router-manual.md', text: 'are erased. ## Wi-Fi bands\nThe Aurora X1 broadcasts on 2.4 GHz and 5 GHz.' };
     const answer = composeFromPassages('What is erased by a reset?', [leaf, X1_MANUAL_TAIL]);
     expect(answer).not.toContain('are erased. [');
+    // A passage's only sentence, a name written in lower case first, a Chinese sentence: kept.
+    expect(composeFromPassages('What does the iPhone come with?', [{ source: 'phones.md', text: 'iPhone 15 comes with 128 GB of storage.' }])).toContain('iPhone 15 comes with');
+    expect(composeFromPassages('Who must register first?', [{ source: 'ebay.md', text: 'eBay sellers must register first. Fees apply.' }])).toMatch(
+      /^According to the knowledge base: eBay sellers must register first/,
+    );
+    expect(composeFromPassages('积分可以抵扣现金吗？', [{ source: 'p.md', text: 'iPhone 用户的积分可以抵扣现金。 其他说明。' }])).toContain('iPhone 用户的积分可以抵扣现金');
+    expect(composeFromPassages('How do I list files?', [{ source: 'shell.md', text: 'ls lists the files of a folder.' }])).toContain('ls lists the files');
   });
 });

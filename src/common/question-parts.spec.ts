@@ -20,6 +20,26 @@ describe('questionParts', () => {
     expect(questionParts('X1、X2 和 X3 的保修分别多久？')).toEqual(['X1、X2 和 X3 的保修分别多久？']);
   });
 
+  it('does not cut at a comma before an inverted verb, a clause of concession, an indefinite question word, or a clause that names nothing', () => {
+    for (const question of [
+      'When I reset the router, are my settings gone?',
+      'Why, when I reset the router, are my settings gone?',
+      'How long, in business days, does a refund take?',
+      '几乎每天都断网，怎么办？',
+      '无论什么原因，退货运费谁出？',
+      '哪些商品不能退，为什么？',
+      '这个怎么样，好吗？',
+      '你知道吗，X1 怎么重置？',
+    ]) {
+      expect(questionParts(question)).toEqual([question]);
+    }
+  });
+
+  it('reads a question in traditional characters as one in simplified ones, and keeps its parts as written', () => {
+    expect(questionParts('X2 的 reset 要按幾秒，main node reset 了會怎樣？')).toEqual(['X2 的 reset 要按幾秒', 'main node reset 了會怎樣']);
+    expect(questionParts('積分多久過期，還有能不能轉讓？')).toEqual(['積分多久過期', '能不能轉讓']);
+  });
+
   it('keeps one part for a question that asks one thing', () => {
     expect(questionParts('  会员积分多久过期？ ')).toEqual(['会员积分多久过期？']);
     expect(questionParts('')).toEqual(['']);

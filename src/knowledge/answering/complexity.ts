@@ -1,4 +1,3 @@
-import { standardForm } from '../../common/standard-form.js';
 import { questionParts } from '../../common/question-parts.js';
 import { containsCjk } from '../../common/text.js';
 import { MAX_SUB_QUESTIONS } from '../../trace/trace.protocol.js';
@@ -17,8 +16,7 @@ export interface Complexity {
  */
 export function judgeComplexity(question: string): Complexity {
   const zh = containsCjk(question);
-  // Its parts in the standard form (see common/standard-form): 幾 asks as 几 does.
-  const parts = questionParts(standardForm(question));
+  const parts = questionParts(question);
   if (parts.length < 2) {
     return { complexity: 'simple', complexity_reason: 'One question.', sub_questions: [] };
   }

@@ -171,6 +171,12 @@ describe('the local rerank', () => {
     ]);
     expect(points).toBeGreaterThanOrEqual(minRelevance);
     expect(points).toBeGreaterThan(meals);
+    // Its Chinese words are held by a Chinese passage only as written: 积分 and 指示 meet in "point", 积分 and 点 too.
+    const [transfer, firmware] = await rerank.score('points 能 transfer 吗？', ['积分不能兑换现金，也不能转让给其他账户。', '路由器固件在凌晨 2 点自动更新。']);
+    expect(transfer).toBeGreaterThan(firmware);
+    // An acronym or a unit ("VIP", "GHz") is no English word of the question's.
+    const [light] = await rerank.score('VIP 积分多久过期？', ['指示灯常亮表示连接正常。', '积分自获得之日起 12 个月内有效。']);
+    expect(light).toBeLessThan(minRelevance);
   });
 
   it('counts a broader word for a question word that no passage holds ("alcohol" for "wine"), and only then', async () => {

@@ -60,7 +60,7 @@ export class LocalRerank extends RerankProvider {
     const across = crossLanguageTerms(query, queryTokens);
     // A Chinese question with English words in it ("Gold member 有什么福利？") is in both languages: a passage in either
     // holds some of its words only as translations.
-    const mixed = containsCjk(query) && across.some((term) => 'latin' in term && isEnglishWord(term.word));
+    const mixed = mixedLanguage(query);
     // Each text is tokenized once, for its terms and its embedding alike.
     const q = this.embeddings.embedTokens(queryTokens);
     const tokenized = passages.map((passage) => tokenize(passage).map(withoutClitic));
@@ -127,10 +127,18 @@ function termWeights(terms: ReadonlySet<string>, passages: ReadonlyArray<Readonl
  * it has any; and the spans of time it states, in any unit ("a month" held
  * by "30 天", see common/durations).
  */
-type CrossLanguageTerm = { latin: string; word: string } | { translations: readonly string[] } | { durations: ReadonlySet<string> };
+type CrossLanguageTerm = { latin: string; word: string } | { translations: readonly string[]; chinese: string } | { durations: ReadonlySet<string> };
 
 /** The match keys of the English units of time: a question that states a span ("within a month") is matched by the span. */
 const TIME_UNITS = new Set(['second', 'minute', 'hour', 'day', 'week', 'fortnight', 'month', 'year'].map(matchKey));
+
+/** A lower-case English word of three letters or more: not a unit or an acronym ("GHz", "USD", "VIP"), nor a name. */
+const LOWER_CASE_WORD = /(?<![\p{L}\p{N}])[a-z]{3,}(?![\p{L}\p{N}])/gu;
+
+/** A Chinese question with English words in it ("我的 points 什么时候 expire？"): in both languages. */
+function mixedLanguage(question: string): boolean {
+  return containsCjk(question) && [...question.matchAll(LOWER_CASE_WORD)].some(([word]) => isEnglishWord(word) && !isAskingWord(word) && !isUntranslatedWord(word));
+}
 
 function crossLanguageTerms(query: string, queryTokens: string[]): CrossLanguageTerm[] {
   const durations = durationKeys(query);
@@ -143,18 +151,24 @@ function crossLanguageTerms(query: string, queryTokens: string[]): CrossLanguage
   // A Chinese function word (以后 "after", 才能 of 才能用) no more than an English one.
   const chinese = contentWords(query).flatMap((word) => {
     const translations = containsCjk(word) && durationKeys(word).size === 0 && !isFunctionWordKey(word) ? englishKeysOf(word) : [];
-    return translations.length > 0 ? [{ translations }] : [];
+    return translations.length > 0 ? [{ translations, chinese: word }] : [];
   });
   return [...latin, ...chinese, ...(durations.size > 0 ? [{ durations }] : [])];
 }
 
+/**
+ * The share of `terms` a passage holds as written or translated. A Chinese passage for a question with English words
+ * in it (see mixedLanguage) holds the question's Chinese words only as written: through translations, two Chinese words
+ * meet in some English sense by chance (积分 and 指示 in "point").
+ */
 function crossLanguageCoverage(terms: CrossLanguageTerm[], passage: string, passageTokens: string[]): number {
+  const chinesePassage = containsCjk(passage);
   const keys = new Set(passageTokens.map(matchKey));
   const translated = translatedKeys(passageTokens);
   let passageDurations: Set<string> | undefined;
   const holds = (term: CrossLanguageTerm) => {
     if ('latin' in term) return keys.has(term.latin) || holdsEnglishWord(passage, translated, term.word);
-    if ('translations' in term) return term.translations.some((key) => keys.has(key) || translated.has(key));
+    if ('translations' in term) return chinesePassage ? passage.includes(term.chinese) : term.translations.some((key) => keys.has(key) || translated.has(key));
     passageDurations ??= durationKeys(passage);
     return [...term.durations].some((key) => passageDurations!.has(key));
   };

@@ -14,7 +14,7 @@ import { IndexStateRepository } from '../index/index-state.repository.js';
 import { DenseRanking, DenseRecall } from '../index/dense/dense-recall.service.js';
 import { EmbeddingProvider } from '../index/embeddings.js';
 import { RetrievalHit } from './retrieval.service.js';
-import { fullTextQueryTerms, translatedFullTextQuery } from '../index/search-text.js';
+import { FULL_TEXT_MAX_TERMS, fullTextQueryTerms, translatedFullTextQuery } from '../index/search-text.js';
 import { translatedTopicWords } from '../../common/topic-words.js';
 
 /** Longest a full-text statement may run before PostgreSQL cancels it; recall then answers from the dense ranking alone. */
@@ -206,7 +206,9 @@ export class HybridRecall {
     // indexed as written, in simplified characters (most) or in traditional ones.
     const read = standardForm(query);
     const { lexemes, dropped } = fullTextQueryTerms(read);
-    const written = read === query ? null : fullTextQueryTerms(query).lexemes;
+    // The written form's own terms, within the bound on a query's terms (each costs a scan), where it has other ones.
+    const writtenTerms = read === query ? [] : fullTextQueryTerms(query).lexemes;
+    const written = writtenTerms.some((lexeme) => !lexemes.includes(lexeme)) ? writtenTerms.slice(0, Math.max(0, FULL_TEXT_MAX_TERMS - lexemes.length)) : null;
     const terms = lexemes.length;
     const translated = translate ? translatedFullTextQuery(translatedTopicWords(read)) : null;
     const translatedTerms = translated?.terms ?? 0;

@@ -91,6 +91,8 @@ describe('overlap', () => {
     expect(overlapTail('including the password', 8)).toBe('password');
     expect(overlapTail('第二句话比较长一些！', 3)).toBe('一些！');
     expect(overlapTail('short', 10)).toBe('short');
+    expect(overlapTail('长按设备背面的reset按钮十秒', 8)).toBe('按钮十秒');
+    expect(overlapTail('installed between 2 and 4 a.m.', 9)).toBe('4 a.m.');
     expect(overlapTail('anything', 0)).toBe('');
   });
 });

@@ -81,9 +81,10 @@ function insideWord(before: string, first: string): boolean {
 export function overlapTail(piece: string, overlap: number): string {
   if (overlap <= 0) return '';
   const tail = piece.slice(-overlap);
-  if (tail.length === piece.length || !insideWord(piece[piece.length - tail.length - 1], tail[0])) return tail;
-  const space = tail.search(/\s/);
-  return space < 0 ? '' : tail.slice(space).trimStart();
+  if (tail.length === piece.length || !insideWord(piece[piece.length - tail.length - 1], tail[0])) return tail.trimStart();
+  // The next word: after a space, or a Chinese character (reset按钮, with no space before 按).
+  const next = tail.search(/\s|[\u3400-\u9fff\uf900-\ufaff]/);
+  return next < 0 ? '' : tail.slice(next).trimStart();
 }
 
 /** Packs the sentences of `text` (see SentencePacker). */

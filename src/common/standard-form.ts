@@ -1,5 +1,6 @@
 import { Converter } from 'opencc-js/t2cn';
 import { loadGlossary } from './glossary-data.js';
+import { HAN } from './segments.js';
 
 /**
  * One written form for text that is read for its meaning (a question, the sentences answering it): Chinese in
@@ -13,12 +14,17 @@ import { loadGlossary } from './glossary-data.js';
 const fromTaiwan = Converter({ from: 'twp', to: 'cn' });
 const fromHongKong = Converter({ from: 'hk', to: 'cn' });
 
-/** Text without a Han character or a full-width letter or digit is in the standard form already. */
-const CONVERTIBLE = /[\u3400-\u9fff\uf900-\ufaff\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]/;
 const FULL_WIDTH_ALPHANUMERIC = /[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]/g;
+/** Text without a Han character or a full-width letter or digit is in the standard form already. */
+const CONVERTIBLE = new RegExp(`${HAN.source}|${FULL_WIDTH_ALPHANUMERIC.source}`);
 /** Full-width forms sit at a fixed distance from ASCII. */
 const FULL_WIDTH_OFFSET = 0xfee0;
-const HAN_RUN = /[\u3400-\u9fff\uf900-\ufaff]+/g;
+const HAN_RUN = new RegExp(`${HAN.source}+`, 'g');
+
+// The rerank, the grading and the answers read the same passages in a turn, and the same chunks come back turn after
+// turn: each text is converted once, within a bound.
+const FORMS_KEPT = 2_000;
+const forms = new Map<string, string>();
 
 /**
  * The text in the standard form (see above); its punctuation, full-width or not, is left as written. Only a run of
@@ -28,6 +34,16 @@ const HAN_RUN = /[\u3400-\u9fff\uf900-\ufaff]+/g;
  */
 export function standardForm(text: string): string {
   if (!CONVERTIBLE.test(text)) return text;
+  let form = forms.get(text);
+  if (form === undefined) {
+    if (forms.size >= FORMS_KEPT) forms.clear();
+    form = converted(text);
+    forms.set(text, form);
+  }
+  return form;
+}
+
+function converted(text: string): string {
   const { simplifiedCharacters } = loadGlossary();
   const halfWidth = text.replace(FULL_WIDTH_ALPHANUMERIC, (c) => String.fromCharCode(c.charCodeAt(0) - FULL_WIDTH_OFFSET));
   return halfWidth.replace(HAN_RUN, (run) => {

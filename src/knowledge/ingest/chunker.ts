@@ -66,6 +66,9 @@ export class SentencePacker<Mark = undefined> {
   }
 }
 
+/** Where the next word starts in a tail that opens inside one: a space, or a Chinese character. */
+const WORD_START = new RegExp(`\\s|${HAN.source}`);
+
 /** A letter or digit of a script that spaces its words (Latin, Cyrillic…), not a Han character. */
 const SPACED_WORD_CHARACTER = /^[\p{L}\p{N}]$/u;
 
@@ -83,7 +86,7 @@ export function overlapTail(piece: string, overlap: number): string {
   const tail = piece.slice(-overlap);
   if (tail.length === piece.length || !insideWord(piece[piece.length - tail.length - 1], tail[0])) return tail.trimStart();
   // The next word: after a space, or a Chinese character (reset按钮, with no space before 按).
-  const next = tail.search(/\s|[\u3400-\u9fff\uf900-\ufaff]/);
+  const next = tail.search(WORD_START);
   return next < 0 ? '' : tail.slice(next).trimStart();
 }
 

@@ -1,6 +1,7 @@
 import { isEnglishWord, matchKey } from './match-keys.js';
 import { isFunctionWordKey } from './function-words.js';
 import { CHINESE_WORD, GLOSS_STOPWORDS, loadGlossary, type Glossary } from './glossary-data.js';
+import { HAN } from './segments.js';
 
 /**
  * Look-ups in the offline Chinese–English glossary (CC-CEDICT and ECDICT, read by common/glossary-data): the English
@@ -175,6 +176,30 @@ function piecesFromLeft(run: string, { englishOf, longestByOpening: longest }: G
  */
 export function glossaryWordsIn(run: string): Array<{ word: string; start: number }> {
   return CHINESE_WORD.test(run) ? piecesFromLeft(run, loadGlossary()) : [];
+}
+
+const HAN_WORD = new RegExp(`^${HAN.source}+$`);
+
+/**
+ * The runs of Chinese characters that the segmenter left single or cut as words the glossary lacks (保|修, 路|由|器,
+ * 定|做的), each with where it starts in the text: there its dictionary lacks words CC-CEDICT has. `wordsOfText` are
+ * the segmenter's words of one text, in order.
+ */
+export function segmenterGaps(wordsOfText: Iterable<Intl.SegmentData>): Array<{ run: string; start: number }> {
+  const gaps: Array<{ run: string; start: number }> = [];
+  let run = '';
+  let start = 0;
+  for (const { segment, index, isWordLike } of wordsOfText) {
+    if (isWordLike && HAN_WORD.test(segment) && (segment.length === 1 || englishWordsOf(segment).length === 0)) {
+      if (run.length === 0) start = index;
+      run += segment;
+      continue;
+    }
+    if (run.length > 0) gaps.push({ run, start });
+    run = '';
+  }
+  if (run.length > 0) gaps.push({ run, start });
+  return gaps;
 }
 
 /**

@@ -894,6 +894,19 @@ describe('the local model puts a product’s own document first', () => {
     });
   });
 
+  describe('words the segmenter leaves in single characters', () => {
+    it("finds a word the glossary knows across the segmenter's cut (定|做的) by the document's other word for it", () => {
+      expect(composeFromPassages('定做的东西能退吗？', [RETURNS_POLICY, POINTS_RULES])).toMatch(/^根据知识库：定制商品、已激活的软件许可和礼品卡不支持无理由退货。/);
+    });
+
+    it('counts a word cut into single characters (路|由|器) as one word, not once per bigram and character', () => {
+      expect(composeFromPassages('路由器摔坏了保修吗？', [RETURNS_POLICY])).toMatch(/^根据知识库：进水、摔落和私自拆修造成的损坏不在保修范围内。/);
+      expect(composeFromPassages('路由器进水了保修吗？', [RETURNS_POLICY])).toMatch(/^根据知识库：进水、摔落和私自拆修造成的损坏不在保修范围内。/);
+      // The word is still what the question asks about where nothing else tells the sentences apart.
+      expect(composeFromPassages('路由器保修几年？', [RETURNS_POLICY, POINTS_RULES])).toMatch(/^根据知识库：路由器类产品（包括 Aurora X1）整机保修两年/);
+    });
+  });
+
   it("does not answer with the piece of a sentence a chunk's overlap repeats at its start", () => {
     const leaf = { source: 'aurora-x1-router-manual.md', text: 'are erased. ## Wi-Fi bands\nThe Aurora X1 broadcasts on 2.4 GHz and 5 GHz.' };
     const answer = composeFromPassages('What is erased by a reset?', [leaf, X1_MANUAL_TAIL]);

@@ -1,6 +1,15 @@
 import { comparedTokens, isEnglishWord, matchKey, wordTokens } from '../common/match-keys.js';
 import { translatedUnits } from '../common/bilingual-units.js';
-import { chineseWordsOf, commonTranslationsOf, englishKeysOf, englishWordsOf, englishWordsOfCharacter, glossaryWordsIn, hasOwnTranslations } from '../common/glossary.js';
+import {
+  chineseWordsOf,
+  commonTranslationsOf,
+  englishKeysOf,
+  englishWordsOf,
+  englishWordsOfCharacter,
+  glossaryWordsIn,
+  hasOwnTranslations,
+  segmenterGaps,
+} from '../common/glossary.js';
 import { chineseCharacters, containsCjk, contentWords, tokenize, withoutClitic } from '../common/text.js';
 import { HAN, wordSegments } from '../common/segments.js';
 import { isFunctionCharacter, isFunctionWordKey } from '../common/function-words.js';
@@ -131,18 +140,18 @@ const ASKING_HOW = /(?:怎么|怎|咋)(?:办|样|回事)/g;
  *   摔|坏|了|还|保|修, around 摔坏 and 保修), which are no words of the question; a bigram of two characters that no
  *   known word covers may still be one, and stays;
  * - `loose`: the characters no known word covers (钱 in 报销|的|钱; 找 of 路|由|器|找; 餐 and 费 of 餐费), not those
- *   that join, point or ask (see isFunctionCharacter), each once, in order.
+ *   that join, point or ask (see isFunctionCharacter), each once, in order;
+ * - `known`: the words the glossary knows there (路由器, 保修; 定做 of 定|做的), which are words of the question as the
+ *   segmenter's are.
  */
-function singleCharacterRuns(wordsOfText: readonly Intl.SegmentData[]): { crossing: Set<string>; loose: string[] } {
+function singleCharacterRuns(wordsOfText: readonly Intl.SegmentData[]): { crossing: Set<string>; loose: string[]; known: Set<string> } {
   const crossing = new Set<string>();
   const known = new Set<string>();
   const loose = new Set<string>();
   const text = wordsOfText[0]?.input ?? '';
   const asking = new Set<number>();
   for (const match of text.matchAll(ASKING_HOW)) for (let at = match.index; at < match.index + match[0].length; at += 1) asking.add(at);
-  let runStart = 0;
-  const readRun = (run: string) => {
-    if (run.length === 0) return;
+  for (const { run, start: runStart } of segmenterGaps(wordsOfText)) {
     const pieces = glossaryWordsIn(run);
     const covered = new Array<number>(run.length).fill(-1);
     pieces.forEach(({ word, start }, i) => {
@@ -155,20 +164,9 @@ function singleCharacterRuns(wordsOfText: readonly Intl.SegmentData[]): { crossi
     [...run].forEach((character, at) => {
       if (covered[at] < 0 && !asking.has(runStart + at) && !isFunctionCharacter(character)) loose.add(character);
     });
-  };
-  let run = '';
-  for (const { segment, index, isWordLike } of wordsOfText) {
-    if (isWordLike && HAN_WORD.test(segment) && (segment.length === 1 || englishWordsOf(segment).length === 0)) {
-      if (run.length === 0) runStart = index;
-      run += segment;
-    } else {
-      readRun(run);
-      run = '';
-    }
   }
-  readRun(run);
   for (const word of known) crossing.delete(word);
-  return { crossing, loose: [...loose] };
+  return { crossing, loose: [...loose], known };
 }
 
 /** A word of Latin letters and digits joined by hyphens ("Wi-Fi", "check-in", "plug-and-play"; also U+2010 and U+2011), each part of two characters or more. */
@@ -190,6 +188,41 @@ function sharedByHyphenatedParts(text: string, terms: Map<string, number>): void
     for (const key of parts) shares.set(key, Math.min(shares.get(key) ?? 1, 1 / parts.length));
   }
   for (const [key, share] of shares) terms.set(key, share);
+}
+
+/**
+ * A word of three or more characters that the glossary knows where the segmenter left its characters single (路|由|器)
+ * names one thing, as a two-character word does, but is found by its bigrams (路由, 由器): they share one bigram's
+ * weight. Each at a bigram's weight, 路由器 counted twice what 进水 did, and "路由器类产品…保修两年" outranked the
+ * sentence on water damage for "路由器进水了保修吗？".
+ */
+function sharedByGlossaryWordBigrams(glossaryWords: Iterable<string>, terms: Map<string, number>): void {
+  for (const word of glossaryWords) {
+    if (word.length < 3) continue;
+    const share = BIGRAM_SHARE / (word.length - 1);
+    for (let at = 0; at + 2 <= word.length; at += 1) {
+      const bigram = word.slice(at, at + 2);
+      if (terms.get(bigram) === BIGRAM_SHARE) terms.set(bigram, share);
+    }
+  }
+}
+
+/**
+ * The characters of the glossary's words in the segmenter's gaps (see singleCharacterRuns) that the sentences hold, by
+ * their bigrams (路|由|器 of 路由器, 保|修 of 保修), and of no such word they lack: no one-character words of the
+ * question, whose word its bigrams already find. Each counted as a character, 路由器 counted five times over in
+ * "路由器类产品…保修两年", which outranked "进水、摔落…造成的损坏不在保修范围内" for "路由器摔坏了保修吗？".
+ */
+function charactersOfHeldGlossaryWords(glossaryWords: Iterable<string>, idf: ReadonlyMap<string, number>): Set<string> {
+  const held = new Set<string>();
+  const lacked = new Set<string>();
+  for (const word of glossaryWords) {
+    let isHeld = word.length >= 3;
+    for (let at = 0; at + 2 <= word.length; at += 1) isHeld &&= idf.has(word.slice(at, at + 2));
+    for (const character of word) (isHeld ? held : lacked).add(character);
+  }
+  for (const character of lacked) held.delete(character);
+  return held;
 }
 
 /**
@@ -265,11 +298,13 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>, ref
     else if (!straddling.has(key)) terms.set(key, BIGRAM_SHARE);
   }
   for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of chineseCharacters(word)) characters.add(character);
+  for (const character of charactersOfHeldGlossaryWords(singleRuns.known, idf)) characters.delete(character);
   for (const word of words) {
     if (!HAN_WORD.test(word) || word.length > LONGEST_WORD_READ_BY_PIECES || NEGATED_WORD.test(word) || idf.has(word)) continue;
     for (const inner of innerWords(word, idf)) if ((terms.get(inner) ?? 0) < 1) terms.set(inner, 1);
   }
   sharedByHyphenatedParts(spanless, terms);
+  sharedByGlossaryWordBigrams(singleRuns.known, terms);
   for (const unit of [...[...asked.matchAll(ASKED_UNIT)].map((match) => match[1]), ...chineseAskedUnitWords(asked)]) {
     const key = matchKey(unit.toLowerCase());
     if (terms.get(key) === 1) terms.set(key, TRANSLATED_SHARE);
@@ -297,7 +332,9 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>, ref
         .slice(0, MOST_LOOSE_CHARACTERS)
     : [];
   const pivotWords = chinese
-    ? readerWords.filter((word) => containsCjk(word) && !idf.has(word) && !isFunctionWordKey(word) && englishWordsOf(word).length > 0).slice(0, MOST_PIVOT_WORDS)
+    ? [...new Set([...readerWords, ...singleRuns.known])]
+        .filter((word) => containsCjk(word) && !idf.has(word) && !isFunctionWordKey(word) && englishWordsOf(word).length > 0)
+        .slice(0, MOST_PIVOT_WORDS)
     : [];
   const translationsOfTerm = new Map<string, readonly string[]>();
   const commonTranslationsOfTerm = new Map<string, readonly string[]>();

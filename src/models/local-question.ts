@@ -190,38 +190,45 @@ function sharedByHyphenatedParts(text: string, terms: Map<string, number>): void
   for (const [key, share] of shares) terms.set(key, share);
 }
 
+/** Whether the sentences hold each bigram of a word of three or more characters (路由, 由器 of 路由器): they hold the word, as far as bigrams tell. */
+function heldByBigrams(word: string, idf: ReadonlyMap<string, number>): boolean {
+  if (word.length < 3) return false;
+  for (let at = 0; at + 2 <= word.length; at += 1) if (!idf.has(word.slice(at, at + 2))) return false;
+  return true;
+}
+
 /**
  * A word of three or more characters that the glossary knows where the segmenter left its characters single (路|由|器)
  * names one thing, as a two-character word does, but is found by its bigrams (路由, 由器): they share one bigram's
  * weight. Each at a bigram's weight, 路由器 counted twice what 进水 did, and "路由器类产品…保修两年" outranked the
- * sentence on water damage for "路由器进水了保修吗？".
+ * sentence on water damage for "路由器进水了保修吗？". A bigram that is a word of its own there keeps its weight.
  */
-function sharedByGlossaryWordBigrams(glossaryWords: Iterable<string>, terms: Map<string, number>): void {
+function sharedByGlossaryWordBigrams(glossaryWords: ReadonlySet<string>, terms: Map<string, number>): void {
   for (const word of glossaryWords) {
     if (word.length < 3) continue;
     const share = BIGRAM_SHARE / (word.length - 1);
     for (let at = 0; at + 2 <= word.length; at += 1) {
       const bigram = word.slice(at, at + 2);
-      if (terms.get(bigram) === BIGRAM_SHARE) terms.set(bigram, share);
+      if (!glossaryWords.has(bigram) && terms.get(bigram) === BIGRAM_SHARE) terms.set(bigram, share);
     }
   }
 }
 
 /**
- * The characters of the glossary's words in the segmenter's gaps (see singleCharacterRuns) that the sentences hold, by
- * their bigrams (路|由|器 of 路由器, 保|修 of 保修), and of no such word they lack: no one-character words of the
- * question, whose word its bigrams already find. Each counted as a character, 路由器 counted five times over in
- * "路由器类产品…保修两年", which outranked "进水、摔落…造成的损坏不在保修范围内" for "路由器摔坏了保修吗？".
+ * The characters of the glossary's words of three or more characters in the segmenter's gaps (see singleCharacterRuns)
+ * that the sentences hold by their bigrams (路|由|器 of 路由器), where the text writes them nowhere else: no one-character
+ * words of the question, whose word its bigrams already find. Each counted as a character too, 路由器 counted five times
+ * over in "路由器类产品…保修两年", which outranked "进水、摔落…造成的损坏不在保修范围内" for "路由器摔坏了保修吗？".
  */
-function charactersOfHeldGlossaryWords(glossaryWords: Iterable<string>, idf: ReadonlyMap<string, number>): Set<string> {
-  const held = new Set<string>();
-  const lacked = new Set<string>();
+function charactersOfHeldGlossaryWords(text: string, glossaryWords: Iterable<string>, idf: ReadonlyMap<string, number>): Set<string> {
+  const inHeldWords = new Map<string, number>();
   for (const word of glossaryWords) {
-    let isHeld = word.length >= 3;
-    for (let at = 0; at + 2 <= word.length; at += 1) isHeld &&= idf.has(word.slice(at, at + 2));
-    for (const character of word) (isHeld ? held : lacked).add(character);
+    if (!heldByBigrams(word, idf)) continue;
+    const times = text.split(word).length - 1;
+    for (const character of word) inHeldWords.set(character, (inHeldWords.get(character) ?? 0) + times);
   }
-  for (const character of lacked) held.delete(character);
+  const held = new Set<string>();
+  for (const [character, times] of inHeldWords) if (text.split(character).length - 1 <= times) held.add(character);
   return held;
 }
 
@@ -298,7 +305,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>, ref
     else if (!straddling.has(key)) terms.set(key, BIGRAM_SHARE);
   }
   for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of chineseCharacters(word)) characters.add(character);
-  for (const character of charactersOfHeldGlossaryWords(singleRuns.known, idf)) characters.delete(character);
+  for (const character of charactersOfHeldGlossaryWords(spanless.toLowerCase(), singleRuns.known, idf)) characters.delete(character);
   for (const word of words) {
     if (!HAN_WORD.test(word) || word.length > LONGEST_WORD_READ_BY_PIECES || NEGATED_WORD.test(word) || idf.has(word)) continue;
     for (const inner of innerWords(word, idf)) if ((terms.get(inner) ?? 0) < 1) terms.set(inner, 1);
@@ -333,7 +340,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>, ref
     : [];
   const pivotWords = chinese
     ? [...new Set([...readerWords, ...singleRuns.known])]
-        .filter((word) => containsCjk(word) && !idf.has(word) && !isFunctionWordKey(word) && englishWordsOf(word).length > 0)
+        .filter((word) => containsCjk(word) && !idf.has(word) && !heldByBigrams(word, idf) && !isFunctionWordKey(word) && englishWordsOf(word).length > 0)
         .slice(0, MOST_PIVOT_WORDS)
     : [];
   const translationsOfTerm = new Map<string, readonly string[]>();

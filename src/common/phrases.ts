@@ -31,8 +31,6 @@ interface PhraseIndex {
   byTranslation: Map<string, string[]>;
   /** By their first two characters, the length of the longest translation that starts with them: most places in a text start none. */
   longestByOpening: Map<string, number>;
-  /** Each phrase's first word as the table writes it, by the phrase's key. */
-  firstWordOf: Map<string, string>;
 }
 
 let phraseIndex: PhraseIndex | undefined;
@@ -43,11 +41,9 @@ export function loadPhrases(): PhraseIndex {
   const byWords = new Map<string, Map<string, string>>();
   const byTranslation = new Map<string, string[]>();
   const longestByOpening = new Map<string, number>();
-  const firstWordOf = new Map<string, string>();
   for (const [phrase, translations] of Object.entries(englishChinesePhrases as Record<string, string[]>)) {
     const [first, second] = phrase.split(' ').map(wordKey);
     const key = `${KEY_PREFIX}${first} ${second}⟩`;
-    firstWordOf.set(key, phrase.split(' ')[0]);
     (byWords.get(first) ?? byWords.set(first, new Map()).get(first)!).set(second, key);
     for (const translation of translations) {
       (byTranslation.get(translation) ?? byTranslation.set(translation, []).get(translation)!).push(key);
@@ -56,7 +52,7 @@ export function loadPhrases(): PhraseIndex {
     }
   }
   for (const [translation, keys] of byTranslation) if (keys.length > PHRASES_PER_TRANSLATION) byTranslation.delete(translation);
-  return (phraseIndex = { byWords, byTranslation, longestByOpening, firstWordOf });
+  return (phraseIndex = { byWords, byTranslation, longestByOpening });
 }
 
 /** A particle as written ("on" is no stem of anything else), another English word by its match key. */
@@ -142,26 +138,4 @@ export function phraseKeys(text: string): Set<string> {
     }
   }
   return keys;
-}
-
-/**
- * The words an English text writes only as the first word of a compound noun of the phrase table ("business" of
- * "business class", "economy" of "economy class"), each with the keys of those compounds: there the compound names the
- * thing, and the word alone means something else ("business class" is no business). Not a verb before its particle.
- */
-export function compoundModifiers(text: string): Map<string, Set<string>> {
-  const { byWords, firstWordOf } = loadPhrases();
-  const written = text.toLowerCase().match(LATIN_WORD) ?? [];
-  const words = written.map(wordKey);
-  const modifiers = new Map<string, Set<string>>();
-  const alone = new Set<string>();
-  words.forEach((word, i) => {
-    // The first word as the table writes it: by its stem, "Firmware updates install…" read as the phrase "update install".
-    const found = PARTICLES.has(words[i + 1]) ? undefined : byWords.get(word)?.get(words[i + 1]);
-    const compound = found !== undefined && firstWordOf.get(found) === written[i] ? found : undefined;
-    if (compound === undefined) alone.add(word);
-    else (modifiers.get(word) ?? modifiers.set(word, new Set()).get(word)!).add(compound);
-  });
-  for (const word of alone) modifiers.delete(word);
-  return modifiers;
 }

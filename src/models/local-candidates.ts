@@ -3,7 +3,7 @@ import { translatedKeys } from '../common/glossary.js';
 import { chineseCharacters, containsCjk } from '../common/text.js';
 import { durationKeys } from '../common/durations.js';
 import { percentageKeys, withoutPercentages } from '../common/percentages.js';
-import { compoundModifiers, phrasalVerbs, phraseKeys } from '../common/phrases.js';
+import { phrasalVerbs, phraseKeys } from '../common/phrases.js';
 import { standardForm } from '../common/standard-form.js';
 import { passageSentencesWithHeadings } from './local-passage-text.js';
 
@@ -36,8 +36,6 @@ export interface Candidate {
   sectionKeys: Set<string>;
   /** Its phrasal verbs (see common/phrases), in an English sentence. */
   phrasalVerbs: Set<string>;
-  /** The words it writes only as the first word of a compound noun (see compoundModifiers), in an English sentence, each with the compounds' keys. */
-  compoundModifiers: Map<string, Set<string>>;
   /** Its Chinese characters, for the question's words that no sentence holds whole. */
   characters: Set<string>;
   /** How many distinct words it has: a long sentence holds a question's terms by chance more often than a short one. */
@@ -61,7 +59,6 @@ export function candidatesOf(passages: Passage[]): Candidate[] {
     keysOf.get(text) ?? keysOf.set(text, new Set([...matchKeys(withoutPercentages(text)), ...durationKeys(text), ...percentageKeys(text), ...phraseKeys(text)])).get(text)!;
   const noKeys = new Set<string>();
   const noPhrasalVerbs = new Set<string>();
-  const noModifiers = new Map<string, Set<string>>();
   passages.forEach((passage, rank) => {
     const sentences = passageSentencesWithHeadings(passage.text);
     sentences.forEach((sentence, index) => {
@@ -79,7 +76,6 @@ export function candidatesOf(passages: Passage[]): Candidate[] {
         keys: keys(read),
         translatedKeys: chinese ? translatedKeys(keys(read)) : noKeys,
         phrasalVerbs: chinese ? noPhrasalVerbs : phrasalVerbs(read, { verbsOnly: false }),
-        compoundModifiers: chinese ? noModifiers : compoundModifiers(read),
         characters: new Set(chineseCharacters(read)),
         headingKeys: keys(standardForm([documentName(passage.source), ...sentence.headings].join(' '))),
         sectionKeys: keys(standardForm(sentence.headings.at(-1) ?? '')),

@@ -59,8 +59,6 @@ const MODEL_NAME_ONLY_SHARE = 0.5;
  * pause the internet…" for "Can I turn off the internet for my son's phone?".
  */
 const PHRASAL_VERB_ALONE_SHARE = 0.5;
-/** What a question's word counts in a sentence that writes it only in a compound noun the question does not name (see modifierShare). */
-const COMPOUND_MODIFIER_ALONE_SHARE = 0.5;
 /** What a sentence counts that, like its document, names none of the question's model names, where other documents are named for one (see nameFactor). */
 const NAMELESS_SHARE = 0.5;
 /**
@@ -112,8 +110,7 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
     }
     if (candidate.keys.has(term)) {
       const particle = candidate.chinese ? undefined : part.particleOfVerb.get(term);
-      const share = particle === undefined || candidate.phrasalVerbs.has(`${term} ${particle}`) ? modifierShare(candidate, term, part) : PHRASAL_VERB_ALONE_SHARE;
-      matched += share * weight * rarity!;
+      matched += (particle === undefined || candidate.phrasalVerbs.has(`${term} ${particle}`) ? 1 : PHRASAL_VERB_ALONE_SHARE) * weight * rarity!;
       holdsTerm = true;
       holdsSubject ||= !MODEL_NAME.test(term);
     } else if (
@@ -152,7 +149,7 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
   const translationsFound: string[][] = [];
   for (const { word, keys: translations } of part.translatedWords) {
     const rarities = translations.flatMap((key) => idf.get(key) ?? []);
-    const held = translations.flatMap((key) => (candidate.keys.has(key) ? [modifierShare(candidate, key, part) * idf.get(key)!] : []));
+    const held = heldRarities(candidate, translations, idf);
     if (rarities.length > 0) {
       total += TRANSLATED_WORD_SHARE * Math.max(...rarities);
       known += 1;
@@ -221,17 +218,6 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
   const lengthFactor = namesSection ? 1 : (SATURATION + 1) / (1 + SATURATION * (1 - LENGTH_WEIGHT + (LENGTH_WEIGHT * candidate.length) / averageLength));
   // (A question of model names alone scales every sentence alike.)
   return (holdsSubject ? 1 : MODEL_NAME_ONLY_SHARE) * lengthFactor * (matched + (givesWhatIsAskedFor ? Math.min(matched, total / Math.max(1, known)) : 0));
-}
-
-/**
- * What a word of the question counts in an English sentence that writes it only as the first word of a compound noun
- * the question does not name (see compoundModifiers): half, as a verb without its particle does. "business class" is no
- * business: "Economy class is the default…; business class may be approved…" came first for "出差可以报销酒水吗？"
- * (出差: "business trip") and "Can I expense a beer I had with dinner on a business trip?".
- */
-function modifierShare(candidate: Candidate, key: string, part: QuestionPart): number {
-  const compounds = candidate.compoundModifiers.get(key);
-  return compounds === undefined || [...compounds].some((compound) => part.terms.has(compound)) ? 1 : COMPOUND_MODIFIER_ALONE_SHARE;
 }
 
 /** The rarities of the keys a sentence holds, of those given. */

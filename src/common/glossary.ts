@@ -1,7 +1,7 @@
 import { isEnglishWord, matchKey } from './match-keys.js';
 import { isFunctionWordKey } from './function-words.js';
 import { CHINESE_WORD, GLOSS_STOPWORDS, loadGlossary, type Glossary } from './glossary-data.js';
-import { HAN } from './segments.js';
+import { HAN_WORD } from './segments.js';
 
 /**
  * Look-ups in the offline Chinese–English glossary (CC-CEDICT and ECDICT, read by common/glossary-data): the English
@@ -177,8 +177,6 @@ function piecesFromLeft(run: string, { englishOf, longestByOpening: longest }: G
 export function glossaryWordsIn(run: string): Array<{ word: string; start: number }> {
   return CHINESE_WORD.test(run) ? piecesFromLeft(run, loadGlossary()) : [];
 }
-
-const HAN_WORD = new RegExp(`^${HAN.source}+$`);
 
 /**
  * The runs of Chinese characters that the segmenter left single or cut as words the glossary lacks (保|修, 路|由|器,

@@ -28,6 +28,8 @@ const CHINESE_PUNCTUATION = /[。！？、（）《》「」『』“”]/;
 const CHINESE_JOINING_PUNCTUATION = /[，；：]/;
 /** A Chinese (Han) character, compatibility ideographs included. */
 export const HAN = /[\u3400-\u9fff\uf900-\ufaff]/;
+/** A word of Han characters only. */
+export const HAN_WORD = new RegExp(`^${HAN.source}+$`);
 /** What attaches to the character before it (a combining mark, a joiner or a direction mark): never the first of a piece. */
 const ATTACHED = /[\p{M}\p{Cf}]/u;
 const LINE_BREAK = /[\n\u0085\u2028\u2029]/;

@@ -11,7 +11,7 @@ import {
   segmenterGaps,
 } from '../common/glossary.js';
 import { chineseCharacters, containsCjk, contentWords, tokenize, withoutClitic } from '../common/text.js';
-import { HAN, wordSegments } from '../common/segments.js';
+import { HAN_WORD, wordSegments } from '../common/segments.js';
 import { isFunctionCharacter, isFunctionWordKey } from '../common/function-words.js';
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
 import { percentageKeys, withoutPercentages } from '../common/percentages.js';
@@ -248,8 +248,6 @@ function withCompoundsJoined(words: string[], text: string): string[] {
   return joined;
 }
 
-/** A word of Han characters only (see segments' HAN). */
-const HAN_WORD = new RegExp(`^${HAN.source}+$`);
 /** The most Chinese words of a part looked for in other words (pivotWords): a question has a few; each costs a look-up per sentence. */
 const MOST_PIVOT_WORDS = 32;
 /** The most characters of a part looked for by their glosses (translatedCharacters): each costs a look-up per sentence. */
@@ -292,7 +290,8 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>, ref
   const spanless = withoutPercentages(spans.size > 0 ? withoutDurationNumbers(named) : named);
   const tokens = comparedTokens(tokenize(spanless));
   // The segmenter's words, read once for the bigrams across them and the characters it left single.
-  const wordsOfSpanless = [...wordSegments(spanless.toLowerCase())];
+  const lowerSpanless = spanless.toLowerCase();
+  const wordsOfSpanless = [...wordSegments(lowerSpanless)];
   const singleRuns = singleCharacterRuns(wordsOfSpanless);
   const words = new Set(wordTokens(spanless, tokens).map(matchKey));
   const straddling = new Set([...straddlingBigrams(wordsOfSpanless), ...singleRuns.crossing]);
@@ -305,7 +304,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>, ref
     else if (!straddling.has(key)) terms.set(key, BIGRAM_SHARE);
   }
   for (const word of words) if (containsCjk(word) && !idf.has(word)) for (const character of chineseCharacters(word)) characters.add(character);
-  for (const character of charactersOfHeldGlossaryWords(spanless.toLowerCase(), singleRuns.known, idf)) characters.delete(character);
+  for (const character of charactersOfHeldGlossaryWords(lowerSpanless, singleRuns.known, idf)) characters.delete(character);
   for (const word of words) {
     if (!HAN_WORD.test(word) || word.length > LONGEST_WORD_READ_BY_PIECES || NEGATED_WORD.test(word) || idf.has(word)) continue;
     for (const inner of innerWords(word, idf)) if ((terms.get(inner) ?? 0) < 1) terms.set(inner, 1);

@@ -40,3 +40,42 @@ export function englishUnitWords(question: string): string[] {
   if (!containsCjk(question)) return [];
   return BILINGUAL_UNITS.filter((unit) => unit.zh.test(question)).map((unit) => unit.en.at(-1)!);
 }
+
+/**
+ * Units a number is counted in, in either language, by what they count: a number is the same amount only in the same
+ * one ("5000 积分" is no "5000 元"). Longest spelling first within a unit; none that a word merely begins with.
+ */
+const COUNTED_UNITS: Array<{ unit: string; after: string }> = [
+  { unit: 'yuan', after: String.raw`块钱|元|块|yuan\b|rmb\b|cny\b` },
+  { unit: 'dollar', after: String.raw`美元|美金|usd\b|us dollars?\b|dollars?\b|bucks?\b` },
+  { unit: 'point', after: String.raw`个?积分|points?\b|pts?\b` },
+  { unit: 'second', after: String.raw`秒钟|秒|seconds?\b|secs?\b` },
+  { unit: 'minute', after: String.raw`分钟|minutes?\b|mins?\b` },
+  { unit: 'hour', after: String.raw`个?小时|hours?\b|hrs?\b` },
+  { unit: 'day', after: String.raw`个?工作日|天|日|(?:working |business |calendar )?days?\b` },
+  { unit: 'week', after: String.raw`个?(?:星期|礼拜)|周|weeks?\b` },
+  { unit: 'month', after: String.raw`个月|months?\b` },
+  { unit: 'year', after: String.raw`年|years?\b` },
+  { unit: 'clock', after: String.raw`点钟|点|[ap]\.?m\.?(?![\p{L}\p{N}])|o'clock\b` },
+  { unit: 'gigahertz', after: String.raw`ghz\b|千兆赫` },
+  { unit: 'percent', after: String.raw`%|％|percent\b|per cent\b` },
+];
+const NUMBER_WITH_UNIT = new RegExp(
+  String.raw`(?:([$¥￥])\s*)?(?<![\p{L}\p{N}.,])(\d+(?:[.,]\d+)*)(?:\s*(?:(${COUNTED_UNITS.map(({ after }) => `(${after})`).join('|')})))?`,
+  'giu',
+);
+
+/**
+ * The units each number of a text is counted in (see COUNTED_UNITS), by the number as written ("5000", "2.4"); a number
+ * written without one has the unit '' among its units.
+ */
+export function unitsOfNumbers(text: string): Map<string, Set<string>> {
+  const units = new Map<string, Set<string>>();
+  for (const match of text.matchAll(NUMBER_WITH_UNIT)) {
+    const [, currency, number] = match;
+    const at = COUNTED_UNITS.findIndex((_, i) => match[4 + i] !== undefined);
+    const unit = at >= 0 ? COUNTED_UNITS[at].unit : currency === '$' ? 'dollar' : currency ? 'yuan' : '';
+    (units.get(number) ?? units.set(number, new Set()).get(number)!).add(unit);
+  }
+  return units;
+}

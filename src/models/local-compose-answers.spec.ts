@@ -448,6 +448,17 @@ describe('the local model keeps the numbers of a question that asks for an amoun
     expect(firstAnswer('2024 年的会员费用是多少？', [fees])).toBe('2024 年会员费用为 299 元。');
   });
 
+  it('does not take a number of the question for the same number in another unit (5000 积分 is no 5000 元)', () => {
+    expect(firstAnswer('我攒了 5000 积分，能当多少钱花？', [POINTS_RULES])).toBe('100 积分可以抵扣 1 元，单笔订单最多抵扣订单金额的 20%。');
+    expect(firstAnswer('Do I need a receipt for a 20 dollar taxi?', [TRAVEL_POLICY, POINTS_RULES])).toBe(
+      'Submit expense reports within 30 days of returning, with receipts for every item above 25 USD.',
+    );
+    // In the same unit, or where either writes it without one, it is the same number.
+    expect(firstAnswer('消费 5000 元能升什么会员？', [POINTS_RULES])).toBe('年度累计消费满 2000 元升级为银卡会员，满 5000 元升级为金卡会员。');
+    const plans = { source: 'plans.md', text: '## Plans\nThe basic plan includes 5000 points. The premium plan costs 5000 yuan.' };
+    expect(firstAnswer('What does the plan with 5000 give?', [plans])).toBe('The basic plan includes 5000 points.');
+  });
+
   it('answers a span with one key, not as many as the units it can be said in', () => {
     const warranty = { source: 'warranty.md', text: '## Warranty\nThe adapter warranty lasts 12 months. Points expire after one year.' };
     expect(sentencesOf(composeFromPassages('Does the adapter warranty last a year?', [warranty]))).toEqual(['The adapter warranty lasts 12 months.']);

@@ -1,5 +1,5 @@
 import { comparedTokens, isEnglishWord, matchKey, wordTokens } from '../common/match-keys.js';
-import { translatedUnits } from '../common/bilingual-units.js';
+import { translatedUnits, unitsOfNumbers } from '../common/bilingual-units.js';
 import {
   chineseWordsOf,
   commonTranslationsOf,
@@ -62,6 +62,11 @@ export interface QuestionPart {
    * for 泡水, see keysOfAnotherWordFor). At most MOST_PIVOT_WORDS.
    */
   pivotWords: string[];
+  /**
+   * The units its numbers are counted in, by the number's match key, for the numbers it writes with a unit only ("5000
+   * 积分"): the same number in another unit is another amount (see local-relevance).
+   */
+  unitsOfNumber: Map<string, Set<string>>;
   /** Its verbs said with a particle ("turn off"), by their match keys, each with its particle: see local-relevance's PHRASAL_VERB_ALONE_SHARE. */
   particleOfVerb: Map<string, string>;
   /** The characters of its Chinese words that no sentence holds whole ("摔坏" of 摔落, "转给" of 转让给), and of its one-character words. */
@@ -358,9 +363,12 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>, ref
     const [verb, particle] = phrasal.split(' ');
     if (terms.get(verb) === 1) particleOfVerb.set(verb, particle);
   }
+  const unitsOfNumber = new Map<string, Set<string>>();
+  for (const [number, units] of unitsOfNumbers(spanless)) if (!units.has('')) unitsOfNumber.set(matchKey(number), units);
   return {
     chinese,
     terms,
+    unitsOfNumber,
     particleOfVerb,
     translationsOfTerm,
     commonTranslationsOfTerm,

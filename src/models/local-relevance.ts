@@ -1,5 +1,7 @@
 import { chineseWordsByEnglishKey, chineseWordsOfKey, englishKeysOf, holdsTranslation, keysOfAnotherWordFor } from '../common/glossary.js';
 import { containsCjk } from '../common/text.js';
+import { unitsOfNumbers } from '../common/bilingual-units.js';
+import { matchKey } from '../common/match-keys.js';
 import { isPhraseKey } from '../common/phrases.js';
 import { broaderKeys } from '../common/hypernyms.js';
 import { isFunctionWordKey } from '../common/function-words.js';
@@ -108,7 +110,7 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
       total += weight * rarity;
       known += 1;
     }
-    if (candidate.keys.has(term)) {
+    if (candidate.keys.has(term) && !countedInOtherUnits(candidate, part, term)) {
       const particle = candidate.chinese ? undefined : part.particleOfVerb.get(term);
       matched += (particle === undefined || candidate.phrasalVerbs.has(`${term} ${particle}`) ? 1 : PHRASAL_VERB_ALONE_SHARE) * weight * rarity!;
       holdsTerm = true;
@@ -218,6 +220,25 @@ export function relevance(candidate: Candidate, part: QuestionPart, idf: Map<str
   const lengthFactor = namesSection ? 1 : (SATURATION + 1) / (1 + SATURATION * (1 - LENGTH_WEIGHT + (LENGTH_WEIGHT * candidate.length) / averageLength));
   // (A question of model names alone scales every sentence alike.)
   return (holdsSubject ? 1 : MODEL_NAME_ONLY_SHARE) * lengthFactor * (matched + (givesWhatIsAskedFor ? Math.min(matched, total / Math.max(1, known)) : 0));
+}
+
+const unitsOfNumbersOf = new WeakMap<Candidate, Map<string, Set<string>>>();
+
+/**
+ * Whether a sentence writes a number of the question only in other units than the question counts it in: "满 5000
+ * 元升级为金卡会员" does not hold the 5000 of "我攒了 5000 积分，能当多少钱花？", and came first for it. A number either
+ * writes without a unit may be the same amount.
+ */
+function countedInOtherUnits(candidate: Candidate, part: QuestionPart, term: string): boolean {
+  const asked = part.unitsOfNumber.get(term);
+  if (!asked) return false;
+  let units = unitsOfNumbersOf.get(candidate);
+  if (!units) {
+    units = new Map([...unitsOfNumbers(candidate.text)].map(([number, written]) => [matchKey(number), written]));
+    unitsOfNumbersOf.set(candidate, units);
+  }
+  const written = units.get(term);
+  return written !== undefined && !written.has('') && ![...written].some((unit) => asked.has(unit));
 }
 
 /** The rarities of the keys a sentence holds, of those given. */

@@ -39,6 +39,14 @@ describe('glossary (CC-CEDICT)', () => {
     expect(chineseWordsOf('warranty')).toContain('保修');
   });
 
+  it('reads no gloss that names something by a hyphenated proper name: 开机 ("to press Ctrl-Alt-Delete") is not "press"', () => {
+    expect(englishKeysOf('开机')).toEqual(expect.arrayContaining(['start', 'boot']));
+    expect(englishKeysOf('开机')).not.toEqual(expect.arrayContaining(['press']));
+    expect(englishKeysOf('开机')).not.toEqual(expect.arrayContaining(['ctrl']));
+    // A gloss with a capital that is no such name keeps its words.
+    expect(englishKeysOf('美元')).toContain('dollar');
+  });
+
   it('reads no negated gloss as naming its words: 不准 ("not to allow") is not "allow", 不错 ("not bad") is not "bad"', () => {
     expect(englishKeysOf('不准')).not.toContain('allow');
     expect(englishKeysOf('不准')).toContain('forbid');

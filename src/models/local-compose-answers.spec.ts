@@ -905,6 +905,11 @@ describe('the local model puts a product’s own document first', () => {
     });
   });
 
+  it('reads 开机 by its senses, not by a gloss that names a key combination ("to press Ctrl-Alt-Delete")', () => {
+    const answer = composeFromPassages('X1 开机后绿灯常亮要多久？', [X1_MANUAL, X1_MANUAL_TAIL]);
+    expect(answer).toContain('Power it on and wait until the status light turns solid green, which takes about two minutes.');
+  });
+
   describe('words the segmenter leaves in single characters', () => {
     it("finds a word the glossary knows across the segmenter's cut (定|做的) by the document's other word for it", () => {
       expect(composeFromPassages('定做的东西能退吗？', [RETURNS_POLICY, POINTS_RULES])).toMatch(/^根据知识库：定制商品、已激活的软件许可和礼品卡不支持无理由退货。/);

@@ -34,13 +34,6 @@ const GLOSSARY_SHARE = 0.5;
  */
 const SEVERAL_TRANSLATIONS_FACTOR = 1.5;
 /**
- * The same where three or more of the question's words are found so: an English word in a Chinese sentence then counts
- * as much as one found as written. Three senses the question does not mean meet in one sentence more rarely still; at
- * 1.5, "会员每消费 1 元可获得 1 积分" (points, earn, yuan) came after "100 积分可以抵扣 1 元…" for "How many points do I
- * earn per yuan, and how long do they last?".
- */
-const MANY_TRANSLATIONS_FACTOR = 2;
-/**
  * What an English word of the question counts in an English sentence that holds a broader word for it by WordNet
  * ("alcohol" for "wine", see common/hypernyms): half, as a translation does. A rule for the class answers for its
  * kinds; a narrower word ("meals" for "food") is not counted: what holds for one kind does not answer for the class,
@@ -290,10 +283,9 @@ function translationsHeld(candidate: Candidate, term: string, part: QuestionPart
   return held;
 }
 
-/** SEVERAL_TRANSLATIONS_FACTOR where two of the question's words are found through distinct translations, MANY_TRANSLATIONS_FACTOR where three or more are, else 1. */
+/** SEVERAL_TRANSLATIONS_FACTOR where two or more of the question's words are found through distinct translations, else 1. */
 function severalFactor(found: string[][]): number {
-  const distinct = distinctlyMatched(found);
-  return distinct >= 3 ? MANY_TRANSLATIONS_FACTOR : distinct === 2 ? SEVERAL_TRANSLATIONS_FACTOR : 1;
+  return distinctlyMatched(found) >= 2 ? SEVERAL_TRANSLATIONS_FACTOR : 1;
 }
 
 /**

@@ -43,25 +43,31 @@ export function englishUnitWords(question: string): string[] {
 
 /**
  * Units a number is counted in, in either language, by what they count: a number is the same amount only in the same
- * one ("5000 积分" is no "5000 元"). Longest spelling first within a unit; none that a word merely begins with.
+ * one ("5000 积分" is no "5000 元"). Money is one unit whatever its currency: 块 and 元 name the local one, and a
+ * question in Chinese about a policy in dollars says 25 块 for "25 USD". Longest spelling first within a unit, and a
+ * unit's spelling is none where it begins a longer word (天津, 日本, 点击, 元旦, "dayspring").
  */
 const COUNTED_UNITS: Array<{ unit: string; after: string }> = [
-  { unit: 'yuan', after: String.raw`块钱|元|块|yuan\b|rmb\b|cny\b` },
-  { unit: 'dollar', after: String.raw`美元|美金|usd\b|us dollars?\b|dollars?\b|bucks?\b` },
-  { unit: 'point', after: String.raw`个?积分|points?\b|pts?\b` },
-  { unit: 'second', after: String.raw`秒钟|秒|seconds?\b|secs?\b` },
+  {
+    unit: 'money',
+    after: String.raw`块钱|日元|美元|美金|欧元|英镑|港币|元(?![旦素宵首件])|块|yuan\b|rmb\b|cny\b|usd\b|us dollars?\b|dollars?\b|bucks?\b|eur\b|euros?\b|gbp\b`,
+  },
+  { unit: 'point', after: String.raw`个?积分|点积分|点数|points?\b|pts?\b` },
+  { unit: 'year', after: String.raw`周年|周岁|年(?![级纪代轻])|years?\b` },
+  { unit: 'second', after: String.raw`秒钟|秒(?![杀表])|seconds?\b|secs?\b` },
   { unit: 'minute', after: String.raw`分钟|minutes?\b|mins?\b` },
   { unit: 'hour', after: String.raw`个?小时|hours?\b|hrs?\b` },
-  { unit: 'day', after: String.raw`个?工作日|天|日|(?:working |business |calendar )?days?\b` },
-  { unit: 'week', after: String.raw`个?(?:星期|礼拜)|周|weeks?\b` },
+  { unit: 'day', after: String.raw`个?工作日|天(?![津气然空堂下使才生真])|日(?![本期常记子语用报])|(?:working |business |calendar )?days?\b` },
+  { unit: 'week', after: String.raw`个?(?:星期|礼拜)|周(?![末边围到])|weeks?\b` },
   { unit: 'month', after: String.raw`个月|months?\b` },
-  { unit: 'year', after: String.raw`年|years?\b` },
-  { unit: 'clock', after: String.raw`点钟|点|[ap]\.?m\.?(?![\p{L}\p{N}])|o'clock\b` },
+  { unit: 'clock', after: String.raw`点钟|点(?![击评赞心名头子])|[ap]\.?m\.?(?![\p{L}\p{N}])|o'clock\b` },
   { unit: 'gigahertz', after: String.raw`ghz\b|千兆赫` },
   { unit: 'percent', after: String.raw`%|％|percent\b|per cent\b` },
 ];
+// A number after a Chinese character is one (满5000元); after a Latin letter, a digit or a separator it is part of a
+// name or a longer number ("x1", "v2.4").
 const NUMBER_WITH_UNIT = new RegExp(
-  String.raw`(?:([$¥￥])\s*)?(?<![\p{L}\p{N}.,])(\d+(?:[.,]\d+)*)(?:\s*(?:(${COUNTED_UNITS.map(({ after }) => `(${after})`).join('|')})))?`,
+  String.raw`(?:([$¥￥€£])\s*)?(?<![\p{Script=Latin}\p{N}.,_])(\d+(?:[.,]\d+)*)(?:\s*(?:(${COUNTED_UNITS.map(({ after }) => `(${after})`).join('|')})))?`,
   'giu',
 );
 
@@ -74,7 +80,7 @@ export function unitsOfNumbers(text: string): Map<string, Set<string>> {
   for (const match of text.matchAll(NUMBER_WITH_UNIT)) {
     const [, currency, number] = match;
     const at = COUNTED_UNITS.findIndex((_, i) => match[4 + i] !== undefined);
-    const unit = at >= 0 ? COUNTED_UNITS[at].unit : currency === '$' ? 'dollar' : currency ? 'yuan' : '';
+    const unit = at >= 0 ? COUNTED_UNITS[at].unit : currency ? 'money' : '';
     (units.get(number) ?? units.set(number, new Set()).get(number)!).add(unit);
   }
   return units;

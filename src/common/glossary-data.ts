@@ -145,8 +145,9 @@ function cleanedGlosses(english: readonly string[], read = GLOSSES_PER_WORD): Cl
       .flatMap((line) => line.split(/;\s*/))
       // A negation in an aside ("alone (without company)") negates nothing of the gloss.
       .filter((gloss) => gloss && !NON_MEANING.test(gloss) && !NEGATED_GLOSS.test(gloss.replace(/\([^)]*\)/g, ' ')))
-      .filter((gloss) => !NAMED_BY_PROPER_COMPOUND.test(gloss.replace(/\([^)]*\)/g, ' ')))
       .filter((gloss, position) => position < read || COMPUTING_SENSE.test(gloss))
+      // After the limit: a later, rarer gloss does not take its place (开机's "to begin shooting a film").
+      .filter((gloss) => !NAMED_BY_PROPER_COMPOUND.test(gloss.replace(/\([^)]*\)/g, ' ').trim()))
       .map((gloss) => {
         const words = (
           gloss

@@ -43,8 +43,11 @@ describe('glossary (CC-CEDICT)', () => {
     expect(englishKeysOf('开机')).toEqual(expect.arrayContaining(['start', 'boot']));
     expect(englishKeysOf('开机')).not.toEqual(expect.arrayContaining(['press']));
     expect(englishKeysOf('开机')).not.toEqual(expect.arrayContaining(['ctrl']));
-    // A gloss with a capital that is no such name keeps its words.
-    expect(englishKeysOf('美元')).toContain('dollar');
+    // A later, rarer gloss does not take its place ("to begin shooting a film or TV show").
+    expect(englishKeysOf('开机')).not.toEqual(expect.arrayContaining(['film']));
+    // A gloss with a capital that is no hyphenated name keeps its words ("to connect to the Internet", "traditional Chinese medicine").
+    expect(englishKeysOf('上网')).toContain('internet');
+    expect(englishKeysOf('中药')).toContain('medicin');
   });
 
   it('reads no negated gloss as naming its words: 不准 ("not to allow") is not "allow", 不错 ("not bad") is not "bad"', () => {

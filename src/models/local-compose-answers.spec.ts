@@ -450,13 +450,21 @@ describe('the local model keeps the numbers of a question that asks for an amoun
 
   it('does not take a number of the question for the same number in another unit (5000 积分 is no 5000 元)', () => {
     expect(firstAnswer('我攒了 5000 积分，能当多少钱花？', [POINTS_RULES])).toBe('100 积分可以抵扣 1 元，单笔订单最多抵扣订单金额的 20%。');
+    // As Chinese is written, without spaces around the number, in the question and in the document.
+    expect(firstAnswer('我攒了5000积分，能当多少钱花？', [POINTS_RULES])).toBe('100 积分可以抵扣 1 元，单笔订单最多抵扣订单金额的 20%。');
+    const unspaced = { source: '会员积分规则.md', text: POINTS_RULES.text.replace(/ (?=\d)|(?<=[\d%]) /g, '') };
+    expect(firstAnswer('我攒了5000积分，能当多少钱花？', [unspaced])).toBe('100积分可以抵扣1元，单笔订单最多抵扣订单金额的20%。');
     expect(firstAnswer('Do I need a receipt for a 20 dollar taxi?', [TRAVEL_POLICY, POINTS_RULES])).toBe(
       'Submit expense reports within 30 days of returning, with receipts for every item above 25 USD.',
     );
-    // In the same unit, or where either writes it without one, it is the same number.
+  });
+
+  it('takes a number for the same amount in the same unit however it is spelled, or where either writes it without one', () => {
+    // Money in any currency: 25 块 for a policy in dollars.
+    expect(firstAnswer('出差打车花了 25 块，需要收据吗？', [TRAVEL_POLICY])).toBe('Submit expense reports within 30 days of returning, with receipts for every item above 25 USD.');
     expect(firstAnswer('消费 5000 元能升什么会员？', [POINTS_RULES])).toBe('年度累计消费满 2000 元升级为银卡会员，满 5000 元升级为金卡会员。');
-    const plans = { source: 'plans.md', text: '## Plans\nThe basic plan includes 5000 points. The premium plan costs 5000 yuan.' };
-    expect(firstAnswer('What does the plan with 5000 give?', [plans])).toBe('The basic plan includes 5000 points.');
+    const plans = { source: 'plans.md', text: '## Plans\nThe basic plan comes with 300 points. The premium plan is 5000 a year.' };
+    expect(firstAnswer('Which plan is 5000 yuan?', [plans])).toBe('The premium plan is 5000 a year.');
   });
 
   it('answers a span with one key, not as many as the units it can be said in', () => {

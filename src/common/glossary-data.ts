@@ -134,7 +134,7 @@ const NO_OBJECT = new Set(
 /**
  * A gloss that names something by a hyphenated proper name after its first word ("to press Ctrl-Alt-Delete" of 开机,
  * "the Mid-Autumn Festival", "the Six-Day War"): its other words are no sense of the word. 开机's "press" put "…press
- * and hold the reset button…" first for "X1 开机后绿灯常亮要多久？". It leaves out a gloss of 175 of CC-CEDICT's words,
+ * and hold the reset button…" first for "X1 开机后绿灯常亮要多久？". It leaves out a gloss of 171 of CC-CEDICT's words,
  * nearly all names of events, organisations and people.
  */
 const NAMED_BY_PROPER_COMPOUND = /\s[A-Z][a-z]*-[A-Z]/;

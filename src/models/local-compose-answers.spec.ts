@@ -1,5 +1,6 @@
 import { composeFromPassages } from './local-compose.js';
-import { partReferent, questionPart } from './local-question.js';
+import { questionPart } from './local-question.js';
+import { partReferent } from './local-referent.js';
 import { ANSWER_KINDS, CONTENTS_KIND, COUNT_KIND, namedInstanceKind } from './local-answer-kinds.js';
 
 /**

@@ -3,7 +3,8 @@ import { sentencesOf } from '../common/sentences.js';
 import { clip, containsCjk } from '../common/text.js';
 import { standardForm } from '../common/standard-form.js';
 import { inverseDocumentFrequency } from '../common/inverse-frequency.js';
-import { partReferent, questionPart } from './local-question.js';
+import { questionPart } from './local-question.js';
+import { partReferent } from './local-referent.js';
 import { candidatesOf, type Candidate, type Passage } from './local-candidates.js';
 import { modelNamesBySource, nameFactor, relevance } from './local-relevance.js';
 

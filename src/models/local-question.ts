@@ -16,7 +16,6 @@ import { isFunctionCharacter, isFunctionWordKey } from '../common/function-words
 import { durationKeys, withoutDurationNumbers } from '../common/durations.js';
 import { percentageKeys, withoutPercentages } from '../common/percentages.js';
 import { phrasalVerbs, phraseKeys } from '../common/phrases.js';
-import { topicWords } from '../common/topic-words.js';
 import { AMOUNT_KIND, ANSWER_KINDS, CONDITION_ASKS, CONTENTS_KIND, CONTENTS_VERBS, namedInstanceKind, type AnswerTest } from './local-answer-kinds.js';
 
 /**
@@ -63,7 +62,7 @@ export interface QuestionPart {
    */
   pivotWords: string[];
   /**
-   * The units its numbers are counted in, by the number's match key, for the numbers it writes with a unit only ("5000
+   * The units its numbers are counted in, by the number as written (a number's match key), for the numbers it writes with a unit only ("5000
    * 积分"): the same number in another unit is another amount (see local-relevance).
    */
   unitsOfNumber: Map<string, Set<string>>;
@@ -364,7 +363,7 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>, ref
     if (terms.get(verb) === 1) particleOfVerb.set(verb, particle);
   }
   const unitsOfNumber = new Map<string, Set<string>>();
-  for (const [number, units] of unitsOfNumbers(spanless)) if (!units.has('')) unitsOfNumber.set(matchKey(number), units);
+  for (const [number, units] of unitsOfNumbers(spanless)) if (!units.has('')) unitsOfNumber.set(number, units);
   return {
     chinese,
     terms,
@@ -379,25 +378,4 @@ export function questionPart(part: string, idf: ReadonlyMap<string, number>, ref
     characters,
     kinds: [...ANSWER_KINDS.filter((kind) => kind.asks.test(asked)).map((kind) => kind.answers), ...[namedInstanceKind(asked)].filter((kind) => kind !== undefined)],
   };
-}
-
-/** An English pronoun that stands for what an earlier part of the question named ("…, and how long do they last?"); not "IT". */
-const ENGLISH_PRONOUN = /\b(?:[Tt]hey|[Tt]hem|[Tt]heir|[Ii]ts?|[Tt]hose|[Tt]hese)\b/;
-/** An "it" that stands for nothing: "is it true that…", "does it take…". */
-const EMPTY_IT = /\b(?:is|was|isn't|wasn't) it (?:true|possible|ok|okay|worth|necessary|safe|allowed|normal|right|better|best|fine|too)\b|\b(?:it takes?|does it take)\b/gi;
-
-/** Whether a part says a pronoun for what an earlier part named: in Chinese a word 它 (它们) or 其 alone, not 其他, 其实, 尤其. */
-function refersBack(part: string): boolean {
-  if (ENGLISH_PRONOUN.test(part.replace(EMPTY_IT, ' '))) return true;
-  if (!/[它其]/.test(part)) return false;
-  for (const { segment } of wordSegments(part)) if (segment === '其' || segment === '它' || segment === '它们') return true;
-  return false;
-}
-
-/**
- * What a pronoun of a later part stands for: the key words of the part before it (see topicWords), or nothing for a
- * part without one. "How many points do I earn per yuan, and how long do they last?" asks how long points last.
- */
-export function partReferent(parts: readonly string[], index: number): string {
-  return index > 0 && refersBack(parts[index]) ? topicWords(parts[index - 1]).join(' ') : '';
 }

@@ -1,7 +1,6 @@
 import { chineseWordsByEnglishKey, chineseWordsOfKey, englishKeysOf, holdsTranslation, keysOfAnotherWordFor } from '../common/glossary.js';
 import { containsCjk } from '../common/text.js';
 import { unitsOfNumbers } from '../common/bilingual-units.js';
-import { matchKey } from '../common/match-keys.js';
 import { isPhraseKey } from '../common/phrases.js';
 import { broaderKeys } from '../common/hypernyms.js';
 import { isFunctionWordKey } from '../common/function-words.js';
@@ -232,11 +231,7 @@ const unitsOfNumbersOf = new WeakMap<Candidate, Map<string, Set<string>>>();
 function countedInOtherUnits(candidate: Candidate, part: QuestionPart, term: string): boolean {
   const asked = part.unitsOfNumber.get(term);
   if (!asked) return false;
-  let units = unitsOfNumbersOf.get(candidate);
-  if (!units) {
-    units = new Map([...unitsOfNumbers(candidate.text)].map(([number, written]) => [matchKey(number), written]));
-    unitsOfNumbersOf.set(candidate, units);
-  }
+  const units = unitsOfNumbersOf.get(candidate) ?? unitsOfNumbersOf.set(candidate, unitsOfNumbers(candidate.text)).get(candidate)!;
   const written = units.get(term);
   return written !== undefined && !written.has('') && ![...written].some((unit) => asked.has(unit));
 }
